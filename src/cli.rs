@@ -1,0 +1,146 @@
+//! The command line: clap definitions, resolved once into the options below `main`.
+
+use crate::output::ColorChoice;
+use crate::providers::PROVIDERS;
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  claude -p \"fix the test\" --output-format stream-json --verbose | insights
+  insights session.jsonl > events.jsonl
+  insights --from claude --raw capture.jsonl | jq 'select(.event == \"tool_invocation\")'
+  insights --compat cc-insights run.jsonl      # only the 17 CC-Insights event types
+  insights schema > insights-event.schema.json
+
+Exit status: 0 every line was read, 1 some input lines could not be read,
+2 usage or I/O error.";
+
+/// Normalize AI coding agents' streaming output into InsightsEvent JSONL.
+///
+/// Reads the raw output of an agent CLI (Claude Code stream-json, ...) from files or standard
+/// input, detects the provider line by line (or takes --from), and writes one normalized
+/// InsightsEvent per line to standard output, as soon as it is known. Every input line is
+/// accounted for: it becomes typed events, a `raw` event, or a diagnostic on standard error.
+#[derive(Debug, Parser)]
+#[command(
+    name = "insights",
+    version,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub convert: ConvertArgs,
+
+    /// When to colour diagnostics: auto, always, never.
+    ///
+    /// auto colours when standard error is a terminal, NO_COLOR is unset or empty, and TERM is
+    /// not "dumb".
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert provider output to InsightsEvent JSONL (what `insights` does without a command).
+    Convert(ConvertArgs),
+    /// Print the InsightsEvent JSON Schema (draft 2020-12) that the output follows.
+    Schema,
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Compat {
+    /// Only the 17 event types of CC-Insights; additions folded or dropped.
+    CcInsights,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ConvertArgs {
+    /// Input files; `-` or none reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// The provider of the input, or `auto` to detect it line by line.
+    #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = from_values())]
+    pub from: String,
+
+    /// Attach the original input line to every event as `raw`.
+    #[arg(long)]
+    pub raw: bool,
+
+    /// Omit `timestamp` where the input line carries no time of its own.
+    ///
+    /// Without it, such events are stamped with the time their line was read, so output
+    /// differs from run to run. Use it for golden files and diffs.
+    #[arg(long)]
+    pub no_timestamp: bool,
+
+    /// Flush standard output after every input line.
+    #[arg(long, conflicts_with = "block_buffered")]
+    pub line_buffered: bool,
+
+    /// Flush standard output only when its buffer is full and at the end.
+    ///
+    /// By default output is flushed after each line on a terminal, and elsewhere whenever no
+    /// further complete input line is ready, so live pipes see every event at once.
+    #[arg(long)]
+    pub block_buffered: bool,
+
+    /// Stop with status 1 at the first input line that cannot be read.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Restrict output to a consumer's event types.
+    #[arg(long, value_enum, value_name = "CONSUMER")]
+    pub compat: Option<Compat>,
+
+    /// Longest input line accepted, in bytes; longer lines are reported and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_line_bytes: usize,
+}
+
+fn from_values() -> PossibleValuesParser {
+    let mut v =
+        vec![PossibleValue::new("auto").help("Detect the provider of each line by its shape")];
+    v.extend(
+        PROVIDERS
+            .iter()
+            .map(|p| PossibleValue::new(p.name).help(p.about)),
+    );
+    PossibleValuesParser::new(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn bare_files_mean_convert() {
+        let cli = Cli::try_parse_from(["insights", "--from", "claude", "a.jsonl", "-"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.convert.files.len(), 2);
+        assert_eq!(cli.convert.from, "claude");
+    }
+
+    #[test]
+    fn unknown_provider_is_a_usage_error() {
+        assert!(Cli::try_parse_from(["insights", "--from", "nope"]).is_err());
+    }
+}

@@ -1,0 +1,433 @@
+//! The default command: provider output in, InsightsEvent JSONL out, line by line.
+
+use crate::compat;
+use crate::detect::{self, Probe, Route};
+use crate::diag::Diag;
+use crate::event::{Body, Event, Extensions, RawEvent, CC_INSIGHTS_TYPES, EVENT_TYPES};
+use crate::input::{Line, LineReader, Source};
+use crate::output::{FlushPolicy, Out};
+use crate::providers::{Cx, Provider, UNKNOWN};
+use anyhow::Context;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+
+/// Everything the converter needs to know, resolved once from the command line.
+#[derive(Clone)]
+pub struct Options {
+    /// `--from NAME`; `None` detects each line.
+    pub forced: Option<&'static Provider>,
+    /// `--raw`: attach the input line to every event.
+    pub raw: bool,
+    /// Stamp events whose line carries no time with the time it was read.
+    pub clock: bool,
+    pub flush: FlushPolicy,
+    /// `--strict`: stop at the first unreadable line.
+    pub strict: bool,
+    /// `--compat cc-insights`.
+    pub cc_insights: bool,
+    pub max_line: usize,
+}
+
+/// What a run saw, for the exit status and the closing notes.
+#[derive(Default, Debug)]
+pub struct Stats {
+    pub lines: u64,
+    pub events: u64,
+    pub raw_events: u64,
+    /// Events `--compat` dropped, by type.
+    pub dropped: BTreeMap<&'static str, u64>,
+    /// `--strict` stopped the run.
+    pub stopped: bool,
+}
+
+/// The output side of conversion: numbers, stamps and writes events.
+pub struct Converter<'o, W: Write> {
+    opts: &'o Options,
+    out: &'o mut Out<W>,
+    seq: u64,
+    pub stats: Stats,
+}
+
+impl<'o, W: Write> Converter<'o, W> {
+    pub fn new(opts: &'o Options, out: &'o mut Out<W>) -> Self {
+        Converter {
+            opts,
+            out,
+            seq: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Converts every line of one input. I/O errors on the output end the run (`Err`);
+    /// a failure to read the input is reported and ends only this input.
+    pub fn run_source(&mut self, src: &Source, diag: &mut Diag) -> anyhow::Result<()> {
+        let name = src.name();
+        let reader = match src.open() {
+            Ok(r) => r,
+            Err(e) => {
+                diag.io_error(&name, &e);
+                return Ok(());
+            }
+        };
+        self.run_reader(reader, &name, diag)
+    }
+
+    pub fn run_reader(
+        &mut self,
+        reader: impl Read,
+        name: &str,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        let mut rdr = LineReader::new(reader, self.opts.max_line);
+        let mut buf = Vec::with_capacity(64 * 1024);
+        loop {
+            let line = match rdr.next_line(&mut buf) {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    diag.io_error(name, &e);
+                    break;
+                }
+            };
+            let lineno = rdr.lineno();
+            self.stats.lines += 1;
+            let ok = match line {
+                Line::TooLong { len } => {
+                    diag.bad_line(
+                        name,
+                        lineno,
+                        None,
+                        &format!(
+                            "line is {len} bytes, over the limit of {} (raise it with --max-line-bytes)",
+                            self.opts.max_line
+                        ),
+                    );
+                    false
+                }
+                Line::Ok => self
+                    .line(&buf, lineno, rdr.unterminated(), name, diag)
+                    .context("cannot write to standard output")?,
+            };
+            if !ok && self.opts.strict {
+                self.stats.stopped = true;
+                break;
+            }
+            if self.opts.flush.flush_now(rdr.has_buffered_line()) {
+                self.out
+                    .flush()
+                    .context("cannot write to standard output")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Converts one line; `Ok(false)` if it could not be read (reported on `diag`).
+    pub fn line(
+        &mut self,
+        bytes: &[u8],
+        lineno: u64,
+        unterminated: bool,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<bool> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(true);
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let col = e.valid_up_to() as u64 + 1;
+                let msg = if e.error_len().is_none() {
+                    "invalid UTF-8: the line ends inside a character (truncated?)"
+                } else {
+                    "invalid UTF-8"
+                };
+                diag.bad_line(name, lineno, Some(col), msg);
+                return Ok(false);
+            }
+        };
+        let probe: Probe = match serde_json::from_str(text) {
+            Ok(p) => p,
+            Err(e) => {
+                let (col, msg) = json_problem(&e, text, unterminated);
+                diag.bad_line(name, lineno, Some(col), &msg);
+                return Ok(false);
+            }
+        };
+        match detect::route(&probe, self.opts.forced) {
+            Route::Passthrough => self.passthrough(text, lineno, name, diag)?,
+            Route::Provider(p) => {
+                let mut cx = Cx::default();
+                match (p.convert)(text, &probe, &mut cx) {
+                    Ok(()) => self.write_events(text, lineno, p.name, cx)?,
+                    Err(why) => self.write_raw(text, lineno, p.name, why.0)?,
+                }
+            }
+            Route::Unknown => {
+                let why = "no provider recognises this line (try --from)".to_string();
+                self.write_raw(text, lineno, UNKNOWN, why)?
+            }
+        }
+        Ok(true)
+    }
+
+    fn write_events<'a>(
+        &mut self,
+        text: &'a str,
+        lineno: u64,
+        provider: &'static str,
+        cx: Cx<'a>,
+    ) -> io::Result<()> {
+        let anchor = match &cx.anchor {
+            Some(a) => Cow::Borrowed(a.as_ref()),
+            None => Cow::Owned(format!("h{:016x}", fnv1a(text.as_bytes()))),
+        };
+        let clock = if self.opts.clock && cx.timestamp.is_none() {
+            Some(crate::time::now_rfc3339())
+        } else {
+            None
+        };
+        let raw = if self.opts.raw { raw_of(text) } else { None };
+        for (k, (body, mut ext)) in cx.events.into_iter().enumerate() {
+            let body = if self.opts.cc_insights {
+                match compat::fold(body, &mut ext) {
+                    Ok(b) => b,
+                    Err(kind) => {
+                        *self.stats.dropped.entry(kind).or_default() += 1;
+                        continue;
+                    }
+                }
+            } else {
+                body
+            };
+            self.seq += 1;
+            let ev = Event {
+                event: body.kind(),
+                id: format!("{anchor}:{k}"),
+                seq: self.seq,
+                line: lineno,
+                timestamp: cx
+                    .timestamp
+                    .clone()
+                    .or_else(|| clock.clone().map(Cow::Owned)),
+                provider,
+                session_id: cx.session_id.clone().unwrap_or_default(),
+                turn_id: cx.turn_id.clone(),
+                body,
+                raw,
+                extensions: ext,
+            };
+            self.out.json_line(&ev)?;
+            self.stats.events += 1;
+        }
+        Ok(())
+    }
+
+    fn write_raw(
+        &mut self,
+        text: &str,
+        lineno: u64,
+        provider: &'static str,
+        reason: String,
+    ) -> io::Result<()> {
+        if self.opts.cc_insights {
+            *self.stats.dropped.entry("raw").or_default() += 1;
+            return Ok(());
+        }
+        self.seq += 1;
+        self.stats.raw_events += 1;
+        let ev = Event {
+            event: "raw",
+            id: format!("h{:016x}:0", fnv1a(text.as_bytes())),
+            seq: self.seq,
+            line: lineno,
+            timestamp: self
+                .opts
+                .clock
+                .then(|| Cow::Owned(crate::time::now_rfc3339())),
+            provider,
+            session_id: Cow::Borrowed(""),
+            turn_id: None,
+            body: Body::Raw(RawEvent {
+                reason: Cow::Owned(reason),
+            }),
+            raw: raw_of(text),
+            extensions: Extensions::default(),
+        };
+        self.out.json_line(&ev)?;
+        self.stats.events += 1;
+        Ok(())
+    }
+
+    /// An InsightsEvent already: written again with only `seq` renumbered.
+    fn passthrough(
+        &mut self,
+        text: &str,
+        lineno: u64,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<()> {
+        let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(text) {
+            Ok(o) => o,
+            Err(e) => {
+                let (col, msg) = json_problem(&e, text, false);
+                diag.bad_line(name, lineno, Some(col), &msg);
+                return Ok(());
+            }
+        };
+        if self.opts.cc_insights {
+            let kind = obj.get("event").and_then(Value::as_str).unwrap_or("");
+            if !CC_INSIGHTS_TYPES.contains(&kind) {
+                let kind = EVENT_TYPES
+                    .iter()
+                    .find(|t| **t == kind)
+                    .copied()
+                    .unwrap_or("unknown");
+                *self.stats.dropped.entry(kind).or_default() += 1;
+                return Ok(());
+            }
+        }
+        self.seq += 1;
+        obj.insert("seq".into(), Value::from(self.seq));
+        self.out.json_line(&obj)?;
+        self.stats.events += 1;
+        Ok(())
+    }
+}
+
+/// The line as a borrowed raw JSON value (the line is known to be valid JSON).
+fn raw_of(text: &str) -> Option<&RawValue> {
+    serde_json::from_str::<&RawValue>(text).ok()
+}
+
+/// Column and message for a line that is not a JSON object.
+fn json_problem(e: &serde_json::Error, text: &str, unterminated: bool) -> (u64, String) {
+    use serde_json::error::Category;
+    let col = e.column() as u64;
+    let mut msg = e.to_string();
+    if let Some(i) = msg.rfind(" at line ") {
+        msg.truncate(i);
+    }
+    let msg = match e.classify() {
+        Category::Eof if unterminated => {
+            format!("truncated JSON: the input ended inside this line ({msg})")
+        }
+        Category::Eof => format!("truncated JSON: {msg}"),
+        Category::Data => {
+            let found = match text.trim_start().as_bytes().first() {
+                Some(b'[') => "an array",
+                Some(b'"') => "a string",
+                Some(b't' | b'f') => "a boolean",
+                Some(b'n') => "null",
+                _ => "a number",
+            };
+            format!("expected a JSON object, found {found}")
+        }
+        _ => format!("invalid JSON: {msg}"),
+    };
+    (col, msg)
+}
+
+/// FNV-1a, 64 bit: a stable content hash for ids of lines without a provider id.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Options {
+        Options {
+            forced: None,
+            raw: false,
+            clock: false,
+            flush: FlushPolicy::Block,
+            strict: false,
+            cc_insights: false,
+            max_line: 1 << 20,
+        }
+    }
+
+    fn run(input: &str, opts: &Options) -> (String, Stats, u64) {
+        let mut out = Out::new(Vec::new());
+        let mut diag = Diag::new(false);
+        let mut c = Converter::new(opts, &mut out);
+        c.run_reader(input.as_bytes(), "<test>", &mut diag).unwrap();
+        let stats = std::mem::take(&mut c.stats);
+        out.flush().unwrap();
+        let text = String::from_utf8(out.w.into_inner().unwrap()).unwrap();
+        (text, stats, diag.bad_lines)
+    }
+
+    #[test]
+    fn bad_lines_are_counted_and_the_run_goes_on() {
+        let (out, stats, bad) = run("nope\n[1]\n{\"type\":\"keep_alive\"}\n{\"a\":\n", &opts());
+        assert_eq!(bad, 3);
+        assert_eq!(stats.events, 1);
+        assert!(out.contains("\"event\":\"notice\""));
+    }
+
+    #[test]
+    fn strict_stops_at_the_first_bad_line() {
+        let mut o = opts();
+        o.strict = true;
+        let (out, stats, bad) = run("nope\n{\"type\":\"keep_alive\"}\n", &o);
+        assert_eq!((bad, stats.events, stats.stopped), (1, 0, true));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn unknown_lines_become_raw_with_the_object() {
+        let (out, stats, _) = run("{\"hello\":1}\n", &opts());
+        assert_eq!(stats.raw_events, 1);
+        let v: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(v["event"], "raw");
+        assert_eq!(v["provider"], "unknown");
+        assert_eq!(v["raw"]["hello"], 1);
+    }
+
+    #[test]
+    fn converting_twice_is_a_no_op() {
+        let input = "{\"type\":\"keep_alive\",\"uuid\":\"u\"}\n{\"type\":\"user\",\"message\":{\"content\":\"hi\"},\"session_id\":\"s\"}\n";
+        let (once, _, _) = run(input, &opts());
+        let (twice, _, _) = run(&once, &opts());
+        assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn ids_are_deterministic_and_unique_per_line() {
+        let input = "{\"type\":\"keep_alive\"}\n{\"type\":\"keep_alive\",\"n\":1}\n";
+        let (a, _, _) = run(input, &opts());
+        let (b, _, _) = run(input, &opts());
+        assert_eq!(a, b);
+        let ids: Vec<String> = a
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_ne!(ids[0], ids[1]);
+    }
+
+    #[test]
+    fn compat_drops_and_counts() {
+        let mut o = opts();
+        o.cc_insights = true;
+        let (out, stats, _) = run("{\"type\":\"keep_alive\"}\n{\"x\":1}\n", &o);
+        assert!(out.is_empty());
+        assert_eq!(stats.dropped.get("notice"), Some(&1));
+        assert_eq!(stats.dropped.get("raw"), Some(&1));
+    }
+}

@@ -1,0 +1,106 @@
+//! Detection: which wire format a line is in, decided from the line alone.
+//!
+//! Rules, tried in this order (the first that matches wins):
+//! 1. **insights**: an object whose `event` member is a *string* is an InsightsEvent already;
+//!    it passes through (only `seq` is renumbered), so converting twice is a no-op. Claude's
+//!    `stream_event` lines also have an `event` member, but it is an object.
+//! 2. each provider of [`crate::providers::PROVIDERS`], in registry order, by its `sniff` rule
+//!    (Claude: a `type` it emits, plus `message` for `user`/`assistant` and `subtype` for
+//!    `system`/`result`).
+//! 3. otherwise the line is unknown and becomes a `raw` event with provider `unknown`.
+//!
+//! With `--from NAME` rule 2 is replaced by "always NAME"; rule 1 still applies.
+
+use crate::providers::{Provider, PROVIDERS};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// The members of a line that detection looks at, borrowed and unparsed.
+#[derive(Debug, Default, Deserialize)]
+pub struct Probe<'a> {
+    #[serde(rename = "type", borrow)]
+    pub ty: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub subtype: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub event: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub message: Option<&'a RawValue>,
+}
+
+impl<'a> Probe<'a> {
+    /// `type` when it is a plain string without escapes (all real type names are).
+    pub fn ty(&self) -> Option<&'a str> {
+        plain_str(self.ty?)
+    }
+    pub fn subtype(&self) -> Option<&'a str> {
+        plain_str(self.subtype?)
+    }
+    /// Whether the line is an InsightsEvent: its `event` member is a string.
+    pub fn is_insights_event(&self) -> bool {
+        self.event.is_some_and(|e| e.get().starts_with('"'))
+    }
+}
+
+/// The contents of a JSON string literal that needs no unescaping.
+fn plain_str(raw: &RawValue) -> Option<&str> {
+    let s = raw.get();
+    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains('\\')).then_some(inner)
+}
+
+/// What to do with a line.
+pub enum Route {
+    Passthrough,
+    Provider(&'static Provider),
+    Unknown,
+}
+
+/// Applies the rules above. `forced` is the provider chosen with `--from`.
+pub fn route(probe: &Probe, forced: Option<&'static Provider>) -> Route {
+    if probe.is_insights_event() {
+        return Route::Passthrough;
+    }
+    if let Some(p) = forced {
+        return Route::Provider(p);
+    }
+    match PROVIDERS.iter().find(|p| (p.sniff)(probe)) {
+        Some(p) => Route::Provider(p),
+        None => Route::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(line: &str) -> &'static str {
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        match route(&probe, None) {
+            Route::Passthrough => "insights",
+            Route::Provider(p) => p.name,
+            Route::Unknown => "unknown",
+        }
+    }
+
+    #[test]
+    fn rules_in_order() {
+        // testdata/claude/thinking-tool.jsonl line 3: `event` is an object.
+        assert_eq!(
+            name(r#"{"type":"stream_event","event":{"type":"message_stop"}}"#),
+            "claude"
+        );
+        assert_eq!(name(r#"{"event":"text","id":"x","text":"hi"}"#), "insights");
+        assert_eq!(name(r#"{"type":"system","subtype":"init"}"#), "claude");
+        assert_eq!(name(r#"{"type":"nonsense"}"#), "unknown");
+        assert_eq!(name(r#"{}"#), "unknown");
+    }
+
+    #[test]
+    fn plain_strings_only() {
+        let raw: &RawValue = serde_json::from_str(r#""a\"b""#).unwrap();
+        assert_eq!(plain_str(raw), None);
+        let raw: &RawValue = serde_json::from_str(r#""init""#).unwrap();
+        assert_eq!(plain_str(raw), Some("init"));
+    }
+}

@@ -1,0 +1,79 @@
+//! Diagnostics on stderr: `insights: FILE:LINE:COL: message`, and the counts behind the exit
+//! status.
+
+use owo_colors::{OwoColorize, Style};
+use std::io::{self, Write};
+
+pub struct Diag {
+    color: bool,
+    /// Input lines that could not be read.
+    pub bad_lines: u64,
+    /// Files that could not be opened or read, and other I/O failures on input.
+    pub io_errors: u64,
+}
+
+impl Diag {
+    pub fn new(color: bool) -> Self {
+        Diag {
+            color,
+            bad_lines: 0,
+            io_errors: 0,
+        }
+    }
+
+    fn prefix(&self) -> String {
+        let style = if self.color {
+            Style::new().bold()
+        } else {
+            Style::new()
+        };
+        format!("{}", "insights:".style(style))
+    }
+
+    fn label(&self, text: &str, warn: bool) -> String {
+        let style = match (self.color, warn) {
+            (false, _) => Style::new(),
+            (true, false) => Style::new().red().bold(),
+            (true, true) => Style::new().yellow().bold(),
+        };
+        format!("{}", text.style(style))
+    }
+
+    fn write(&self, msg: std::fmt::Arguments) {
+        // A failing stderr leaves nowhere to report to; the exit status still tells.
+        let _ = writeln!(io::stderr().lock(), "{msg}");
+    }
+
+    /// An input line that could not be read.
+    pub fn bad_line(&mut self, file: &str, line: u64, col: Option<u64>, msg: &str) {
+        self.bad_lines += 1;
+        let loc = match col {
+            Some(c) => format!("{file}:{line}:{c}"),
+            None => format!("{file}:{line}"),
+        };
+        self.write(format_args!(
+            "{} {loc}: {} {msg}",
+            self.prefix(),
+            self.label("error:", false)
+        ));
+    }
+
+    /// An input that could not be opened or read.
+    pub fn io_error(&mut self, file: &str, err: &dyn std::fmt::Display) {
+        self.io_errors += 1;
+        self.write(format_args!(
+            "{} {file}: {} {err}",
+            self.prefix(),
+            self.label("error:", false)
+        ));
+    }
+
+    /// Information that changes no exit status.
+    pub fn note(&self, msg: &str) {
+        self.write(format_args!(
+            "{} {} {msg}",
+            self.prefix(),
+            self.label("note:", true)
+        ));
+    }
+}

@@ -1,0 +1,168 @@
+//! Input policy: files or stdin, read as byte lines into a reused buffer, with a size cap.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// Where lines come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Source {
+    pub fn from_arg(arg: &Path) -> Source {
+        if arg == Path::new("-") {
+            Source::Stdin
+        } else {
+            Source::File(arg.to_path_buf())
+        }
+    }
+
+    /// The name diagnostics use.
+    pub fn name(&self) -> String {
+        match self {
+            Source::Stdin => "<stdin>".into(),
+            Source::File(p) => p.display().to_string(),
+        }
+    }
+
+    pub fn open(&self) -> io::Result<Box<dyn Read>> {
+        Ok(match self {
+            Source::Stdin => Box::new(io::stdin()),
+            Source::File(p) => Box::new(File::open(p)?),
+        })
+    }
+}
+
+/// One line, or why it cannot be used.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// The line's bytes are in the reader's buffer (without the line end).
+    Ok,
+    /// Longer than the cap; its bytes were skipped.
+    TooLong { len: u64 },
+}
+
+/// Reads `\n`-terminated byte lines. Handles CRLF, a UTF-8 BOM on the first line and a last
+/// line without a newline.
+pub struct LineReader<R> {
+    inner: BufReader<R>,
+    max: usize,
+    lineno: u64,
+    /// Whether the last line returned ended at EOF without `\n`.
+    unterminated: bool,
+}
+
+impl<R: Read> LineReader<R> {
+    pub fn new(inner: R, max: usize) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, inner),
+            max,
+            lineno: 0,
+            unterminated: false,
+        }
+    }
+
+    /// The number of the line last read (1-based).
+    pub fn lineno(&self) -> u64 {
+        self.lineno
+    }
+
+    /// Whether the line last read had no final newline (the input ended inside it).
+    pub fn unterminated(&self) -> bool {
+        self.unterminated
+    }
+
+    /// Whether a complete further line is already buffered, so reading it will not block.
+    pub fn has_buffered_line(&self) -> bool {
+        self.inner.buffer().contains(&b'\n')
+    }
+
+    /// Reads the next line into `buf` (cleared first). `None` at end of input.
+    pub fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
+        buf.clear();
+        let cap = self.max as u64 + 1;
+        let n = (&mut self.inner).take(cap).read_until(b'\n', buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.lineno += 1;
+        let terminated = buf.last() == Some(&b'\n');
+        if terminated {
+            buf.pop();
+        }
+        if buf.len() > self.max {
+            let mut len = buf.len() as u64;
+            if !terminated {
+                let (skipped, found) = self.skip_line()?;
+                len += skipped;
+                self.unterminated = !found;
+            }
+            buf.clear();
+            return Ok(Some(Line::TooLong { len }));
+        }
+        self.unterminated = !terminated;
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        if self.lineno == 1 && buf.starts_with(b"\xEF\xBB\xBF") {
+            buf.drain(..3);
+        }
+        Ok(Some(Line::Ok))
+    }
+
+    /// Skips to just past the next `\n`; returns the bytes skipped and whether one was found.
+    fn skip_line(&mut self) -> io::Result<(u64, bool)> {
+        let mut skipped = 0u64;
+        loop {
+            let avail = self.inner.fill_buf()?;
+            if avail.is_empty() {
+                return Ok((skipped, false));
+            }
+            if let Some(i) = avail.iter().position(|&b| b == b'\n') {
+                self.inner.consume(i + 1);
+                return Ok((skipped + i as u64, true));
+            }
+            let n = avail.len();
+            self.inner.consume(n);
+            skipped += n as u64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], max: usize) -> Vec<(Result<String, u64>, bool)> {
+        let mut r = LineReader::new(input, max);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        while let Some(l) = r.next_line(&mut buf).unwrap() {
+            let v = match l {
+                Line::Ok => Ok(String::from_utf8_lossy(&buf).into_owned()),
+                Line::TooLong { len } => Err(len),
+            };
+            out.push((v, r.unterminated()));
+        }
+        out
+    }
+
+    #[test]
+    fn crlf_bom_and_missing_newline() {
+        let got = lines(b"\xEF\xBB\xBF{\"a\":1}\r\n\n{}", 100);
+        assert_eq!(got[0].0, Ok("{\"a\":1}".into()));
+        assert_eq!(got[1].0, Ok("".into()));
+        assert_eq!(got[2], (Ok("{}".into()), true));
+    }
+
+    #[test]
+    fn over_long_lines_are_skipped_whole() {
+        let got = lines(b"0123456789\nabc\n0123456789", 5);
+        assert_eq!(got[0].0, Err(10));
+        assert_eq!(got[1].0, Ok("abc".into()));
+        assert_eq!(got[2], (Err(10), true));
+    }
+}

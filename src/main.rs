@@ -1,0 +1,124 @@
+//! `insights`: a Unix filter that normalizes AI coding agents' streaming output.
+
+mod cli;
+mod compat;
+mod convert;
+mod detect;
+mod diag;
+mod event;
+mod input;
+mod output;
+mod providers;
+mod schema;
+mod time;
+mod wire;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser};
+use cli::{Cli, Command, Compat, ConvertArgs};
+use output::{is_broken_pipe, FlushPolicy, Out};
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = e.exit_code();
+            let _ = e.print();
+            return ExitCode::from(code.clamp(0, 255) as u8);
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("insights: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let color_err = cli.color.resolve(output::stderr_is_tty());
+    match cli.command {
+        None => convert(&cli.convert, color_err),
+        Some(Command::Convert(args)) => convert(&args, color_err),
+        Some(Command::Schema) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(schema::EVENT_SCHEMA.as_bytes())
+                .and_then(|_| out.flush())
+                .context("cannot write to standard output")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Completions { shell }) => {
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut Cli::command(), "insights", &mut out);
+            out.flush().context("cannot write to standard output")?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
+    let forced = match args.from.as_str() {
+        "auto" => None,
+        name => Some(providers::by_name(name).context("unknown provider")?),
+    };
+    let flush = if args.line_buffered {
+        FlushPolicy::Line
+    } else if args.block_buffered {
+        FlushPolicy::Block
+    } else if output::stdout_is_tty() {
+        FlushPolicy::Line
+    } else {
+        FlushPolicy::WhenIdle
+    };
+    let opts = convert::Options {
+        forced,
+        raw: args.raw,
+        clock: !args.no_timestamp,
+        flush,
+        strict: args.strict,
+        cc_insights: args.compat == Some(Compat::CcInsights),
+        max_line: args.max_line_bytes,
+    };
+    let sources: Vec<input::Source> = if args.files.is_empty() {
+        vec![input::Source::Stdin]
+    } else {
+        args.files
+            .iter()
+            .map(|f| input::Source::from_arg(f))
+            .collect()
+    };
+    let mut diag = diag::Diag::new(color_err);
+    let mut out = Out::stdout();
+    let mut conv = convert::Converter::new(&opts, &mut out);
+    for src in &sources {
+        conv.run_source(src, &mut diag)?;
+        if conv.stats.stopped {
+            break;
+        }
+    }
+    let stats = std::mem::take(&mut conv.stats);
+    out.flush().context("cannot write to standard output")?;
+    if !stats.dropped.is_empty() {
+        let parts: Vec<String> = stats
+            .dropped
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let total: u64 = stats.dropped.values().sum();
+        diag.note(&format!(
+            "--compat cc-insights dropped {total} events with no CC-Insights type ({})",
+            parts.join(", ")
+        ));
+    }
+    Ok(if diag.io_errors > 0 {
+        ExitCode::from(2)
+    } else if diag.bad_lines > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,1950 @@
+//! Claude Code `--output-format stream-json --verbose` (with `--include-partial-messages`,
+//! `--include-hook-events`), and the SDK control protocol of `--input-format stream-json`.
+//!
+//! Recorded with Claude Code 2.1.197 (`testdata/claude/`). Each line maps on its own:
+//!
+//! | line | events |
+//! |---|---|
+//! | `system/init` | `session_init` |
+//! | `system/status` | `session_status` (compacting, requesting, idle), `session_mode` when it carries `permissionMode` |
+//! | `system/compact_boundary`, `conversation_reset` | `context_compaction` |
+//! | `system/hook_*` | `hook` |
+//! | `system/task_*` | `task_update` |
+//! | `system/api_retry` | `error` (warning, `willRetry`) |
+//! | `system/thinking_tokens` | `usage_update` with the estimate in `extensions` |
+//! | `system/session_state_changed` | `session_status` |
+//! | other `system/*` | `notice` with the data in `extensions` |
+//! | `assistant` | per block: `text` (text, thinking), `tool_invocation` (+ `subagent_spawn` for Task/Agent, + `plan_update` for TodoWrite); `error` for API error messages; then `usage_update` |
+//! | `user` | `tool_completion` per tool_result (+ `subagent_complete`, + `file_change` for edits); `user_input` for prompt text |
+//! | `result` | `turn_complete` |
+//! | `stream_event` | `stream_delta` |
+//! | `control_request` | `permission_request` (can_use_tool), `session_status` interrupted (interrupt), `session_mode` (set_permission_mode), else `notice` |
+//! | `control_response` | `permission_response` (a can_use_tool answer), `session_init` (the initialize answer), `error`, else `notice` |
+//! | `control_cancel_request` | `permission_response` decision cancelled |
+//! | `rate_limit_event` | `rate_limit_update` |
+//! | `tool_progress` | `tool_update` |
+//! | other known types | `notice` |
+
+use super::{split_mcp, sub, Cx, Provider, Unmapped};
+use crate::detect::Probe;
+use crate::event::*;
+use crate::wire::{count, is_null, is_object, names, raw_str, Count};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+
+pub const PROVIDER: Provider = Provider {
+    name: "claude",
+    about:
+        "Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol",
+    sniff,
+    convert,
+};
+
+/// Top-level `type`s Claude Code writes.
+const TYPES: &[&str] = &[
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "stream_event",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+    "rate_limit_event",
+    "tool_progress",
+    "tool_use_summary",
+    "auth_status",
+    "prompt_suggestion",
+    "conversation_reset",
+    "active_goal",
+    "keep_alive",
+];
+
+fn sniff(p: &Probe) -> bool {
+    match p.ty() {
+        Some("user" | "assistant") => p.message.is_some(),
+        Some("system" | "result") => p.subtype.is_some(),
+        Some("stream_event") => p.event.is_some_and(is_object),
+        Some(t) => TYPES.contains(&t),
+        None => false,
+    }
+}
+
+/// Members every Claude line may carry.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    session_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    uuid: Option<Str<'a>>,
+    #[serde(borrow)]
+    timestamp: Option<Str<'a>>,
+}
+
+fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let env: Envelope = serde_json::from_str(line)?;
+    cx.session_id = env.session_id.filter(|s| !s.is_empty());
+    cx.anchor = env.uuid;
+    cx.timestamp = env.timestamp.filter(|t| crate::time::looks_rfc3339(t));
+    let ty = probe.ty().unwrap_or("");
+    match ty {
+        "system" => system(line, probe.subtype().unwrap_or(""), cx),
+        "assistant" => assistant(line, cx),
+        "user" => user(line, cx),
+        "result" => result(line, cx),
+        "stream_event" => stream_event(line, cx),
+        "control_request" => control_request(line, cx),
+        "control_response" => control_response(line, cx),
+        "control_cancel_request" => control_cancel(line, cx),
+        "rate_limit_event" => rate_limit(line, cx),
+        "tool_progress" => tool_progress(line, cx),
+        "conversation_reset" => {
+            cx.push(ContextCompaction {
+                trigger: CompactionTrigger::Cleared,
+                pre_tokens: None,
+                post_tokens: None,
+                summary: None,
+                duration_ms: None,
+            });
+            Ok(())
+        }
+        t if TYPES.contains(&t) => notice(line, Cow::Borrowed(t), None, cx),
+        t => Err(Unmapped(format!("unknown Claude message type {t:?}"))),
+    }
+}
+
+/// A `notice` carrying every member of the line but the envelope in `extensions`.
+fn notice<'a>(
+    line: &'a str,
+    subtype: Str<'a>,
+    message: Option<Str<'a>>,
+    cx: &mut Cx<'a>,
+) -> Result<(), Unmapped> {
+    let all: Pairs<&RawValue> = serde_json::from_str(line)?;
+    let ext = cx.push(Notice { subtype, message });
+    for (k, v) in all.0 {
+        if !matches!(&*k, "type" | "subtype" | "uuid" | "session_id") {
+            ext.put(k, v);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// system
+
+#[derive(Deserialize)]
+struct Init<'a> {
+    #[serde(borrow)]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow)]
+    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+    #[serde(borrow)]
+    mcp_servers: Option<Vec<WireMcp<'a>>>,
+    #[serde(rename = "permissionMode", borrow)]
+    permission_mode: Option<Str<'a>>,
+    #[serde(borrow)]
+    slash_commands: Option<&'a RawValue>,
+    #[serde(rename = "apiKeySource", borrow)]
+    api_key_source: Option<Str<'a>>,
+    #[serde(borrow)]
+    claude_code_version: Option<Str<'a>>,
+    #[serde(borrow)]
+    output_style: Option<Str<'a>>,
+    #[serde(borrow)]
+    agents: Option<&'a RawValue>,
+    #[serde(borrow)]
+    skills: Option<&'a RawValue>,
+    #[serde(borrow)]
+    plugins: Option<&'a RawValue>,
+    #[serde(borrow)]
+    effort: Option<Str<'a>>,
+    #[serde(borrow)]
+    fast_mode_state: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireMcp<'a> {
+    #[serde(borrow)]
+    name: Str<'a>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(rename = "serverInfo", borrow)]
+    server_info: Option<&'a RawValue>,
+}
+
+fn mcp_server(m: WireMcp<'_>) -> McpServer<'_> {
+    let status = match m.status.as_deref() {
+        Some("connected") => McpStatus::Connected,
+        Some("failed") => McpStatus::Failed,
+        Some("needs-auth") => McpStatus::NeedsAuth,
+        _ => McpStatus::Pending,
+    };
+    let status_detail = m.status.filter(|s| s != status.as_str());
+    McpServer {
+        name: m.name,
+        status,
+        status_detail,
+        server_info: m.server_info.filter(|r| is_object(r)).map(Json::Raw),
+    }
+}
+
+#[derive(Deserialize)]
+struct Status<'a> {
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(rename = "permissionMode", borrow)]
+    permission_mode: Option<Str<'a>>,
+    #[serde(borrow)]
+    compact_result: Option<Str<'a>>,
+    #[serde(borrow)]
+    compact_error: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CompactBoundary<'a> {
+    #[serde(borrow)]
+    compact_metadata: Option<CompactMeta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CompactMeta<'a> {
+    #[serde(borrow)]
+    trigger: Option<Str<'a>>,
+    pre_tokens: Option<Count>,
+    post_tokens: Option<Count>,
+    duration_ms: Option<Count>,
+}
+
+#[derive(Deserialize)]
+struct HookLine<'a> {
+    #[serde(borrow)]
+    hook_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    hook_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    hook_event: Option<Str<'a>>,
+    #[serde(borrow)]
+    outcome: Option<Str<'a>>,
+    exit_code: Option<i64>,
+    #[serde(borrow)]
+    stdout: Option<Str<'a>>,
+    #[serde(borrow)]
+    stderr: Option<Str<'a>>,
+    #[serde(borrow)]
+    output: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TaskLine<'a> {
+    #[serde(borrow)]
+    task_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    description: Option<Str<'a>>,
+    #[serde(borrow)]
+    subagent_type: Option<Str<'a>>,
+    #[serde(borrow)]
+    task_type: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    summary: Option<Str<'a>>,
+    #[serde(borrow)]
+    last_tool_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow)]
+    patch: Option<&'a RawValue>,
+    #[serde(borrow)]
+    prompt: Option<Str<'a>>,
+    #[serde(borrow)]
+    output_file: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct PatchStatus<'a> {
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ApiRetry<'a> {
+    attempt: Option<Count>,
+    max_retries: Option<Count>,
+    retry_delay_ms: Option<Count>,
+    error_status: Option<Count>,
+    #[serde(borrow)]
+    error: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ThinkingTokens {
+    estimated_tokens: Option<Count>,
+    estimated_tokens_delta: Option<Count>,
+}
+
+#[derive(Deserialize)]
+struct StateChanged<'a> {
+    #[serde(borrow)]
+    state: Option<Str<'a>>,
+}
+
+fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    match subtype {
+        "init" => {
+            let w: Init = serde_json::from_str(line)?;
+            let ext_style = w.output_style.clone();
+            let init = SessionInit {
+                model: w.model,
+                reasoning_effort: w.effort,
+                cwd: w.cwd,
+                available_tools: w.tools.and_then(names),
+                mcp_servers: w
+                    .mcp_servers
+                    .map(|v| v.into_iter().map(mcp_server).collect()),
+                permission_mode: w.permission_mode,
+                account: w.api_key_source.map(|k| Account {
+                    api_key_source: Some(k),
+                    ..Account::default()
+                }),
+                slash_commands: w.slash_commands.and_then(names).map(|v| {
+                    v.into_iter()
+                        .map(|name| SlashCommand {
+                            name,
+                            description: Cow::Borrowed(""),
+                            argument_hint: Cow::Borrowed(""),
+                        })
+                        .collect()
+                }),
+                available_models: None,
+                version: w.claude_code_version,
+                agents: w.agents.and_then(names),
+                skills: w.skills.and_then(names),
+            };
+            let ext = cx.push(init);
+            ext.put_opt("claude.outputStyle", ext_style);
+            ext.put_opt("claude.plugins", w.plugins.filter(|p| !is_null(p)));
+            ext.put_opt("claude.fastModeState", w.fast_mode_state);
+        }
+        "status" => {
+            let w: Status = serde_json::from_str(line)?;
+            let status = match w.status.as_deref() {
+                Some("compacting") => Some(SessionStatusKind::Compacting),
+                Some("requesting") => Some(SessionStatusKind::Requesting),
+                Some("resuming") => Some(SessionStatusKind::Resuming),
+                Some(_) => None,
+                None => (w.permission_mode.is_none()).then_some(SessionStatusKind::Idle),
+            };
+            if let Some(mode) = w.permission_mode {
+                cx.push(SessionMode {
+                    current_mode_id: mode,
+                    available_modes: Vec::new(),
+                });
+            }
+            if let Some(status) = status {
+                let ext = cx.push(SessionStatus {
+                    status,
+                    message: w.compact_error,
+                });
+                ext.put_opt("claude.compactResult", w.compact_result);
+            } else if let Some(other) = w.status {
+                // A status word this version does not know: keep it as a notice.
+                cx.push(Notice {
+                    subtype: Cow::Borrowed("system/status"),
+                    message: Some(other),
+                });
+            }
+        }
+        "compact_boundary" | "microcompact_boundary" => {
+            let w: CompactBoundary = serde_json::from_str(line)?;
+            let meta = w.compact_metadata;
+            let trigger = match meta.as_ref().and_then(|m| m.trigger.as_deref()) {
+                Some("manual") => CompactionTrigger::Manual,
+                _ => CompactionTrigger::Auto,
+            };
+            let ext = cx.push(ContextCompaction {
+                trigger,
+                pre_tokens: count(meta.as_ref().and_then(|m| m.pre_tokens)),
+                post_tokens: count(meta.as_ref().and_then(|m| m.post_tokens)),
+                summary: None,
+                duration_ms: count(meta.as_ref().and_then(|m| m.duration_ms)),
+            });
+            if subtype == "microcompact_boundary" {
+                ext.put("claude.micro", true);
+            }
+        }
+        "hook_started" | "hook_progress" | "hook_response" => {
+            let w: HookLine = serde_json::from_str(line)?;
+            let phase = match subtype {
+                "hook_started" => HookPhase::Started,
+                "hook_progress" => HookPhase::Progress,
+                _ => HookPhase::Response,
+            };
+            cx.push(Hook {
+                hook_id: w.hook_id.unwrap_or_default(),
+                phase,
+                hook_name: w.hook_name,
+                hook_event: w.hook_event,
+                outcome: w.outcome,
+                exit_code: w.exit_code,
+                stdout: w.stdout,
+                stderr: w.stderr,
+                output: w.output,
+            });
+        }
+        "task_started" | "task_progress" | "task_updated" | "task_notification" => {
+            let w: TaskLine = serde_json::from_str(line)?;
+            let phase = match subtype {
+                "task_started" => TaskPhase::Started,
+                "task_progress" => TaskPhase::Progress,
+                "task_updated" => TaskPhase::Updated,
+                _ => TaskPhase::Notification,
+            };
+            let patch_status = match w.patch {
+                Some(p) if is_object(p) => serde_json::from_str::<PatchStatus>(p.get())?.status,
+                _ => None,
+            };
+            let ext = cx.push(TaskUpdate {
+                task_id: w.task_id.unwrap_or_default(),
+                phase,
+                call_id: w.tool_use_id,
+                status: w.status.or(patch_status),
+                description: w.description,
+                agent_type: w.subagent_type,
+                task_type: w.task_type,
+                summary: w.summary,
+                last_tool_name: w.last_tool_name,
+                usage: w.usage.filter(|u| is_object(u)).map(Json::Raw),
+            });
+            ext.put_opt("claude.patch", w.patch.filter(|p| is_object(p)));
+            ext.put_opt("claude.prompt", w.prompt);
+            ext.put_opt("claude.outputFile", w.output_file.filter(|f| !f.is_empty()));
+        }
+        "api_retry" => {
+            let w: ApiRetry = serde_json::from_str(line)?;
+            let message = match (&w.error, w.error_status) {
+                (Some(e), Some(s)) => Cow::Owned(format!("API error {}: {e}", s.0)),
+                (Some(e), None) => e.clone(),
+                (None, Some(s)) => Cow::Owned(format!("API error {}", s.0)),
+                (None, None) => Cow::Borrowed("API error"),
+            };
+            cx.push(ErrorEvent {
+                message,
+                severity: Severity::Warning,
+                code: w.error,
+                http_status: count(w.error_status),
+                will_retry: Some(true),
+                attempt: count(w.attempt),
+                max_retries: count(w.max_retries),
+                retry_delay_ms: count(w.retry_delay_ms),
+                request_id: None,
+                parent_call_id: None,
+            });
+        }
+        "thinking_tokens" => {
+            let w: ThinkingTokens = serde_json::from_str(line)?;
+            let ext = cx.push(UsageUpdate {
+                step_usage: Json::Value(Value::Object(Default::default())),
+                parent_call_id: None,
+                model: None,
+                message_id: None,
+            });
+            ext.put_opt("claude.estimatedThinkingTokens", count(w.estimated_tokens));
+            ext.put_opt(
+                "claude.estimatedThinkingTokensDelta",
+                count(w.estimated_tokens_delta),
+            );
+        }
+        "session_state_changed" => {
+            let w: StateChanged = serde_json::from_str(line)?;
+            let status = match w.state.as_deref() {
+                Some("idle") => Some(SessionStatusKind::Idle),
+                Some("running") => Some(SessionStatusKind::Running),
+                Some("requires_action") => Some(SessionStatusKind::RequiresAction),
+                _ => None,
+            };
+            match status {
+                Some(status) => {
+                    cx.push(SessionStatus {
+                        status,
+                        message: None,
+                    });
+                }
+                None => {
+                    return notice(
+                        line,
+                        Cow::Borrowed("system/session_state_changed"),
+                        w.state,
+                        cx,
+                    )
+                }
+            }
+        }
+        other => {
+            let name = Cow::Owned(format!("system/{other}"));
+            return notice(line, name, None, cx);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// assistant
+
+#[derive(Deserialize)]
+struct Assistant<'a> {
+    #[serde(borrow)]
+    message: AssistantMessage<'a>,
+    #[serde(borrow)]
+    parent_tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    error: Option<Str<'a>>,
+    #[serde(borrow)]
+    request_id: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct AssistantMessage<'a> {
+    #[serde(borrow)]
+    id: Option<Str<'a>>,
+    #[serde(borrow)]
+    model: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    content: Vec<Block<'a>>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
+}
+
+/// A content block of either direction; which members are set depends on `type`.
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Str<'a>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    thinking: Option<Str<'a>>,
+    #[serde(borrow)]
+    id: Option<Str<'a>>,
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    is_error: Option<bool>,
+    #[serde(borrow)]
+    source: Option<ImageSource<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ImageSource<'a> {
+    #[serde(borrow)]
+    media_type: Option<Str<'a>>,
+    #[serde(borrow)]
+    data: Option<Str<'a>>,
+    #[serde(borrow)]
+    url: Option<Str<'a>>,
+}
+
+/// The members of a tool input that titles, locations, subagents and plans are made from.
+#[derive(Deserialize, Default)]
+struct InputHints<'a> {
+    #[serde(borrow)]
+    file_path: Option<Str<'a>>,
+    #[serde(borrow)]
+    path: Option<Str<'a>>,
+    #[serde(borrow)]
+    notebook_path: Option<Str<'a>>,
+    #[serde(borrow)]
+    pattern: Option<Str<'a>>,
+    #[serde(borrow)]
+    command: Option<Str<'a>>,
+    #[serde(borrow)]
+    description: Option<Str<'a>>,
+    #[serde(borrow)]
+    url: Option<Str<'a>>,
+    #[serde(borrow)]
+    query: Option<Str<'a>>,
+    #[serde(borrow)]
+    prompt: Option<Str<'a>>,
+    #[serde(borrow)]
+    subagent_type: Option<Str<'a>>,
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
+    #[serde(borrow)]
+    task: Option<Str<'a>>,
+    #[serde(borrow)]
+    resume: Option<Str<'a>>,
+    #[serde(borrow)]
+    subject: Option<Str<'a>>,
+    #[serde(borrow)]
+    todos: Option<Vec<Todo<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct Todo<'a> {
+    #[serde(borrow)]
+    content: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    priority: Option<Str<'a>>,
+    #[serde(rename = "activeForm", borrow)]
+    active_form: Option<Str<'a>>,
+}
+
+/// ToolKind of a Claude Code tool name (CC-Insights' table, extended with newer tools).
+pub fn tool_kind(name: &str) -> ToolKind {
+    if name.starts_with("mcp__") {
+        return ToolKind::Mcp;
+    }
+    match name {
+        "Bash" | "BashOutput" | "KillShell" | "KillBash" | "PowerShell" => ToolKind::Execute,
+        "Read" | "NotebookRead" | "LS" => ToolKind::Read,
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => ToolKind::Edit,
+        "Glob" | "Grep" | "ToolSearch" => ToolKind::Search,
+        "WebFetch" => ToolKind::Fetch,
+        "WebSearch" => ToolKind::Browse,
+        "Task" | "Agent" => ToolKind::Think,
+        "AskUserQuestion" => ToolKind::Ask,
+        "TodoWrite" | "TaskCreate" | "TaskUpdate" | "TaskGet" | "TaskList" => ToolKind::Memory,
+        _ => ToolKind::Other,
+    }
+}
+
+fn is_subagent_tool(name: &str) -> bool {
+    matches!(name, "Task" | "Agent")
+}
+
+fn tool_title<'a>(name: &str, h: &InputHints<'a>) -> Option<Str<'a>> {
+    match name {
+        "Bash" => h.description.clone().or_else(|| h.command.clone()),
+        "Read" | "Write" | "Edit" | "MultiEdit" => h.file_path.clone(),
+        "NotebookEdit" | "NotebookRead" => h.notebook_path.clone(),
+        "Glob" | "Grep" => h.pattern.clone(),
+        "WebFetch" => h.url.clone(),
+        "WebSearch" => h.query.clone(),
+        "Task" | "Agent" => h.description.clone(),
+        "TaskCreate" => h.subject.clone(),
+        _ => None,
+    }
+}
+
+fn tool_locations<'a>(name: &str, h: &InputHints<'a>) -> Option<Vec<Str<'a>>> {
+    let mut v: Vec<Str<'a>> = [&h.file_path, &h.path, &h.notebook_path]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if name == "Glob" {
+        v.extend(h.pattern.clone());
+    }
+    (!v.is_empty()).then_some(v)
+}
+
+fn plan_status(s: Option<&str>) -> PlanStatus {
+    match s {
+        Some("in_progress") => PlanStatus::InProgress,
+        Some("completed") => PlanStatus::Completed,
+        _ => PlanStatus::Pending,
+    }
+}
+
+fn plan_priority(s: Option<&str>) -> Option<PlanPriority> {
+    match s {
+        Some("high") => Some(PlanPriority::High),
+        Some("medium") => Some(PlanPriority::Medium),
+        Some("low") => Some(PlanPriority::Low),
+        _ => None,
+    }
+}
+
+fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: Assistant = serde_json::from_str(line)?;
+    let parent = w.parent_tool_use_id;
+    let model = w.message.model;
+    let message_id = w.message.id;
+    let synthetic_error = w.error.is_some() && model.as_deref() == Some("<synthetic>");
+    for b in w.message.content {
+        match &*b.ty {
+            "text" if synthetic_error || w.error.is_some() => {
+                // The CLI's own message for a failed API call ("API Error: 400 …").
+                cx.push(ErrorEvent {
+                    message: b.text.unwrap_or_default(),
+                    severity: Severity::Error,
+                    code: w.error.clone(),
+                    http_status: None,
+                    will_retry: Some(false),
+                    attempt: None,
+                    max_retries: None,
+                    retry_delay_ms: None,
+                    request_id: w.request_id.clone(),
+                    parent_call_id: parent.clone(),
+                });
+            }
+            "text" => {
+                cx.push(Text {
+                    text: b.text.unwrap_or_default(),
+                    kind: TextKind::Text,
+                    parent_call_id: parent.clone(),
+                    model: model.clone(),
+                    message_id: message_id.clone(),
+                });
+            }
+            "thinking" | "redacted_thinking" => {
+                let ext = cx.push(Text {
+                    text: b.thinking.unwrap_or_default(),
+                    kind: TextKind::Thinking,
+                    parent_call_id: parent.clone(),
+                    model: model.clone(),
+                    message_id: message_id.clone(),
+                });
+                if b.ty == "redacted_thinking" {
+                    ext.put("claude.redacted", true);
+                }
+            }
+            "tool_use" | "server_tool_use" | "mcp_tool_use" => {
+                let name = b.name.unwrap_or_default();
+                let call_id = b.id.unwrap_or_default();
+                let input = match b.input {
+                    Some(i) if is_object(i) => i,
+                    _ => return Err(Unmapped("tool_use block without an object input".into())),
+                };
+                let hints: InputHints = serde_json::from_str(input.get()).unwrap_or_default();
+                let (mcp_server, mcp_tool) = if split_mcp(&name).is_some() {
+                    (
+                        Some(sub(&name, |n| split_mcp(n).map_or("", |x| x.0))),
+                        Some(sub(&name, |n| split_mcp(n).map_or("", |x| x.1))),
+                    )
+                } else {
+                    (None, None)
+                };
+                let ext = cx.push(ToolInvocation {
+                    call_id: call_id.clone(),
+                    parent_call_id: parent.clone(),
+                    kind: tool_kind(&name),
+                    tool_name: name.clone(),
+                    title: tool_title(&name, &hints),
+                    input: Json::Raw(input),
+                    locations: tool_locations(&name, &hints),
+                    model: model.clone(),
+                    mcp_server,
+                    mcp_tool,
+                    message_id: message_id.clone(),
+                });
+                if b.ty != "tool_use" {
+                    ext.put("claude.blockType", b.ty.clone());
+                }
+                if is_subagent_tool(&name) {
+                    cx.push(SubagentSpawn {
+                        call_id: call_id.clone(),
+                        agent_type: hints.subagent_type.or(hints.name),
+                        description: hints.description.clone().or(hints.task),
+                        is_resume: hints.resume.is_some(),
+                        resume_agent_id: hints.resume,
+                        prompt: hints.prompt,
+                        parent_call_id: parent.clone(),
+                    });
+                } else if name == "TodoWrite" {
+                    let entries = hints
+                        .todos
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|t| PlanEntry {
+                            status: plan_status(t.status.as_deref()),
+                            priority: plan_priority(t.priority.as_deref()),
+                            content: t.content.unwrap_or_default(),
+                            active_form: t.active_form,
+                        })
+                        .collect();
+                    cx.push(PlanUpdate {
+                        entries,
+                        call_id: Some(call_id),
+                        parent_call_id: parent.clone(),
+                        explanation: None,
+                    });
+                }
+            }
+            _ => {
+                // Server tool results and block types this version does not know: keep the
+                // block whole as a notice.
+                let raw = serde_json::to_value(BlockEcho(&b)).unwrap_or(Value::Null);
+                let ext = cx.push(Notice {
+                    subtype: Cow::Owned(format!("assistant/{}", b.ty)),
+                    message: None,
+                });
+                ext.put("claude.block", raw);
+                ext.put_opt("claude.parentToolUseId", parent.clone());
+            }
+        }
+    }
+    if let Some(usage) = w.message.usage.filter(|u| is_object(u)) {
+        let ext = cx.push(UsageUpdate {
+            step_usage: Json::Raw(usage),
+            parent_call_id: parent.clone(),
+            model,
+            message_id,
+        });
+        // CC-Insights' frontend skips its context meter for subagent usage by this key.
+        ext.put_opt("parent_tool_use_id", parent);
+    }
+    Ok(())
+}
+
+/// Re-serializes the members of a block this converter does not interpret.
+struct BlockEcho<'b, 'a>(&'b Block<'a>);
+
+impl serde::Serialize for BlockEcho<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let b = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", &b.ty)?;
+        if let Some(v) = &b.id {
+            m.serialize_entry("id", v)?;
+        }
+        if let Some(v) = &b.name {
+            m.serialize_entry("name", v)?;
+        }
+        if let Some(v) = &b.tool_use_id {
+            m.serialize_entry("tool_use_id", v)?;
+        }
+        if let Some(v) = &b.text {
+            m.serialize_entry("text", v)?;
+        }
+        if let Some(v) = b.input {
+            m.serialize_entry("input", v)?;
+        }
+        if let Some(v) = b.content {
+            m.serialize_entry("content", v)?;
+        }
+        if let Some(v) = b.is_error {
+            m.serialize_entry("is_error", &v)?;
+        }
+        m.end()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// user
+
+#[derive(Deserialize)]
+struct User<'a> {
+    #[serde(borrow)]
+    message: UserMessage<'a>,
+    #[serde(borrow)]
+    parent_tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool_use_result: Option<&'a RawValue>,
+    #[serde(rename = "isSynthetic")]
+    is_synthetic: Option<bool>,
+    #[serde(rename = "isReplay")]
+    is_replay: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct UserMessage<'a> {
+    #[serde(borrow)]
+    content: &'a RawValue,
+}
+
+/// What Claude Code reports about a finished tool call (`tool_use_result`), the parts used here.
+#[derive(Deserialize, Default)]
+struct ToolUseResult<'a> {
+    #[serde(rename = "agentId", borrow)]
+    agent_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(rename = "totalDurationMs")]
+    total_duration_ms: Option<Count>,
+    #[serde(rename = "totalTokens")]
+    total_tokens: Option<Count>,
+    #[serde(rename = "totalToolUseCount")]
+    total_tool_use_count: Option<Count>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(rename = "filePath", borrow)]
+    file_path: Option<Str<'a>>,
+    #[serde(rename = "type", borrow)]
+    ty: Option<Str<'a>>,
+    #[serde(rename = "structuredPatch", borrow)]
+    structured_patch: Option<Vec<Hunk<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct Hunk<'a> {
+    #[serde(rename = "oldStart")]
+    old_start: Count,
+    #[serde(rename = "oldLines")]
+    old_lines: Count,
+    #[serde(rename = "newStart")]
+    new_start: Count,
+    #[serde(rename = "newLines")]
+    new_lines: Count,
+    #[serde(borrow)]
+    lines: Vec<Str<'a>>,
+}
+
+/// A unified diff from Claude Code's structured patch.
+fn unified_diff(path: &str, hunks: &[Hunk], created: bool) -> String {
+    let mut d = String::new();
+    let old = if created {
+        "/dev/null".to_string()
+    } else {
+        format!("a{}", slash(path))
+    };
+    d.push_str(&format!("--- {old}\n+++ b{}\n", slash(path)));
+    for h in hunks {
+        d.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            h.old_start.0, h.old_lines.0, h.new_start.0, h.new_lines.0
+        ));
+        for l in &h.lines {
+            d.push_str(l);
+            d.push('\n');
+        }
+    }
+    d
+}
+
+fn slash(path: &str) -> Cow<'_, str> {
+    if path.starts_with('/') {
+        Cow::Borrowed(path)
+    } else {
+        Cow::Owned(format!("/{path}"))
+    }
+}
+
+/// The text of a tool_result's or an Agent result's content: a string, or its text blocks.
+fn content_text(raw: &RawValue) -> Option<String> {
+    if let Some(s) = raw_str(raw) {
+        return Some(s.into_owned());
+    }
+    #[derive(Deserialize)]
+    struct T<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: Option<Str<'a>>,
+        #[serde(borrow)]
+        text: Option<Str<'a>>,
+    }
+    let blocks: Vec<T> = serde_json::from_str(raw.get()).ok()?;
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b.ty.as_deref() == Some("text"))
+        .filter_map(|b| b.text.as_deref())
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+fn user<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: User = serde_json::from_str(line)?;
+    let parent = w.parent_tool_use_id;
+    let synthetic = w.is_synthetic.unwrap_or(false);
+    let replay = w.is_replay.unwrap_or(false);
+    let push_input = |cx: &mut Cx<'a>, text: Str<'a>, images: Option<Vec<ImageData<'a>>>| {
+        let ext = cx.push(UserInput {
+            text,
+            images,
+            is_synthetic: synthetic,
+            parent_call_id: parent.clone(),
+        });
+        if replay {
+            ext.put("isReplay", true);
+        }
+    };
+    if let Some(text) = raw_str(w.message.content) {
+        push_input(cx, text, None);
+        return Ok(());
+    }
+    let blocks: Vec<Block> = serde_json::from_str(w.message.content.get())?;
+    let mut texts: Vec<Str<'a>> = Vec::new();
+    let mut images: Vec<ImageData<'a>> = Vec::new();
+    let tool_results = blocks.iter().filter(|b| b.ty == "tool_result").count();
+    for b in blocks {
+        match &*b.ty {
+            "tool_result" => {
+                let call_id = b.tool_use_id.unwrap_or_default();
+                let is_error = b.is_error.unwrap_or(false);
+                // The line's tool_use_result describes its (only) tool_result.
+                let meta = w.tool_use_result.filter(|_| tool_results == 1);
+                let output = match (meta, b.content) {
+                    (Some(m), _) if !is_null(m) => Some(Json::Raw(m)),
+                    (_, Some(c)) => Some(Json::Raw(c)),
+                    _ => None,
+                };
+                let content = b
+                    .content
+                    .filter(|c| c.get().starts_with('['))
+                    .map(Json::Raw);
+                cx.push(ToolCompletion {
+                    call_id: call_id.clone(),
+                    status: if is_error {
+                        ToolCallStatus::Failed
+                    } else {
+                        ToolCallStatus::Completed
+                    },
+                    output,
+                    is_error,
+                    content,
+                    locations: None,
+                    parent_call_id: parent.clone(),
+                });
+                let info: ToolUseResult = match meta {
+                    Some(m) if is_object(m) => serde_json::from_str(m.get()).unwrap_or_default(),
+                    _ => ToolUseResult::default(),
+                };
+                if let Some(agent_id) = info.agent_id.clone() {
+                    cx.push(SubagentComplete {
+                        call_id: call_id.clone(),
+                        agent_id: Some(agent_id),
+                        status: info.status.clone(),
+                        summary: info
+                            .content
+                            .and_then(content_text)
+                            .map(Cow::Owned)
+                            .or_else(|| b.content.and_then(content_text).map(Cow::Owned)),
+                        duration_ms: count(info.total_duration_ms),
+                        total_tokens: count(info.total_tokens),
+                        tool_use_count: count(info.total_tool_use_count),
+                        parent_call_id: parent.clone(),
+                    });
+                }
+                if !is_error {
+                    if let (Some(path), Some(hunks)) = (&info.file_path, &info.structured_patch) {
+                        let created = info.ty.as_deref() == Some("create");
+                        let diff = (!hunks.is_empty()).then(|| unified_diff(path, hunks, created));
+                        cx.push(FileChange {
+                            path: path.clone(),
+                            change_kind: if created {
+                                ChangeKind::Add
+                            } else {
+                                ChangeKind::Update
+                            },
+                            move_path: None,
+                            diff: diff.map(Cow::Owned),
+                            call_id: Some(call_id),
+                            parent_call_id: parent.clone(),
+                        });
+                    }
+                }
+            }
+            "text" => texts.extend(b.text),
+            "image" => {
+                if let Some(src) = b.source {
+                    images.push(ImageData {
+                        media_type: src.media_type.unwrap_or_default(),
+                        data: src.data.or(src.url).unwrap_or_default(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    if !texts.is_empty() || !images.is_empty() {
+        let text = if texts.len() == 1 {
+            texts.pop().unwrap_or_default()
+        } else {
+            Cow::Owned(texts.join("\n"))
+        };
+        push_input(cx, text, (!images.is_empty()).then_some(images));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// result
+
+#[derive(Deserialize)]
+struct ResultLine<'a> {
+    #[serde(borrow)]
+    subtype: Option<Str<'a>>,
+    is_error: Option<bool>,
+    duration_ms: Option<Count>,
+    duration_api_ms: Option<Count>,
+    num_turns: Option<Count>,
+    #[serde(borrow)]
+    result: Option<Str<'a>>,
+    #[serde(borrow)]
+    stop_reason: Option<Str<'a>>,
+    total_cost_usd: Option<f64>,
+    usage: Option<WireUsage>,
+    #[serde(rename = "modelUsage", borrow)]
+    model_usage: Option<Pairs<'a, WireModelUsage>>,
+    #[serde(borrow)]
+    permission_denials: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    errors: Option<Vec<Str<'a>>>,
+    #[serde(borrow)]
+    terminal_reason: Option<Str<'a>>,
+    api_error_status: Option<Count>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    input_tokens: Option<Count>,
+    output_tokens: Option<Count>,
+    cache_read_input_tokens: Option<Count>,
+    cache_creation_input_tokens: Option<Count>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireModelUsage {
+    input_tokens: Option<Count>,
+    output_tokens: Option<Count>,
+    cache_read_input_tokens: Option<Count>,
+    cache_creation_input_tokens: Option<Count>,
+    web_search_requests: Option<Count>,
+    #[serde(rename = "costUSD")]
+    cost_usd: Option<f64>,
+    context_window: Option<Count>,
+    max_output_tokens: Option<Count>,
+}
+
+fn result<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ResultLine = serde_json::from_str(line)?;
+    let usage = w.usage.map(|u| TokenUsage {
+        input_tokens: count(u.input_tokens).unwrap_or(0),
+        output_tokens: count(u.output_tokens).unwrap_or(0),
+        cache_read_tokens: count(u.cache_read_input_tokens),
+        cache_creation_tokens: count(u.cache_creation_input_tokens),
+        reasoning_tokens: None,
+    });
+    let model_usage = w.model_usage.map(|m| {
+        Pairs(
+            m.0.into_iter()
+                .map(|(model, u)| {
+                    let mu = ModelTokenUsage {
+                        tokens: TokenUsage {
+                            input_tokens: count(u.input_tokens).unwrap_or(0),
+                            output_tokens: count(u.output_tokens).unwrap_or(0),
+                            cache_read_tokens: count(u.cache_read_input_tokens),
+                            cache_creation_tokens: count(u.cache_creation_input_tokens),
+                            reasoning_tokens: None,
+                        },
+                        cost_usd: u.cost_usd,
+                        context_window: count(u.context_window),
+                        web_search_requests: count(u.web_search_requests),
+                        max_output_tokens: count(u.max_output_tokens),
+                    };
+                    (model, mu)
+                })
+                .collect(),
+        )
+    });
+    let ext = cx.push(TurnComplete {
+        is_error: w.is_error.unwrap_or(false),
+        subtype: w.subtype,
+        errors: w.errors.filter(|e| !e.is_empty()),
+        result: w.result,
+        cost_usd: w.total_cost_usd,
+        duration_ms: count(w.duration_ms),
+        duration_api_ms: count(w.duration_api_ms),
+        num_turns: count(w.num_turns),
+        usage,
+        model_usage,
+        permission_denials: w.permission_denials.map(|v| {
+            v.into_iter()
+                .filter(|d| is_object(d))
+                .map(Json::Raw)
+                .collect()
+        }),
+        stop_reason: w.stop_reason,
+    });
+    ext.put_opt("claude.terminalReason", w.terminal_reason);
+    ext.put_opt("claude.apiErrorStatus", count(w.api_error_status));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// stream_event
+
+#[derive(Deserialize)]
+struct StreamLine<'a> {
+    #[serde(borrow)]
+    event: StreamEvent<'a>,
+    #[serde(borrow)]
+    parent_tool_use_id: Option<Str<'a>>,
+    ttft_ms: Option<Count>,
+}
+
+#[derive(Deserialize)]
+struct StreamEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Str<'a>,
+    index: Option<Count>,
+    #[serde(borrow)]
+    content_block: Option<StreamBlock<'a>>,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow)]
+    message: Option<StreamMessage<'a>>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct StreamBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Str<'a>,
+    #[serde(borrow)]
+    id: Option<Str<'a>>,
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    thinking: Option<Str<'a>>,
+    #[serde(borrow)]
+    partial_json: Option<Str<'a>>,
+    #[serde(borrow)]
+    signature: Option<Str<'a>>,
+    #[serde(borrow)]
+    citation: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stop_reason: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct StreamMessage<'a> {
+    #[serde(borrow)]
+    id: Option<Str<'a>>,
+    #[serde(borrow)]
+    model: Option<Str<'a>>,
+}
+
+fn stream_event<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: StreamLine = serde_json::from_str(line)?;
+    let ev = w.event;
+    let delta = |kind| StreamDelta {
+        kind,
+        parent_call_id: w.parent_tool_use_id.clone(),
+        text_delta: None,
+        json_delta: None,
+        block_index: count(ev.index),
+        call_id: None,
+        message_id: None,
+    };
+    match &*ev.ty {
+        "message_start" => {
+            let mut d = delta(StreamDeltaKind::MessageStart);
+            let msg = ev.message;
+            d.message_id = msg.as_ref().and_then(|m| m.id.clone());
+            let ext = cx.push(d);
+            ext.put_opt("claude.model", msg.and_then(|m| m.model));
+            ext.put_opt("claude.ttftMs", count(w.ttft_ms));
+        }
+        "content_block_start" => {
+            let mut d = delta(StreamDeltaKind::BlockStart);
+            let block = ev.content_block;
+            let is_tool = block.as_ref().is_some_and(|b| b.ty.ends_with("tool_use"));
+            if is_tool {
+                d.call_id = block.as_ref().and_then(|b| b.id.clone());
+            }
+            let ext = cx.push(d);
+            if let Some(b) = block {
+                if is_tool {
+                    ext.put_opt("tool_name", b.name);
+                }
+                ext.put("block_type", b.ty);
+            }
+        }
+        "content_block_delta" => {
+            let Some(dl) = ev.delta else {
+                return Err(Unmapped("content_block_delta without a delta".into()));
+            };
+            match dl.ty.as_deref() {
+                Some("text_delta") => {
+                    let mut d = delta(StreamDeltaKind::Text);
+                    d.text_delta = Some(dl.text.unwrap_or_default());
+                    cx.push(d);
+                }
+                Some("thinking_delta") => {
+                    let mut d = delta(StreamDeltaKind::Thinking);
+                    d.text_delta = Some(dl.thinking.unwrap_or_default());
+                    cx.push(d);
+                }
+                Some("input_json_delta") => {
+                    let mut d = delta(StreamDeltaKind::ToolInput);
+                    d.json_delta = Some(dl.partial_json.unwrap_or_default());
+                    cx.push(d);
+                }
+                Some("signature_delta") => {
+                    let ext = cx.push(delta(StreamDeltaKind::Thinking));
+                    ext.put_opt("claude.signatureDelta", dl.signature);
+                }
+                Some("citations_delta") => {
+                    let ext = cx.push(delta(StreamDeltaKind::Text));
+                    ext.put_opt("claude.citation", dl.citation);
+                }
+                other => {
+                    return Err(Unmapped(format!(
+                        "unknown content_block_delta type {:?}",
+                        other.unwrap_or("")
+                    )))
+                }
+            }
+        }
+        "content_block_stop" => {
+            cx.push(delta(StreamDeltaKind::BlockStop));
+        }
+        "message_delta" => {
+            let ext = cx.push(delta(StreamDeltaKind::MessageStop));
+            ext.put_opt("claude.stopReason", ev.delta.and_then(|d| d.stop_reason));
+            ext.put_opt("claude.usage", ev.usage.filter(|u| is_object(u)));
+        }
+        "message_stop" => {
+            cx.push(delta(StreamDeltaKind::MessageStop));
+        }
+        other => {
+            return Err(Unmapped(format!("unknown stream event type {other:?}")));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// control protocol
+
+#[derive(Deserialize)]
+struct ControlRequest<'a> {
+    #[serde(borrow)]
+    request_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    request: RequestBody<'a>,
+}
+
+#[derive(Deserialize)]
+struct RequestBody<'a> {
+    #[serde(borrow)]
+    subtype: Str<'a>,
+    #[serde(borrow)]
+    tool_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    permission_suggestions: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    suggestions: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    blocked_path: Option<Str<'a>>,
+    #[serde(borrow)]
+    decision_reason: Option<Str<'a>>,
+    #[serde(borrow)]
+    title: Option<Str<'a>>,
+    #[serde(borrow)]
+    display_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    description: Option<Str<'a>>,
+    #[serde(borrow)]
+    agent_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    mode: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireSuggestion<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Str<'a>>,
+    #[serde(borrow)]
+    rules: Option<Vec<Rule<'a>>>,
+    #[serde(borrow)]
+    directories: Option<Vec<Str<'a>>>,
+    #[serde(borrow)]
+    mode: Option<Str<'a>>,
+    #[serde(borrow)]
+    behavior: Option<Str<'a>>,
+    #[serde(borrow)]
+    destination: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Rule<'a> {
+    #[serde(rename = "toolName", borrow)]
+    tool_name: Option<Str<'a>>,
+    #[serde(rename = "ruleContent", borrow)]
+    rule_content: Option<Str<'a>>,
+}
+
+/// A permission suggestion, with a description written for people (CC-Insights requires one).
+fn suggestion(raw: &RawValue) -> Option<PermissionSuggestion<'_>> {
+    let w: WireSuggestion = serde_json::from_str(raw.get()).ok()?;
+    let ty = w.ty?;
+    let rule = w.rules.as_ref().and_then(|r| r.first());
+    let mut description = match &*ty {
+        "setMode" => format!("switch to {} mode", w.mode.as_deref().unwrap_or("?")),
+        "addDirectories" | "removeDirectories" => {
+            let verb = if ty == "addDirectories" {
+                "allow"
+            } else {
+                "stop allowing"
+            };
+            format!(
+                "{verb} {}",
+                w.directories.clone().unwrap_or_default().join(", ")
+            )
+        }
+        _ => {
+            let rules: Vec<String> = w
+                .rules
+                .iter()
+                .flatten()
+                .map(|r| match (&r.tool_name, &r.rule_content) {
+                    (Some(t), Some(c)) => format!("{t}({c})"),
+                    (Some(t), None) => t.to_string(),
+                    (None, Some(c)) => c.to_string(),
+                    (None, None) => "?".into(),
+                })
+                .collect();
+            format!(
+                "{} {} rule {}",
+                ty,
+                w.behavior.as_deref().unwrap_or("allow"),
+                rules.join(", ")
+            )
+        }
+    };
+    if let Some(d) = &w.destination {
+        description.push_str(&format!(" ({d})"));
+    }
+    Some(PermissionSuggestion {
+        tool_name: rule.and_then(|r| r.tool_name.clone()),
+        directory: w.directories.and_then(|d| d.into_iter().next()),
+        mode: w.mode,
+        kind: ty,
+        description: Cow::Owned(description),
+        detail: Json::Raw(raw),
+    })
+}
+
+fn control_request<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ControlRequest = serde_json::from_str(line)?;
+    let request_id = w.request_id.unwrap_or_default();
+    let r = w.request;
+    match &*r.subtype {
+        "can_use_tool" => {
+            let tool_name = r.tool_name.unwrap_or_default();
+            let input = match r.input {
+                Some(i) if is_object(i) => Json::Raw(i),
+                _ => Json::Value(Value::Object(Default::default())),
+            };
+            let suggestions: Option<Vec<_>> = r
+                .permission_suggestions
+                .or(r.suggestions)
+                .map(|v| v.into_iter().filter_map(suggestion).collect());
+            let ext = cx.push(PermissionRequest {
+                request_id,
+                tool_kind: tool_kind(&tool_name),
+                tool_name,
+                tool_input: input,
+                tool_use_id: r.tool_use_id,
+                reason: r.decision_reason,
+                blocked_path: r.blocked_path,
+                suggestions: suggestions.filter(|s| !s.is_empty()),
+                title: r.title.or(r.description),
+                parent_call_id: None,
+            });
+            ext.put_opt("claude.displayName", r.display_name);
+            ext.put_opt("claude.agentId", r.agent_id);
+        }
+        "interrupt" => {
+            let ext = cx.push(SessionStatus {
+                status: SessionStatusKind::Interrupted,
+                message: None,
+            });
+            ext.put("claude.requestId", request_id);
+        }
+        "set_permission_mode" => {
+            let ext = cx.push(SessionMode {
+                current_mode_id: r.mode.unwrap_or_default(),
+                available_modes: Vec::new(),
+            });
+            ext.put("claude.requestId", request_id);
+        }
+        other => {
+            let all: Pairs<&RawValue> = serde_json::from_str(line)?;
+            let ext = cx.push(Notice {
+                subtype: Cow::Owned(format!("control_request/{other}")),
+                message: None,
+            });
+            for (k, v) in all.0 {
+                if k == "request" {
+                    ext.put(k, v);
+                }
+            }
+            ext.put("claude.requestId", request_id);
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct ControlResponse<'a> {
+    #[serde(borrow)]
+    response: ResponseEnvelope<'a>,
+}
+
+#[derive(Deserialize)]
+struct ResponseEnvelope<'a> {
+    #[serde(borrow)]
+    subtype: Option<Str<'a>>,
+    #[serde(borrow)]
+    request_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    error: Option<Str<'a>>,
+    #[serde(borrow)]
+    response: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ResponseBody<'a> {
+    #[serde(borrow)]
+    behavior: Option<Str<'a>>,
+    #[serde(rename = "updatedInput", borrow)]
+    updated_input: Option<&'a RawValue>,
+    #[serde(rename = "updatedPermissions", borrow)]
+    updated_permissions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+    interrupt: Option<bool>,
+    #[serde(rename = "toolUseID", borrow)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    commands: Option<Vec<SlashWire<'a>>>,
+    #[serde(borrow)]
+    models: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    account: Option<AccountWire<'a>>,
+    #[serde(borrow)]
+    agents: Option<&'a RawValue>,
+    #[serde(borrow)]
+    output_style: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct SlashWire<'a> {
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
+    #[serde(borrow)]
+    description: Option<Str<'a>>,
+    #[serde(rename = "argumentHint", borrow)]
+    argument_hint: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AccountWire<'a> {
+    #[serde(borrow)]
+    email: Option<Str<'a>>,
+    #[serde(borrow)]
+    organization: Option<Str<'a>>,
+    #[serde(borrow)]
+    subscription_type: Option<Str<'a>>,
+    #[serde(borrow)]
+    token_source: Option<Str<'a>>,
+    #[serde(borrow)]
+    api_key_source: Option<Str<'a>>,
+}
+
+fn control_response<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ControlResponse = serde_json::from_str(line)?;
+    let env = w.response;
+    let request_id = env.request_id.unwrap_or_default();
+    if env.subtype.as_deref() == Some("error") {
+        cx.push(ErrorEvent {
+            message: env.error.unwrap_or(Cow::Borrowed("control request failed")),
+            severity: Severity::Error,
+            code: Some(Cow::Borrowed("control_error")),
+            http_status: None,
+            will_retry: None,
+            attempt: None,
+            max_retries: None,
+            retry_delay_ms: None,
+            request_id: Some(request_id),
+            parent_call_id: None,
+        });
+        return Ok(());
+    }
+    let body: Option<ResponseBody> = match env.response {
+        Some(r) if is_object(r) => Some(serde_json::from_str(r.get())?),
+        _ => None,
+    };
+    match body {
+        Some(b) if b.behavior.is_some() => {
+            let behavior = b.behavior.as_deref().unwrap_or("");
+            let always = b
+                .updated_permissions
+                .is_some_and(|p| p.get().starts_with('[') && p.get() != "[]");
+            let decision = match (behavior, always) {
+                ("allow", true) => Decision::AllowAlways,
+                ("allow", false) => Decision::Allow,
+                (_, true) => Decision::DenyAlways,
+                (_, false) => Decision::Deny,
+            };
+            cx.push(PermissionResponse {
+                request_id,
+                decision,
+                allowed: behavior == "allow",
+                message: b.message,
+                updated_input: b.updated_input.filter(|i| is_object(i)).map(Json::Raw),
+                updated_permissions: b.updated_permissions.filter(|p| !is_null(p)).map(Json::Raw),
+                interrupt: b.interrupt.unwrap_or(false),
+                tool_use_id: b.tool_use_id,
+                option_id: None,
+            });
+        }
+        Some(b) if b.commands.is_some() || b.models.is_some() || b.account.is_some() => {
+            let init = SessionInit {
+                slash_commands: b.commands.map(|v| {
+                    v.into_iter()
+                        .map(|c| SlashCommand {
+                            name: c.name.unwrap_or_default(),
+                            description: c.description.unwrap_or_default(),
+                            argument_hint: c.argument_hint.unwrap_or_default(),
+                        })
+                        .collect()
+                }),
+                available_models: b.models.map(|v| {
+                    v.into_iter()
+                        .filter(|m| is_object(m))
+                        .map(Json::Raw)
+                        .collect()
+                }),
+                account: b.account.map(|a| Account {
+                    email: a.email,
+                    organization: a.organization,
+                    subscription_type: a.subscription_type,
+                    token_source: a.token_source,
+                    api_key_source: a.api_key_source,
+                }),
+                agents: b.agents.and_then(names),
+                ..SessionInit::default()
+            };
+            let ext = cx.push(init);
+            ext.put_opt("claude.outputStyle", b.output_style);
+            ext.put("claude.requestId", request_id);
+        }
+        _ => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("control_response/success"),
+                message: None,
+            });
+            ext.put("claude.requestId", request_id);
+            ext.put_opt("response", env.response.filter(|r| !is_null(r)));
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct ControlCancel<'a> {
+    #[serde(borrow)]
+    request_id: Option<Str<'a>>,
+}
+
+fn control_cancel<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ControlCancel = serde_json::from_str(line)?;
+    cx.push(PermissionResponse {
+        request_id: w.request_id.unwrap_or_default(),
+        decision: Decision::Cancelled,
+        allowed: false,
+        message: None,
+        updated_input: None,
+        updated_permissions: None,
+        interrupt: false,
+        tool_use_id: None,
+        option_id: None,
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// rate limits, progress
+
+#[derive(Deserialize)]
+struct RateLimitLine<'a> {
+    #[serde(borrow)]
+    rate_limit_info: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RateLimitInfo<'a> {
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    resets_at: Option<Count>,
+    #[serde(borrow)]
+    rate_limit_type: Option<Str<'a>>,
+    utilization: Option<f64>,
+}
+
+fn rate_limit<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: RateLimitLine = serde_json::from_str(line)?;
+    let info_raw = w.rate_limit_info.filter(|i| is_object(i));
+    let info: Option<RateLimitInfo> = match info_raw {
+        Some(r) => Some(serde_json::from_str(r.get())?),
+        None => None,
+    };
+    let mut ev = RateLimitUpdate::default();
+    if let Some(info) = info {
+        let window = |mins| RateLimitWindow {
+            // Claude reports utilization as a fraction of the limit.
+            used_percent: info
+                .utilization
+                .map(|u| if u <= 1.0 { u * 100.0 } else { u })
+                .map_or(0, |p| p.max(0.0).round() as u64),
+            window_duration_mins: mins,
+            resets_at: count(info.resets_at),
+        };
+        match info.rate_limit_type.as_deref() {
+            Some("five_hour") => ev.primary = Some(window(Some(300))),
+            Some(t) if t.starts_with("seven_day") => ev.secondary = Some(window(Some(10080))),
+            _ if info.utilization.is_some() || info.resets_at.is_some() => {
+                ev.primary = Some(window(None))
+            }
+            _ => {}
+        }
+        ev.status = info.status;
+        ev.rate_limit_type = info.rate_limit_type;
+    }
+    let ext = cx.push(ev);
+    ext.put_opt("claude.rateLimitInfo", info_raw);
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct ToolProgress<'a> {
+    #[serde(borrow)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    parent_tool_use_id: Option<Str<'a>>,
+    elapsed_time_seconds: Option<f64>,
+    #[serde(borrow)]
+    task_id: Option<Str<'a>>,
+}
+
+fn tool_progress<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ToolProgress = serde_json::from_str(line)?;
+    let ext = cx.push(ToolUpdate {
+        call_id: w.tool_use_id.unwrap_or_default(),
+        status: Some(Cow::Borrowed("running")),
+        tool_name: w.tool_name,
+        output: None,
+        elapsed_ms: w
+            .elapsed_time_seconds
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| (s * 1000.0).round() as u64),
+        parent_call_id: w.parent_tool_use_id,
+    });
+    ext.put_opt("claude.taskId", w.task_id);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Converts one line and returns the events as JSON values (body and extensions only).
+    fn conv(line: &str) -> Vec<Value> {
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        assert!(sniff(&probe), "not recognised as Claude: {line}");
+        let mut cx = Cx::default();
+        convert(line, &probe, &mut cx).unwrap();
+        cx.events
+            .iter()
+            .map(|(b, e)| {
+                let mut v = serde_json::to_value(b).unwrap();
+                v["event"] = Value::from(b.kind());
+                if !e.is_empty() {
+                    v["extensions"] = serde_json::to_value(e).unwrap();
+                }
+                v
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tool_kinds() {
+        assert_eq!(tool_kind("Bash"), ToolKind::Execute);
+        assert_eq!(tool_kind("Agent"), ToolKind::Think);
+        assert_eq!(tool_kind("mcp__probe__x"), ToolKind::Mcp);
+        assert_eq!(tool_kind("ExitPlanMode"), ToolKind::Other);
+        assert_eq!(tool_kind("TodoWrite"), ToolKind::Memory);
+    }
+
+    #[test]
+    fn assistant_text_and_usage() {
+        let ev = conv(
+            r#"{"type":"assistant","message":{"id":"m1","model":"claude-x","content":[{"type":"text","text":"4"}],"usage":{"input_tokens":10,"output_tokens":5}},"parent_tool_use_id":null,"session_id":"s","uuid":"u"}"#,
+        );
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0]["event"], "text");
+        assert_eq!(ev[0]["kind"], "text");
+        assert_eq!(ev[0]["model"], "claude-x");
+        assert_eq!(ev[1]["event"], "usage_update");
+        assert_eq!(ev[1]["stepUsage"]["input_tokens"], 10);
+    }
+
+    #[test]
+    fn mcp_tool_use_keeps_server_and_tool() {
+        let ev = conv(
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"mcp__probe__danger_note","input":{"note":"x"}}]}}"#,
+        );
+        assert_eq!(ev[0]["kind"], "mcp");
+        assert_eq!(ev[0]["mcpServer"], "probe");
+        assert_eq!(ev[0]["mcpTool"], "danger_note");
+    }
+
+    #[test]
+    fn todowrite_is_also_a_plan() {
+        let ev = conv(
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"TodoWrite","input":{"todos":[{"content":"a","status":"in_progress","activeForm":"doing a"},{"content":"b","status":"weird"}]}}]}}"#,
+        );
+        assert_eq!(ev[1]["event"], "plan_update");
+        assert_eq!(ev[1]["entries"][0]["status"], "in_progress");
+        assert_eq!(ev[1]["entries"][1]["status"], "pending");
+    }
+
+    #[test]
+    fn user_string_content_is_user_input() {
+        let ev =
+            conv(r#"{"type":"user","message":{"role":"user","content":"hi"},"isReplay":true}"#);
+        assert_eq!(ev[0]["event"], "user_input");
+        assert_eq!(ev[0]["text"], "hi");
+        assert_eq!(ev[0]["extensions"]["isReplay"], true);
+    }
+
+    #[test]
+    fn tool_result_error_string() {
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"<tool_use_error>File does not exist.</tool_use_error>","is_error":true,"tool_use_id":"toolu_123"}]},"tool_use_result":"Error: File does not exist."}"#,
+        );
+        assert_eq!(ev[0]["event"], "tool_completion");
+        assert_eq!(ev[0]["status"], "failed");
+        assert_eq!(ev[0]["isError"], true);
+        assert_eq!(ev[0]["output"], "Error: File does not exist.");
+    }
+
+    #[test]
+    fn edit_result_gives_file_change_with_diff() {
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"ok"}]},"tool_use_result":{"filePath":"/p/f.py","oldString":"a","newString":"b","structuredPatch":[{"oldStart":3,"oldLines":1,"newStart":3,"newLines":1,"lines":["-a","+b"]}]}}"#,
+        );
+        assert_eq!(ev[1]["event"], "file_change");
+        assert_eq!(ev[1]["changeKind"], "update");
+        assert_eq!(
+            ev[1]["diff"],
+            "--- a/p/f.py\n+++ b/p/f.py\n@@ -3,1 +3,1 @@\n-a\n+b\n"
+        );
+    }
+
+    #[test]
+    fn can_use_tool_with_suggestions() {
+        let ev = conv(
+            r#"{"type":"control_request","request_id":"f5","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"./gradlew"},"permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"./gradlew:*"}],"behavior":"allow","destination":"localSettings"}],"tool_use_id":"toolu_1","blocked_path":"/etc"}}"#,
+        );
+        assert_eq!(ev[0]["event"], "permission_request");
+        assert_eq!(ev[0]["requestId"], "f5");
+        assert_eq!(ev[0]["toolKind"], "execute");
+        assert_eq!(ev[0]["blockedPath"], "/etc");
+        let s = &ev[0]["suggestions"][0];
+        assert_eq!(s["type"], "addRules");
+        assert_eq!(s["toolName"], "Bash");
+        assert_eq!(
+            s["description"],
+            "addRules allow rule Bash(./gradlew:*) (localSettings)"
+        );
+    }
+
+    #[test]
+    fn deny_with_interrupt() {
+        let ev = conv(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"r","response":{"behavior":"deny","message":"no","interrupt":true}}}"#,
+        );
+        assert_eq!(ev[0]["event"], "permission_response");
+        assert_eq!(ev[0]["decision"], "deny");
+        assert_eq!(ev[0]["interrupt"], true);
+        assert_eq!(ev[0]["allowed"], false);
+    }
+
+    #[test]
+    fn control_error_is_an_error() {
+        let ev = conv(
+            r#"{"type":"control_response","response":{"subtype":"error","request_id":"r","error":"boom"}}"#,
+        );
+        assert_eq!(ev[0]["event"], "error");
+        assert_eq!(ev[0]["message"], "boom");
+    }
+
+    #[test]
+    fn rate_limit_event_windows() {
+        let ev = conv(
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1790000000,"rateLimitType":"five_hour","utilization":0.8}}"#,
+        );
+        assert_eq!(ev[0]["event"], "rate_limit_update");
+        assert_eq!(ev[0]["primary"]["usedPercent"], 80);
+        assert_eq!(ev[0]["primary"]["windowDurationMins"], 300);
+        assert_eq!(ev[0]["status"], "allowed_warning");
+        let ev = conv(r#"{"type":"rate_limit_event","rate_limit_info":{}}"#);
+        assert_eq!(ev[0]["event"], "rate_limit_update");
+    }
+
+    #[test]
+    fn tool_progress_is_tool_update() {
+        let ev = conv(
+            r#"{"type":"tool_progress","tool_use_id":"t","tool_name":"Bash","parent_tool_use_id":null,"elapsed_time_seconds":1.5}"#,
+        );
+        assert_eq!(ev[0]["event"], "tool_update");
+        assert_eq!(ev[0]["elapsedMs"], 1500);
+    }
+
+    #[test]
+    fn unknown_system_subtype_is_a_notice_with_data() {
+        let ev = conv(r#"{"type":"system","subtype":"files_persisted","files":["a"],"uuid":"u"}"#);
+        assert_eq!(ev[0]["event"], "notice");
+        assert_eq!(ev[0]["subtype"], "system/files_persisted");
+        assert_eq!(ev[0]["extensions"]["files"][0], "a");
+    }
+
+    #[test]
+    fn unknown_stream_delta_is_unmapped() {
+        let line = r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"future_delta"}}}"#;
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        let mut cx = Cx::default();
+        assert!(convert(line, &probe, &mut cx).is_err());
+    }
+
+    #[test]
+    fn wrong_field_type_is_unmapped_not_a_panic() {
+        let line = r#"{"type":"assistant","message":{"content":"not blocks"}}"#;
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        let mut cx = Cx::default();
+        assert!(convert(line, &probe, &mut cx).is_err());
+        assert!(cx.events.is_empty());
+    }
+
+    #[test]
+    fn conversation_reset_is_cleared_compaction() {
+        let ev = conv(r#"{"type":"conversation_reset"}"#);
+        assert_eq!(ev[0]["trigger"], "cleared");
+    }
+}

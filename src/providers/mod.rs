@@ -1,0 +1,100 @@
+//! Providers: one file per agent wire format, each with a detection rule and a converter.
+//!
+//! Adding a provider is one new file here plus one line in [`PROVIDERS`]. A converter is
+//! stateless: the events it produces depend only on the line it is given.
+
+use crate::detect::Probe;
+use crate::event::{Body, Extensions, Str};
+use std::borrow::Cow;
+
+pub mod claude;
+
+/// One supported wire format.
+pub struct Provider {
+    /// The `provider` value of the events (and the `--from` name).
+    pub name: &'static str,
+    /// What `--help` says about it.
+    pub about: &'static str,
+    /// Whether a line (already known to be a JSON object) is this provider's, by its shape.
+    pub sniff: fn(&Probe) -> bool,
+    /// Maps one line to events, or says why it cannot.
+    pub convert: for<'a> fn(&'a str, &Probe<'a>, &mut Cx<'a>) -> Result<(), Unmapped>,
+}
+
+/// The registry, in detection order: the first provider whose `sniff` accepts a line wins.
+pub static PROVIDERS: &[Provider] = &[claude::PROVIDER];
+
+/// The `provider` of events made from lines no provider recognised.
+pub const UNKNOWN: &str = "unknown";
+
+pub fn by_name(name: &str) -> Option<&'static Provider> {
+    PROVIDERS.iter().find(|p| p.name == name)
+}
+
+/// Why a line that parsed as JSON became a `raw` event.
+#[derive(Debug)]
+pub struct Unmapped(pub String);
+
+impl From<serde_json::Error> for Unmapped {
+    fn from(e: serde_json::Error) -> Self {
+        Unmapped(format!("unexpected shape: {e}"))
+    }
+}
+
+/// The events one input line produced, and what they share.
+#[derive(Default)]
+pub struct Cx<'a> {
+    pub session_id: Option<Str<'a>>,
+    /// The provider's own time for the line (RFC 3339), if it carries one.
+    pub timestamp: Option<Str<'a>>,
+    pub turn_id: Option<Str<'a>>,
+    /// A provider id unique to this line (Claude's `uuid`); event ids are built from it.
+    pub anchor: Option<Str<'a>>,
+    pub events: Vec<(Body<'a>, Extensions<'a>)>,
+}
+
+impl<'a> Cx<'a> {
+    /// Adds an event; returns its extensions for the caller to fill.
+    pub fn push(&mut self, body: impl Into<Body<'a>>) -> &mut Extensions<'a> {
+        self.events.push((body.into(), Extensions::default()));
+        &mut self.events.last_mut().expect("just pushed").1
+    }
+}
+
+/// Splits an MCP tool name `mcp__<server>__<tool>` into server and tool.
+pub fn split_mcp(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.split_once("__")?;
+    Some((server, tool))
+}
+
+/// An owned or borrowed sub-slice helper: keeps a borrow when the source is borrowed.
+pub fn sub<'a>(s: &Str<'a>, f: impl Fn(&str) -> &str) -> Str<'a> {
+    match s {
+        Cow::Borrowed(b) => Cow::Borrowed(f(b)),
+        Cow::Owned(o) => Cow::Owned(f(o).to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_names_split() {
+        assert_eq!(
+            split_mcp("mcp__probe__danger_note"),
+            Some(("probe", "danger_note"))
+        );
+        assert_eq!(split_mcp("mcp__a__b__c"), Some(("a", "b__c")));
+        assert_eq!(split_mcp("Bash"), None);
+    }
+
+    #[test]
+    fn names_are_unique() {
+        for (i, p) in PROVIDERS.iter().enumerate() {
+            assert!(PROVIDERS[i + 1..].iter().all(|q| q.name != p.name));
+            assert_ne!(p.name, UNKNOWN);
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests: one binary, run with `cargo test`.
+
+mod cli;
+mod docs;
+mod errors;
+mod golden;
+mod schema;
+mod util;
