@@ -916,6 +916,21 @@ fn unified_diff(path: &str, hunks: &[Hunk], created: bool) -> String {
     d
 }
 
+/// A unified diff that creates a file with `content`.
+fn creation_diff(path: &str, content: &str) -> String {
+    let lines: Vec<&str> = content.lines().collect();
+    let mut d = format!("--- /dev/null\n+++ b{}\n", slash(path));
+    if !lines.is_empty() {
+        d.push_str(&format!("@@ -0,0 +1,{} @@\n", lines.len()));
+        for l in lines {
+            d.push('+');
+            d.push_str(l);
+            d.push('\n');
+        }
+    }
+    d
+}
+
 fn slash(path: &str) -> Cow<'_, str> {
     if path.starts_with('/') {
         Cow::Borrowed(path)
@@ -1021,7 +1036,13 @@ fn user<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 if !is_error {
                     if let (Some(path), Some(hunks)) = (&info.file_path, &info.structured_patch) {
                         let created = info.ty.as_deref() == Some("create");
-                        let diff = (!hunks.is_empty()).then(|| unified_diff(path, hunks, created));
+                        let diff = if !hunks.is_empty() {
+                            Some(unified_diff(path, hunks, created))
+                        } else if created {
+                            info.content.and_then(raw_str).map(|c| creation_diff(path, &c))
+                        } else {
+                            None
+                        };
                         cx.push(FileChange {
                             path: path.clone(),
                             change_kind: if created {
@@ -1855,6 +1876,15 @@ mod tests {
             ev[1]["diff"],
             "--- a/p/f.py\n+++ b/p/f.py\n@@ -3,1 +3,1 @@\n-a\n+b\n"
         );
+    }
+
+    #[test]
+    fn created_file_diff_from_content() {
+        let ev = conv(
+            r##"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"ok"}]},"tool_use_result":{"type":"create","filePath":"/w/n.md","content":"# N\nx\n","structuredPatch":[]}}"##,
+        );
+        assert_eq!(ev[1]["changeKind"], "add");
+        assert_eq!(ev[1]["diff"], "--- /dev/null\n+++ b/w/n.md\n@@ -0,0 +1,2 @@\n+# N\n+x\n");
     }
 
     #[test]
