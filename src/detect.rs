@@ -26,6 +26,13 @@ pub struct Probe<'a> {
     pub event: Option<&'a RawValue>,
     #[serde(borrow)]
     pub message: Option<&'a RawValue>,
+    // Envelope members several providers share, read here so converters need no extra pass.
+    #[serde(borrow)]
+    pub session_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub uuid: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub timestamp: Option<&'a RawValue>,
 }
 
 impl<'a> Probe<'a> {

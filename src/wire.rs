@@ -65,7 +65,13 @@ impl<'de: 'a, 'a, V: Deserialize<'de>> Deserialize<'de> for Pairs<'a, V> {
 
 /// The text of a JSON string held as raw JSON, or `None` for any other JSON value.
 pub fn raw_str(raw: &RawValue) -> Option<Str<'_>> {
-    if raw.get().starts_with('"') {
+    let s = raw.get();
+    if let Some(inner) = s.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        if !inner.contains('\\') {
+            return Some(Cow::Borrowed(inner));
+        }
+    }
+    if s.starts_with('"') {
         serde_json::from_str::<Cow<str>>(raw.get()).ok()
     } else {
         None

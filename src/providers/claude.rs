@@ -72,22 +72,13 @@ fn sniff(p: &Probe) -> bool {
     }
 }
 
-/// Members every Claude line may carry.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    uuid: Option<Str<'a>>,
-    #[serde(borrow)]
-    timestamp: Option<Str<'a>>,
-}
-
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let env: Envelope = serde_json::from_str(line)?;
-    cx.session_id = env.session_id.filter(|s| !s.is_empty());
-    cx.anchor = env.uuid;
-    cx.timestamp = env.timestamp.filter(|t| crate::time::looks_rfc3339(t));
+    cx.session_id = probe.session_id.and_then(raw_str).filter(|s| !s.is_empty());
+    cx.anchor = probe.uuid.and_then(raw_str);
+    cx.timestamp = probe
+        .timestamp
+        .and_then(raw_str)
+        .filter(|t| crate::time::looks_rfc3339(t));
     let ty = probe.ty().unwrap_or("");
     match ty {
         "system" => system(line, probe.subtype().unwrap_or(""), cx),
@@ -1039,7 +1030,9 @@ fn user<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                         let diff = if !hunks.is_empty() {
                             Some(unified_diff(path, hunks, created))
                         } else if created {
-                            info.content.and_then(raw_str).map(|c| creation_diff(path, &c))
+                            info.content
+                                .and_then(raw_str)
+                                .map(|c| creation_diff(path, &c))
                         } else {
                             None
                         };
@@ -1884,7 +1877,10 @@ mod tests {
             r##"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"ok"}]},"tool_use_result":{"type":"create","filePath":"/w/n.md","content":"# N\nx\n","structuredPatch":[]}}"##,
         );
         assert_eq!(ev[1]["changeKind"], "add");
-        assert_eq!(ev[1]["diff"], "--- /dev/null\n+++ b/w/n.md\n@@ -0,0 +1,2 @@\n+# N\n+x\n");
+        assert_eq!(
+            ev[1]["diff"],
+            "--- /dev/null\n+++ b/w/n.md\n@@ -0,0 +1,2 @@\n+# N\n+x\n"
+        );
     }
 
     #[test]
