@@ -82,8 +82,9 @@ pub struct ConvertArgs {
     /// Omit `timestamp` where the input line carries no time of its own.
     ///
     /// Without it, such events are stamped with the time their line was read, so output
-    /// differs from run to run. Use it for golden files and diffs.
-    #[arg(long)]
+    /// differs from run to run. Use it for golden files and diffs. Not with
+    /// `--compat cc-insights`, whose readers require a timestamp on every event.
+    #[arg(long, conflicts_with = "compat")]
     pub no_timestamp: bool,
 
     /// Flush standard output after every input line.

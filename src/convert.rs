@@ -3,7 +3,7 @@
 use crate::compat;
 use crate::detect::{self, Probe, Route};
 use crate::diag::Diag;
-use crate::event::{Body, Event, Extensions, RawEvent, CC_INSIGHTS_TYPES, EVENT_TYPES};
+use crate::event::{Body, Event, Extensions, RawEvent};
 use crate::input::{Line, LineReader, Source};
 use crate::output::{FlushPolicy, Out};
 use crate::providers::{Cx, Provider, UNKNOWN};
@@ -191,18 +191,7 @@ impl<'o, W: Write> Converter<'o, W> {
             None
         };
         let raw = if self.opts.raw { raw_of(text) } else { None };
-        for (k, (body, mut ext)) in cx.events.into_iter().enumerate() {
-            let body = if self.opts.cc_insights {
-                match compat::fold(body, &mut ext) {
-                    Ok(b) => b,
-                    Err(kind) => {
-                        *self.stats.dropped.entry(kind).or_default() += 1;
-                        continue;
-                    }
-                }
-            } else {
-                body
-            };
+        for (k, (body, ext)) in cx.events.into_iter().enumerate() {
             self.seq += 1;
             let ev = Event {
                 event: body.kind(),
@@ -220,10 +209,33 @@ impl<'o, W: Write> Converter<'o, W> {
                 raw,
                 extensions: ext,
             };
-            self.out.json_line(&ev)?;
+            if self.opts.cc_insights {
+                let Value::Object(mut obj) = serde_json::to_value(&ev).map_err(io::Error::from)?
+                else {
+                    unreachable!("an event serializes to an object")
+                };
+                if !self.fold_compat(&mut obj) {
+                    self.seq -= 1;
+                    continue;
+                }
+                self.out.json_line(&obj)?;
+            } else {
+                self.out.json_line(&ev)?;
+            }
             self.stats.events += 1;
         }
         Ok(())
+    }
+
+    /// `--compat cc-insights` on one event; `false` when it is dropped (and counted).
+    fn fold_compat(&mut self, obj: &mut serde_json::Map<String, Value>) -> bool {
+        match compat::fold(obj) {
+            Ok(()) => true,
+            Err(kind) => {
+                *self.stats.dropped.entry(kind).or_default() += 1;
+                false
+            }
+        }
     }
 
     fn write_raw(
@@ -278,17 +290,8 @@ impl<'o, W: Write> Converter<'o, W> {
                 return Ok(());
             }
         };
-        if self.opts.cc_insights {
-            let kind = obj.get("event").and_then(Value::as_str).unwrap_or("");
-            if !CC_INSIGHTS_TYPES.contains(&kind) {
-                let kind = EVENT_TYPES
-                    .iter()
-                    .find(|t| **t == kind)
-                    .copied()
-                    .unwrap_or("unknown");
-                *self.stats.dropped.entry(kind).or_default() += 1;
-                return Ok(());
-            }
+        if self.opts.cc_insights && !self.fold_compat(&mut obj) {
+            return Ok(());
         }
         self.seq += 1;
         obj.insert("seq".into(), Value::from(self.seq));

@@ -246,13 +246,8 @@ string_enum!(
 );
 
 impl SessionStatusKind {
-    /// Whether CC-Insights' enum has this value.
-    pub fn in_cc_insights(self) -> bool {
-        matches!(
-            self,
-            Self::Compacting | Self::Resuming | Self::Interrupted | Self::Ended | Self::Error
-        )
-    }
+    /// For each value of `ALL`, whether CC-Insights' enum has it.
+    pub const CC: &'static [bool] = &[true, true, true, true, true, false, false, false, false];
 }
 
 string_enum!(TextKind {

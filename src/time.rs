@@ -38,27 +38,52 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// Whether a provider's time string has the RFC 3339 shape `YYYY-MM-DDTHH:MM:SS…` with a zone.
+/// Whether a provider's time string is an RFC 3339 date-time:
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, fields in range.
 pub fn looks_rfc3339(s: &str) -> bool {
     let b = s.as_bytes();
-    let digits =
-        |r: std::ops::Range<usize>| b.get(r).is_some_and(|x| x.iter().all(u8::is_ascii_digit));
-    b.len() >= 20
-        && digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10)
-        && matches!(b[10], b'T' | b't')
-        && digits(11..13)
-        && b[13] == b':'
-        && digits(14..16)
-        && b[16] == b':'
-        && digits(17..19)
-        && (s.ends_with('Z')
-            || s.ends_with('z')
-            || b[b.len() - 6] == b'+'
-            || b[b.len() - 6] == b'-')
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let d = b.get(r)?;
+        d.iter().try_fold(0u32, |acc, c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
+    };
+    let date_time_ok = (|| {
+        let (_y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        let seps = b[4] == b'-'
+            && b[7] == b'-'
+            && matches!(b[10], b'T' | b't')
+            && b[13] == b':'
+            && b[16] == b':';
+        Some(
+            seps && (1..=12).contains(&mo)
+                && (1..=31).contains(&d)
+                && h < 24
+                && mi < 60
+                && se <= 60,
+        )
+    })();
+    if date_time_ok != Some(true) {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    match rest.as_bytes() {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => {
+            [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit())
+                && (*h1 - b'0') * 10 + (*h2 - b'0') < 24
+                && (*m1 - b'0') * 10 + (*m2 - b'0') < 60
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -79,5 +104,10 @@ mod tests {
         assert!(!looks_rfc3339("2026-11-22 02:19"));
         assert!(!looks_rfc3339("yesterday"));
         assert!(!looks_rfc3339(""));
+        assert!(!looks_rfc3339("2026-13-22T02:19:59Z"));
+        assert!(!looks_rfc3339("2026-11-22T02:19:59+xx:yy"));
+        assert!(!looks_rfc3339("2026-11-22T02:19:59.Z"));
+        assert!(!looks_rfc3339("2026-11-22T02:19:59.123"));
+        assert!(!looks_rfc3339("2026-11-22T02:19:59Zjunk"));
     }
 }
