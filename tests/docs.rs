@@ -1,1 +1,299 @@
-//! placeholder
+//! The documentation matches the program: every `--long` option of `--help` is in the man page
+//! and the README, the README's test command is what CI runs, and the help and completions work.
+
+use crate::util::{root, run};
+use std::collections::BTreeSet;
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+}
+
+/// Runs `insights ARGS`, expecting success; returns standard output.
+fn stdout_of(args: &[&str]) -> String {
+    let out = run(args, b"");
+    assert!(
+        out.status.success(),
+        "insights {}: exit {:?}\n{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 help")
+}
+
+/// The `--long` options that `--help` defines: the first `--name` on each option line
+/// (`  -h, --help`, `      --from <PROVIDER>`), not the ones mentioned in descriptions or examples.
+fn long_flags(help: &str) -> BTreeSet<String> {
+    let mut flags = BTreeSet::new();
+    for line in help.lines() {
+        let t = line.trim_start();
+        let def = t.starts_with("--")
+            || (t.len() > 2
+                && t.as_bytes()[0] == b'-'
+                && t.as_bytes()[1].is_ascii_alphanumeric()
+                && t[2..].starts_with(", --"));
+        if !def {
+            continue;
+        }
+        let start = t.find("--").expect("a long option");
+        let name: String = t[start + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')
+            .collect();
+        if !name.is_empty() {
+            flags.insert(format!("--{name}"));
+        }
+    }
+    flags
+}
+
+/// Every long option of the top-level command and of each subcommand.
+fn all_long_flags() -> BTreeSet<String> {
+    let mut flags = BTreeSet::new();
+    for args in [
+        &["--help"][..],
+        &["convert", "--help"],
+        &["schema", "--help"],
+        &["completions", "--help"],
+    ] {
+        flags.extend(long_flags(&stdout_of(args)));
+    }
+    for expected in ["--from", "--raw", "--color", "--help", "--version"] {
+        assert!(
+            flags.contains(expected),
+            "scraping --help found no {expected}: {flags:?}"
+        );
+    }
+    flags
+}
+
+/// Roff text as a reader sees it: font escapes (`\fB`, `\fR`, `\fI`, `\fP`) removed, then every
+/// remaining backslash, so `\fB\-\-from\fR` reads `--from`.
+fn roff_plain(roff: &str) -> String {
+    let mut s = roff.to_string();
+    for esc in ["\\fB", "\\fR", "\\fI", "\\fP"] {
+        s = s.replace(esc, "");
+    }
+    s.replace('\\', "")
+}
+
+/// Whether `text` mentions `flag` as a whole option (`--raw` does not count inside `--rawer`).
+fn mentions(text: &str, flag: &str) -> bool {
+    text.match_indices(flag).any(|(i, _)| {
+        let next = text[i + flag.len()..].chars().next();
+        !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    })
+}
+
+#[test]
+fn every_long_flag_is_in_the_man_page() {
+    let man = roff_plain(&read("man/insights.1"));
+    let missing: Vec<_> = all_long_flags()
+        .into_iter()
+        .filter(|f| !mentions(&man, f))
+        .collect();
+    assert!(missing.is_empty(), "man/insights.1 lacks {missing:?}");
+}
+
+#[test]
+fn every_long_flag_is_in_the_readme() {
+    let readme = read("README.md");
+    let missing: Vec<_> = all_long_flags()
+        .into_iter()
+        .filter(|f| !mentions(&readme, f))
+        .collect();
+    assert!(missing.is_empty(), "README.md lacks {missing:?}");
+}
+
+#[test]
+fn man_page_has_its_sections_and_the_current_version() {
+    let man = read("man/insights.1");
+    for section in [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "COMMANDS",
+        "OPTIONS",
+        "OUTPUT FORMAT",
+        "DETECTION",
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "EXAMPLES",
+        "SEE ALSO",
+    ] {
+        assert!(
+            man.lines().any(|l| l == format!(".SH {section}")),
+            "man/insights.1 has no .SH {section}"
+        );
+    }
+    let th = man
+        .lines()
+        .find(|l| l.starts_with(".TH "))
+        .expect(".TH line");
+    let version = format!("insights {}", env!("CARGO_PKG_VERSION"));
+    assert!(th.contains(&version), "{th:?} does not name {version:?}");
+}
+
+/// The lines of the first fenced code block after the heading `## {title}`.
+fn readme_block(readme: &str, title: &str) -> Vec<String> {
+    let heading = format!("## {title}");
+    let mut lines = readme
+        .lines()
+        .skip_while(|l| l.trim() != heading)
+        .skip(1)
+        .skip_while(|l| !l.starts_with("```"))
+        .skip(1);
+    let block: Vec<String> = lines
+        .by_ref()
+        .take_while(|l| !l.starts_with("```"))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        !block.is_empty(),
+        "README.md: no code block under {heading:?}"
+    );
+    block
+}
+
+/// The one command of `.ci/run`: its line starting with `cargo` (after an optional `exec`).
+fn ci_command() -> String {
+    let script = read(".ci/run");
+    let cmds: Vec<&str> = script
+        .lines()
+        .map(|l| l.trim().trim_start_matches("exec ").trim())
+        .filter(|l| l.starts_with("cargo "))
+        .collect();
+    assert_eq!(
+        cmds.len(),
+        1,
+        ".ci/run should run one cargo command: {cmds:?}"
+    );
+    cmds[0].to_owned()
+}
+
+#[test]
+fn readme_test_command_is_what_ci_runs() {
+    let block = readme_block(&read("README.md"), "The two commands");
+    let tests: Vec<&String> = block
+        .iter()
+        .filter(|l| l.starts_with("cargo test"))
+        .collect();
+    assert_eq!(
+        tests.len(),
+        1,
+        "README.md: one `cargo test` command expected: {block:?}"
+    );
+    assert_eq!(tests[0].trim(), ci_command());
+}
+
+#[test]
+fn readme_run_command_works_on_its_sample() {
+    let block = readme_block(&read("README.md"), "The two commands");
+    let cmd = block
+        .iter()
+        .find(|l| l.starts_with("cargo run"))
+        .expect("README.md: a `cargo run` command");
+    let args: Vec<&str> = cmd
+        .split_once(" -- ")
+        .expect("`cargo run … -- ARGS`")
+        .1
+        .split_whitespace()
+        .collect();
+    for a in &args {
+        if a.starts_with("testdata/") {
+            assert!(
+                root().join(a).is_file(),
+                "README.md names {a}, which is missing"
+            );
+        }
+    }
+    let out = stdout_of(&args);
+    assert!(
+        out.lines().count() > 1 && out.lines().all(|l| l.starts_with("{\"event\":")),
+        "insights {}: unexpected output\n{out}",
+        args.join(" ")
+    );
+}
+
+#[test]
+fn ci_script_is_executable_bash() {
+    let script = read(".ci/run");
+    assert!(
+        script.starts_with("#!/usr/bin/env bash\n"),
+        ".ci/run: shebang"
+    );
+    assert!(
+        script.contains("set -euo pipefail"),
+        ".ci/run: set -euo pipefail"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(root().join(".ci/run"))
+            .expect("stat .ci/run")
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, ".ci/run is not executable (chmod +x)");
+    }
+}
+
+#[test]
+fn readme_sample_events_are_real_output() {
+    // The JSON lines the README shows must be lines of a golden file, i.e. what the binary
+    // writes today for a shipped capture with `--no-timestamp`.
+    let readme = read("README.md");
+    let samples: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("{\"event\":"))
+        .collect();
+    assert!(!samples.is_empty(), "README.md shows no sample events");
+    let goldens: String = crate::golden::captures()
+        .iter()
+        .map(|c| std::fs::read_to_string(crate::golden::golden_of(c)).unwrap_or_default())
+        .collect();
+    let golden_lines: BTreeSet<&str> = goldens.lines().collect();
+    for s in samples {
+        assert!(
+            golden_lines.contains(s),
+            "README.md shows an event no golden file has (regenerate it with \
+             `insights --no-timestamp testdata/claude/thinking-tool.jsonl`):\n{s}"
+        );
+    }
+}
+
+#[test]
+fn help_has_examples_and_exit_status() {
+    let help = stdout_of(&["--help"]);
+    assert!(help.contains("Examples:"), "--help lacks Examples:\n{help}");
+    assert!(
+        help.contains("Exit status"),
+        "--help lacks Exit status\n{help}"
+    );
+}
+
+#[test]
+fn bash_completions_are_printed() {
+    let out = stdout_of(&["completions", "bash"]);
+    assert!(out.contains("insights"), "completions bash:\n{out}");
+}
+
+#[test]
+fn flag_scraping_reads_definitions_only() {
+    let help = "\
+Options:
+      --from <PROVIDER>
+          - claude: Claude Code (-p --output-format stream-json --verbose)
+      --max-line-bytes <BYTES>
+          Longer lines are skipped (raise it with --max-line-bytes)
+  -h, --help
+          Print help
+";
+    let got: Vec<String> = long_flags(help).into_iter().collect();
+    assert_eq!(got, ["--from", "--help", "--max-line-bytes"]);
+    assert_eq!(
+        roff_plain(r"\fB\-\-max\-line\-bytes\fR \fIBYTES\fP"),
+        "--max-line-bytes BYTES"
+    );
+    assert!(mentions("use --raw.", "--raw"));
+    assert!(!mentions("use --rawer", "--raw"));
+}
