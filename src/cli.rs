@@ -28,7 +28,7 @@ Exit status: 0 every line was read, 1 some input lines could not be read,
     name = "insights",
     version,
     after_help = EXAMPLES,
-    args_conflicts_with_subcommands = true,
+    subcommand_precedence_over_arg = true,
     max_term_width = 100
 )]
 pub struct Cli {

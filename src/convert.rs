@@ -3,7 +3,7 @@
 use crate::compat;
 use crate::detect::{self, Probe, Route};
 use crate::diag::Diag;
-use crate::event::{Body, Event, Extensions, RawEvent};
+use crate::event::{Body, Event, Extensions, Json, Pairs, RawEvent};
 use crate::input::{Line, LineReader, Source};
 use crate::output::{FlushPolicy, Out};
 use crate::providers::{Cx, Provider, UNKNOWN};
@@ -149,10 +149,14 @@ impl<'o, W: Write> Converter<'o, W> {
                 return Ok(false);
             }
         };
+        if let Some((col, msg)) = not_an_object(text) {
+            diag.bad_line(name, lineno, Some(col), &msg);
+            return Ok(false);
+        }
         let probe: Probe = match serde_json::from_str(text) {
             Ok(p) => p,
             Err(e) => {
-                let (col, msg) = json_problem(&e, text, unterminated);
+                let (col, msg) = json_problem(&e, unterminated);
                 diag.bad_line(name, lineno, Some(col), &msg);
                 return Ok(false);
             }
@@ -181,9 +185,9 @@ impl<'o, W: Write> Converter<'o, W> {
         provider: &'static str,
         cx: Cx<'a>,
     ) -> io::Result<()> {
-        let anchor = match &cx.anchor {
-            Some(a) => Cow::Borrowed(a.as_ref()),
-            None => Cow::Owned(format!("h{:016x}", fnv1a(text.as_bytes()))),
+        let anchor = match cx.anchor.as_deref().filter(|a| !a.is_empty()) {
+            Some(a) => Cow::Borrowed(a),
+            None => Cow::Owned(content_id(text, lineno)),
         };
         let clock = if self.opts.clock && cx.timestamp.is_none() {
             Some(crate::time::now_rfc3339())
@@ -253,7 +257,7 @@ impl<'o, W: Write> Converter<'o, W> {
         self.stats.raw_events += 1;
         let ev = Event {
             event: "raw",
-            id: format!("h{:016x}:0", fnv1a(text.as_bytes())),
+            id: format!("{}:0", content_id(text, lineno)),
             seq: self.seq,
             line: lineno,
             timestamp: self
@@ -282,20 +286,38 @@ impl<'o, W: Write> Converter<'o, W> {
         name: &str,
         diag: &mut Diag,
     ) -> io::Result<()> {
-        let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(text) {
-            Ok(o) => o,
-            Err(e) => {
-                let (col, msg) = json_problem(&e, text, false);
-                diag.bad_line(name, lineno, Some(col), &msg);
+        if self.opts.cc_insights {
+            let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(text) {
+                Ok(o) => o,
+                Err(e) => {
+                    let (col, msg) = json_problem(&e, false);
+                    diag.bad_line(name, lineno, Some(col), &msg);
+                    return Ok(());
+                }
+            };
+            if !self.fold_compat(&mut obj) {
                 return Ok(());
             }
-        };
-        if self.opts.cc_insights && !self.fold_compat(&mut obj) {
-            return Ok(());
+            self.seq += 1;
+            obj.insert("seq".into(), Value::from(self.seq));
+            self.out.json_line(&obj)?;
+        } else {
+            // Borrowed members: no tree is built, so any nesting depth passes through.
+            let mut obj: Pairs<Json> = match serde_json::from_str::<Pairs<&RawValue>>(text) {
+                Ok(p) => Pairs(p.0.into_iter().map(|(k, v)| (k, Json::Raw(v))).collect()),
+                Err(e) => {
+                    let (col, msg) = json_problem(&e, false);
+                    diag.bad_line(name, lineno, Some(col), &msg);
+                    return Ok(());
+                }
+            };
+            self.seq += 1;
+            match obj.0.iter_mut().find(|(k, _)| k == "seq") {
+                Some((_, v)) => *v = Json::U64(self.seq),
+                None => obj.0.push((Cow::Borrowed("seq"), Json::U64(self.seq))),
+            }
+            self.out.json_line(&obj)?;
         }
-        self.seq += 1;
-        obj.insert("seq".into(), Value::from(self.seq));
-        self.out.json_line(&obj)?;
         self.stats.events += 1;
         Ok(())
     }
@@ -306,32 +328,45 @@ fn raw_of(text: &str) -> Option<&RawValue> {
     serde_json::from_str::<&RawValue>(text).ok()
 }
 
-/// Column and message for a line that is not a JSON object.
-fn json_problem(e: &serde_json::Error, text: &str, unterminated: bool) -> (u64, String) {
+/// A diagnostic for a line whose first character cannot start a JSON object.
+fn not_an_object(text: &str) -> Option<(u64, String)> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    let found = match rest.as_bytes().first()? {
+        b'{' => return None,
+        b'[' => "found an array",
+        b'"' => "found a string",
+        _ if rest.starts_with("true") || rest.starts_with("false") => "found a boolean",
+        _ if rest.starts_with("null") => "found null",
+        b'-' | b'0'..=b'9' => "found a number",
+        _ => return Some((start as u64 + 1, "not JSON: expected a JSON object".into())),
+    };
+    Some((start as u64 + 1, format!("expected a JSON object, {found}")))
+}
+
+/// Column and message for a line that is not valid JSON.
+fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
     use serde_json::error::Category;
-    let col = e.column() as u64;
-    let mut msg = e.to_string();
-    if let Some(i) = msg.rfind(" at line ") {
-        msg.truncate(i);
+    let mut col = e.column() as u64;
+    let msg = crate::wire::without_position(e);
+    // serde_json points at the byte before an unescaped control character.
+    if msg.starts_with("control character") {
+        col += 1;
     }
     let msg = match e.classify() {
         Category::Eof if unterminated => {
             format!("truncated JSON: the input ended inside this line ({msg})")
         }
         Category::Eof => format!("truncated JSON: {msg}"),
-        Category::Data => {
-            let found = match text.trim_start().as_bytes().first() {
-                Some(b'[') => "an array",
-                Some(b'"') => "a string",
-                Some(b't' | b'f') => "a boolean",
-                Some(b'n') => "null",
-                _ => "a number",
-            };
-            format!("expected a JSON object, found {found}")
-        }
         _ => format!("invalid JSON: {msg}"),
     };
     (col, msg)
+}
+
+/// The id stem of a line without a provider id: its content hash and its line number, so
+/// identical lines get distinct ids and the same input always the same ones.
+fn content_id(text: &str, lineno: u64) -> String {
+    format!("h{:016x}-{lineno}", fnv1a(text.as_bytes()))
 }
 
 /// FNV-1a, 64 bit: a stable content hash for ids of lines without a provider id.

@@ -83,7 +83,8 @@ impl<R: Read> LineReader<R> {
     /// Reads the next line into `buf` (cleared first). `None` at end of input.
     pub fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
         buf.clear();
-        let cap = self.max as u64 + 1;
+        // Room for the longest line plus its `\r\n`, which does not count.
+        let cap = self.max as u64 + 2;
         let n = (&mut self.inner).take(cap).read_until(b'\n', buf)?;
         if n == 0 {
             return Ok(None);
@@ -92,6 +93,9 @@ impl<R: Read> LineReader<R> {
         let terminated = buf.last() == Some(&b'\n');
         if terminated {
             buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
         }
         if buf.len() > self.max {
             let mut len = buf.len() as u64;
@@ -104,9 +108,6 @@ impl<R: Read> LineReader<R> {
             return Ok(Some(Line::TooLong { len }));
         }
         self.unterminated = !terminated;
-        if buf.last() == Some(&b'\r') {
-            buf.pop();
-        }
         if self.lineno == 1 && buf.starts_with(b"\xEF\xBB\xBF") {
             buf.drain(..3);
         }

@@ -52,9 +52,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Completions { shell }) => {
+            // Generated into memory first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "insights", &mut script);
             let mut out = std::io::stdout().lock();
-            clap_complete::generate(shell, &mut Cli::command(), "insights", &mut out);
-            out.flush().context("cannot write to standard output")?;
+            out.write_all(&script)
+                .and_then(|_| out.flush())
+                .context("cannot write to standard output")?;
             Ok(ExitCode::SUCCESS)
         }
     }

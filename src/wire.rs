@@ -38,6 +38,16 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
+/// A serde_json error's message without its "at line L column C" suffix (which would point
+/// into whatever sub-document was being parsed).
+pub fn without_position(e: &serde_json::Error) -> String {
+    let mut msg = e.to_string();
+    if let Some(i) = msg.rfind(" at line ") {
+        msg.truncate(i);
+    }
+    msg
+}
+
 /// `Option<Count>` to `Option<u64>`.
 pub fn count(c: Option<Count>) -> Option<u64> {
     c.map(|c| c.0)

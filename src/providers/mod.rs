@@ -37,7 +37,10 @@ pub struct Unmapped(pub String);
 
 impl From<serde_json::Error> for Unmapped {
     fn from(e: serde_json::Error) -> Self {
-        Unmapped(format!("unexpected shape: {e}"))
+        Unmapped(format!(
+            "unexpected shape: {}",
+            crate::wire::without_position(&e)
+        ))
     }
 }
 
