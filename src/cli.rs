@@ -50,6 +50,12 @@ pub struct Cli {
 pub enum Command {
     /// Convert provider output to InsightsEvent JSONL (what `insights` does without a command).
     Convert(ConvertArgs),
+    /// Check event logs against the schema and the protocol's rules (for CI).
+    Validate(crate::validate::Args),
+    /// Render a log or a live stream as a transcript for people.
+    Replay(crate::replay::Args),
+    /// Fold an event log into state: entries, the turn tree, totals, what is pending.
+    Reduce(crate::reduce::Args),
     /// Print the InsightsEvent JSON Schema (draft 2020-12) that the output follows.
     Schema,
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
@@ -109,6 +115,64 @@ pub struct ConvertArgs {
     /// Longest input line accepted, in bytes; longer lines are reported and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_line_bytes: usize,
+}
+
+/// Inputs of the commands that read events: normalized logs or any provider's raw output.
+#[derive(Debug, Args, Clone)]
+pub struct InputArgs {
+    /// Input files; `-` or none reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// The provider of raw input, or `auto` to detect it line by line (normalized
+    /// InsightsEvent lines are always recognised).
+    #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = from_values())]
+    pub from: String,
+
+    /// Longest input line accepted, in bytes; longer lines are reported and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_line_bytes: usize,
+}
+
+impl InputArgs {
+    pub fn sources(&self) -> Vec<crate::input::Source> {
+        sources(&self.files)
+    }
+
+    /// Conversion options for reading: events flow on as soon as they are known.
+    pub fn options(&self) -> anyhow::Result<crate::convert::Options> {
+        Ok(crate::convert::Options {
+            forced: forced(&self.from)?,
+            raw: false,
+            clock: true,
+            flush: crate::output::FlushPolicy::WhenIdle,
+            strict: false,
+            cc_insights: false,
+            max_line: self.max_line_bytes,
+        })
+    }
+}
+
+/// The provider `--from` names, `None` for auto.
+pub fn forced(from: &str) -> anyhow::Result<Option<&'static crate::providers::Provider>> {
+    match from {
+        "auto" => Ok(None),
+        name => crate::providers::by_name(name)
+            .map(Some)
+            .ok_or_else(|| anyhow::anyhow!("unknown provider {name:?}")),
+    }
+}
+
+/// Files as sources; none means standard input.
+pub fn sources(files: &[PathBuf]) -> Vec<crate::input::Source> {
+    if files.is_empty() {
+        vec![crate::input::Source::Stdin]
+    } else {
+        files
+            .iter()
+            .map(|f| crate::input::Source::from_arg(f))
+            .collect()
+    }
 }
 
 fn from_values() -> PossibleValuesParser {

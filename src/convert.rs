@@ -323,6 +323,64 @@ impl<'o, W: Write> Converter<'o, W> {
     }
 }
 
+/// Hands each complete line written to it to a callback: lets the subcommands consume the
+/// converter's output as a stream of event lines.
+pub struct LineSink<F: FnMut(&[u8]) -> io::Result<()>> {
+    buf: Vec<u8>,
+    f: F,
+}
+
+impl<F: FnMut(&[u8]) -> io::Result<()>> LineSink<F> {
+    pub fn new(f: F) -> Self {
+        LineSink { buf: Vec::new(), f }
+    }
+}
+
+impl<F: FnMut(&[u8]) -> io::Result<()>> Write for LineSink<F> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let mut rest = data;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            if self.buf.is_empty() {
+                (self.f)(&rest[..i])?;
+            } else {
+                self.buf.extend_from_slice(&rest[..i]);
+                let line = std::mem::take(&mut self.buf);
+                (self.f)(&line)?;
+            }
+            rest = &rest[i + 1..];
+        }
+        self.buf.extend_from_slice(rest);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads `sources` (normalized events or any provider's output) and hands every resulting
+/// InsightsEvent line to `f`, in order, as soon as it is known (whenever no further input line
+/// is ready). Unreadable input lines are reported on `diag`, as in conversion. This is how
+/// `validate`, `replay` and `reduce` read their input.
+pub fn for_each_event(
+    sources: &[Source],
+    opts: &Options,
+    diag: &mut Diag,
+    f: impl FnMut(&[u8]) -> io::Result<()>,
+) -> anyhow::Result<Stats> {
+    let mut out = Out::new(LineSink::new(f));
+    let mut conv = Converter::new(opts, &mut out);
+    for src in sources {
+        conv.run_source(src, diag)?;
+        if conv.stats.stopped {
+            break;
+        }
+    }
+    let stats = std::mem::take(&mut conv.stats);
+    out.flush()?;
+    Ok(stats)
+}
+
 /// The line as a borrowed raw JSON value (the line is known to be valid JSON).
 fn raw_of(text: &str) -> Option<&RawValue> {
     serde_json::from_str::<&RawValue>(text).ok()
@@ -457,6 +515,30 @@ mod tests {
             })
             .collect();
         assert_ne!(ids[0], ids[1]);
+    }
+
+    #[test]
+    fn for_each_event_streams_lines() {
+        let mut seen = Vec::new();
+        let mut diag = Diag::new(false);
+        let dir = std::env::temp_dir().join(format!("insights-fee-{}", std::process::id()));
+        std::fs::write(
+            &dir,
+            "{\"type\":\"keep_alive\"}\n\nnope\n{\"type\":\"keep_alive\",\"n\":1}\n",
+        )
+        .unwrap();
+        let stats = for_each_event(&[Source::File(dir.clone())], &opts(), &mut diag, |l| {
+            seen.push(
+                serde_json::from_slice::<Value>(l).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap(),
+            );
+            Ok(())
+        })
+        .unwrap();
+        std::fs::remove_file(&dir).unwrap();
+        assert_eq!(seen, [1, 2]);
+        assert_eq!((stats.events, diag.bad_lines), (2, 1));
     }
 
     #[test]

@@ -9,8 +9,11 @@ mod event;
 mod input;
 mod output;
 mod providers;
+mod reduce;
+mod replay;
 mod schema;
 mod time;
+mod validate;
 mod wire;
 
 use anyhow::Context;
@@ -44,6 +47,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => convert(&cli.convert, color_err),
         Some(Command::Convert(args)) => convert(&args, color_err),
+        Some(Command::Validate(args)) => validate::run(&args, cli.color),
+        Some(Command::Replay(args)) => replay::run(&args, cli.color),
+        Some(Command::Reduce(args)) => reduce::run(&args, cli.color),
         Some(Command::Schema) => {
             let mut out = std::io::stdout().lock();
             out.write_all(schema::EVENT_SCHEMA.as_bytes())
@@ -65,10 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
-    let forced = match args.from.as_str() {
-        "auto" => None,
-        name => Some(providers::by_name(name).context("unknown provider")?),
-    };
+    let forced = cli::forced(&args.from)?;
     let flush = if args.line_buffered {
         FlushPolicy::Line
     } else if args.block_buffered {
@@ -87,14 +90,7 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
         cc_insights: args.compat == Some(Compat::CcInsights),
         max_line: args.max_line_bytes,
     };
-    let sources: Vec<input::Source> = if args.files.is_empty() {
-        vec![input::Source::Stdin]
-    } else {
-        args.files
-            .iter()
-            .map(|f| input::Source::from_arg(f))
-            .collect()
-    };
+    let sources = cli::sources(&args.files);
     let mut diag = diag::Diag::new(color_err);
     let mut out = Out::stdout();
     let mut conv = convert::Converter::new(&opts, &mut out);

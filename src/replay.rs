@@ -1,0 +1,18 @@
+//! `insights replay`: a pretty, safe transcript of a log or a live stream.
+//!
+//! Not built yet: this stub reserves the command's place.
+
+use crate::cli::InputArgs;
+use crate::output::ColorChoice;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
+    let _ = (args, color);
+    anyhow::bail!("replay is not implemented yet")
+}
