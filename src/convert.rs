@@ -48,6 +48,8 @@ pub struct Converter<'o, W: Write> {
     opts: &'o Options,
     out: &'o mut Out<W>,
     seq: u64,
+    detector: detect::Detector,
+    sticky: crate::providers::Sticky,
     pub stats: Stats,
 }
 
@@ -57,6 +59,8 @@ impl<'o, W: Write> Converter<'o, W> {
             opts,
             out,
             seq: 0,
+            detector: detect::Detector::default(),
+            sticky: Default::default(),
             stats: Stats::default(),
         }
     }
@@ -161,11 +165,16 @@ impl<'o, W: Write> Converter<'o, W> {
                 return Ok(false);
             }
         };
-        match detect::route(&probe, self.opts.forced) {
+        match self.detector.route(&probe, self.opts.forced) {
             Route::Passthrough => self.passthrough(text, lineno, name, diag)?,
             Route::Provider(p) => {
-                let mut cx = Cx::default();
-                match (p.convert)(text, &probe, &mut cx) {
+                let mut cx = Cx {
+                    sticky: self.sticky,
+                    ..Cx::default()
+                };
+                let result = (p.convert)(text, &probe, &mut cx);
+                self.sticky = cx.sticky;
+                match result {
                     Ok(()) => self.write_events(text, lineno, p.name, cx)?,
                     Err(why) => self.write_raw(text, lineno, p.name, why.0)?,
                 }

@@ -7,6 +7,8 @@
 //! 2. each provider of [`crate::providers::PROVIDERS`], in registry order, by its `sniff` rule
 //!    (Claude: a `type` it emits, plus `message` for `user`/`assistant` and `subtype` for
 //!    `system`/`result`).
+//!    2b. a JSON-RPC answer that no rule claims (`{"id":4,"result":{}}`) belongs to the
+//!    JSON-RPC provider (Codex app-server, ACP) of the last line that named one.
 //! 3. otherwise the line is unknown and becomes a `raw` event with provider `unknown`.
 //!
 //! With `--from NAME` rule 2 is replaced by "always NAME"; rule 1 still applies.
@@ -26,6 +28,19 @@ pub struct Probe<'a> {
     pub event: Option<&'a RawValue>,
     #[serde(borrow)]
     pub message: Option<&'a RawValue>,
+    // JSON-RPC members (Codex app-server, ACP) and Codex's legacy `{id, msg}` envelope.
+    #[serde(borrow)]
+    pub method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub error: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub msg: Option<&'a RawValue>,
     // Envelope members several providers share, read here so converters need no extra pass.
     #[serde(borrow)]
     pub session_id: Option<&'a RawValue>,
@@ -42,6 +57,15 @@ impl<'a> Probe<'a> {
     }
     pub fn subtype(&self) -> Option<&'a str> {
         plain_str(self.subtype?)
+    }
+    pub fn method(&self) -> Option<&'a str> {
+        plain_str(self.method?)
+    }
+    /// A JSON-RPC answer without a method: which provider it belongs to is not in the line.
+    pub fn is_bare_response(&self) -> bool {
+        self.method.is_none()
+            && self.id.is_some()
+            && (self.result.is_some() || self.error.is_some())
     }
     /// Whether the line is an InsightsEvent: its `event` member is a string.
     pub fn is_insights_event(&self) -> bool {
@@ -63,18 +87,44 @@ pub enum Route {
     Unknown,
 }
 
-/// Applies the rules above. `forced` is the provider chosen with `--from`.
+/// Detection's memory: which JSON-RPC provider the stream speaks.
+///
+/// A JSON-RPC answer (`{"id":4,"result":{}}`) often carries nothing that names its provider.
+/// Such a line goes to the JSON-RPC provider of the last line that did name one (rule 2b).
+/// This is the only state detection keeps; converters stay stateless.
+#[derive(Default)]
+pub struct Detector {
+    last_jsonrpc: Option<&'static Provider>,
+}
+
+impl Detector {
+    /// Applies the rules above. `forced` is the provider chosen with `--from`.
+    pub fn route(&mut self, probe: &Probe, forced: Option<&'static Provider>) -> Route {
+        if probe.is_insights_event() {
+            return Route::Passthrough;
+        }
+        if let Some(p) = forced {
+            return Route::Provider(p);
+        }
+        match PROVIDERS.iter().find(|p| (p.sniff)(probe)) {
+            Some(p) => {
+                if p.jsonrpc {
+                    self.last_jsonrpc = Some(p);
+                }
+                Route::Provider(p)
+            }
+            None => match self.last_jsonrpc {
+                Some(p) if probe.is_bare_response() => Route::Provider(p),
+                _ => Route::Unknown,
+            },
+        }
+    }
+}
+
+/// Routes one line on its own, without detection's memory.
+#[cfg(test)]
 pub fn route(probe: &Probe, forced: Option<&'static Provider>) -> Route {
-    if probe.is_insights_event() {
-        return Route::Passthrough;
-    }
-    if let Some(p) = forced {
-        return Route::Provider(p);
-    }
-    match PROVIDERS.iter().find(|p| (p.sniff)(probe)) {
-        Some(p) => Route::Provider(p),
-        None => Route::Unknown,
-    }
+    Detector::default().route(probe, forced)
 }
 
 #[cfg(test)]

@@ -63,6 +63,11 @@ impl<'a> From<Str<'a>> for Json<'a> {
         Json::Str(v)
     }
 }
+impl From<String> for Json<'_> {
+    fn from(v: String) -> Self {
+        Json::Str(Cow::Owned(v))
+    }
+}
 impl From<&'static str> for Json<'_> {
     fn from(v: &'static str) -> Self {
         Json::Str(Cow::Borrowed(v))
@@ -277,6 +282,7 @@ string_enum!(StreamDeltaKind {
     MessageStop = "messageStop",
     BlockStart = "blockStart",
     BlockStop = "blockStop",
+    ToolOutput = "toolOutput",
 });
 
 string_enum!(
@@ -495,6 +501,8 @@ pub struct ToolCompletion<'a> {
     pub call_id: Str<'a>,
     pub status: ToolCallStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Json<'a>>,
     #[serde(skip_serializing_if = "is_false")]
     pub is_error: bool,
@@ -695,6 +703,11 @@ pub struct StreamDelta<'a> {
 pub struct UsageUpdate<'a> {
     /// The provider's per-step usage, snake_case keys as CC-Insights reads them.
     pub step_usage: Json<'a>,
+    /// Running totals of the session, when the provider reports them (Codex).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<TokenUsage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_call_id: Option<Str<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -809,6 +822,10 @@ pub struct FileChange<'a> {
     /// Unified diff of the change, when the provider reports one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Str<'a>>,
+    /// The diff covers the whole turn so far and replaces earlier cumulative diffs of the
+    /// path (Codex `turn/diff/updated`), rather than adding one change.
+    #[serde(skip_serializing_if = "is_false")]
+    pub cumulative: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<Str<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, run with `cargo test`.
 
 mod cli;
+mod codex;
 mod docs;
 mod errors;
 mod golden;

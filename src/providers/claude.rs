@@ -38,6 +38,7 @@ pub const PROVIDER: Provider = Provider {
     name: "claude",
     about:
         "Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol",
+    jsonrpc: false,
     sniff,
     convert,
 };
@@ -442,6 +443,8 @@ fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Result<(), Un
             let w: ThinkingTokens = serde_json::from_str(line)?;
             let ext = cx.push(UsageUpdate {
                 step_usage: Json::Value(Value::Object(Default::default())),
+                total: None,
+                context_window: None,
                 parent_call_id: None,
                 model: None,
                 message_id: None,
@@ -781,6 +784,8 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     if let Some(usage) = w.message.usage.filter(|u| is_object(u)) {
         let ext = cx.push(UsageUpdate {
             step_usage: Json::Raw(usage),
+            total: None,
+            context_window: None,
             parent_call_id: parent.clone(),
             model,
             message_id,
@@ -998,6 +1003,7 @@ fn user<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                     } else {
                         ToolCallStatus::Completed
                     },
+                    duration_ms: None,
                     output,
                     is_error,
                     content,
@@ -1045,6 +1051,7 @@ fn user<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                             },
                             move_path: None,
                             diff: diff.map(Cow::Owned),
+                            cumulative: false,
                             call_id: Some(call_id),
                             parent_call_id: parent.clone(),
                         });

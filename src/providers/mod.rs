@@ -8,6 +8,8 @@ use crate::event::{Body, Extensions, Str};
 use std::borrow::Cow;
 
 pub mod claude;
+pub mod codex;
+pub mod jsonrpc;
 
 /// One supported wire format.
 pub struct Provider {
@@ -15,6 +17,8 @@ pub struct Provider {
     pub name: &'static str,
     /// What `--help` says about it.
     pub about: &'static str,
+    /// Whether it speaks JSON-RPC (see detection rule 2b).
+    pub jsonrpc: bool,
     /// Whether a line (already known to be a JSON object) is this provider's, by its shape.
     pub sniff: fn(&Probe) -> bool,
     /// Maps one line to events, or says why it cannot.
@@ -22,7 +26,7 @@ pub struct Provider {
 }
 
 /// The registry, in detection order: the first provider whose `sniff` accepts a line wins.
-pub static PROVIDERS: &[Provider] = &[claude::PROVIDER];
+pub static PROVIDERS: &[Provider] = &[claude::PROVIDER, codex::PROVIDER];
 
 /// The `provider` of events made from lines no provider recognised.
 pub const UNKNOWN: &str = "unknown";
@@ -54,6 +58,17 @@ pub struct Cx<'a> {
     /// A provider id unique to this line (Claude's `uuid`); event ids are built from it.
     pub anchor: Option<Str<'a>>,
     pub events: Vec<(Body<'a>, Extensions<'a>)>,
+    /// Facts about the stream so far that a converter may read and set (see [`Sticky`]).
+    pub sticky: Sticky,
+}
+
+/// The few facts about the whole stream a converter may depend on: exceptions to
+/// statelessness, each documented where it is used.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Sticky {
+    /// A Codex app-server v2 notification has been seen, so legacy `codex/event` lines
+    /// duplicate v2 events (see `codex.rs`).
+    pub codex_v2_seen: bool,
 }
 
 impl<'a> Cx<'a> {

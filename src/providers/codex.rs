@@ -1,0 +1,2579 @@
+//! Codex CLI, in its three shapes, recognised line by line:
+//!
+//! - **exec** (`codex exec --json`): snake_case `{type: "thread.started" | "turn.*" |
+//!   "item.*" | "error", …}` lines;
+//! - **app-server v2**: JSON-RPC (the `jsonrpc` member omitted) with camelCase `thread/*`,
+//!   `turn/*`, `item/*` notifications, server requests for approvals, and — in a tee of both
+//!   directions — the client's requests and answers;
+//! - **legacy** `codex/event` notifications (`{method: "codex/event/<type>", params: {id, msg}}`)
+//!   and the bare `{id, msg}` envelope of `codex proto`.
+//!
+//! Mapped against Codex CLI 0.169.0 (`testdata/codex-exec/`, `testdata/codex-app-server/`).
+//!
+//! **Legacy and v2 together.** Builds that emit both send every event twice. The rule: once a
+//! v2 notification has been seen in the stream (a sticky bit, the one piece of memory this
+//! converter keeps), legacy lines become `notice` events (`codex/event/<type>`, the message in
+//! `extensions`, `codex.supersededBy: "v2"`) instead of content events; before that, and in
+//! streams without v2, legacy lines are mapped in full. Nothing is lost and nothing doubles.
+//!
+//! Item ids of exec (`item_3`) are unique only within a thread; exec lines carry no thread id
+//! after `thread.started`, so their events have an empty `sessionId` (`reduce` attaches them).
+
+use super::jsonrpc::{Envelope, Kind, RpcError};
+use super::{Cx, Provider, Unmapped};
+use crate::detect::Probe;
+use crate::event::*;
+use crate::wire::{count, is_null, is_object, raw_str, Count};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+
+pub const PROVIDER: Provider = Provider {
+    name: "codex",
+    about: "Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy codex/event",
+    jsonrpc: true,
+    sniff,
+    convert,
+};
+
+/// `type`s of `codex exec --json`.
+const EXEC_TYPES: &[&str] = &[
+    "thread.started",
+    "turn.started",
+    "turn.completed",
+    "turn.failed",
+    "item.started",
+    "item.updated",
+    "item.completed",
+    "item.plan.delta",
+    "request_user_input",
+];
+
+/// Method prefixes and names of the app-server protocol (server and client side).
+const METHOD_PREFIXES: &[&str] = &[
+    "thread/",
+    "turn/",
+    "item/",
+    "account/",
+    "model/",
+    "mcpServer/",
+    "serverRequest/",
+    "codex/event",
+    "remoteControl/",
+    "hook/",
+    "skills/",
+    "app/",
+    "fuzzyFileSearch/",
+    "rawResponseItem/",
+    "windowsSandbox/",
+    "review/",
+    "command/",
+    "config/",
+    "feedback/",
+    "collaborationMode/",
+];
+const METHODS: &[&str] = &[
+    "initialized",
+    "error",
+    "configWarning",
+    "deprecationNotice",
+    "execCommandApproval",
+    "applyPatchApproval",
+    "getConversationSummary",
+    "gitDiffToRemote",
+];
+
+/// Members that only Codex puts in a JSON-RPC result.
+const RESULT_KEYS: &[&str] = &["thread", "turn", "decision", "userAgent", "codexHome"];
+
+fn sniff(p: &Probe) -> bool {
+    if let Some(t) = p.ty() {
+        // Gemini's stream-json has an `error` type too, always with a timestamp.
+        return EXEC_TYPES.contains(&t) || (t == "error" && p.timestamp.is_none());
+    }
+    if let Some(m) = p.method() {
+        if m == "initialize" {
+            // ACP's initialize carries a protocolVersion; Codex's a clientInfo only.
+            return p.params.is_some_and(|pr| {
+                !pr.get().contains("\"protocolVersion\"") && pr.get().contains("\"clientInfo\"")
+            });
+        }
+        return METHODS.contains(&m) || METHOD_PREFIXES.iter().any(|pre| m.starts_with(pre));
+    }
+    if p.msg.is_some_and(is_object) && p.id.is_some() {
+        return true;
+    }
+    if p.is_bare_response() {
+        if let Some(r) = p.result {
+            return super::jsonrpc::member_names(r)
+                .iter()
+                .any(|k| RESULT_KEYS.contains(&k.as_ref()));
+        }
+    }
+    false
+}
+
+fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    if let Some(t) = probe.ty() {
+        return exec(line, t, cx);
+    }
+    if probe.msg.is_some() && probe.method.is_none() {
+        #[derive(Deserialize)]
+        struct Bare<'a> {
+            #[serde(borrow)]
+            msg: &'a RawValue,
+        }
+        let b: Bare = serde_json::from_str(line)?;
+        return legacy(b.msg, None, cx);
+    }
+    let env: Envelope = serde_json::from_str(line)?;
+    match env.kind() {
+        Some(Kind::Notification) | Some(Kind::Request) => {
+            let method = env.method.clone().unwrap_or_default();
+            let params = env.params.filter(|p| is_object(p));
+            if let Some(ms) = env.emitted_at_ms {
+                cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
+            }
+            method_call(&method, &env, params, cx)
+        }
+        Some(Kind::Response) => response(&env, cx),
+        Some(Kind::ErrorResponse) => {
+            let e: RpcError = match env.error {
+                Some(e) if is_object(e) => serde_json::from_str(e.get())?,
+                _ => RpcError {
+                    code: None,
+                    message: None,
+                    data: None,
+                },
+            };
+            let ext = cx.push(error_event(
+                e.message.unwrap_or(Cow::Borrowed("JSON-RPC error")),
+                Severity::Error,
+            ));
+            ext.put_opt("jsonrpc.code", e.code.map(|c| Value::from(c)));
+            ext.put_opt("jsonrpc.data", e.data);
+            if let Body::Error(err) = &mut cx.events.last_mut().expect("pushed").0 {
+                err.request_id = Some(env.id_text().into_owned().into());
+            }
+            Ok(())
+        }
+        None => Err(Unmapped(
+            "neither a JSON-RPC message nor a Codex line".into(),
+        )),
+    }
+}
+
+fn error_event<'a>(message: Str<'a>, severity: Severity) -> ErrorEvent<'a> {
+    ErrorEvent {
+        message,
+        severity,
+        code: None,
+        http_status: None,
+        will_retry: None,
+        attempt: None,
+        max_retries: None,
+        retry_delay_ms: None,
+        request_id: None,
+        parent_call_id: None,
+    }
+}
+
+/// A `notice` keeping a raw member in `extensions`.
+fn notice<'a>(cx: &mut Cx<'a>, subtype: Str<'a>, data: Option<(&'static str, &'a RawValue)>) {
+    let ext = cx.push(Notice {
+        subtype,
+        message: None,
+    });
+    if let Some((k, v)) = data {
+        if !is_null(v) {
+            ext.put(k, v);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shell commands
+
+/// The command inside a shell wrapper (`/bin/bash -lc 'ls -1'` → `ls -1`), for display.
+pub fn unwrap_shell(cmd: &str) -> Cow<'_, str> {
+    let Some(rest) = [" -lc ", " -c ", " -Command "]
+        .iter()
+        .find_map(|flag| cmd.split_once(flag).map(|(shell, rest)| (shell, rest)))
+        .filter(|(shell, _)| {
+            let name = shell.rsplit('/').next().unwrap_or(shell);
+            matches!(name, "bash" | "sh" | "zsh" | "dash" | "pwsh" | "powershell")
+        })
+        .map(|(_, rest)| rest.trim())
+    else {
+        return Cow::Borrowed(cmd);
+    };
+    if let Some(inner) = rest.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
+        return Cow::Owned(inner.replace("'\\''", "'").replace("'\"'\"'", "'"));
+    }
+    if let Some(inner) = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some(n @ ('"' | '\\' | '$' | '`')) => out.push(n),
+                    Some(n) => {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                    None => out.push('\\'),
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        return Cow::Owned(out);
+    }
+    Cow::Borrowed(rest)
+}
+
+/// A command given as a string or as an argv list.
+fn command_text<'a>(raw: Option<&'a RawValue>) -> Option<Str<'a>> {
+    let raw = raw?;
+    if let Some(s) = raw_str(raw) {
+        return Some(s);
+    }
+    let argv: Vec<Str> = serde_json::from_str(raw.get()).ok()?;
+    // ["bash", "-lc", "ls"] → "ls"; other lists joined with spaces.
+    if argv.len() == 3 && matches!(argv[1].as_ref(), "-lc" | "-c") {
+        return argv.into_iter().nth(2);
+    }
+    Some(Cow::Owned(argv.join(" ")))
+}
+
+fn plan_status(s: Option<&str>) -> PlanStatus {
+    match s {
+        Some("inProgress" | "in_progress" | "InProgress") => PlanStatus::InProgress,
+        Some("completed" | "Completed") => PlanStatus::Completed,
+        _ => PlanStatus::Pending,
+    }
+}
+
+fn change_kind(s: Option<&str>) -> ChangeKind {
+    match s {
+        Some("add") => ChangeKind::Add,
+        Some("delete") => ChangeKind::Delete,
+        Some("move") => ChangeKind::Move,
+        _ => ChangeKind::Update,
+    }
+}
+
+/// A git-style header for a diff body that has none.
+fn with_headers(path: &str, kind: ChangeKind, body: &str) -> String {
+    if body.starts_with("--- ") || body.starts_with("diff ") {
+        return body.to_owned();
+    }
+    let p = if path.starts_with('/') {
+        path.to_owned()
+    } else {
+        format!("/{path}")
+    };
+    let (old, new) = match kind {
+        ChangeKind::Add => ("/dev/null".to_owned(), format!("b{p}")),
+        ChangeKind::Delete => (format!("a{p}"), "/dev/null".to_owned()),
+        _ => (format!("a{p}"), format!("b{p}")),
+    };
+    format!("--- {old}\n+++ {new}\n{body}")
+}
+
+/// Splits a multi-file unified diff (`diff --git a/x b/x` sections) into (path, kind, section).
+pub fn split_diff(diff: &str) -> Vec<(String, ChangeKind, String)> {
+    let mut out: Vec<(String, ChangeKind, String)> = Vec::new();
+    for section in diff
+        .split_inclusive('\n')
+        .fold(Vec::<String>::new(), |mut acc, l| {
+            if l.starts_with("diff --git ") || acc.is_empty() {
+                acc.push(String::new());
+            }
+            if let Some(last) = acc.last_mut() {
+                last.push_str(l);
+            }
+            acc
+        })
+    {
+        let mut path = None;
+        let mut kind = ChangeKind::Update;
+        for l in section.lines() {
+            if let Some(rest) = l.strip_prefix("diff --git ") {
+                if let Some((_, b)) = rest.split_once(" b/") {
+                    path = Some(b.to_owned());
+                }
+            } else if l.starts_with("new file mode") {
+                kind = ChangeKind::Add;
+            } else if l.starts_with("deleted file mode") {
+                kind = ChangeKind::Delete;
+            } else if l.starts_with("rename to ") {
+                kind = ChangeKind::Move;
+            } else if let Some(p) = l.strip_prefix("+++ b/") {
+                path.get_or_insert_with(|| p.to_owned());
+            } else if l.starts_with("@@") {
+                break;
+            }
+        }
+        if let Some(p) = path {
+            out.push((p, kind, section));
+        } else if !section.trim().is_empty() {
+            out.push((String::new(), kind, section));
+        }
+    }
+    out
+}
+
+fn file_change<'a>(
+    path: Str<'a>,
+    kind: ChangeKind,
+    diff: Option<String>,
+    call_id: Option<Str<'a>>,
+) -> FileChange<'a> {
+    FileChange {
+        path,
+        change_kind: kind,
+        move_path: None,
+        diff: diff.map(Cow::Owned),
+        cumulative: false,
+        call_id,
+        parent_call_id: None,
+    }
+}
+
+fn tool_invocation<'a>(
+    call_id: Str<'a>,
+    kind: ToolKind,
+    name: &'static str,
+    title: Option<Str<'a>>,
+    input: Json<'a>,
+) -> ToolInvocation<'a> {
+    ToolInvocation {
+        call_id,
+        parent_call_id: None,
+        kind,
+        tool_name: Cow::Borrowed(name),
+        title,
+        input,
+        locations: None,
+        model: None,
+        mcp_server: None,
+        mcp_tool: None,
+        message_id: None,
+    }
+}
+
+fn completion<'a>(call_id: Str<'a>, ok: bool, output: Option<Json<'a>>) -> ToolCompletion<'a> {
+    ToolCompletion {
+        call_id,
+        status: if ok {
+            ToolCallStatus::Completed
+        } else {
+            ToolCallStatus::Failed
+        },
+        duration_ms: None,
+        output,
+        is_error: !ok,
+        content: None,
+        locations: None,
+        parent_call_id: None,
+    }
+}
+
+fn delta<'a>(
+    kind: StreamDeltaKind,
+    item: Option<Str<'a>>,
+    text: Option<Str<'a>>,
+) -> StreamDelta<'a> {
+    let is_tool = kind == StreamDeltaKind::ToolOutput;
+    StreamDelta {
+        kind,
+        parent_call_id: None,
+        text_delta: text,
+        json_delta: None,
+        block_index: None,
+        call_id: if is_tool { item.clone() } else { None },
+        message_id: if is_tool { None } else { item },
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// exec --json
+
+#[derive(Deserialize)]
+struct ExecLine<'a> {
+    #[serde(borrow)]
+    thread_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    item: Option<ExecItem<'a>>,
+    usage: Option<ExecUsage>,
+    #[serde(borrow)]
+    error: Option<MessageOnly<'a>>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    item_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    delta: Option<Str<'a>>,
+    #[serde(borrow)]
+    call_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    questions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct MessageOnly<'a> {
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ExecUsage {
+    input_tokens: Option<Count>,
+    cached_input_tokens: Option<Count>,
+    cache_write_input_tokens: Option<Count>,
+    output_tokens: Option<Count>,
+    reasoning_output_tokens: Option<Count>,
+}
+
+#[derive(Deserialize)]
+struct ExecItem<'a> {
+    #[serde(borrow)]
+    id: Str<'a>,
+    #[serde(rename = "type", borrow)]
+    ty: Str<'a>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow)]
+    aggregated_output: Option<Str<'a>>,
+    exit_code: Option<i64>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    changes: Option<Vec<ExecChange<'a>>>,
+    #[serde(borrow)]
+    server: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool: Option<Str<'a>>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow)]
+    query: Option<Str<'a>>,
+    #[serde(borrow)]
+    action: Option<&'a RawValue>,
+    #[serde(borrow)]
+    items: Option<Vec<TodoItem<'a>>>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    prompt: Option<Str<'a>>,
+    #[serde(borrow)]
+    receiver_thread_ids: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agents_states: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ExecChange<'a> {
+    #[serde(borrow)]
+    path: Str<'a>,
+    #[serde(borrow)]
+    kind: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TodoItem<'a> {
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    completed: Option<bool>,
+}
+
+fn tokens(u: &ExecUsage) -> TokenUsage {
+    TokenUsage {
+        input_tokens: count(u.input_tokens).unwrap_or(0),
+        output_tokens: count(u.output_tokens).unwrap_or(0),
+        cache_read_tokens: count(u.cached_input_tokens),
+        cache_creation_tokens: count(u.cache_write_input_tokens),
+        reasoning_tokens: count(u.reasoning_output_tokens),
+    }
+}
+
+fn exec<'a>(line: &'a str, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ExecLine = serde_json::from_str(line)?;
+    match ty {
+        "thread.started" => {
+            cx.session_id = w.thread_id;
+            cx.push(SessionInit::default());
+        }
+        "turn.started" => {
+            cx.push(TurnStart::default());
+        }
+        "turn.completed" => {
+            cx.push(TurnComplete {
+                subtype: Some(Cow::Borrowed("success")),
+                usage: w.usage.as_ref().map(tokens),
+                ..TurnComplete::default()
+            });
+        }
+        "turn.failed" => {
+            let msg = w
+                .error
+                .and_then(|e| e.message)
+                .unwrap_or(Cow::Borrowed("turn failed"));
+            cx.push(TurnComplete {
+                is_error: true,
+                subtype: Some(Cow::Borrowed("error")),
+                errors: Some(vec![msg]),
+                ..TurnComplete::default()
+            });
+        }
+        "error" => {
+            let msg = w.message.unwrap_or(Cow::Borrowed("error"));
+            // "Reconnecting... 1/5 (…)" notices precede a retry.
+            let retrying = msg.starts_with("Reconnecting");
+            let mut e = error_event(
+                msg,
+                if retrying {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                },
+            );
+            e.will_retry = Some(retrying);
+            cx.push(e);
+        }
+        "item.plan.delta" => {
+            let ext = cx.push(delta(StreamDeltaKind::Text, w.item_id, w.delta));
+            ext.put("block_type", "plan");
+        }
+        "request_user_input" => {
+            cx.push(PermissionRequest {
+                request_id: w.id.unwrap_or_default(),
+                tool_name: Cow::Borrowed("AskUserQuestion"),
+                tool_kind: ToolKind::Ask,
+                tool_input: Json::Value(json!({ "questions": w.questions })),
+                tool_use_id: w.call_id,
+                reason: None,
+                blocked_path: None,
+                suggestions: None,
+                title: None,
+                parent_call_id: None,
+            });
+        }
+        "item.started" | "item.updated" | "item.completed" => {
+            let item = w
+                .item
+                .ok_or_else(|| Unmapped(format!("{ty} without an item")))?;
+            exec_item(ty, item, cx)?;
+        }
+        other => return Err(Unmapped(format!("unknown Codex exec event {other:?}"))),
+    }
+    Ok(())
+}
+
+fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let done = ty == "item.completed";
+    let started = ty == "item.started";
+    let status = it.status.as_deref().unwrap_or("");
+    match &*it.ty {
+        "agent_message" => {
+            text(cx, it.text.unwrap_or_default(), TextKind::Text, Some(it.id));
+        }
+        "reasoning" => {
+            text(
+                cx,
+                it.text.unwrap_or_default(),
+                TextKind::Thinking,
+                Some(it.id),
+            );
+        }
+        "plan" => {
+            text(cx, it.text.unwrap_or_default(), TextKind::Plan, Some(it.id));
+        }
+        "command_execution" => {
+            let cmd = command_text(it.command);
+            if !done || status == "declined" || cx.events.is_empty() && !started {
+                // Completed items without a start (declined, or an older build) get one.
+            }
+            if started || !done {
+                let input = json!({ "command": it.command });
+                let title = cmd
+                    .as_deref()
+                    .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
+                if started {
+                    cx.push(tool_invocation(
+                        it.id,
+                        ToolKind::Execute,
+                        "Bash",
+                        title,
+                        Json::Value(input),
+                    ));
+                } else {
+                    cx.push(ToolUpdate {
+                        call_id: it.id,
+                        status: it.status,
+                        tool_name: Some(Cow::Borrowed("Bash")),
+                        output: it.aggregated_output.map(Json::Str),
+                        elapsed_ms: None,
+                        parent_call_id: None,
+                    });
+                }
+            } else {
+                let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
+                let output = json!({
+                    "stdout": it.aggregated_output,
+                    "stderr": "",
+                    "exit_code": it.exit_code,
+                });
+                let mut c = completion(it.id, ok, Some(Json::Value(output)));
+                if status == "declined" {
+                    c.status = ToolCallStatus::Cancelled;
+                }
+                let ext = cx.push(c);
+                ext.put("codex.status", it.status.unwrap_or_default());
+            }
+        }
+        "file_change" => {
+            let changes = it.changes.unwrap_or_default();
+            let paths: Vec<Str<'a>> = changes.iter().map(|c| c.path.clone()).collect();
+            if started {
+                let input = json!({
+                    "changes": changes.iter().map(|c| json!({"path": c.path, "kind": c.kind})).collect::<Vec<_>>()
+                });
+                let mut inv = tool_invocation(
+                    it.id,
+                    ToolKind::Edit,
+                    "FileChange",
+                    paths.first().cloned(),
+                    Json::Value(input),
+                );
+                inv.locations = Some(paths);
+                cx.push(inv);
+            } else if done {
+                let ok = status == "completed";
+                let output = json!({ "changes": changes.iter().map(|c| json!({"path": c.path, "kind": c.kind})).collect::<Vec<_>>() });
+                let mut c = completion(it.id.clone(), ok, Some(Json::Value(output)));
+                c.locations = Some(paths);
+                cx.push(c);
+                if ok {
+                    for ch in changes {
+                        cx.push(file_change(
+                            ch.path,
+                            change_kind(ch.kind.as_deref()),
+                            None,
+                            Some(it.id.clone()),
+                        ));
+                    }
+                }
+            } else {
+                cx.push(ToolUpdate {
+                    call_id: it.id,
+                    status: it.status,
+                    tool_name: Some(Cow::Borrowed("FileChange")),
+                    output: None,
+                    elapsed_ms: None,
+                    parent_call_id: None,
+                });
+            }
+        }
+        "mcp_tool_call" => {
+            let server = it.server.unwrap_or_default();
+            let tool = it.tool.unwrap_or_default();
+            if started {
+                let mut inv = tool_invocation(
+                    it.id,
+                    ToolKind::Mcp,
+                    "",
+                    Some(Cow::Owned(format!("{server}.{tool}"))),
+                    Json::Value(
+                        json!({ "server": server, "tool": tool, "arguments": it.arguments }),
+                    ),
+                );
+                inv.tool_name = Cow::Owned(format!("mcp__{server}__{tool}"));
+                inv.mcp_server = Some(server);
+                inv.mcp_tool = Some(tool);
+                cx.push(inv);
+            } else if done {
+                let failed = it.error.is_some_and(|e| !is_null(e)) || status == "failed";
+                let output = if failed { it.error } else { it.result }
+                    .filter(|r| !is_null(r))
+                    .map(Json::Raw);
+                cx.push(completion(it.id, !failed, output));
+            } else {
+                cx.push(ToolUpdate {
+                    call_id: it.id,
+                    status: it.status,
+                    tool_name: Some(Cow::Owned(format!("mcp__{server}__{tool}"))),
+                    output: None,
+                    elapsed_ms: None,
+                    parent_call_id: None,
+                });
+            }
+        }
+        "web_search" => {
+            if done {
+                // exec reports searches only when done: invocation and completion together.
+                let input = json!({ "query": it.query, "action": it.action });
+                cx.push(tool_invocation(
+                    it.id.clone(),
+                    ToolKind::Browse,
+                    "WebSearch",
+                    it.query.clone(),
+                    Json::Value(input),
+                ));
+                cx.push(completion(it.id, true, None));
+            } else {
+                let input = json!({ "query": it.query, "action": it.action });
+                cx.push(tool_invocation(
+                    it.id,
+                    ToolKind::Browse,
+                    "WebSearch",
+                    it.query,
+                    Json::Value(input),
+                ));
+            }
+        }
+        "todo_list" => {
+            let entries = it
+                .items
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| PlanEntry {
+                    content: t.text.unwrap_or_default(),
+                    status: if t.completed.unwrap_or(false) {
+                        PlanStatus::Completed
+                    } else {
+                        PlanStatus::Pending
+                    },
+                    priority: None,
+                    active_form: None,
+                })
+                .collect();
+            cx.push(PlanUpdate {
+                entries,
+                call_id: Some(it.id),
+                parent_call_id: None,
+                explanation: None,
+            });
+        }
+        "collab_tool_call" => {
+            let tool = it.tool.unwrap_or_default();
+            if started {
+                let name = format!("collab:{tool}");
+                let mut inv = tool_invocation(
+                    it.id.clone(),
+                    ToolKind::Think,
+                    "",
+                    it.prompt.clone(),
+                    Json::Value(
+                        json!({ "tool": tool, "prompt": it.prompt, "receiver_thread_ids": it.receiver_thread_ids }),
+                    ),
+                );
+                inv.tool_name = Cow::Owned(name);
+                cx.push(inv);
+                if tool == "spawn_agent" {
+                    cx.push(SubagentSpawn {
+                        call_id: it.id,
+                        agent_type: None,
+                        description: it.prompt.clone(),
+                        is_resume: false,
+                        resume_agent_id: None,
+                        prompt: it.prompt,
+                        parent_call_id: None,
+                    });
+                }
+            } else if done {
+                let ok = status != "failed";
+                let ext = cx.push(completion(
+                    it.id.clone(),
+                    ok,
+                    it.agents_states.filter(|s| !is_null(s)).map(Json::Raw),
+                ));
+                ext.put("codex.tool", tool.clone());
+                if matches!(&*tool, "wait" | "close_agent") {
+                    cx.push(SubagentComplete {
+                        call_id: it.id,
+                        agent_id: None,
+                        status: it.status,
+                        summary: None,
+                        duration_ms: None,
+                        total_tokens: None,
+                        tool_use_count: None,
+                        parent_call_id: None,
+                    });
+                }
+            } else {
+                cx.push(ToolUpdate {
+                    call_id: it.id,
+                    status: it.status,
+                    tool_name: Some(Cow::Owned(format!("collab:{tool}"))),
+                    output: None,
+                    elapsed_ms: None,
+                    parent_call_id: None,
+                });
+            }
+        }
+        "error" => {
+            cx.push(error_event(
+                it.message.unwrap_or(Cow::Borrowed("error")),
+                Severity::Error,
+            ));
+        }
+        other => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Owned(format!("{ty}/{other}")),
+                message: None,
+            });
+            ext.put("codex.itemId", it.id);
+        }
+    }
+    Ok(())
+}
+
+fn text<'a>(cx: &mut Cx<'a>, text: Str<'a>, kind: TextKind, message_id: Option<Str<'a>>) {
+    cx.push(Text {
+        text,
+        kind,
+        parent_call_id: None,
+        model: None,
+        message_id,
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// app-server v2
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Params<'a> {
+    #[serde(borrow)]
+    thread_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    turn_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    item_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    delta: Option<Str<'a>>,
+    summary_index: Option<Count>,
+    content_index: Option<Count>,
+    #[serde(borrow)]
+    item: Option<&'a RawValue>,
+    #[serde(borrow)]
+    thread: Option<Thread<'a>>,
+    #[serde(borrow)]
+    turn: Option<Turn<'a>>,
+    #[serde(borrow)]
+    status: Option<&'a RawValue>,
+    token_usage: Option<TokenUsageWire>,
+    #[serde(borrow)]
+    diff: Option<Str<'a>>,
+    #[serde(borrow)]
+    explanation: Option<Str<'a>>,
+    #[serde(borrow)]
+    plan: Option<Vec<PlanStep<'a>>>,
+    #[serde(borrow)]
+    error: Option<ErrorWire<'a>>,
+    will_retry: Option<bool>,
+    #[serde(borrow)]
+    rate_limits: Option<RateLimitsWire<'a>>,
+    #[serde(borrow)]
+    reason: Option<Str<'a>>,
+    #[serde(borrow)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow)]
+    command_actions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    available_decisions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    grant_root: Option<Str<'a>>,
+    #[serde(borrow)]
+    permissions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    questions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    server_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    summary: Option<Str<'a>>,
+    #[serde(borrow)]
+    details: Option<Str<'a>>,
+    #[serde(borrow)]
+    from_model: Option<Str<'a>>,
+    #[serde(borrow)]
+    to_model: Option<Str<'a>>,
+    #[serde(borrow)]
+    call_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    conversation_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    file_changes: Option<&'a RawValue>,
+    #[serde(borrow)]
+    msg: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stdin: Option<Str<'a>>,
+    #[serde(borrow)]
+    request_id: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Thread<'a> {
+    #[serde(borrow)]
+    id: Str<'a>,
+    #[serde(borrow)]
+    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow)]
+    cli_version: Option<Str<'a>>,
+    #[serde(borrow)]
+    reasoning_effort: Option<Str<'a>>,
+    #[serde(borrow)]
+    model_provider: Option<Str<'a>>,
+    #[serde(borrow)]
+    parent_thread_id: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Turn<'a> {
+    #[serde(borrow)]
+    id: Str<'a>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    error: Option<ErrorWire<'a>>,
+    duration_ms: Option<Count>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorWire<'a> {
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    codex_error_info: Option<&'a RawValue>,
+    #[serde(borrow)]
+    additional_details: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenUsageWire {
+    total: Option<TokenBreakdown>,
+    last: Option<TokenBreakdown>,
+    model_context_window: Option<Count>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenBreakdown {
+    input_tokens: Option<Count>,
+    cached_input_tokens: Option<Count>,
+    cache_write_input_tokens: Option<Count>,
+    output_tokens: Option<Count>,
+    reasoning_output_tokens: Option<Count>,
+}
+
+impl TokenBreakdown {
+    fn tokens(&self) -> TokenUsage {
+        TokenUsage {
+            input_tokens: count(self.input_tokens).unwrap_or(0),
+            output_tokens: count(self.output_tokens).unwrap_or(0),
+            cache_read_tokens: count(self.cached_input_tokens),
+            cache_creation_tokens: count(self.cache_write_input_tokens),
+            reasoning_tokens: count(self.reasoning_output_tokens),
+        }
+    }
+
+    /// Snake_case keys, as CC-Insights reads `stepUsage`.
+    fn step_usage(&self) -> Value {
+        json!({
+            "input_tokens": count(self.input_tokens).unwrap_or(0),
+            "output_tokens": count(self.output_tokens).unwrap_or(0),
+            "cache_read_input_tokens": count(self.cached_input_tokens).unwrap_or(0),
+            "cache_creation_input_tokens": count(self.cache_write_input_tokens).unwrap_or(0),
+            "reasoning_output_tokens": count(self.reasoning_output_tokens).unwrap_or(0),
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct PlanStep<'a> {
+    #[serde(borrow)]
+    step: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RateLimitsWire<'a> {
+    primary: Option<WindowWire>,
+    secondary: Option<WindowWire>,
+    #[serde(borrow)]
+    plan_type: Option<Str<'a>>,
+    #[serde(borrow)]
+    credits: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WindowWire {
+    used_percent: Option<f64>,
+    window_minutes: Option<Count>,
+    window_duration_mins: Option<Count>,
+    resets_at: Option<Count>,
+}
+
+impl WindowWire {
+    fn window(&self) -> RateLimitWindow {
+        RateLimitWindow {
+            used_percent: self.used_percent.map_or(0, |p| p.max(0.0).round() as u64),
+            window_duration_mins: count(self.window_minutes.or(self.window_duration_mins)),
+            resets_at: count(self.resets_at),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct InputItem<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    url: Option<Str<'a>>,
+    #[serde(borrow)]
+    path: Option<Str<'a>>,
+}
+
+/// A ThreadItem of v2.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Item<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Str<'a>,
+    #[serde(borrow)]
+    id: Str<'a>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    summary: Option<Vec<Str<'a>>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    command_actions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    aggregated_output: Option<Str<'a>>,
+    exit_code: Option<i64>,
+    duration_ms: Option<Count>,
+    #[serde(borrow)]
+    changes: Option<Vec<ChangeWire<'a>>>,
+    #[serde(borrow)]
+    server: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool: Option<Str<'a>>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow)]
+    query: Option<Str<'a>>,
+    #[serde(borrow)]
+    action: Option<&'a RawValue>,
+    #[serde(borrow)]
+    path: Option<Str<'a>>,
+    #[serde(borrow)]
+    prompt: Option<Str<'a>>,
+    #[serde(borrow)]
+    receiver_thread_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    new_thread_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    review: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ChangeWire<'a> {
+    #[serde(borrow)]
+    path: Str<'a>,
+    #[serde(borrow)]
+    kind: Option<ChangeKindWire<'a>>,
+    #[serde(borrow)]
+    diff: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ChangeKindWire<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Str<'a>>,
+    #[serde(borrow)]
+    move_path: Option<Str<'a>>,
+}
+
+fn method_call<'a>(
+    method: &str,
+    env: &Envelope<'a>,
+    params: Option<&'a RawValue>,
+    cx: &mut Cx<'a>,
+) -> Result<(), Unmapped> {
+    if method == "codex/event" || method.starts_with("codex/event/") {
+        let p: Params = match params {
+            Some(p) => serde_json::from_str(p.get())?,
+            None => Params::default(),
+        };
+        cx.session_id = p.conversation_id;
+        let msg = p
+            .msg
+            .ok_or_else(|| Unmapped("codex/event without a msg".into()))?;
+        return legacy(msg, Some(env), cx);
+    }
+    let p: Params = match params {
+        Some(p) => serde_json::from_str(p.get())?,
+        None => Params::default(),
+    };
+    cx.session_id = p.thread_id.clone();
+    cx.turn_id = p.turn_id.clone();
+    let request_id = || env.id_text().into_owned();
+    match method {
+        // --- client → server
+        "initialize"
+        | "initialized"
+        | "thread/start"
+        | "thread/resume"
+        | "thread/fork"
+        | "thread/list"
+        | "thread/read"
+        | "model/list"
+        | "review/start"
+        | "thread/compact/start" => {
+            notice(
+                cx,
+                Cow::Owned(method.to_owned()),
+                params.map(|p| ("params", p)),
+            );
+        }
+        "turn/start" | "turn/steer" => {
+            // The prompt as the client sent it; the server echoes it as a userMessage item,
+            // which becomes the `user_input`.
+            notice(
+                cx,
+                Cow::Owned(method.to_owned()),
+                params.map(|p| ("params", p)),
+            );
+        }
+        "turn/interrupt" => {
+            let ext = cx.push(SessionStatus {
+                status: SessionStatusKind::Interrupted,
+                message: None,
+            });
+            ext.put("codex.requestId", request_id());
+        }
+        // --- notifications
+        "thread/started" => {
+            let t = p
+                .thread
+                .ok_or_else(|| Unmapped("thread/started without a thread".into()))?;
+            cx.session_id = Some(t.id);
+            let ext = cx.push(SessionInit {
+                model: t.model,
+                reasoning_effort: t.reasoning_effort,
+                cwd: t.cwd,
+                version: t.cli_version,
+                ..SessionInit::default()
+            });
+            ext.put_opt("codex.modelProvider", t.model_provider);
+            ext.put_opt("codex.parentThreadId", t.parent_thread_id);
+        }
+        "thread/status/changed" => {
+            #[derive(Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct St<'a> {
+                #[serde(rename = "type", borrow)]
+                ty: Option<Str<'a>>,
+                #[serde(borrow, default)]
+                active_flags: Vec<Str<'a>>,
+            }
+            let st: Option<St> = match p.status {
+                Some(s) if is_object(s) => Some(serde_json::from_str(s.get())?),
+                _ => None,
+            };
+            let (status, msg) = match st.as_ref().and_then(|s| s.ty.as_deref()) {
+                Some("idle") => (SessionStatusKind::Idle, None),
+                Some("active") if st.as_ref().is_some_and(|s| !s.active_flags.is_empty()) => {
+                    let flags = st
+                        .as_ref()
+                        .map(|s| s.active_flags.join(", "))
+                        .unwrap_or_default();
+                    (SessionStatusKind::RequiresAction, Some(Cow::Owned(flags)))
+                }
+                Some("active") => (SessionStatusKind::Running, None),
+                Some("systemError") => (SessionStatusKind::Error, None),
+                Some("notLoaded") => (SessionStatusKind::Ended, None),
+                _ => (SessionStatusKind::Idle, None),
+            };
+            cx.push(SessionStatus {
+                status,
+                message: msg,
+            });
+        }
+        "thread/tokenUsage/updated" => {
+            let u = p
+                .token_usage
+                .ok_or_else(|| Unmapped("tokenUsage/updated without tokenUsage".into()))?;
+            cx.push(UsageUpdate {
+                step_usage: Json::Value(
+                    u.last
+                        .as_ref()
+                        .map(TokenBreakdown::step_usage)
+                        .unwrap_or_else(|| json!({})),
+                ),
+                total: u.total.as_ref().map(TokenBreakdown::tokens),
+                context_window: count(u.model_context_window),
+                parent_call_id: None,
+                model: None,
+                message_id: None,
+            });
+        }
+        "turn/started" => {
+            if let Some(t) = p.turn {
+                cx.turn_id = Some(t.id);
+            }
+            cx.push(TurnStart::default());
+        }
+        "turn/completed" => {
+            let t = p
+                .turn
+                .ok_or_else(|| Unmapped("turn/completed without a turn".into()))?;
+            cx.turn_id = Some(t.id);
+            let status = t.status.clone().unwrap_or(Cow::Borrowed("completed"));
+            let failed = status == "failed";
+            let errors = t.error.and_then(|e| e.message).map(|m| vec![m]);
+            cx.push(TurnComplete {
+                is_error: failed,
+                subtype: Some(status.clone()),
+                errors: if failed { errors } else { None },
+                duration_ms: count(t.duration_ms),
+                stop_reason: Some(status),
+                ..TurnComplete::default()
+            });
+        }
+        "turn/diff/updated" => {
+            let diff = p.diff.unwrap_or_default();
+            let files = split_diff(&diff);
+            if files.is_empty() {
+                notice(cx, Cow::Borrowed("turn/diff/updated"), None);
+            }
+            for (path, kind, section) in files {
+                let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
+                fc.cumulative = true;
+                cx.push(fc);
+            }
+        }
+        "turn/plan/updated" => {
+            let entries = p
+                .plan
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| PlanEntry {
+                    status: plan_status(s.status.as_deref()),
+                    content: s.step.unwrap_or_default(),
+                    priority: None,
+                    active_form: None,
+                })
+                .collect();
+            cx.push(PlanUpdate {
+                entries,
+                call_id: None,
+                parent_call_id: None,
+                explanation: p.explanation,
+            });
+        }
+        "item/started" | "item/completed" => {
+            let raw = p
+                .item
+                .ok_or_else(|| Unmapped(format!("{method} without an item")))?;
+            let item: Item = serde_json::from_str(raw.get())?;
+            v2_item(method == "item/completed", item, cx);
+        }
+        "item/agentMessage/delta" => {
+            cx.push(delta(StreamDeltaKind::Text, p.item_id, p.delta));
+        }
+        "item/plan/delta" => {
+            let ext = cx.push(delta(StreamDeltaKind::Text, p.item_id, p.delta));
+            ext.put("block_type", "plan");
+        }
+        "item/reasoning/summaryTextDelta" => {
+            let mut d = delta(StreamDeltaKind::Thinking, p.item_id, p.delta);
+            d.block_index = count(p.summary_index);
+            cx.push(d);
+        }
+        "item/reasoning/summaryPartAdded" => {
+            let mut d = delta(StreamDeltaKind::BlockStart, p.item_id, None);
+            d.block_index = count(p.summary_index);
+            let ext = cx.push(d);
+            ext.put("block_type", "thinking");
+        }
+        "item/reasoning/textDelta" => {
+            let mut d = delta(StreamDeltaKind::Thinking, p.item_id, p.delta);
+            d.block_index = count(p.content_index);
+            let ext = cx.push(d);
+            ext.put("codex.rawReasoning", true);
+        }
+        "item/commandExecution/outputDelta" | "item/fileChange/outputDelta" => {
+            cx.push(delta(StreamDeltaKind::ToolOutput, p.item_id, p.delta));
+        }
+        "item/commandExecution/terminalInteraction" => {
+            let ext = cx.push(ToolUpdate {
+                call_id: p.item_id.unwrap_or_default(),
+                status: Some(Cow::Borrowed("waitingForInput")),
+                tool_name: Some(Cow::Borrowed("Bash")),
+                output: None,
+                elapsed_ms: None,
+                parent_call_id: None,
+            });
+            ext.put_opt("codex.stdin", p.stdin);
+        }
+        "item/mcpToolCall/progress" => {
+            cx.push(ToolUpdate {
+                call_id: p.item_id.unwrap_or_default(),
+                status: Some(Cow::Borrowed("progress")),
+                tool_name: None,
+                output: p.message.map(Json::Str),
+                elapsed_ms: None,
+                parent_call_id: None,
+            });
+        }
+        "error" => {
+            let e = p.error;
+            let will_retry = p.will_retry.unwrap_or(false);
+            let message = match e.as_ref().map(|e| (&e.message, &e.additional_details)) {
+                Some((Some(m), Some(d))) => Cow::Owned(format!("{m}\n{d}")),
+                Some((Some(m), None)) => m.clone(),
+                _ => Cow::Borrowed("error"),
+            };
+            let mut ev = error_event(
+                message,
+                if will_retry {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                },
+            );
+            ev.will_retry = Some(will_retry);
+            let info = e.and_then(|e| e.codex_error_info);
+            if let Some(info) = info {
+                ev.code =
+                    raw_str(info).or_else(|| super::jsonrpc::member_names(info).into_iter().next());
+                ev.http_status = http_status(info);
+            }
+            cx.push(ev);
+        }
+        "configWarning" | "deprecationNotice" => {
+            let msg = p
+                .summary
+                .or(p.message)
+                .or(p.details)
+                .unwrap_or(Cow::Borrowed(""));
+            let mut e = error_event(msg, Severity::Warning);
+            e.code = Some(Cow::Owned(method.to_owned()));
+            cx.push(e);
+        }
+        "account/rateLimits/updated" => {
+            let r = p.rate_limits;
+            let ext = cx.push(RateLimitUpdate {
+                primary: r
+                    .as_ref()
+                    .and_then(|r| r.primary.as_ref())
+                    .map(WindowWire::window),
+                secondary: r
+                    .as_ref()
+                    .and_then(|r| r.secondary.as_ref())
+                    .map(WindowWire::window),
+                plan_type: r.as_ref().and_then(|r| r.plan_type.clone()),
+                ..RateLimitUpdate::default()
+            });
+            ext.put_opt(
+                "codex.credits",
+                r.and_then(|r| r.credits).filter(|c| !is_null(c)),
+            );
+        }
+        "model/rerouted" => {
+            let msg = format!(
+                "model rerouted from {} to {}",
+                p.from_model.as_deref().unwrap_or("?"),
+                p.to_model.as_deref().unwrap_or("?")
+            );
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("model/rerouted"),
+                message: Some(Cow::Owned(msg)),
+            });
+            ext.put_opt("codex.reason", p.reason);
+        }
+        "serverRequest/resolved" => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("serverRequest/resolved"),
+                message: None,
+            });
+            ext.put_opt(
+                "codex.requestId",
+                p.request_id
+                    .map(|r| raw_str(r).unwrap_or(Cow::Borrowed(r.get()))),
+            );
+        }
+        // --- server → client requests
+        "item/commandExecution/requestApproval" | "execCommandApproval" => {
+            let command = command_text(p.command);
+            let ext = cx.push(PermissionRequest {
+                request_id: Cow::Owned(request_id()),
+                tool_name: Cow::Borrowed("Bash"),
+                tool_kind: ToolKind::Execute,
+                tool_input: Json::Value(json!({ "command": command, "cwd": p.cwd })),
+                tool_use_id: p.item_id.or(p.call_id),
+                reason: p.reason,
+                blocked_path: None,
+                suggestions: None,
+                title: command
+                    .as_deref()
+                    .map(|c| Cow::Owned(unwrap_shell(c).into_owned())),
+                parent_call_id: None,
+            });
+            ext.put_opt(
+                "codex.commandActions",
+                p.command_actions.filter(|a| !is_null(a)),
+            );
+            ext.put_opt(
+                "codex.availableDecisions",
+                p.available_decisions.filter(|a| !is_null(a)),
+            );
+        }
+        "item/fileChange/requestApproval" | "applyPatchApproval" => {
+            let ext = cx.push(PermissionRequest {
+                request_id: Cow::Owned(request_id()),
+                tool_name: Cow::Borrowed("FileChange"),
+                tool_kind: ToolKind::Edit,
+                tool_input: Json::Value(
+                    json!({ "grantRoot": p.grant_root, "fileChanges": p.file_changes }),
+                ),
+                tool_use_id: p.item_id.or(p.call_id),
+                reason: p.reason,
+                blocked_path: p.grant_root.clone(),
+                suggestions: None,
+                title: None,
+                parent_call_id: None,
+            });
+            ext.put_opt("codex.grantRoot", p.grant_root);
+        }
+        "item/permissions/requestApproval" => {
+            cx.push(PermissionRequest {
+                request_id: Cow::Owned(request_id()),
+                tool_name: Cow::Borrowed("Permissions"),
+                tool_kind: ToolKind::Other,
+                tool_input: Json::Value(json!({ "permissions": p.permissions })),
+                tool_use_id: p.item_id,
+                reason: p.reason,
+                blocked_path: None,
+                suggestions: None,
+                title: None,
+                parent_call_id: None,
+            });
+        }
+        "item/tool/requestUserInput" => {
+            cx.push(PermissionRequest {
+                request_id: Cow::Owned(request_id()),
+                tool_name: Cow::Borrowed("AskUserQuestion"),
+                tool_kind: ToolKind::Ask,
+                tool_input: Json::Value(json!({ "questions": p.questions })),
+                tool_use_id: p.item_id,
+                reason: None,
+                blocked_path: None,
+                suggestions: None,
+                title: None,
+                parent_call_id: None,
+            });
+        }
+        "mcpServer/elicitation/request" => {
+            let server = p.server_name.unwrap_or_default();
+            cx.push(PermissionRequest {
+                request_id: Cow::Owned(request_id()),
+                tool_name: Cow::Owned(format!("mcp__{server}")),
+                tool_kind: ToolKind::Ask,
+                tool_input: Json::Raw(params.unwrap_or_else(|| empty_object())),
+                tool_use_id: None,
+                reason: p.message,
+                blocked_path: None,
+                suggestions: None,
+                title: None,
+                parent_call_id: None,
+            });
+        }
+        other => {
+            notice(
+                cx,
+                Cow::Owned(other.to_owned()),
+                params.map(|p| ("params", p)),
+            );
+        }
+    }
+    // Only the server's v2 notifications duplicate legacy events.
+    if env.kind() == Some(Kind::Notification)
+        && ["thread/", "turn/", "item/"]
+            .iter()
+            .any(|p| method.starts_with(p))
+    {
+        cx.sticky.codex_v2_seen = true;
+    }
+    Ok(())
+}
+
+fn empty_object() -> &'static RawValue {
+    static EMPTY: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| RawValue::from_string("{}".into()).expect("valid JSON"))
+}
+
+/// `{"httpConnectionFailed":{"httpStatusCode":502}}` → 502.
+fn http_status(info: &RawValue) -> Option<u64> {
+    let v: Value = serde_json::from_str(info.get()).ok()?;
+    v.as_object()?
+        .values()
+        .find_map(|inner| inner.get("httpStatusCode").and_then(Value::as_u64))
+}
+
+fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
+    let status = it.status.as_deref().unwrap_or("");
+    match &*it.ty {
+        "userMessage" => {
+            if done {
+                let items: Vec<InputItem> = it
+                    .content
+                    .and_then(|c| serde_json::from_str(c.get()).ok())
+                    .unwrap_or_default();
+                let texts: Vec<&str> = items
+                    .iter()
+                    .filter(|i| i.ty.as_deref() == Some("text"))
+                    .filter_map(|i| i.text.as_deref())
+                    .collect();
+                let images: Vec<ImageData> = items
+                    .iter()
+                    .filter(|i| matches!(i.ty.as_deref(), Some("image" | "localImage")))
+                    .map(|i| ImageData {
+                        media_type: Cow::Borrowed(""),
+                        data: Cow::Owned(
+                            i.url
+                                .clone()
+                                .or(i.path.clone())
+                                .unwrap_or_default()
+                                .into_owned(),
+                        ),
+                    })
+                    .collect();
+                let ext = cx.push(UserInput {
+                    text: Cow::Owned(texts.join("\n")),
+                    images: (!images.is_empty()).then_some(images),
+                    is_synthetic: false,
+                    parent_call_id: None,
+                });
+                ext.put("codex.itemId", it.id);
+            } else {
+                let ext = cx.push(Notice {
+                    subtype: Cow::Borrowed("item/started/userMessage"),
+                    message: None,
+                });
+                ext.put("codex.itemId", it.id);
+            }
+        }
+        "agentMessage" | "reasoning" | "plan" => {
+            let kind = match &*it.ty {
+                "reasoning" => TextKind::Thinking,
+                "plan" => TextKind::Plan,
+                _ => TextKind::Text,
+            };
+            if done {
+                let body = match kind {
+                    TextKind::Thinking => {
+                        let summary = it.summary.unwrap_or_default();
+                        if summary.is_empty() {
+                            let parts: Vec<Str> = it
+                                .content
+                                .and_then(|c| serde_json::from_str(c.get()).ok())
+                                .unwrap_or_default();
+                            Cow::Owned(parts.join("\n"))
+                        } else {
+                            Cow::Owned(summary.join("\n\n"))
+                        }
+                    }
+                    _ => it.text.unwrap_or_default(),
+                };
+                text(cx, body, kind, Some(it.id));
+            } else {
+                let ext = cx.push(delta(StreamDeltaKind::BlockStart, Some(it.id), None));
+                match kind {
+                    TextKind::Thinking => ext.put("block_type", "thinking"),
+                    TextKind::Plan => ext.put("block_type", "plan"),
+                    _ => ext.put("block_type", "text"),
+                }
+            }
+        }
+        "commandExecution" => {
+            let cmd = command_text(it.command);
+            if !done {
+                let title = cmd
+                    .as_deref()
+                    .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
+                let input =
+                    json!({ "command": cmd, "cwd": it.cwd, "commandActions": it.command_actions });
+                cx.push(tool_invocation(
+                    it.id,
+                    ToolKind::Execute,
+                    "Bash",
+                    title,
+                    Json::Value(input),
+                ));
+            } else {
+                let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
+                let output = json!({ "stdout": it.aggregated_output, "stderr": "", "exit_code": it.exit_code });
+                let mut c = completion(it.id, ok, Some(Json::Value(output)));
+                c.duration_ms = count(it.duration_ms);
+                if status == "declined" {
+                    c.status = ToolCallStatus::Cancelled;
+                }
+                let ext = cx.push(c);
+                ext.put("codex.status", it.status.unwrap_or_default());
+            }
+        }
+        "fileChange" => {
+            let changes = it.changes.unwrap_or_default();
+            let paths: Vec<Str<'a>> = changes.iter().map(|c| c.path.clone()).collect();
+            if !done {
+                let input = json!({
+                    "changes": changes.iter().map(|c| json!({
+                        "path": c.path,
+                        "kind": c.kind.as_ref().and_then(|k| k.ty.clone()),
+                        "diff": c.diff,
+                    })).collect::<Vec<_>>()
+                });
+                let mut inv = tool_invocation(
+                    it.id,
+                    ToolKind::Edit,
+                    "FileChange",
+                    paths.first().cloned(),
+                    Json::Value(input),
+                );
+                inv.locations = Some(paths);
+                cx.push(inv);
+            } else {
+                let ok = status == "completed";
+                let mut c = completion(
+                    it.id.clone(),
+                    ok,
+                    Some(Json::Value(json!({ "status": status }))),
+                );
+                if status == "declined" {
+                    c.status = ToolCallStatus::Cancelled;
+                }
+                c.locations = Some(paths);
+                cx.push(c);
+                if ok {
+                    for ch in changes {
+                        let kind = change_kind(ch.kind.as_ref().and_then(|k| k.ty.as_deref()));
+                        let diff = ch.diff.as_deref().map(|d| with_headers(&ch.path, kind, d));
+                        let mut fc = file_change(ch.path, kind, diff, Some(it.id.clone()));
+                        fc.move_path = ch.kind.and_then(|k| k.move_path);
+                        if fc.move_path.is_some() {
+                            fc.change_kind = ChangeKind::Move;
+                        }
+                        cx.push(fc);
+                    }
+                }
+            }
+        }
+        "mcpToolCall" | "dynamicToolCall" => {
+            let server = it.server.unwrap_or_default();
+            let tool = it.tool.unwrap_or_default();
+            let name = if it.ty == "mcpToolCall" && !server.is_empty() && !tool.is_empty() {
+                format!("mcp__{server}__{tool}")
+            } else if it.ty == "mcpToolCall" {
+                "McpTool".to_owned()
+            } else {
+                tool.to_string()
+            };
+            if !done {
+                let mut inv = tool_invocation(
+                    it.id,
+                    if it.ty == "mcpToolCall" {
+                        ToolKind::Mcp
+                    } else {
+                        ToolKind::Other
+                    },
+                    "",
+                    None,
+                    Json::Value(
+                        json!({ "server": server, "tool": tool, "arguments": it.arguments }),
+                    ),
+                );
+                inv.tool_name = Cow::Owned(name);
+                if it.ty == "mcpToolCall" {
+                    inv.mcp_server = Some(server);
+                    inv.mcp_tool = Some(tool);
+                }
+                cx.push(inv);
+            } else {
+                let failed = it.error.is_some_and(|e| !is_null(e)) || status == "failed";
+                let output = if failed { it.error } else { it.result }
+                    .filter(|r| !is_null(r))
+                    .map(Json::Raw);
+                let mut c = completion(it.id, !failed, output);
+                c.duration_ms = count(it.duration_ms);
+                cx.push(c);
+            }
+        }
+        "webSearch" => {
+            let input = json!({ "query": it.query, "action": it.action });
+            if !done {
+                cx.push(tool_invocation(
+                    it.id,
+                    ToolKind::Browse,
+                    "WebSearch",
+                    it.query,
+                    Json::Value(input),
+                ));
+            } else {
+                cx.push(completion(it.id, true, Some(Json::Value(input))));
+            }
+        }
+        "imageView" => {
+            if !done {
+                let input = json!({ "path": it.path });
+                let mut inv = tool_invocation(
+                    it.id,
+                    ToolKind::Read,
+                    "ImageView",
+                    it.path.clone(),
+                    Json::Value(input),
+                );
+                inv.locations = it.path.map(|p| vec![p]);
+                cx.push(inv);
+            } else {
+                cx.push(completion(it.id, true, None));
+            }
+        }
+        "collabToolCall" => {
+            let tool = it.tool.unwrap_or_default();
+            let agent = it.new_thread_id.or(it.receiver_thread_id);
+            if !done {
+                let input = json!({ "tool": tool, "prompt": it.prompt, "receiverThreadId": agent });
+                let mut inv = tool_invocation(
+                    it.id.clone(),
+                    ToolKind::Think,
+                    "",
+                    it.prompt.clone(),
+                    Json::Value(input),
+                );
+                inv.tool_name = Cow::Owned(format!("collab:{tool}"));
+                cx.push(inv);
+                if tool == "spawn_agent" {
+                    cx.push(SubagentSpawn {
+                        call_id: it.id,
+                        agent_type: None,
+                        description: it.prompt.clone(),
+                        is_resume: false,
+                        resume_agent_id: None,
+                        prompt: it.prompt,
+                        parent_call_id: None,
+                    });
+                }
+            } else {
+                let ok = status != "failed";
+                let ext = cx.push(completion(it.id.clone(), ok, None));
+                ext.put_opt("codex.agentThreadId", agent.clone());
+                if matches!(&*tool, "spawn_agent" | "wait" | "close_agent") && ok {
+                    ext.put("codex.tool", tool.clone());
+                }
+                if matches!(&*tool, "close_agent") {
+                    cx.push(SubagentComplete {
+                        call_id: it.id,
+                        agent_id: agent,
+                        status: it.status,
+                        summary: None,
+                        duration_ms: None,
+                        total_tokens: None,
+                        tool_use_count: None,
+                        parent_call_id: None,
+                    });
+                }
+            }
+        }
+        "contextCompaction" => {
+            if done {
+                cx.push(ContextCompaction {
+                    trigger: CompactionTrigger::Auto,
+                    pre_tokens: None,
+                    post_tokens: None,
+                    summary: None,
+                    duration_ms: None,
+                });
+            } else {
+                cx.push(SessionStatus {
+                    status: SessionStatusKind::Compacting,
+                    message: None,
+                });
+            }
+        }
+        "enteredReviewMode" | "exitedReviewMode" => {
+            let ext = cx.push(SessionMode {
+                current_mode_id: Cow::Borrowed(if it.ty == "enteredReviewMode" {
+                    "review"
+                } else {
+                    "default"
+                }),
+                available_modes: Vec::new(),
+            });
+            ext.put_opt("codex.review", it.review.filter(|r| !is_null(r)));
+        }
+        other => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Owned(format!(
+                    "item/{}/{other}",
+                    if done { "completed" } else { "started" }
+                )),
+                message: None,
+            });
+            ext.put("codex.itemId", it.id);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers in a tee of both directions
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultBody<'a> {
+    #[serde(borrow)]
+    decision: Option<&'a RawValue>,
+    #[serde(borrow)]
+    thread: Option<Thread<'a>>,
+    #[serde(borrow)]
+    turn: Option<Turn<'a>>,
+    #[serde(borrow)]
+    approval_policy: Option<&'a RawValue>,
+    #[serde(borrow)]
+    sandbox: Option<&'a RawValue>,
+    #[serde(borrow)]
+    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    reasoning_effort: Option<Str<'a>>,
+    #[serde(borrow)]
+    scope: Option<Str<'a>>,
+    #[serde(borrow)]
+    permissions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    answers: Option<&'a RawValue>,
+    #[serde(borrow)]
+    action: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let request_id: Str<'a> = Cow::Owned(env.id_text().into_owned());
+    let result = env.result.filter(|r| is_object(r));
+    let body: Option<ResultBody> = match result {
+        Some(r) => Some(serde_json::from_str(r.get())?),
+        None => None,
+    };
+    let Some(b) = body else {
+        notice(
+            cx,
+            Cow::Borrowed("response"),
+            env.result.map(|r| ("result", r)),
+        );
+        return Ok(());
+    };
+    let answer = |decision: Decision,
+                  allowed: bool,
+                  updated_input: Option<Json<'a>>,
+                  updated_permissions: Option<Json<'a>>| PermissionResponse {
+        request_id: request_id.clone(),
+        decision,
+        allowed,
+        message: None,
+        updated_input,
+        updated_permissions,
+        interrupt: false,
+        tool_use_id: None,
+        option_id: None,
+    };
+    if let Some(d) = b.decision {
+        let word = raw_str(d)
+            .or_else(|| super::jsonrpc::member_names(d).into_iter().next())
+            .unwrap_or_default();
+        let (decision, allowed) = match &*word {
+            "accept" | "approved" => (Decision::Allow, true),
+            "acceptForSession"
+            | "approved_for_session"
+            | "acceptWithExecpolicyAmendment"
+            | "applyNetworkPolicyAmendment" => (Decision::AllowAlways, true),
+            "cancel" | "abort" => (Decision::Cancelled, false),
+            _ => (Decision::Deny, false),
+        };
+        let mut r = answer(decision, allowed, None, None);
+        r.interrupt = matches!(&*word, "cancel" | "abort");
+        let ext = cx.push(r);
+        ext.put("codex.decision", d);
+    } else if let Some(t) = b.thread {
+        cx.session_id = Some(t.id);
+        let ext = cx.push(SessionMode {
+            current_mode_id: b
+                .approval_policy
+                .and_then(raw_str)
+                .unwrap_or(Cow::Borrowed("default")),
+            available_modes: Vec::new(),
+        });
+        ext.put_opt("codex.sandbox", b.sandbox.filter(|s| !is_null(s)));
+        ext.put_opt("codex.model", b.model);
+        ext.put_opt("codex.reasoningEffort", b.reasoning_effort);
+        ext.put("codex.requestId", request_id);
+    } else if let Some(t) = b.turn {
+        cx.turn_id = Some(t.id);
+        notice(cx, Cow::Borrowed("response/turn"), None);
+    } else if b.permissions.is_some() {
+        let always = b.scope.as_deref() == Some("session");
+        cx.push(answer(
+            if always {
+                Decision::AllowAlways
+            } else {
+                Decision::Allow
+            },
+            true,
+            None,
+            b.permissions.map(Json::Raw),
+        ));
+    } else if let Some(a) = b.answers {
+        cx.push(answer(
+            Decision::Allow,
+            true,
+            Some(Json::Value(json!({ "answers": a }))),
+            None,
+        ));
+    } else if let Some(action) = b.action {
+        let (decision, allowed) = match &*action {
+            "accept" => (Decision::Allow, true),
+            "cancel" => (Decision::Cancelled, false),
+            _ => (Decision::Deny, false),
+        };
+        cx.push(answer(
+            decision,
+            allowed,
+            b.content.filter(|c| is_object(c)).map(Json::Raw),
+            None,
+        ));
+    } else {
+        notice(cx, Cow::Borrowed("response"), result.map(|r| ("result", r)));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// legacy codex/event
+
+#[derive(Deserialize)]
+struct Msg<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Str<'a>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    delta: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    call_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow)]
+    chunk: Option<Str<'a>>,
+    #[serde(borrow)]
+    stdout: Option<Str<'a>>,
+    #[serde(borrow)]
+    stderr: Option<Str<'a>>,
+    #[serde(borrow)]
+    aggregated_output: Option<Str<'a>>,
+    exit_code: Option<i64>,
+    #[serde(borrow)]
+    changes: Option<&'a RawValue>,
+    success: Option<bool>,
+    info: Option<LegacyTokenInfo>,
+    #[serde(borrow)]
+    last_agent_message: Option<Str<'a>>,
+    #[serde(borrow)]
+    unified_diff: Option<Str<'a>>,
+    #[serde(borrow)]
+    explanation: Option<Str<'a>>,
+    #[serde(borrow)]
+    plan: Option<Vec<PlanStep<'a>>>,
+    #[serde(borrow)]
+    reason: Option<Str<'a>>,
+    #[serde(borrow)]
+    session_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    invocation: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    query: Option<Str<'a>>,
+    #[serde(borrow)]
+    turn_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    grant_root: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct LegacyTokenInfo {
+    total_token_usage: Option<ExecUsage>,
+    last_token_usage: Option<ExecUsage>,
+    model_context_window: Option<Count>,
+}
+
+fn exec_usage_snake(u: &ExecUsage) -> Value {
+    json!({
+        "input_tokens": count(u.input_tokens).unwrap_or(0),
+        "output_tokens": count(u.output_tokens).unwrap_or(0),
+        "cache_read_input_tokens": count(u.cached_input_tokens).unwrap_or(0),
+        "cache_creation_input_tokens": count(u.cache_write_input_tokens).unwrap_or(0),
+        "reasoning_output_tokens": count(u.reasoning_output_tokens).unwrap_or(0),
+    })
+}
+
+/// Decodes standard base64 (legacy command output chunks); `None` if it is not base64.
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let bytes: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let trimmed: &[u8] = {
+        let mut end = bytes.len();
+        while end > 0 && bytes[end - 1] == b'=' {
+            end -= 1;
+        }
+        &bytes[..end]
+    };
+    let mut out = Vec::with_capacity(trimmed.len() * 3 / 4);
+    for chunk in trimmed.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= val(c)? << (18 - 6 * i);
+        }
+        let n = match chunk.len() {
+            4 => 3,
+            3 => 2,
+            2 => 1,
+            _ => return None,
+        };
+        for i in 0..n {
+            out.push((acc >> (16 - 8 * i)) as u8);
+        }
+    }
+    Some(out)
+}
+
+fn legacy<'a>(
+    msg: &'a RawValue,
+    env: Option<&Envelope<'a>>,
+    cx: &mut Cx<'a>,
+) -> Result<(), Unmapped> {
+    let _ = env;
+    let m: Msg = serde_json::from_str(msg.get())?;
+    if cx.sticky.codex_v2_seen {
+        let ext = cx.push(Notice {
+            subtype: Cow::Owned(format!("codex/event/{}", m.ty)),
+            message: None,
+        });
+        ext.put("codex.supersededBy", "v2");
+        ext.put("msg", msg);
+        return Ok(());
+    }
+    if cx.turn_id.is_none() {
+        cx.turn_id = m.turn_id.clone();
+    }
+    let call = || m.call_id.clone().unwrap_or_default();
+    match &*m.ty {
+        "session_configured" => {
+            cx.session_id = m.session_id.clone().or(cx.session_id.take());
+            cx.push(SessionInit {
+                model: m.model.clone(),
+                cwd: m.cwd.clone(),
+                ..SessionInit::default()
+            });
+        }
+        "task_started" => {
+            cx.push(TurnStart::default());
+        }
+        "task_complete" => {
+            cx.push(TurnComplete {
+                subtype: Some(Cow::Borrowed("success")),
+                result: m.last_agent_message.clone(),
+                ..TurnComplete::default()
+            });
+        }
+        "turn_aborted" => {
+            cx.push(TurnComplete {
+                subtype: Some(Cow::Borrowed("interrupted")),
+                stop_reason: m.reason.clone(),
+                ..TurnComplete::default()
+            });
+        }
+        "user_message" => {
+            cx.push(UserInput {
+                text: m.message.clone().unwrap_or_default(),
+                images: None,
+                is_synthetic: false,
+                parent_call_id: None,
+            });
+        }
+        "agent_message" => text(
+            cx,
+            m.message.clone().unwrap_or_default(),
+            TextKind::Text,
+            None,
+        ),
+        "agent_reasoning" | "agent_reasoning_raw_content" => text(
+            cx,
+            m.text.clone().unwrap_or_default(),
+            TextKind::Thinking,
+            None,
+        ),
+        "agent_message_delta" | "agent_message_content_delta" => {
+            cx.push(delta(StreamDeltaKind::Text, None, m.delta.clone()));
+        }
+        "agent_reasoning_delta"
+        | "agent_reasoning_raw_content_delta"
+        | "reasoning_content_delta" => {
+            cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.clone()));
+        }
+        "agent_reasoning_section_break" => {
+            let ext = cx.push(delta(StreamDeltaKind::BlockStart, None, None));
+            ext.put("block_type", "thinking");
+        }
+        "exec_command_begin" => {
+            let cmd = command_text(m.command);
+            let title = cmd
+                .as_deref()
+                .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
+            cx.push(tool_invocation(
+                call(),
+                ToolKind::Execute,
+                "Bash",
+                title,
+                Json::Value(json!({ "command": m.command, "cwd": m.cwd })),
+            ));
+        }
+        "exec_command_output_delta" => {
+            let text = m
+                .chunk
+                .as_deref()
+                .and_then(base64_decode)
+                .map(|b| Cow::Owned(String::from_utf8_lossy(&b).into_owned()))
+                .or(m.chunk.clone());
+            cx.push(delta(StreamDeltaKind::ToolOutput, Some(call()), text));
+        }
+        "exec_command_end" => {
+            let ok = m.exit_code.unwrap_or(0) == 0;
+            let output = json!({
+                "stdout": m.aggregated_output.clone().or(m.stdout.clone()),
+                "stderr": m.stderr,
+                "exit_code": m.exit_code,
+            });
+            cx.push(completion(call(), ok, Some(Json::Value(output))));
+        }
+        "patch_apply_begin" => {
+            cx.push(tool_invocation(
+                call(),
+                ToolKind::Edit,
+                "FileChange",
+                None,
+                Json::Value(json!({ "changes": m.changes })),
+            ));
+        }
+        "patch_apply_end" => {
+            let ok = m.success.unwrap_or(true);
+            cx.push(completion(
+                call(),
+                ok,
+                Some(Json::Value(
+                    json!({ "stdout": m.stdout, "stderr": m.stderr }),
+                )),
+            ));
+        }
+        "mcp_tool_call_begin" => {
+            #[derive(Deserialize)]
+            struct Inv<'a> {
+                #[serde(borrow)]
+                server: Option<Str<'a>>,
+                #[serde(borrow)]
+                tool: Option<Str<'a>>,
+            }
+            let inv: Option<Inv> = m
+                .invocation
+                .and_then(|i| serde_json::from_str(i.get()).ok());
+            let (server, tool) = inv
+                .map(|i| (i.server.unwrap_or_default(), i.tool.unwrap_or_default()))
+                .unwrap_or_default();
+            let mut ti = tool_invocation(
+                call(),
+                ToolKind::Mcp,
+                "",
+                None,
+                m.invocation
+                    .filter(|i| is_object(i))
+                    .map(Json::Raw)
+                    .unwrap_or(Json::Value(json!({}))),
+            );
+            ti.tool_name = Cow::Owned(format!("mcp__{server}__{tool}"));
+            ti.mcp_server = Some(server);
+            ti.mcp_tool = Some(tool);
+            cx.push(ti);
+        }
+        "mcp_tool_call_end" => {
+            let failed = m.result.is_some_and(|r| r.get().starts_with("{\"Err\""));
+            cx.push(completion(
+                call(),
+                !failed,
+                m.result.filter(|r| !is_null(r)).map(Json::Raw),
+            ));
+        }
+        "web_search_begin" => {
+            cx.push(tool_invocation(
+                call(),
+                ToolKind::Browse,
+                "WebSearch",
+                None,
+                Json::Value(json!({})),
+            ));
+        }
+        "web_search_end" => {
+            cx.push(completion(
+                call(),
+                true,
+                Some(Json::Value(json!({ "query": m.query }))),
+            ));
+        }
+        "token_count" => {
+            let Some(info) = m.info else {
+                notice(
+                    cx,
+                    Cow::Borrowed("codex/event/token_count"),
+                    Some(("msg", msg)),
+                );
+                return Ok(());
+            };
+            let tot = info.total_token_usage.as_ref().map(tokens);
+            cx.push(UsageUpdate {
+                step_usage: Json::Value(
+                    info.last_token_usage
+                        .as_ref()
+                        .map(exec_usage_snake)
+                        .unwrap_or_else(|| json!({})),
+                ),
+                total: tot,
+                context_window: count(info.model_context_window),
+                parent_call_id: None,
+                model: None,
+                message_id: None,
+            });
+        }
+        "turn_diff" => {
+            for (path, kind, section) in split_diff(m.unified_diff.as_deref().unwrap_or("")) {
+                let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
+                fc.cumulative = true;
+                cx.push(fc);
+            }
+            if cx.events.is_empty() {
+                notice(cx, Cow::Borrowed("codex/event/turn_diff"), None);
+            }
+        }
+        "plan_update" => {
+            let entries = m
+                .plan
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| PlanEntry {
+                    status: plan_status(s.status.as_deref()),
+                    content: s.step.unwrap_or_default(),
+                    priority: None,
+                    active_form: None,
+                })
+                .collect();
+            cx.push(PlanUpdate {
+                entries,
+                call_id: None,
+                parent_call_id: None,
+                explanation: m.explanation,
+            });
+        }
+        "error" | "stream_error" | "warning" => {
+            let sev = if m.ty == "error" {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let mut e = error_event(m.message.unwrap_or(Cow::Borrowed("error")), sev);
+            e.will_retry = Some(m.ty == "stream_error");
+            cx.push(e);
+        }
+        "exec_approval_request" => {
+            let cmd = command_text(m.command);
+            cx.push(PermissionRequest {
+                request_id: call(),
+                tool_name: Cow::Borrowed("Bash"),
+                tool_kind: ToolKind::Execute,
+                tool_input: Json::Value(json!({ "command": cmd, "cwd": m.cwd })),
+                tool_use_id: m.call_id.clone(),
+                reason: m.reason,
+                blocked_path: None,
+                suggestions: None,
+                title: cmd
+                    .as_deref()
+                    .map(|c| Cow::Owned(unwrap_shell(c).into_owned())),
+                parent_call_id: None,
+            });
+        }
+        "apply_patch_approval_request" => {
+            cx.push(PermissionRequest {
+                request_id: call(),
+                tool_name: Cow::Borrowed("FileChange"),
+                tool_kind: ToolKind::Edit,
+                tool_input: Json::Value(json!({ "changes": m.changes, "grantRoot": m.grant_root })),
+                tool_use_id: m.call_id.clone(),
+                reason: m.reason,
+                blocked_path: m.grant_root,
+                suggestions: None,
+                title: None,
+                parent_call_id: None,
+            });
+        }
+        "context_compacted" => {
+            cx.push(ContextCompaction {
+                trigger: CompactionTrigger::Auto,
+                pre_tokens: None,
+                post_tokens: None,
+                summary: None,
+                duration_ms: None,
+            });
+        }
+        other => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Owned(format!("codex/event/{other}")),
+                message: m.message,
+            });
+            ext.put("msg", msg);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::Sticky;
+
+    fn conv_with(line: &str, sticky: Sticky) -> (Vec<Value>, Cx<'_>) {
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        assert!(sniff(&probe), "not recognised as Codex: {line}");
+        let mut cx = Cx {
+            sticky,
+            ..Cx::default()
+        };
+        convert(line, &probe, &mut cx).unwrap();
+        let evs = cx
+            .events
+            .iter()
+            .map(|(b, e)| {
+                let mut v = serde_json::to_value(b).unwrap();
+                v["event"] = Value::from(b.kind());
+                if !e.is_empty() {
+                    v["extensions"] = serde_json::to_value(e).unwrap();
+                }
+                v
+            })
+            .collect();
+        (evs, cx)
+    }
+
+    fn conv(line: &str) -> Vec<Value> {
+        conv_with(line, Sticky::default()).0
+    }
+
+    #[test]
+    fn shell_unwrapping() {
+        assert_eq!(unwrap_shell("/bin/bash -lc 'uname -s'"), "uname -s");
+        assert_eq!(
+            unwrap_shell("/bin/bash -lc \"echo a; echo 'b' >&2\""),
+            "echo a; echo 'b' >&2"
+        );
+        assert_eq!(unwrap_shell("bash -lc 'it'\\''s'"), "it's");
+        assert_eq!(unwrap_shell("pwsh -Command 'echo hi'"), "echo hi");
+        assert_eq!(unwrap_shell("ls -la"), "ls -la");
+        assert_eq!(unwrap_shell("python -c 'print(1)'"), "python -c 'print(1)'");
+    }
+
+    #[test]
+    fn base64() {
+        assert_eq!(base64_decode("Zmlyc3QK").unwrap(), b"first\n");
+        assert_eq!(base64_decode("YQ==").unwrap(), b"a");
+        assert!(base64_decode("!!").is_none());
+    }
+
+    #[test]
+    fn split_multi_file_diff() {
+        let d = "diff --git a/x b/x\nnew file mode 100644\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+a\ndiff --git a/y b/y\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
+        let parts = split_diff(d);
+        assert_eq!(parts.len(), 2);
+        assert_eq!((parts[0].0.as_str(), parts[0].1), ("x", ChangeKind::Add));
+        assert_eq!((parts[1].0.as_str(), parts[1].1), ("y", ChangeKind::Update));
+        assert!(parts[1].2.starts_with("diff --git a/y"));
+    }
+
+    #[test]
+    fn exec_command_lifecycle() {
+        let ev = conv(
+            r#"{"type":"item.started","item":{"id":"item_2","type":"command_execution","command":"/bin/bash -lc 'uname -s'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#,
+        );
+        assert_eq!(ev[0]["event"], "tool_invocation");
+        assert_eq!(ev[0]["title"], "uname -s");
+        assert_eq!(ev[0]["input"]["command"], "/bin/bash -lc 'uname -s'");
+        let ev = conv(
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"x","aggregated_output":"oops\n","exit_code":3,"status":"failed"}}"#,
+        );
+        assert_eq!(ev[0]["status"], "failed");
+        assert_eq!(ev[0]["output"]["exit_code"], 3);
+    }
+
+    #[test]
+    fn exec_mcp_and_search_and_declined() {
+        let ev = conv(
+            r#"{"type":"item.started","item":{"id":"i","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":1},"status":"in_progress"}}"#,
+        );
+        assert_eq!(ev[0]["toolName"], "mcp__docs__search");
+        assert_eq!(ev[0]["mcpServer"], "docs");
+        let ev = conv(
+            r#"{"type":"item.completed","item":{"id":"w","type":"web_search","query":"rust","action":{"type":"search"}}}"#,
+        );
+        assert_eq!(ev[0]["kind"], "browse");
+        assert_eq!(ev[1]["event"], "tool_completion");
+        let ev = conv(
+            r#"{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"rm -rf /","status":"declined"}}"#,
+        );
+        assert_eq!(ev[0]["status"], "cancelled");
+    }
+
+    #[test]
+    fn exec_usage_with_reasoning() {
+        let ev = conv(
+            r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":5,"reasoning_output_tokens":2}}"#,
+        );
+        assert_eq!(ev[0]["usage"]["reasoningTokens"], 2);
+        assert_eq!(ev[0]["usage"]["cacheReadTokens"], 4);
+    }
+
+    #[test]
+    fn v2_approval_request_and_answers() {
+        let ev = conv(
+            r#"{"method":"item/commandExecution/requestApproval","id":0,"params":{"threadId":"t","turnId":"u","itemId":"call_1","command":"/bin/bash -lc 'touch x'","cwd":"/w","reason":"needs write"}}"#,
+        );
+        assert_eq!(ev[0]["event"], "permission_request");
+        assert_eq!(ev[0]["requestId"], "0");
+        assert_eq!(ev[0]["toolUseId"], "call_1");
+        for (d, want) in [
+            ("\"accept\"", "allow"),
+            ("\"acceptForSession\"", "allow_always"),
+            ("\"decline\"", "deny"),
+            ("\"cancel\"", "cancelled"),
+            ("{\"acceptWithExecpolicyAmendment\":{}}", "allow_always"),
+        ] {
+            let ev = conv(&format!(r#"{{"id":0,"result":{{"decision":{d}}}}}"#));
+            assert_eq!(ev[0]["decision"], want, "{d}");
+        }
+    }
+
+    #[test]
+    fn v2_error_with_http_status() {
+        let ev = conv(
+            r#"{"method":"error","params":{"error":{"message":"boom","codexErrorInfo":{"httpConnectionFailed":{"httpStatusCode":502}}},"willRetry":true,"threadId":"t","turnId":"u"}}"#,
+        );
+        assert_eq!(ev[0]["httpStatus"], 502);
+        assert_eq!(ev[0]["willRetry"], true);
+        assert_eq!(ev[0]["severity"], "warning");
+    }
+
+    #[test]
+    fn legacy_maps_until_v2_is_seen() {
+        let line = r#"{"method":"codex/event/exec_command_output_delta","params":{"id":"1","msg":{"type":"exec_command_output_delta","call_id":"call-1","stream":"stdout","chunk":"Zmlyc3QK"},"conversationId":"thread"}}"#;
+        let (ev, cx) = conv_with(line, Sticky::default());
+        assert_eq!(ev[0]["event"], "stream_delta");
+        assert_eq!(ev[0]["textDelta"], "first\n");
+        assert_eq!(cx.session_id.as_deref(), Some("thread"));
+        let (ev, _) = conv_with(
+            line,
+            Sticky {
+                codex_v2_seen: true,
+            },
+        );
+        assert_eq!(ev[0]["event"], "notice");
+        assert_eq!(ev[0]["extensions"]["codex.supersededBy"], "v2");
+    }
+
+    #[test]
+    fn v2_lines_set_the_sticky_bit() {
+        let (_, cx) = conv_with(
+            r#"{"method":"turn/started","params":{"threadId":"t","turn":{"id":"u"}}}"#,
+            Sticky::default(),
+        );
+        assert!(cx.sticky.codex_v2_seen);
+    }
+
+    #[test]
+    fn bare_proto_envelope() {
+        let ev = conv(r#"{"id":"submission-1","msg":{"type":"agent_message","message":"Hello!"}}"#);
+        assert_eq!(ev[0]["event"], "text");
+        assert_eq!(ev[0]["text"], "Hello!");
+    }
+
+    #[test]
+    fn acp_initialize_is_not_codex() {
+        let probe: Probe = serde_json::from_str(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#).unwrap();
+        assert!(!sniff(&probe));
+    }
+}

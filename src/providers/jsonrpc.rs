@@ -1,0 +1,109 @@
+//! The JSON-RPC 2.0 envelope shared by the providers that speak it (Codex app-server, ACP).
+//!
+//! Decoding is two-phase (as the ACP crate does): the envelope first, with `params`,
+//! `result` and `error` left as raw JSON, then the method's own types. The `jsonrpc` member is
+//! optional: Codex omits it on the wire.
+
+use crate::event::Str;
+use crate::wire::raw_str;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+#[derive(Debug, Deserialize)]
+pub struct Envelope<'a> {
+    #[serde(borrow)]
+    pub id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub method: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub error: Option<&'a RawValue>,
+    /// Not JSON-RPC: Codex stamps its notifications with the time they were sent.
+    #[serde(rename = "emittedAtMs")]
+    pub emitted_at_ms: Option<crate::wire::Count>,
+}
+
+/// What a JSON-RPC message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A method call that expects an answer (`id` + `method`).
+    Request,
+    /// A method call without an answer (`method`, no `id`).
+    Notification,
+    /// An answer (`id` + `result`).
+    Response,
+    /// A failed answer (`id` + `error`).
+    ErrorResponse,
+}
+
+impl Envelope<'_> {
+    pub fn kind(&self) -> Option<Kind> {
+        let has_id = self.id.is_some_and(|i| i.get() != "null");
+        match (&self.method, has_id) {
+            (Some(_), true) => Some(Kind::Request),
+            (Some(_), false) => Some(Kind::Notification),
+            (None, _) if self.error.is_some_and(|e| e.get() != "null") => Some(Kind::ErrorResponse),
+            (None, _) if self.result.is_some() => Some(Kind::Response),
+            _ => None,
+        }
+    }
+
+    /// The request id as text (`0`, `"abc"` → `abc`), for `requestId`.
+    pub fn id_text(&self) -> Str<'_> {
+        match self.id {
+            Some(raw) => raw_str(raw).unwrap_or(Cow::Borrowed(raw.get())),
+            None => Cow::Borrowed(""),
+        }
+    }
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Deserialize)]
+pub struct RpcError<'a> {
+    pub code: Option<i64>,
+    #[serde(borrow)]
+    pub message: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub data: Option<&'a RawValue>,
+}
+
+/// The names of the members of a raw JSON object (empty for anything else).
+pub fn member_names(raw: &RawValue) -> Vec<Str<'_>> {
+    if !raw.get().starts_with('{') {
+        return Vec::new();
+    }
+    serde_json::from_str::<crate::event::Pairs<&RawValue>>(raw.get())
+        .map(|p| p.0.into_iter().map(|(k, _)| k).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(s: &str) -> Envelope<'_> {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(env(r#"{"method":"a","id":1}"#).kind(), Some(Kind::Request));
+        assert_eq!(env(r#"{"method":"a"}"#).kind(), Some(Kind::Notification));
+        assert_eq!(env(r#"{"id":1,"result":{}}"#).kind(), Some(Kind::Response));
+        assert_eq!(
+            env(r#"{"id":1,"error":{"code":1}}"#).kind(),
+            Some(Kind::ErrorResponse)
+        );
+        assert_eq!(env(r#"{"id":1}"#).kind(), None);
+    }
+
+    #[test]
+    fn id_text() {
+        assert_eq!(env(r#"{"id":7,"result":1}"#).id_text(), "7");
+        assert_eq!(env(r#"{"id":"r-1","result":1}"#).id_text(), "r-1");
+    }
+}
