@@ -9,6 +9,7 @@
 //! | `error` | `text` kind `error`: the message, the other fields in `extensions.error` |
 //! | `session_status` with a status CC-Insights lacks (`idle`, `requesting`, …) | dropped |
 //! | `usage_update` without token counts (Claude's thinking-token estimates) | dropped |
+//! | `stream_delta` of kind `toolOutput` (CC-Insights has no such kind) | dropped |
 //! | `turn_start`, `permission_response`, `tool_update`, `file_change`, `task_update`, `hook`, `notice`, `raw` | dropped |
 //!
 //! The same folding applies to converted events and to InsightsEvents passing through.
@@ -85,6 +86,9 @@ pub fn fold(obj: &mut Map<String, Value>) -> Result<(), &'static str> {
             } else {
                 Err("session_status")
             }
+        }
+        "stream_delta" if obj.get("kind").and_then(Value::as_str) == Some("toolOutput") => {
+            Err("stream_delta")
         }
         "usage_update" => match obj.get("stepUsage") {
             Some(Value::Object(m)) if !m.is_empty() => Ok(()),
