@@ -30,14 +30,16 @@ pub struct Probe<'a> {
     pub message: Option<&'a RawValue>,
     // JSON-RPC members (Codex app-server, ACP) and Codex's legacy `{id, msg}` envelope.
     #[serde(borrow)]
+    pub jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
     pub method: Option<&'a RawValue>,
     #[serde(borrow)]
     pub id: Option<&'a RawValue>,
     #[serde(borrow)]
     pub params: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
     pub result: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
     pub error: Option<&'a RawValue>,
     #[serde(borrow)]
     pub msg: Option<&'a RawValue>,

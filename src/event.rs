@@ -197,6 +197,7 @@ bodies! {
     TaskUpdate(TaskUpdate) = "task_update",
     Hook(Hook) = "hook",
     Notice(Notice) = "notice",
+    SessionInfo(SessionInfo) = "session_info",
     Raw(RawEvent) = "raw",
 }
 
@@ -643,6 +644,18 @@ pub struct PermissionRequest<'a> {
     pub title: Option<Str<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_call_id: Option<Str<'a>>,
+    /// The answers offered (ACP's permission options).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<PermissionOption<'a>>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionOption<'a> {
+    pub option_id: Str<'a>,
+    pub name: Str<'a>,
+    /// `allow_once`, `allow_always`, `reject_once`, `reject_always`, or the agent's own word.
+    pub kind: Str<'a>,
 }
 
 #[derive(Debug, Serialize)]
@@ -708,6 +721,12 @@ pub struct UsageUpdate<'a> {
     pub total: Option<TokenUsage>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
+    /// Tokens in the context now (ACP's `used`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// The session's cost so far, in US dollars (ACP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_call_id: Option<Str<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -909,6 +928,16 @@ pub struct Notice<'a> {
     pub subtype: Str<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Str<'a>>,
+}
+
+/// The session's title or other descriptive data changed (ACP `session_info_update`).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<Str<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<Str<'a>>,
 }
 
 /// Input the converter could not map: the original object is in `raw`.

@@ -4,6 +4,7 @@ mod cli;
 mod compat;
 mod convert;
 mod detect;
+mod diff;
 mod diag;
 mod event;
 mod input;

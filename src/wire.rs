@@ -48,6 +48,13 @@ pub fn without_position(e: &serde_json::Error) -> String {
     msg
 }
 
+/// For `Option<&RawValue>` fields with `#[serde(default, deserialize_with = "keep_null")]`:
+/// a member that is `null` is kept as raw `null` instead of becoming `None` (a JSON-RPC answer
+/// `{"id":3,"result":null}` is an answer all the same).
+pub fn keep_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(d).map(Some)
+}
+
 /// `Option<Count>` to `Option<u64>`.
 pub fn count(c: Option<Count>) -> Option<u64> {
     c.map(|c| c.0)

@@ -445,6 +445,8 @@ fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Result<(), Un
                 step_usage: Json::Value(Value::Object(Default::default())),
                 total: None,
                 context_window: None,
+                context_tokens: None,
+                cost_usd: None,
                 parent_call_id: None,
                 model: None,
                 message_id: None,
@@ -786,6 +788,8 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             step_usage: Json::Raw(usage),
             total: None,
             context_window: None,
+            context_tokens: None,
+            cost_usd: None,
             parent_call_id: parent.clone(),
             model,
             message_id,
@@ -1481,6 +1485,7 @@ fn control_request<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 suggestions: suggestions.filter(|s| !s.is_empty()),
                 title: r.title.or(r.description),
                 parent_call_id: None,
+                options: None,
             });
             ext.put_opt("claude.displayName", r.display_name);
             ext.put_opt("claude.agentId", r.agent_id);

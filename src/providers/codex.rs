@@ -567,6 +567,7 @@ fn exec<'a>(line: &'a str, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped>
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
+                options: None,
             });
         }
         "item.started" | "item.updated" | "item.completed" => {
@@ -1251,6 +1252,8 @@ fn method_call<'a>(
                 ),
                 total: u.total.as_ref().map(TokenBreakdown::tokens),
                 context_window: count(u.model_context_window),
+                context_tokens: None,
+                cost_usd: None,
                 parent_call_id: None,
                 model: None,
                 message_id: None,
@@ -1458,6 +1461,7 @@ fn method_call<'a>(
                     .as_deref()
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned())),
                 parent_call_id: None,
+                options: None,
             });
             ext.put_opt(
                 "codex.commandActions",
@@ -1482,6 +1486,7 @@ fn method_call<'a>(
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
+                options: None,
             });
             ext.put_opt("codex.grantRoot", p.grant_root);
         }
@@ -1497,6 +1502,7 @@ fn method_call<'a>(
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
+                options: None,
             });
         }
         "item/tool/requestUserInput" => {
@@ -1511,6 +1517,7 @@ fn method_call<'a>(
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
+                options: None,
             });
         }
         "mcpServer/elicitation/request" => {
@@ -1526,6 +1533,7 @@ fn method_call<'a>(
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
+                options: None,
             });
         }
         other => {
@@ -2309,6 +2317,8 @@ fn legacy<'a>(
                 ),
                 total: tot,
                 context_window: count(info.model_context_window),
+                context_tokens: None,
+                cost_usd: None,
                 parent_call_id: None,
                 model: None,
                 message_id: None,
@@ -2368,6 +2378,7 @@ fn legacy<'a>(
                     .as_deref()
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned())),
                 parent_call_id: None,
+                options: None,
             });
         }
         "apply_patch_approval_request" => {
@@ -2382,6 +2393,7 @@ fn legacy<'a>(
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
+                options: None,
             });
         }
         "context_compacted" => {

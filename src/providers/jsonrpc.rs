@@ -18,9 +18,9 @@ pub struct Envelope<'a> {
     pub method: Option<Str<'a>>,
     #[serde(borrow)]
     pub params: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
     pub result: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
     pub error: Option<&'a RawValue>,
     /// Not JSON-RPC: Codex stamps its notifications with the time they were sent.
     #[serde(rename = "emittedAtMs")]

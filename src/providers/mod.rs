@@ -7,8 +7,10 @@ use crate::detect::Probe;
 use crate::event::{Body, Extensions, Str};
 use std::borrow::Cow;
 
+pub mod acp;
 pub mod claude;
 pub mod codex;
+pub mod gemini;
 pub mod jsonrpc;
 
 /// One supported wire format.
@@ -26,7 +28,12 @@ pub struct Provider {
 }
 
 /// The registry, in detection order: the first provider whose `sniff` accepts a line wins.
-pub static PROVIDERS: &[Provider] = &[claude::PROVIDER, codex::PROVIDER];
+pub static PROVIDERS: &[Provider] = &[
+    claude::PROVIDER,
+    codex::PROVIDER,
+    gemini::PROVIDER,
+    acp::PROVIDER,
+];
 
 /// The `provider` of events made from lines no provider recognised.
 pub const UNKNOWN: &str = "unknown";

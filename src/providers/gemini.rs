@@ -1,0 +1,442 @@
+//! Gemini CLI `-p … --output-format stream-json`, recorded with Gemini CLI 0.61.0
+//! (`testdata/gemini/`).
+//!
+//! | line | events |
+//! |---|---|
+//! | `init` | `session_init` |
+//! | `message` role `user` | `user_input` |
+//! | `message` role `assistant` | `stream_delta` kind text when `delta: true` (always, in 0.61.0), else `text` |
+//! | `tool_use` | `tool_invocation` (+ `subagent_spawn` for `invoke_agent`, + `plan_update` for `write_todos`) |
+//! | `tool_result` | `tool_completion` (status success / error, the error's type and message) |
+//! | `error` | `error` (severity warning / error) |
+//! | `result` | `turn_complete` with usage per model, duration and tool count |
+//!
+//! Gemini streams assistant text only as deltas and never sends the whole message, so its
+//! text reaches consumers as `stream_delta` events; `reduce` and `replay` join them. There is
+//! no thinking, no per-step usage and no cost in this format; a tool's result does not name the
+//! tool (only `tool_id`, whose prefix is the tool name), and edits carry no diff.
+
+use super::{Cx, Provider, Unmapped};
+use crate::detect::Probe;
+use crate::event::*;
+use crate::wire::{count, is_null, is_object, Count};
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+pub const PROVIDER: Provider = Provider {
+    name: "gemini",
+    about: "Gemini CLI stream-json (-p --output-format stream-json)",
+    jsonrpc: false,
+    sniff,
+    convert,
+};
+
+const TYPES: &[&str] = &[
+    "init",
+    "message",
+    "tool_use",
+    "tool_result",
+    "error",
+    "result",
+];
+
+/// Every Gemini line has `type` and `timestamp`; `result` has no `subtype` (Claude's has).
+fn sniff(p: &Probe) -> bool {
+    p.timestamp.is_some()
+        && p.subtype.is_none()
+        && p.ty().is_some_and(|t| TYPES.contains(&t))
+        && (p.ty() != Some("message") || p.message.is_none())
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    session_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    role: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: Option<Str<'a>>,
+    delta: Option<bool>,
+    #[serde(borrow)]
+    tool_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    parameters: Option<&'a RawValue>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<ErrorWire<'a>>,
+    #[serde(borrow)]
+    severity: Option<Str<'a>>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    stats: Option<Stats<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ErrorWire<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Str<'a>>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Stats<'a> {
+    input_tokens: Option<Count>,
+    output_tokens: Option<Count>,
+    cached: Option<Count>,
+    duration_ms: Option<Count>,
+    tool_calls: Option<Count>,
+    #[serde(borrow)]
+    models: Option<Pairs<'a, ModelStats>>,
+}
+
+#[derive(Deserialize)]
+struct ModelStats {
+    input_tokens: Option<Count>,
+    output_tokens: Option<Count>,
+    cached: Option<Count>,
+}
+
+/// The members of tool parameters that titles, locations, subagents and plans come from.
+#[derive(Deserialize, Default)]
+struct Params<'a> {
+    #[serde(borrow)]
+    command: Option<Str<'a>>,
+    #[serde(borrow)]
+    description: Option<Str<'a>>,
+    #[serde(borrow)]
+    file_path: Option<Str<'a>>,
+    #[serde(borrow)]
+    absolute_path: Option<Str<'a>>,
+    #[serde(borrow)]
+    path: Option<Str<'a>>,
+    #[serde(borrow)]
+    dir_path: Option<Str<'a>>,
+    #[serde(borrow)]
+    pattern: Option<Str<'a>>,
+    #[serde(borrow)]
+    url: Option<Str<'a>>,
+    #[serde(borrow)]
+    prompt: Option<Str<'a>>,
+    #[serde(borrow)]
+    query: Option<Str<'a>>,
+    #[serde(borrow)]
+    agent_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    todos: Option<Vec<Todo<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct Todo<'a> {
+    #[serde(borrow)]
+    description: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+}
+
+/// ToolKind of a Gemini CLI tool name.
+pub fn tool_kind(name: &str) -> ToolKind {
+    if name.starts_with("mcp__") || name.contains("__mcp") {
+        return ToolKind::Mcp;
+    }
+    match name {
+        "run_shell_command" | "list_background_processes" | "read_background_output" => {
+            ToolKind::Execute
+        }
+        "read_file" | "read_many_files" | "list_directory" => ToolKind::Read,
+        "replace" | "write_file" | "edit" => ToolKind::Edit,
+        "grep_search" | "glob" | "search_file_content" => ToolKind::Search,
+        "web_fetch" => ToolKind::Fetch,
+        "google_web_search" => ToolKind::Browse,
+        "invoke_agent" => ToolKind::Think,
+        "ask_user" => ToolKind::Ask,
+        "write_todos" | "save_memory" | "update_topic" => ToolKind::Memory,
+        _ => ToolKind::Other,
+    }
+}
+
+fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: Line = serde_json::from_str(line)?;
+    cx.timestamp = probe
+        .timestamp
+        .and_then(crate::wire::raw_str)
+        .filter(|t| crate::time::looks_rfc3339(t));
+    cx.session_id = w.session_id.clone();
+    match probe.ty().unwrap_or("") {
+        "init" => {
+            cx.push(SessionInit {
+                model: w.model,
+                ..SessionInit::default()
+            });
+        }
+        "message" => {
+            let text = w.content.unwrap_or_default();
+            if w.role.as_deref() == Some("user") {
+                cx.push(UserInput {
+                    text,
+                    images: None,
+                    is_synthetic: false,
+                    parent_call_id: None,
+                });
+            } else if w.delta.unwrap_or(false) {
+                cx.push(StreamDelta {
+                    kind: StreamDeltaKind::Text,
+                    parent_call_id: None,
+                    text_delta: Some(text),
+                    json_delta: None,
+                    block_index: None,
+                    call_id: None,
+                    message_id: None,
+                });
+            } else {
+                cx.push(Text {
+                    text,
+                    kind: TextKind::Text,
+                    parent_call_id: None,
+                    model: None,
+                    message_id: None,
+                });
+            }
+        }
+        "tool_use" => {
+            let name = w.tool_name.unwrap_or_default();
+            let call_id = w.tool_id.unwrap_or_default();
+            let input = w.parameters.filter(|p| is_object(p));
+            let p: Params = input
+                .and_then(|i| serde_json::from_str(i.get()).ok())
+                .unwrap_or_default();
+            let path = p
+                .file_path
+                .clone()
+                .or(p.absolute_path.clone())
+                .or(p.path.clone())
+                .or(p.dir_path.clone());
+            let title = match tool_kind(&name) {
+                ToolKind::Execute => p.description.clone().or(p.command.clone()),
+                ToolKind::Search => p.pattern.clone().or(p.query.clone()),
+                ToolKind::Fetch => p.url.clone().or(p.prompt.clone()),
+                ToolKind::Browse => p.query.clone(),
+                ToolKind::Think => p.agent_name.clone().or(p.prompt.clone()),
+                _ => path.clone(),
+            };
+            cx.push(ToolInvocation {
+                call_id: call_id.clone(),
+                parent_call_id: None,
+                kind: tool_kind(&name),
+                tool_name: name.clone(),
+                title,
+                input: input.map_or_else(|| Json::Value(json!({})), Json::Raw),
+                locations: path.map(|p| vec![p]),
+                model: None,
+                mcp_server: None,
+                mcp_tool: None,
+                message_id: None,
+            });
+            if name == "invoke_agent" {
+                cx.push(SubagentSpawn {
+                    call_id: call_id.clone(),
+                    agent_type: p.agent_name,
+                    description: p.prompt.clone(),
+                    is_resume: false,
+                    resume_agent_id: None,
+                    prompt: p.prompt,
+                    parent_call_id: None,
+                });
+            } else if name == "write_todos" {
+                let entries = p
+                    .todos
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| PlanEntry {
+                        content: t.description.unwrap_or_default(),
+                        status: match t.status.as_deref() {
+                            Some("in_progress") => PlanStatus::InProgress,
+                            Some("completed") => PlanStatus::Completed,
+                            _ => PlanStatus::Pending,
+                        },
+                        priority: None,
+                        active_form: None,
+                    })
+                    .collect();
+                cx.push(PlanUpdate {
+                    entries,
+                    call_id: Some(call_id),
+                    parent_call_id: None,
+                    explanation: None,
+                });
+            }
+        }
+        "tool_result" => {
+            let ok = w.status.as_deref() != Some("error");
+            let output = match (&w.error, w.output.filter(|o| !is_null(o))) {
+                (Some(e), _) if !ok => {
+                    Some(Json::Value(json!({ "type": e.ty, "message": e.message })))
+                }
+                (_, Some(o)) => Some(Json::Raw(o)),
+                _ => None,
+            };
+            let ext = cx.push(ToolCompletion {
+                call_id: w.tool_id.unwrap_or_default(),
+                status: if ok {
+                    ToolCallStatus::Completed
+                } else {
+                    ToolCallStatus::Failed
+                },
+                duration_ms: None,
+                output,
+                is_error: !ok,
+                content: None,
+                locations: None,
+                parent_call_id: None,
+            });
+            if let Some(e) = w.error {
+                ext.put_opt("gemini.errorType", e.ty);
+            }
+        }
+        "error" => {
+            let severity = match w.severity.as_deref() {
+                Some("warning") => Severity::Warning,
+                _ => Severity::Error,
+            };
+            cx.push(ErrorEvent {
+                message: w.message.unwrap_or(Cow::Borrowed("error")),
+                severity,
+                code: None,
+                http_status: None,
+                will_retry: None,
+                attempt: None,
+                max_retries: None,
+                retry_delay_ms: None,
+                request_id: None,
+                parent_call_id: None,
+            });
+        }
+        "result" => {
+            let failed = w.status.as_deref() == Some("error");
+            let stats = w.stats;
+            let usage = stats.as_ref().map(|s| TokenUsage {
+                input_tokens: count(s.input_tokens).unwrap_or(0),
+                output_tokens: count(s.output_tokens).unwrap_or(0),
+                cache_read_tokens: count(s.cached),
+                cache_creation_tokens: None,
+                reasoning_tokens: None,
+            });
+            let model_usage = stats.as_ref().and_then(|s| s.models.as_ref()).map(|m| {
+                Pairs(
+                    m.0.iter()
+                        .map(|(name, u)| {
+                            let mu = ModelTokenUsage {
+                                tokens: TokenUsage {
+                                    input_tokens: count(u.input_tokens).unwrap_or(0),
+                                    output_tokens: count(u.output_tokens).unwrap_or(0),
+                                    cache_read_tokens: count(u.cached),
+                                    cache_creation_tokens: None,
+                                    reasoning_tokens: None,
+                                },
+                                ..ModelTokenUsage::default()
+                            };
+                            (name.clone(), mu)
+                        })
+                        .collect(),
+                )
+            });
+            let error = w.error;
+            let ext = cx.push(TurnComplete {
+                is_error: failed,
+                subtype: w.status,
+                errors: error
+                    .as_ref()
+                    .and_then(|e| e.message.clone())
+                    .map(|m| vec![m]),
+                duration_ms: stats.as_ref().and_then(|s| count(s.duration_ms)),
+                usage,
+                model_usage,
+                ..TurnComplete::default()
+            });
+            ext.put_opt(
+                "gemini.toolCalls",
+                stats.as_ref().and_then(|s| count(s.tool_calls)),
+            );
+            ext.put_opt("gemini.errorType", error.and_then(|e| e.ty));
+        }
+        other => return Err(Unmapped(format!("unknown Gemini event type {other:?}"))),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn conv(line: &str) -> Vec<Value> {
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        assert!(sniff(&probe), "not recognised as Gemini: {line}");
+        let mut cx = Cx::default();
+        convert(line, &probe, &mut cx).unwrap();
+        cx.events
+            .iter()
+            .map(|(b, e)| {
+                let mut v = serde_json::to_value(b).unwrap();
+                v["event"] = Value::from(b.kind());
+                if !e.is_empty() {
+                    v["extensions"] = serde_json::to_value(e).unwrap();
+                }
+                v
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tool_error_result() {
+        let ev = conv(
+            r#"{"type":"tool_result","timestamp":"2026-01-01T00:00:00Z","tool_id":"run_shell_command-1","status":"error","error":{"type":"TOOL_EXECUTION_ERROR","message":"Command failed"}}"#,
+        );
+        assert_eq!(ev[0]["status"], "failed");
+        assert_eq!(ev[0]["output"]["message"], "Command failed");
+        assert_eq!(
+            ev[0]["extensions"]["gemini.errorType"],
+            "TOOL_EXECUTION_ERROR"
+        );
+    }
+
+    #[test]
+    fn warning_error_event() {
+        let ev = conv(
+            r#"{"type":"error","timestamp":"2026-01-01T00:00:00Z","severity":"warning","message":"Loop detected, stopping execution"}"#,
+        );
+        assert_eq!(ev[0]["severity"], "warning");
+    }
+
+    #[test]
+    fn todos_are_a_plan() {
+        let ev = conv(
+            r#"{"type":"tool_use","timestamp":"2026-01-01T00:00:00Z","tool_name":"write_todos","tool_id":"t","parameters":{"todos":[{"description":"a","status":"in_progress"}]}}"#,
+        );
+        assert_eq!(ev[0]["kind"], "memory");
+        assert_eq!(ev[1]["event"], "plan_update");
+        assert_eq!(ev[1]["entries"][0]["status"], "in_progress");
+    }
+
+    #[test]
+    fn claude_and_codex_lines_are_not_gemini() {
+        for line in [
+            r#"{"type":"result","subtype":"success","timestamp":"2026-01-01T00:00:00Z"}"#,
+            r#"{"type":"error","message":"Reconnecting... 1/5"}"#,
+            r#"{"type":"user","message":{"content":"hi"},"timestamp":"2026-01-01T00:00:00Z"}"#,
+        ] {
+            let probe: Probe = serde_json::from_str(line).unwrap();
+            assert!(!sniff(&probe), "{line}");
+        }
+    }
+}
