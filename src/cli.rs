@@ -56,6 +56,8 @@ pub enum Command {
     Replay(crate::replay::Args),
     /// Fold an event log into state: entries, the turn tree, totals, what is pending.
     Reduce(crate::reduce::Args),
+    /// Print what each provider's output carries: the capability matrix, as a table or JSON.
+    Providers(crate::providers_cmd::Args),
     /// Print the InsightsEvent JSON Schema (draft 2020-12) that the output follows.
     Schema,
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
@@ -115,6 +117,14 @@ pub struct ConvertArgs {
     /// Longest input line accepted, in bytes; longer lines are reported and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_line_bytes: usize,
+
+    /// Mask secrets in every string of the output, `raw` included, as `[REDACTED:KIND]`.
+    ///
+    /// API keys (Anthropic, OpenAI, Google, GitHub, AWS, Slack), bearer tokens, private key
+    /// blocks, passwords in URLs and `password=`-style pairs. The kind is kept, for example
+    /// `[REDACTED:anthropic-key]`. See the README's Robustness section for the exact shapes.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Inputs of the commands that read events: normalized logs or any provider's raw output.

@@ -12,6 +12,10 @@
 //! | `stream_delta` of kind `toolOutput` (CC-Insights has no such kind) | dropped |
 //! | `turn_start`, `permission_response`, `tool_update`, `file_change`, `task_update`, `hook`, `notice`, `raw` | dropped |
 //!
+//! Providers CC-Insights does not know are written as the nearest one it does (`qwen`, `amp`,
+//! `cursor` as `claude`; `opencode`, `aceclaw` as `acp`), the real name in
+//! `extensions["insights.provider"]`.
+//!
 //! The same folding applies to converted events and to InsightsEvents passing through.
 
 use crate::event::{SessionStatusKind, CC_INSIGHTS_TYPES, EVENT_TYPES};
@@ -29,8 +33,36 @@ const BASE: &[&str] = &[
     "turnId",
 ];
 
+/// The providers CC-Insights lacks (its `BackendProvider` is matched by name), as the one whose
+/// wire format theirs follows: the Claude-compatible CLIs as `claude`, the others as the generic
+/// `acp`. The real name is kept in `extensions["insights.provider"]`.
+const CC_PROVIDER: &[(&str, &str)] = &[
+    ("qwen", "claude"),
+    ("amp", "claude"),
+    ("cursor", "claude"),
+    ("opencode", "acp"),
+    ("aceclaw", "acp"),
+];
+
+fn cc_provider(obj: &mut Map<String, Value>) {
+    let Some(p) = obj.get("provider").and_then(Value::as_str) else {
+        return;
+    };
+    let Some((name, cc)) = CC_PROVIDER.iter().find(|(n, _)| *n == p) else {
+        return;
+    };
+    obj.insert("provider".into(), Value::from(*cc));
+    if let Value::Object(ext) = obj
+        .entry("extensions")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        ext.insert("insights.provider".into(), Value::from(*name));
+    }
+}
+
 /// Folds one event in place; `Err` names the type that was dropped.
 pub fn fold(obj: &mut Map<String, Value>) -> Result<(), &'static str> {
+    cc_provider(obj);
     let kind = obj.get("event").and_then(Value::as_str).unwrap_or("");
     match kind {
         "plan_update" => {

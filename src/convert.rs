@@ -166,7 +166,7 @@ impl<'o, W: Write> Converter<'o, W> {
             }
         };
         match self.detector.route(&probe, self.opts.forced) {
-            Route::Passthrough => self.passthrough(text, lineno, name, diag)?,
+            Route::Passthrough => return self.passthrough(text, lineno, name, diag),
             Route::Provider(p) => {
                 let mut cx = Cx {
                     sticky: self.sticky,
@@ -175,7 +175,7 @@ impl<'o, W: Write> Converter<'o, W> {
                 let result = (p.convert)(text, &probe, &mut cx);
                 self.sticky = cx.sticky;
                 match result {
-                    Ok(()) => self.write_events(text, lineno, p.name, cx)?,
+                    Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),
                     Err(why) => self.write_raw(text, lineno, p.name, why.0)?,
                 }
             }
@@ -187,13 +187,16 @@ impl<'o, W: Write> Converter<'o, W> {
         Ok(true)
     }
 
+    /// Writes the events of a converted line; `Ok(false)` if they could not be (reported).
     fn write_events<'a>(
         &mut self,
         text: &'a str,
         lineno: u64,
         provider: &'static str,
         cx: Cx<'a>,
-    ) -> io::Result<()> {
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<bool> {
         let anchor = match cx.anchor.as_deref().filter(|a| !a.is_empty()) {
             Some(a) => Cow::Borrowed(a),
             None => Cow::Owned(content_id(text, lineno)),
@@ -204,6 +207,9 @@ impl<'o, W: Write> Converter<'o, W> {
             None
         };
         let raw = if self.opts.raw { raw_of(text) } else { None };
+        // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
+        // events cannot be (a number beyond f64, nesting deeper than 128) is reported whole.
+        let mut folded = Vec::new();
         for (k, (body, ext)) in cx.events.into_iter().enumerate() {
             self.seq += 1;
             let ev = Event {
@@ -223,21 +229,38 @@ impl<'o, W: Write> Converter<'o, W> {
                 extensions: ext,
             };
             if self.opts.cc_insights {
-                let Value::Object(mut obj) = serde_json::to_value(&ev).map_err(io::Error::from)?
-                else {
-                    unreachable!("an event serializes to an object")
-                };
-                if !self.fold_compat(&mut obj) {
-                    self.seq -= 1;
-                    continue;
+                match serde_json::to_value(&ev) {
+                    Ok(Value::Object(obj)) => folded.push(obj),
+                    Ok(_) => unreachable!("an event serializes to an object"),
+                    Err(e) => {
+                        self.seq -= folded.len() as u64 + 1;
+                        let msg = crate::wire::without_position(&e);
+                        diag.bad_line(
+                            name,
+                            lineno,
+                            None,
+                            &format!("--compat cc-insights cannot represent this line: {msg}"),
+                        );
+                        return Ok(false);
+                    }
                 }
-                self.out.json_line(&obj)?;
-            } else {
-                self.out.json_line(&ev)?;
+                continue;
             }
+            self.out.json_line(&ev)?;
             self.stats.events += 1;
         }
-        Ok(())
+        let first = self.seq + 1 - folded.len() as u64;
+        self.seq = first - 1;
+        for mut obj in folded {
+            if !self.fold_compat(&mut obj) {
+                continue;
+            }
+            self.seq += 1;
+            obj.insert("seq".into(), Value::from(self.seq));
+            self.out.json_line(&obj)?;
+            self.stats.events += 1;
+        }
+        Ok(true)
     }
 
     /// `--compat cc-insights` on one event; `false` when it is dropped (and counted).
@@ -287,25 +310,27 @@ impl<'o, W: Write> Converter<'o, W> {
         Ok(())
     }
 
-    /// An InsightsEvent already: written again with only `seq` renumbered.
+    /// An InsightsEvent already: written again with only `seq` renumbered (and a member
+    /// given twice written once, with its last value, as `serde_json` and `jq` read it).
+    /// `Ok(false)` if it could not be read (reported).
     fn passthrough(
         &mut self,
         text: &str,
         lineno: u64,
         name: &str,
         diag: &mut Diag,
-    ) -> io::Result<()> {
+    ) -> io::Result<bool> {
         if self.opts.cc_insights {
             let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(text) {
                 Ok(o) => o,
                 Err(e) => {
                     let (col, msg) = json_problem(&e, false);
                     diag.bad_line(name, lineno, Some(col), &msg);
-                    return Ok(());
+                    return Ok(false);
                 }
             };
             if !self.fold_compat(&mut obj) {
-                return Ok(());
+                return Ok(true);
             }
             self.seq += 1;
             obj.insert("seq".into(), Value::from(self.seq));
@@ -317,9 +342,10 @@ impl<'o, W: Write> Converter<'o, W> {
                 Err(e) => {
                     let (col, msg) = json_problem(&e, false);
                     diag.bad_line(name, lineno, Some(col), &msg);
-                    return Ok(());
+                    return Ok(false);
                 }
             };
+            last_wins(&mut obj.0);
             self.seq += 1;
             match obj.0.iter_mut().find(|(k, _)| k == "seq") {
                 Some((_, v)) => *v = Json::U64(self.seq),
@@ -328,8 +354,35 @@ impl<'o, W: Write> Converter<'o, W> {
             self.out.json_line(&obj)?;
         }
         self.stats.events += 1;
-        Ok(())
+        Ok(true)
     }
+}
+
+/// Keeps one member per name: the last value, at the place of the first (as a
+/// `serde_json::Map` with `preserve_order` reads it).
+fn last_wins<K: Eq + std::hash::Hash + Clone, V>(members: &mut Vec<(K, V)>) {
+    let n = members.len();
+    let dup = if n <= 32 {
+        (1..n).any(|i| members[..i].iter().any(|(k, _)| *k == members[i].0))
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        !members.iter().all(|(k, _)| seen.insert(k))
+    };
+    if !dup {
+        return;
+    }
+    let mut at: std::collections::HashMap<K, usize> = std::collections::HashMap::new();
+    let mut out: Vec<(K, V)> = Vec::with_capacity(members.len());
+    for (k, v) in members.drain(..) {
+        match at.get(&k) {
+            Some(&i) => out[i].1 = v,
+            None => {
+                at.insert(k.clone(), out.len());
+                out.push((k, v));
+            }
+        }
+    }
+    *members = out;
 }
 
 /// Hands each complete line written to it to a callback: lets the subcommands consume the

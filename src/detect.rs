@@ -50,6 +50,25 @@ pub struct Probe<'a> {
     pub uuid: Option<&'a RawValue>,
     #[serde(borrow)]
     pub timestamp: Option<&'a RawValue>,
+    // Members that tell the Claude-like formats apart (see each provider's `sniff`).
+    /// Every OpenCode line (`testdata/opencode/text-only.jsonl` line 1).
+    #[serde(rename = "sessionID", borrow)]
+    pub session_id_oc: Option<&'a RawValue>,
+    /// Cursor's time stamp (`assistant`, `thinking`, `tool_call` lines).
+    #[serde(borrow)]
+    pub timestamp_ms: Option<&'a RawValue>,
+    /// Top-level usage: camelCase on Cursor's `result`, with `total_tokens` on Qwen Code's.
+    #[serde(borrow)]
+    pub usage: Option<&'a RawValue>,
+    /// Qwen Code's `system/init` (`testdata/qwen/text-only.jsonl` line 1).
+    #[serde(borrow)]
+    pub qwen_code_version: Option<&'a RawValue>,
+    /// Qwen Code's `system/task_*` lines keep their fields in `data`.
+    #[serde(borrow)]
+    pub data: Option<&'a RawValue>,
+    /// AceClaw's WebSocket bridge envelope `{eventId, sessionId, receivedAt, event}`.
+    #[serde(rename = "eventId", borrow)]
+    pub event_id: Option<&'a RawValue>,
 }
 
 impl<'a> Probe<'a> {
@@ -153,6 +172,43 @@ mod tests {
         assert_eq!(name(r#"{"type":"system","subtype":"init"}"#), "claude");
         assert_eq!(name(r#"{"type":"nonsense"}"#), "unknown");
         assert_eq!(name(r#"{}"#), "unknown");
+    }
+
+    #[test]
+    fn claude_like_formats_by_what_only_they_write() {
+        // Claude's own lines stay Claude's (testdata/claude/text-only.jsonl).
+        assert_eq!(
+            name(
+                r#"{"type":"system","subtype":"init","session_id":"28e5c88f-66bb-4260-b740-ce3907541df7","claude_code_version":"2.1.197"}"#
+            ),
+            "claude"
+        );
+        assert_eq!(
+            name(r#"{"type":"result","subtype":"success","usage":{"input_tokens":1}}"#),
+            "claude"
+        );
+        // testdata/qwen/text-only.jsonl line 1, testdata/opencode/text-only.jsonl line 1,
+        // testdata/cursor/shell-read.jsonl line 3, testdata/amp/bash-edit.jsonl line 1.
+        assert_eq!(
+            name(r#"{"type":"system","subtype":"init","qwen_code_version":"0.24.4"}"#),
+            "qwen"
+        );
+        assert_eq!(
+            name(r#"{"type":"text","timestamp":1,"sessionID":"ses_1","part":{}}"#),
+            "opencode"
+        );
+        assert_eq!(
+            name(r#"{"type":"thinking","subtype":"delta","text":"x","timestamp_ms":1}"#),
+            "cursor"
+        );
+        assert_eq!(
+            name(r#"{"type":"system","subtype":"init","session_id":"T-7f3c1a52"}"#),
+            "amp"
+        );
+        assert_eq!(
+            name(r#"{"jsonrpc":"2.0","method":"stream.text","params":{"delta":"x"}}"#),
+            "aceclaw"
+        );
     }
 
     #[test]

@@ -10,6 +10,8 @@ mod event;
 mod input;
 mod output;
 mod providers;
+mod providers_cmd;
+mod redact;
 mod reduce;
 mod replay;
 mod schema;
@@ -51,6 +53,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Validate(args)) => validate::run(&args, cli.color),
         Some(Command::Replay(args)) => replay::run(&args, cli.color),
         Some(Command::Reduce(args)) => reduce::run(&args, cli.color),
+        Some(Command::Providers(args)) => providers_cmd::run(&args),
         Some(Command::Schema) => {
             let mut out = std::io::stdout().lock();
             out.write_all(schema::EVENT_SCHEMA.as_bytes())
@@ -93,7 +96,11 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
     };
     let sources = cli::sources(&args.files);
     let mut diag = diag::Diag::new(color_err);
-    let mut out = Out::stdout();
+    // Only whole lines reach standard output, redacted with --redact (src/output.rs).
+    let mut out = Out::new(output::WholeLines::new(
+        std::io::stdout().lock(),
+        args.redact,
+    ));
     let mut conv = convert::Converter::new(&opts, &mut out);
     for src in &sources {
         conv.run_source(src, &mut diag)?;

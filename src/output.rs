@@ -115,3 +115,126 @@ mod tests {
         assert!(!ColorChoice::Auto.resolve(false));
     }
 }
+
+/// Passes only whole lines on to `inner`, and redacts them first with `--redact`.
+///
+/// The `BufWriter` of [`Out`] writes its buffer out when it is full, which is mostly in the
+/// middle of a line. Below it, this keeps the tail of each write back until its line is
+/// complete, so the operating system is only ever handed whole lines: a reader never sees half
+/// a line, and a run that is killed leaves output ending at a line end. (A disk that fills up
+/// in the middle of a write can still cut a line: that error is reported and ends the run
+/// with status 2.) [`WholeLines::flush`] passes on an incomplete line too.
+pub struct WholeLines<W: Write> {
+    inner: W,
+    /// The incomplete last line, held back.
+    pending: Vec<u8>,
+    redact: bool,
+}
+
+impl<W: Write> WholeLines<W> {
+    pub fn new(inner: W, redact: bool) -> Self {
+        WholeLines {
+            inner,
+            pending: Vec::new(),
+            redact,
+        }
+    }
+
+    fn emit(&mut self, lines: &[u8]) -> io::Result<()> {
+        if self.redact {
+            self.inner.write_all(&crate::redact::redact(lines))
+        } else {
+            self.inner.write_all(lines)
+        }
+    }
+}
+
+impl<W: Write> Write for WholeLines<W> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let Some(nl) = data.iter().rposition(|&b| b == b'\n') else {
+            self.pending.extend_from_slice(data);
+            return Ok(data.len());
+        };
+        let (lines, tail) = data.split_at(nl + 1);
+        if self.pending.is_empty() {
+            self.emit(lines)?;
+        } else {
+            let mut head = std::mem::take(&mut self.pending);
+            head.extend_from_slice(lines);
+            let res = self.emit(&head);
+            head.clear();
+            self.pending = head;
+            res?;
+        }
+        self.pending.extend_from_slice(tail);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.pending.is_empty() {
+            let tail = std::mem::take(&mut self.pending);
+            self.emit(&tail)?;
+        }
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod whole_lines_tests {
+    use super::*;
+
+    /// Records each write it is handed.
+    #[derive(Default)]
+    struct Writes(Vec<Vec<u8>>);
+    impl Write for Writes {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+            self.0.push(data.to_vec());
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn only_whole_lines_reach_the_writer_below() {
+        // A buffer smaller than the lines: BufWriter writes in the middle of lines.
+        let mut out = BufWriter::with_capacity(7, WholeLines::new(Writes::default(), false));
+        for i in 0..50 {
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({ "n": i, "pad": "x".repeat(i % 13) }),
+            )
+            .unwrap();
+            out.write_all(b"\n").unwrap();
+        }
+        out.flush().unwrap();
+        let writes = out.into_inner().ok().unwrap().inner.0;
+        assert!(writes.len() > 1);
+        let all: Vec<u8> = writes.concat();
+        assert_eq!(all.iter().filter(|&&b| b == b'\n').count(), 50);
+        for w in &writes {
+            assert_eq!(w.last(), Some(&b'\n'), "{}", String::from_utf8_lossy(w));
+        }
+    }
+
+    #[test]
+    fn flush_passes_an_incomplete_line_on() {
+        let mut w = WholeLines::new(Writes::default(), false);
+        w.write_all(b"a\nb").unwrap();
+        assert_eq!(w.inner.0, [b"a\n".to_vec()]);
+        w.flush().unwrap();
+        assert_eq!(w.inner.0.concat(), b"a\nb");
+    }
+
+    #[test]
+    fn redaction_sees_whole_lines() {
+        let line = b"{\"t\":\"key sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA end\"}\n";
+        let mut w = WholeLines::new(Vec::new(), true);
+        for chunk in line.chunks(5) {
+            w.write_all(chunk).unwrap();
+        }
+        w.flush().unwrap();
+        assert_eq!(w.inner, b"{\"t\":\"key [REDACTED:anthropic-key] end\"}\n");
+    }
+}

@@ -563,10 +563,16 @@ fn every_event_has_a_timestamp_unless_no_timestamp() {
     for cap in captures() {
         let cap = rel(&cap);
         let input = lines_of(&cap);
-        // The line's own time: Claude's `timestamp`, or Codex's `emittedAtMs` in RFC 3339.
+        // The line's own time: Claude's `timestamp`, AceClaw's (in `params`, else the bridge's
+        // `receivedAt`), or epoch milliseconds in RFC 3339 (Codex's `emittedAtMs`, OpenCode's
+        // numeric `timestamp`, Cursor's `timestamp_ms`).
         let own_time = |line: u64| -> Option<String> {
             let v: Value = serde_json::from_str(&input[line as usize - 1]).ok()?;
-            if let Some(ms) = v["emittedAtMs"].as_u64() {
+            let millis = v["emittedAtMs"]
+                .as_u64()
+                .or_else(|| v["timestamp"].as_u64())
+                .or_else(|| v["timestamp_ms"].as_u64());
+            if let Some(ms) = millis {
                 let out = run(
                     &["--no-timestamp"],
                     format!(
@@ -576,10 +582,21 @@ fn every_event_has_a_timestamp_unless_no_timestamp() {
                 );
                 return events(&out)[0]["timestamp"].as_str().map(str::to_owned);
             }
-            v["timestamp"]
-                .as_str()
-                .filter(|t| is_rfc3339(t))
-                .map(str::to_owned)
+            let aceclaw = |call: &Value| {
+                call["method"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("stream."))
+                    .then(|| call["params"]["timestamp"].clone())
+            };
+            [
+                Some(v["timestamp"].clone()),
+                aceclaw(&v),
+                aceclaw(&v["event"]),
+                Some(v["receivedAt"].clone()),
+            ]
+            .into_iter()
+            .flatten()
+            .find_map(|t| t.as_str().filter(|t| is_rfc3339(t)).map(str::to_owned))
         };
 
         let out = run(&[&cap], b"");

@@ -54,6 +54,7 @@ fn all_long_flags() -> BTreeSet<String> {
         &["--help"][..],
         &["convert", "--help"],
         &["schema", "--help"],
+        &["providers", "--help"],
         &["completions", "--help"],
     ] {
         flags.extend(long_flags(&stdout_of(args)));

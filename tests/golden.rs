@@ -23,6 +23,14 @@ pub fn golden_of(capture: &Path) -> PathBuf {
     capture.with_extension("events.jsonl")
 }
 
+/// The `--from` a capture is converted with: the `from` of its `<case>.meta.json`, for the
+/// Claude-compatible variants (Qwen Code, Amp) whose lines `--from auto` reads as Claude's.
+pub fn from_of(capture: &Path) -> Option<String> {
+    let meta = std::fs::read_to_string(capture.with_extension("meta.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&meta).ok()?;
+    v["from"].as_str().map(str::to_owned)
+}
+
 #[test]
 fn captures_convert_to_their_golden_files() {
     let bless = std::env::var_os("BLESS").is_some();
@@ -34,7 +42,12 @@ fn captures_convert_to_their_golden_files() {
             .unwrap_or(&cap)
             .to_string_lossy()
             .into_owned();
-        let out = run(&["--no-timestamp", &rel], b"");
+        let from = from_of(&cap);
+        let mut args = vec!["--no-timestamp", &rel];
+        if let Some(f) = &from {
+            args.extend(["--from", f.as_str()]);
+        }
+        let out = run(&args, b"");
         assert!(
             out.status.success(),
             "{rel}: exit {:?}\n{}",

@@ -42,6 +42,22 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: true,
     sniff,
     convert,
+    // Capabilities: filled in by the `insights providers` change from this file's mapping; check.
+    caps: super::Capabilities {
+        streaming_deltas: true,
+        tool_calls: true,
+        tool_results: true,
+        reasoning: true,
+        permissions: true,
+        questions: false,
+        file_changes: true,
+        command_exec: true,
+        mcp: false,
+        usage: true,
+        cost: true,
+        subagents: false,
+        plans: true,
+    },
 };
 
 const METHOD_PREFIXES: &[&str] = &[

@@ -24,6 +24,9 @@
 //! | `rate_limit_event` | `rate_limit_update` |
 //! | `tool_progress` | `tool_update` |
 //! | other known types | `notice` |
+//!
+//! Amp and Qwen Code write the same format with their own tools; `amp.rs` and `qwen.rs` map
+//! through [`convert_as`] with a [`Dialect`] and handle only what differs.
 
 use super::{split_mcp, sub, Cx, Provider, Unmapped};
 use crate::detect::Probe;
@@ -41,6 +44,21 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: false,
     sniff,
     convert,
+    caps: super::Capabilities {
+        streaming_deltas: true,
+        tool_calls: true,
+        tool_results: true,
+        reasoning: true,
+        permissions: true,
+        questions: true,
+        file_changes: true,
+        command_exec: true,
+        mcp: true,
+        usage: true,
+        cost: true,
+        subagents: true,
+        plans: true,
+    },
 };
 
 /// Top-level `type`s Claude Code writes.
@@ -73,7 +91,42 @@ fn sniff(p: &Probe) -> bool {
     }
 }
 
+/// How a CLI that writes Claude Code's stream-json differs from it (Amp, Qwen Code): the
+/// names and inputs of its tools. Everything else maps as for Claude Code, through
+/// [`convert_as`].
+pub(crate) struct Dialect {
+    /// The Claude Code tool that a tool of the CLI corresponds to (`run_shell_command` →
+    /// `Bash`), or the name itself; titles, locations, subagents and plans follow from it.
+    pub canonical: for<'n> fn(&'n str) -> &'n str,
+    /// The ToolKind of a tool name.
+    pub tool_kind: fn(&str) -> ToolKind,
+    /// A tool result whose text is a JSON object (Amp's Bash: `{"output":…,"exitCode":0}`)
+    /// is passed on as that object.
+    pub json_results: bool,
+}
+
+/// Claude Code itself.
+pub(crate) const CLAUDE: Dialect = Dialect {
+    canonical: same_name,
+    tool_kind,
+    json_results: false,
+};
+
+fn same_name(name: &str) -> &str {
+    name
+}
+
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    convert_as(line, probe, cx, &CLAUDE)
+}
+
+/// Maps a Claude Code stream-json line, with the tools of dialect `d`.
+pub(crate) fn convert_as<'a>(
+    line: &'a str,
+    probe: &Probe<'a>,
+    cx: &mut Cx<'a>,
+    d: &Dialect,
+) -> Result<(), Unmapped> {
     cx.session_id = probe.session_id.and_then(raw_str).filter(|s| !s.is_empty());
     cx.anchor = probe.uuid.and_then(raw_str);
     cx.timestamp = probe
@@ -83,11 +136,11 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     let ty = probe.ty().unwrap_or("");
     match ty {
         "system" => system(line, probe.subtype().unwrap_or(""), cx),
-        "assistant" => assistant(line, cx),
-        "user" => user(line, cx),
+        "assistant" => assistant(line, cx, d),
+        "user" => user(line, cx, d),
         "result" => result(line, cx),
         "stream_event" => stream_event(line, cx),
-        "control_request" => control_request(line, cx),
+        "control_request" => control_request(line, cx, d),
         "control_response" => control_response(line, cx),
         "control_cancel_request" => control_cancel(line, cx),
         "rate_limit_event" => rate_limit(line, cx),
@@ -287,7 +340,9 @@ struct StateChanged<'a> {
     state: Option<Str<'a>>,
 }
 
-fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+/// Maps a `system` line of `subtype`. `line` may also be any JSON object with the same
+/// members (Qwen Code keeps the members of its `task_*` lines in `data`).
+pub(crate) fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     match subtype {
         "init" => {
             let w: Init = serde_json::from_str(line)?;
@@ -564,6 +619,12 @@ struct InputHints<'a> {
     pattern: Option<Str<'a>>,
     #[serde(borrow)]
     command: Option<Str<'a>>,
+    /// Amp's Bash.
+    #[serde(borrow)]
+    cmd: Option<Str<'a>>,
+    /// Amp's glob.
+    #[serde(rename = "filePattern", borrow)]
+    file_pattern: Option<Str<'a>>,
     #[serde(borrow)]
     description: Option<Str<'a>>,
     #[serde(borrow)]
@@ -623,10 +684,14 @@ fn is_subagent_tool(name: &str) -> bool {
 
 fn tool_title<'a>(name: &str, h: &InputHints<'a>) -> Option<Str<'a>> {
     match name {
-        "Bash" => h.description.clone().or_else(|| h.command.clone()),
-        "Read" | "Write" | "Edit" | "MultiEdit" => h.file_path.clone(),
+        "Bash" => h
+            .description
+            .clone()
+            .or_else(|| h.command.clone())
+            .or_else(|| h.cmd.clone()),
+        "Read" | "Write" | "Edit" | "MultiEdit" => h.file_path.clone().or_else(|| h.path.clone()),
         "NotebookEdit" | "NotebookRead" => h.notebook_path.clone(),
-        "Glob" | "Grep" => h.pattern.clone(),
+        "Glob" | "Grep" => h.pattern.clone().or_else(|| h.file_pattern.clone()),
         "WebFetch" => h.url.clone(),
         "WebSearch" => h.query.clone(),
         "Task" | "Agent" => h.description.clone(),
@@ -642,20 +707,21 @@ fn tool_locations<'a>(name: &str, h: &InputHints<'a>) -> Option<Vec<Str<'a>>> {
         .cloned()
         .collect();
     if name == "Glob" {
-        v.extend(h.pattern.clone());
+        v.extend(h.pattern.clone().or_else(|| h.file_pattern.clone()));
     }
     (!v.is_empty()).then_some(v)
 }
 
-fn plan_status(s: Option<&str>) -> PlanStatus {
+/// A todo's status; `in-progress` is Amp's spelling.
+pub(crate) fn plan_status(s: Option<&str>) -> PlanStatus {
     match s {
-        Some("in_progress") => PlanStatus::InProgress,
+        Some("in_progress" | "in-progress") => PlanStatus::InProgress,
         Some("completed") => PlanStatus::Completed,
         _ => PlanStatus::Pending,
     }
 }
 
-fn plan_priority(s: Option<&str>) -> Option<PlanPriority> {
+pub(crate) fn plan_priority(s: Option<&str>) -> Option<PlanPriority> {
     match s {
         Some("high") => Some(PlanPriority::High),
         Some("medium") => Some(PlanPriority::Medium),
@@ -664,7 +730,7 @@ fn plan_priority(s: Option<&str>) -> Option<PlanPriority> {
     }
 }
 
-fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
     let w: Assistant = serde_json::from_str(line)?;
     let parent = w.parent_tool_use_id;
     let model = w.message.model;
@@ -716,6 +782,7 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                     _ => return Err(Unmapped("tool_use block without an object input".into())),
                 };
                 let hints: InputHints = serde_json::from_str(input.get()).unwrap_or_default();
+                let canon = (d.canonical)(&name);
                 let (mcp_server, mcp_tool) = if split_mcp(&name).is_some() {
                     (
                         Some(sub(&name, |n| split_mcp(n).map_or("", |x| x.0))),
@@ -727,11 +794,11 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 let ext = cx.push(ToolInvocation {
                     call_id: call_id.clone(),
                     parent_call_id: parent.clone(),
-                    kind: tool_kind(&name),
+                    kind: (d.tool_kind)(&name),
                     tool_name: name.clone(),
-                    title: tool_title(&name, &hints),
+                    title: tool_title(canon, &hints),
                     input: Json::Raw(input),
-                    locations: tool_locations(&name, &hints),
+                    locations: tool_locations(canon, &hints),
                     model: model.clone(),
                     mcp_server,
                     mcp_tool,
@@ -740,7 +807,7 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 if b.ty != "tool_use" {
                     ext.put("claude.blockType", b.ty.clone());
                 }
-                if is_subagent_tool(&name) {
+                if is_subagent_tool(canon) {
                     cx.push(SubagentSpawn {
                         call_id: call_id.clone(),
                         agent_type: hints.subagent_type.or(hints.name),
@@ -750,7 +817,7 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                         prompt: hints.prompt,
                         parent_call_id: parent.clone(),
                     });
-                } else if name == "TodoWrite" {
+                } else if canon == "TodoWrite" {
                     let entries = hints
                         .todos
                         .unwrap_or_default()
@@ -917,7 +984,7 @@ fn unified_diff(path: &str, hunks: &[Hunk], created: bool) -> String {
 }
 
 /// A unified diff that creates a file with `content`.
-fn creation_diff(path: &str, content: &str) -> String {
+pub(crate) fn creation_diff(path: &str, content: &str) -> String {
     let lines: Vec<&str> = content.lines().collect();
     let mut d = format!("--- /dev/null\n+++ b{}\n", slash(path));
     if !lines.is_empty() {
@@ -937,6 +1004,13 @@ fn slash(path: &str) -> Cow<'_, str> {
     } else {
         Cow::Owned(format!("/{path}"))
     }
+}
+
+/// A JSON object written as a string (`"{\"output\":\"ok\"}"`), decoded.
+fn json_text(raw: &RawValue) -> Option<Json<'static>> {
+    let text = raw_str(raw)?;
+    let v: Value = serde_json::from_str(text.trim()).ok()?;
+    v.is_object().then_some(Json::Value(v))
 }
 
 /// The text of a tool_result's or an Agent result's content: a string, or its text blocks.
@@ -960,7 +1034,7 @@ fn content_text(raw: &RawValue) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
-fn user<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+fn user<'a>(line: &'a str, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
     let w: User = serde_json::from_str(line)?;
     let parent = w.parent_tool_use_id;
     let synthetic = w.is_synthetic.unwrap_or(false);
@@ -993,6 +1067,7 @@ fn user<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 let meta = w.tool_use_result.filter(|_| tool_results == 1);
                 let output = match (meta, b.content) {
                     (Some(m), _) if !is_null(m) => Some(Json::Raw(m)),
+                    (_, Some(c)) if d.json_results => Some(json_text(c).unwrap_or(Json::Raw(c))),
                     (_, Some(c)) => Some(Json::Raw(c)),
                     _ => None,
                 };
@@ -1459,7 +1534,7 @@ fn suggestion(raw: &RawValue) -> Option<PermissionSuggestion<'_>> {
     })
 }
 
-fn control_request<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+fn control_request<'a>(line: &'a str, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
     let w: ControlRequest = serde_json::from_str(line)?;
     let request_id = w.request_id.unwrap_or_default();
     let r = w.request;
@@ -1476,7 +1551,7 @@ fn control_request<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 .map(|v| v.into_iter().filter_map(suggestion).collect());
             let ext = cx.push(PermissionRequest {
                 request_id,
-                tool_kind: tool_kind(&tool_name),
+                tool_kind: (d.tool_kind)(&tool_name),
                 tool_name,
                 tool_input: input,
                 tool_use_id: r.tool_use_id,

@@ -35,6 +35,21 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: true,
     sniff,
     convert,
+    caps: super::Capabilities {
+        streaming_deltas: true,
+        tool_calls: true,
+        tool_results: true,
+        reasoning: true,
+        permissions: true,
+        questions: true,
+        file_changes: true,
+        command_exec: true,
+        mcp: true,
+        usage: true,
+        cost: false,
+        subagents: true,
+        plans: true,
+    },
 };
 
 /// `type`s of `codex exec --json`.

@@ -31,6 +31,23 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: false,
     sniff,
     convert,
+    // Capabilities: filled in by the `insights providers` change from this file's mapping
+    // (ask_user, MCP names, invoke_agent, write_todos); check.
+    caps: super::Capabilities {
+        streaming_deltas: true,
+        tool_calls: true,
+        tool_results: true,
+        reasoning: false,
+        permissions: false,
+        questions: true,
+        file_changes: false,
+        command_exec: true,
+        mcp: true,
+        usage: true,
+        cost: false,
+        subagents: true,
+        plans: true,
+    },
 };
 
 const TYPES: &[&str] = &[

@@ -7,11 +7,16 @@ use crate::detect::Probe;
 use crate::event::{Body, Extensions, Str};
 use std::borrow::Cow;
 
+pub mod aceclaw;
 pub mod acp;
+pub mod amp;
 pub mod claude;
 pub mod codex;
+pub mod cursor;
 pub mod gemini;
 pub mod jsonrpc;
+pub mod opencode;
+pub mod qwen;
 
 /// One supported wire format.
 pub struct Provider {
@@ -25,13 +30,76 @@ pub struct Provider {
     pub sniff: fn(&Probe) -> bool,
     /// Maps one line to events, or says why it cannot.
     pub convert: for<'a> fn(&'a str, &Probe<'a>, &mut Cx<'a>) -> Result<(), Unmapped>,
+    /// What the wire format carries that `insights` maps to typed events.
+    pub caps: Capabilities,
+}
+
+/// A provider's capability matrix (the adapter contract's list), as `insights providers`
+/// prints it. Each entry says that the wire format carries the thing and that `insights`
+/// maps it to typed events, not that every run of the agent produces it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// Pieces of a message while it is written (`stream_delta`).
+    pub streaming_deltas: bool,
+    /// Tool calls (`tool_invocation`).
+    pub tool_calls: bool,
+    /// Tool results (`tool_completion`).
+    pub tool_results: bool,
+    /// The model's reasoning (`text` kind thinking, thinking deltas).
+    pub reasoning: bool,
+    /// Permission requests or answers (`permission_request`, `permission_response`).
+    pub permissions: bool,
+    /// Questions to the user (tool kind `ask`, user-input requests).
+    pub questions: bool,
+    /// Files added, changed or deleted (`file_change`).
+    pub file_changes: bool,
+    /// Shell commands (tool kind `execute`).
+    pub command_exec: bool,
+    /// MCP tools (tool kind `mcp`).
+    pub mcp: bool,
+    /// Token counts (`usage_update`, `turn_complete` usage).
+    pub usage: bool,
+    /// Money spent.
+    pub cost: bool,
+    /// Subagents (`subagent_spawn`, `subagent_complete`).
+    pub subagents: bool,
+    /// Plans and todo lists (`plan_update`).
+    pub plans: bool,
+}
+
+impl Capabilities {
+    /// The entries in table order: label, JSON key, value.
+    pub fn entries(&self) -> [(&'static str, &'static str, bool); 13] {
+        [
+            ("streaming deltas", "streamingDeltas", self.streaming_deltas),
+            ("tool calls", "toolCalls", self.tool_calls),
+            ("tool results", "toolResults", self.tool_results),
+            ("reasoning", "reasoning", self.reasoning),
+            ("permissions", "permissions", self.permissions),
+            ("questions", "questions", self.questions),
+            ("file changes", "fileChanges", self.file_changes),
+            ("command exec", "commandExec", self.command_exec),
+            ("MCP", "mcp", self.mcp),
+            ("usage", "usage", self.usage),
+            ("cost", "cost", self.cost),
+            ("subagents", "subagents", self.subagents),
+            ("plans", "plans", self.plans),
+        ]
+    }
 }
 
 /// The registry, in detection order: the first provider whose `sniff` accepts a line wins.
 pub static PROVIDERS: &[Provider] = &[
+    // The Claude-like formats before Claude, each with a narrow rule of its own.
+    qwen::PROVIDER,
+    amp::PROVIDER,
+    cursor::PROVIDER,
+    opencode::PROVIDER,
     claude::PROVIDER,
     codex::PROVIDER,
     gemini::PROVIDER,
+    // Before ACP: the answer to `agent.prompt` has ACP's `stopReason` too.
+    aceclaw::PROVIDER,
     acp::PROVIDER,
 ];
 

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Benchmark of insights: throughput, memory and live latency, with a jq baseline.
+
+    python3 benches/bench.py                 # ~200 MB per input, all figures
+    python3 benches/bench.py --mb 50 --quick # smaller inputs, fewer latency samples
+
+It builds the release binary, generates large inputs from the recorded captures in
+testdata/ (seeded, so the same bytes every run; ids are varied so lines are distinct),
+and prints, per provider and command: MB/s, events/s, peak RSS, and the ratio to a jq
+mapping of the same Claude file when jq is installed. Then it measures live latency: the
+time from writing one line into a pipe to reading its first event from the other pipe.
+
+Figures depend on the machine: compare ratios from one run, not absolute numbers across runs.
+"""
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "insights")
+
+# Inputs: which capture directories make up each generated file.
+INPUTS = {
+    "claude": ["claude", "claude-sdk"],
+    "codex": ["codex-exec", "codex-app-server"],
+    "acp": ["acp-claude", "acp-gemini"],
+    "gemini": ["gemini"],
+}
+
+# A jq program a user might write to map Claude stream-json to events (the baseline the
+# performance issue quotes): one object per content block, tool results, turn ends.
+JQ_CLAUDE = r'''
+if .type == "assistant" then
+  .message.content[]? as $b
+  | if $b.type == "text" then {event:"text", sessionId:.session_id, text:$b.text, kind:"text"}
+    elif $b.type == "thinking" then {event:"text", sessionId:.session_id, text:$b.thinking, kind:"thinking"}
+    elif $b.type == "tool_use" then {event:"tool_invocation", sessionId:.session_id, callId:$b.id, toolName:$b.name, input:$b.input}
+    else empty end
+elif .type == "user" then
+  (.message.content | if type == "array" then .[] else empty end) as $b
+  | if $b.type == "tool_result" then {event:"tool_completion", sessionId:.session_id, callId:$b.tool_use_id, status:(if $b.is_error then "failed" else "completed" end), output:$b.content} else empty end
+elif .type == "result" then {event:"turn_complete", sessionId:.session_id, costUsd:.total_cost_usd, usage:.usage}
+elif .type == "stream_event" then {event:"stream_delta", sessionId:.session_id, kind:.event.type, textDelta:(.event.delta.text // .event.delta.thinking)}
+elif .type == "system" and .subtype == "init" then {event:"session_init", sessionId:.session_id, model:.model, cwd:.cwd}
+else {event:"raw", raw:.} end
+'''
+
+
+def capture_lines(dirs):
+    lines = []
+    for d in dirs:
+        full = os.path.join(ROOT, "testdata", d)
+        for name in sorted(os.listdir(full)):
+            if name.endswith(".jsonl") and ".events." not in name:
+                with open(os.path.join(full, name), encoding="utf-8") as f:
+                    lines.extend(l for l in f.read().splitlines() if l.strip())
+    return lines
+
+
+def generate(path, dirs, mb, seed):
+    """Repeats the captures until the file holds `mb` megabytes; every repetition gets its
+    own uuids and ids (a counter spliced into them), so no two lines are identical."""
+    rnd = random.Random(seed)
+    lines = capture_lines(dirs)
+    target = mb * 1_000_000
+    size = 0
+    rep = 0
+    with open(path, "w", encoding="utf-8") as out:
+        while size < target:
+            rep += 1
+            tag = f"{rnd.getrandbits(32):08x}"
+            for l in lines:
+                l = l.replace('"uuid":"', f'"uuid":"{tag}{rep}-').replace('"session_id":"', f'"session_id":"{tag}-')
+                out.write(l)
+                out.write("\n")
+                size += len(l) + 1
+    return size
+
+
+def run(cmd, stdin_path):
+    """Runs cmd with stdin from a file and stdout counted; returns (seconds, output lines, peak RSS KiB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with open(stdin_path, "rb") as f:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        lines = 0
+        for chunk in iter(lambda: p.stdout.read(1 << 20), b""):
+            lines += chunk.count(b"\n")
+        p.wait()
+        secs = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return secs, lines, max(after, before)
+
+
+def peak_rss(cmd, stdin_path):
+    """Peak RSS of one child alone (ru_maxrss of children is a running maximum, so measure
+    each command in a fresh Python process)."""
+    code = (
+        "import resource,subprocess,sys\n"
+        "with open(sys.argv[1],'rb') as f:\n"
+        "    subprocess.run(sys.argv[2:],stdin=f,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, stdin_path, *cmd], capture_output=True, text=True)
+    return int(out.stdout.strip() or 0)
+
+
+def latency(samples):
+    """Time from a line entering insights' stdin to its first event leaving stdout."""
+    line = None
+    with open(os.path.join(ROOT, "testdata", "claude", "thinking-tool.jsonl"), encoding="utf-8") as f:
+        line = [l for l in f.read().splitlines() if '"text_delta"' in l][0]
+    p = subprocess.Popen([BIN, "--no-timestamp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        p.stdin.write(line.encode() + b"\n")
+        p.stdin.flush()
+        p.stdout.readline()
+        times.append((time.perf_counter() - t0) * 1000)
+    p.stdin.close()
+    p.wait()
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.99) - 1], max(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=int, default=200, help="size of each generated input in MB (default 200)")
+    ap.add_argument("--quick", action="store_true", help="fewer latency samples")
+    ap.add_argument("--keep", help="directory for the generated inputs (default: a temporary one)")
+    args = ap.parse_args()
+
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    tmp = args.keep or tempfile.mkdtemp(prefix="insights-bench-")
+    os.makedirs(tmp, exist_ok=True)
+    have_jq = shutil.which("jq")
+    help_text = subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
+    commands = [("convert", [BIN, "--no-timestamp"])]
+    if "validate" in help_text:
+        commands.append(("validate", [BIN, "validate"]))
+    if "reduce" in help_text:
+        commands.append(("reduce", [BIN, "reduce"]))
+
+    print(f"insights benchmark: {args.mb} MB per input, {os.cpu_count()} cores, inputs in {tmp}")
+    print(f"{'input':<8} {'command':<10} {'MB/s':>8} {'events/s':>12} {'peak RSS':>10} {'vs jq':>7}")
+    jq_mbs = None
+    for name, dirs in INPUTS.items():
+        path = os.path.join(tmp, f"{name}.jsonl")
+        size = os.path.getsize(path) if os.path.exists(path) else generate(path, dirs, args.mb, seed=len(name))
+        mb = size / 1_000_000
+        if name == "claude" and have_jq:
+            secs, lines, _ = run(["jq", "-c", JQ_CLAUDE], path)
+            jq_mbs = mb / secs
+            print(f"{name:<8} {'jq':<10} {jq_mbs:8.1f} {lines / secs:12.0f} {peak_rss(['jq', '-c', JQ_CLAUDE], path) / 1024:8.1f}MB {'1.0x':>7}")
+        for cmd_name, cmd in commands:
+            secs, lines, _ = run(cmd, path)
+            mbs = mb / secs
+            rss = peak_rss(cmd, path) / 1024
+            ratio = f"{mbs / jq_mbs:.1f}x" if (jq_mbs and name == "claude") else ""
+            print(f"{name:<8} {cmd_name:<10} {mbs:8.1f} {lines / secs:12.0f} {rss:8.1f}MB {ratio:>7}")
+
+    n = 300 if args.quick else 2000
+    med, p99, worst = latency(n)
+    print(f"live latency over a pipe, {n} lines: median {med:.3f} ms, p99 {p99:.3f} ms, max {worst:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

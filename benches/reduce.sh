@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Throughput of `insights reduce` next to `insights convert`, on a large generated log.
+#
+#   benches/reduce.sh [MB]      # default 200
+#
+# Builds the release binary, then writes into a scratch directory (under $TMPDIR, /tmp by
+# default; removed at the end):
+#   raw.jsonl     the Claude captures of testdata/claude*/ repeated to about MB megabytes; each
+#                 repetition gets its own session, line, tool and request ids, so every
+#                 repetition is a session of its own (the state grows with the log, as a real
+#                 log of many sessions does)
+#   events.jsonl  raw.jsonl converted (`insights --no-timestamp`)
+# and prints MB/s for each command (input bytes / wall-clock seconds, best of 3 runs), the
+# ratios of reduce to convert measured in the same run, and the peak memory of each reduce.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+target_mb=${1:-200}
+cargo build --release --quiet
+bin=$PWD/target/release/insights
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/insights-bench.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+captures=()
+for f in testdata/claude*/*.jsonl; do
+  case $f in *.events.jsonl) ;; *) captures+=("$f") ;; esac
+done
+one_rep=$(cat "${captures[@]}" | wc -c)
+reps=$(( target_mb * 1000000 / one_rep + 1 ))
+
+# Rewrite the ids each repetition so that every session, line, tool call and permission request
+# stays unique.
+for ((k = 0; k < reps; k++)); do cat "${captures[@]}"; done |
+  awk '
+    {
+      k = int(n / lines_per_rep)
+      gsub(/"uuid":"/, "\"uuid\":\"r" k "-")
+      gsub(/"session_id":"/, "\"session_id\":\"r" k "-")
+      gsub(/"request_id":"/, "\"request_id\":\"r" k "-")
+      gsub(/toolu_/, "toolu_r" k "_")
+      print
+      n++
+    }' lines_per_rep="$(cat "${captures[@]}" | wc -l)" > "$scratch/raw.jsonl"
+
+"$bin" --no-timestamp "$scratch/raw.jsonl" > "$scratch/events.jsonl"
+
+mb() { awk -v b="$(cat "$@" | wc -c)" 'BEGIN { printf "%.1f", b / 1e6 }'; }
+
+# best_of CMD...: the fastest wall-clock time of 3 runs, in seconds.
+best_of() {
+  local best= t0 t1 t
+  for _ in 1 2 3; do
+    t0=$(date +%s.%N)
+    "$@" > /dev/null
+    t1=$(date +%s.%N)
+    t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+  done
+  echo "$best"
+}
+
+# peak_mb CMD...: the peak resident memory of one run, in MB (needs GNU time).
+peak_mb() {
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{ printf "%.0f", $1 / 1024 }'
+  else
+    echo "?"
+  fi
+}
+
+report() { # NAME BYTES_MB SECONDS
+  awk -v n="$1" -v mb="$2" -v s="$3" 'BEGIN { printf "%-44s %8.1f MB %7.2f s %8.1f MB/s\n", n, mb, s, mb / s }'
+}
+
+raw_mb=$(mb "$scratch/raw.jsonl")
+ev_mb=$(mb "$scratch/events.jsonl")
+echo "insights $("$bin" --version | cut -d' ' -f2), $(nproc) cores, $reps repetitions of ${#captures[@]} captures"
+t_convert=$(best_of "$bin" --no-timestamp "$scratch/raw.jsonl")
+report "convert raw.jsonl" "$raw_mb" "$t_convert"
+t_passthrough=$(best_of "$bin" --no-timestamp "$scratch/events.jsonl")
+report "convert events.jsonl (passthrough)" "$ev_mb" "$t_passthrough"
+t_raw=$(best_of "$bin" reduce "$scratch/raw.jsonl")
+report "reduce raw.jsonl (convert + reduce)" "$raw_mb" "$t_raw"
+t_ev=$(best_of "$bin" reduce "$scratch/events.jsonl")
+report "reduce events.jsonl" "$ev_mb" "$t_ev"
+t_sum=$(best_of "$bin" reduce --view summary "$scratch/events.jsonl")
+report "reduce --view summary events.jsonl" "$ev_mb" "$t_sum"
+state_mb=$("$bin" reduce "$scratch/events.jsonl" | wc -c | awk '{ printf "%.1f", $1 / 1e6 }')
+echo "state written: $state_mb MB; peak memory: reduce events.jsonl $(peak_mb "$bin" reduce "$scratch/events.jsonl") MB," \
+  "reduce --view summary $(peak_mb "$bin" reduce --view summary "$scratch/events.jsonl") MB," \
+  "convert $(peak_mb "$bin" --no-timestamp "$scratch/raw.jsonl") MB"
+awk -v c="$t_convert" -v r="$t_raw" -v p="$t_passthrough" -v e="$t_ev" -v s="$t_sum" 'BEGIN {
+  printf "reduce/convert throughput: raw %.2f, normalized %.2f (vs passthrough), normalized summary %.2f\n", c / r, p / e, p / s
+}'

@@ -1,0 +1,3 @@
+//! Detection and every converter (`--from auto`) on any bytes: see `targets::convert`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| insights_fuzz::targets::convert("auto", data));

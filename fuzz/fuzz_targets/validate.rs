@@ -1,0 +1,3 @@
+//! See `targets::validate`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| insights_fuzz::targets::validate(data));

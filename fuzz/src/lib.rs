@@ -1,0 +1,293 @@
+//! The `insights` binary compiled as a library (see `build.rs`), and one entry point per fuzz
+//! target in [`targets`]. Each entry point takes arbitrary bytes, runs a part of `insights` on
+//! them in process, and panics when it breaks a guarantee, which the fuzzer reports as a crash.
+#![allow(dead_code, unused_imports, unused_macros, clippy::all)]
+
+include!(concat!(env!("OUT_DIR"), "/app.rs"));
+
+pub mod targets {
+    use crate::cli::{Cli, Command};
+    use crate::convert::{Converter, Options};
+    use crate::diag::Diag;
+    use crate::input::{Line, LineReader, Source};
+    use crate::output::{FlushPolicy, Out};
+    use clap::Parser;
+    use serde_json::value::RawValue;
+    use std::collections::HashMap;
+    use std::io::Write;
+    use std::sync::OnceLock;
+
+    /// The names `--from` takes: one target per provider, plus `auto`.
+    pub fn providers() -> Vec<&'static str> {
+        crate::providers::PROVIDERS.iter().map(|p| p.name).collect()
+    }
+
+    /// Options as `insights --no-timestamp --from FROM` resolves them, in block mode.
+    fn options(from: &str) -> Options {
+        let cli = Cli::try_parse_from(["insights", "validate", "--from", from])
+            .unwrap_or_else(|e| panic!("--from {from}: {e}"));
+        let Some(Command::Validate(args)) = cli.command else {
+            unreachable!()
+        };
+        let mut o = args.input.options().expect("options");
+        o.clock = false;
+        o.flush = FlushPolicy::Block;
+        o
+    }
+
+    /// Converts `data` the way `run_source` does, into a string.
+    fn convert_all(data: &[u8], opts: &Options) -> (Vec<u8>, u64) {
+        let mut out = Out::new(Vec::new());
+        let mut diag = Diag::new(false);
+        let mut conv = Converter::new(opts, &mut out);
+        conv.run_reader(data, "<fuzz>", &mut diag)
+            .expect("writing to memory cannot fail");
+        drop(conv);
+        out.flush().unwrap();
+        (out.w.into_inner().ok().unwrap(), diag.bad_lines)
+    }
+
+    /// Checks one output line: a JSON object whose `event` is a string and whose `seq` is
+    /// `seq`. Nesting of any depth is allowed (members are not parsed into a tree).
+    fn check_event(line: &[u8], seq: u64) {
+        let text = std::str::from_utf8(line).expect("output is UTF-8");
+        let m: HashMap<String, &RawValue> = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("output line is not a JSON object ({e}): {text}"));
+        let ev = m.get("event").map(|v| v.get()).unwrap_or("");
+        assert!(ev.starts_with('"'), "no string `event`: {text}");
+        let got = m.get("seq").and_then(|v| v.get().parse::<u64>().ok());
+        assert_eq!(got, Some(seq), "seq: {text}");
+    }
+
+    fn lines(out: &[u8]) -> impl Iterator<Item = &[u8]> {
+        out.split(|&b| b == b'\n').filter(|l| !l.is_empty())
+    }
+
+    /// A provider converter, or detection (`auto`), on any bytes. Guarantees checked:
+    ///
+    /// * no panic, no hang;
+    /// * every non-blank input line yields events or exactly one diagnostic, not both; blank
+    ///   lines yield nothing;
+    /// * every output line is a JSON object with a string `event`, `seq` counting from 1;
+    /// * line by line and `run_reader` give the same output (and so does a second run);
+    /// * converting the output again changes nothing; `--compat cc-insights` twice is once;
+    /// * `--redact` keeps every line valid JSON and is idempotent.
+    pub fn convert(from: &str, data: &[u8]) {
+        let opts = options(from);
+
+        // Line by line, watching what each line yields.
+        let mut out = Out::new(Vec::new());
+        let mut diag = Diag::new(false);
+        let mut conv = Converter::new(&opts, &mut out);
+        let mut rdr = LineReader::new(data, opts.max_line);
+        let mut buf = Vec::new();
+        while let Some(l) = rdr.next_line(&mut buf).expect("reading memory cannot fail") {
+            assert_eq!(l, Line::Ok, "no line is over 64 MiB here");
+            let (events, bad) = (conv.stats.events, diag.bad_lines);
+            let ok = conv
+                .line(&buf, rdr.lineno(), rdr.unterminated(), "<fuzz>", &mut diag)
+                .expect("writing to memory cannot fail");
+            let (de, db) = (conv.stats.events - events, diag.bad_lines - bad);
+            let blank = buf.iter().all(u8::is_ascii_whitespace);
+            if blank {
+                assert!(ok && de == 0 && db == 0, "a blank line yielded something");
+            } else {
+                assert!(
+                    (de > 0) != (db > 0) && db <= 1 && ok == (db == 0),
+                    "line {}: {de} events and {db} diagnostics: {:?}",
+                    rdr.lineno(),
+                    String::from_utf8_lossy(&buf)
+                );
+            }
+        }
+        drop(conv);
+        out.flush().unwrap();
+        let once = out.w.into_inner().ok().unwrap();
+        for (i, l) in lines(&once).enumerate() {
+            check_event(l, i as u64 + 1);
+        }
+
+        let (again, _) = convert_all(data, &opts);
+        assert!(once == again, "line by line and run_reader differ");
+
+        let (twice, bad) = convert_all(&once, &options("auto"));
+        assert_eq!(bad, 0, "the output does not read back");
+        assert!(once == twice, "converting the output again changed it");
+
+        let mut compat = opts.clone();
+        compat.cc_insights = true;
+        compat.raw = true;
+        let (c1, _) = convert_all(data, &compat);
+        for l in lines(&c1) {
+            serde_json::from_slice::<HashMap<String, &RawValue>>(l).expect("compat output");
+        }
+        let (c2, _) = convert_all(&c1, &compat);
+        assert!(c1 == c2, "--compat cc-insights twice differs from once");
+
+        redact_lines(&once);
+    }
+
+    /// `--redact` on output lines: still one JSON object per line, and idempotent.
+    fn redact_lines(text: &[u8]) {
+        let r1 = crate::redact::redact(text);
+        assert_eq!(
+            r1.iter().filter(|&&b| b == b'\n').count(),
+            text.iter().filter(|&&b| b == b'\n').count(),
+            "redaction changed the number of lines"
+        );
+        for l in lines(&r1) {
+            let s = std::str::from_utf8(l).expect("redacted output is UTF-8");
+            serde_json::from_str::<HashMap<String, &RawValue>>(s)
+                .unwrap_or_else(|e| panic!("redacted line is not JSON ({e}): {s}"));
+        }
+        let r2 = crate::redact::redact(&r1);
+        assert!(r1 == r2, "redaction is not idempotent");
+    }
+
+    /// Redaction alone on any bytes: no panic, idempotent, and on lines that are JSON
+    /// objects the result is a JSON object again.
+    pub fn redact(data: &[u8]) {
+        let r1 = crate::redact::redact(data);
+        let r2 = crate::redact::redact(&r1);
+        if r1 != r2 {
+            let at = r1.iter().zip(r2.iter()).take_while(|(a, b)| a == b).count();
+            let around = |s: &[u8]| String::from_utf8_lossy(&s[at.saturating_sub(80)..(at + 80).min(s.len())]).into_owned();
+            panic!("redaction is not idempotent at byte {at}:\nonce:  {:?}\ntwice: {:?}", around(&r1), around(&r2));
+        }
+        for (l, r) in data.split(|&b| b == b'\n').zip(r1.split(|&b| b == b'\n')) {
+            let Ok(s) = std::str::from_utf8(l) else {
+                continue;
+            };
+            if serde_json::from_str::<HashMap<String, &RawValue>>(s).is_ok() {
+                let r = std::str::from_utf8(r).expect("redaction keeps UTF-8");
+                serde_json::from_str::<HashMap<String, &RawValue>>(r)
+                    .unwrap_or_else(|e| panic!("redaction broke the JSON ({e}): {s}\n{r}"));
+            }
+        }
+        // And with the line ends the writer gives it.
+        let mut w = crate::output::WholeLines::new(Vec::new(), true);
+        for chunk in data.chunks(7) {
+            w.write_all(chunk).unwrap();
+        }
+        w.flush().unwrap();
+    }
+
+    struct Validate {
+        schema: jsonschema::Validator,
+        opts: Options,
+        policy: crate::validate::rules::Policy,
+    }
+
+    fn validate_cx() -> &'static Validate {
+        static CX: OnceLock<Validate> = OnceLock::new();
+        CX.get_or_init(|| {
+            let json: serde_json::Value =
+                serde_json::from_str(crate::schema::EVENT_SCHEMA).unwrap();
+            Validate {
+                schema: crate::validate::compile(&json).unwrap(),
+                opts: options("auto"),
+                policy: crate::validate::rules::Policy::new(&[], &[]).unwrap(),
+            }
+        })
+    }
+
+    /// `insights validate` on one log: checking and every report format, without a panic.
+    pub fn validate(data: &[u8]) {
+        use crate::validate::{check, report, Format};
+        let v = validate_cx();
+        let cx = check::Context {
+            schema: &v.schema,
+            opts: &v.opts,
+            policy: &v.policy,
+        };
+        let pipelined = data.first().is_some_and(|b| b & 1 == 1);
+        let r = check::check_reader(data, "<fuzz>".into(), &cx, pipelined);
+        for format in [Format::Text, Format::Json, Format::Github] {
+            let mut rep = report::Reporter::new(format, format == Format::Text);
+            let mut w = Vec::new();
+            rep.file(&mut w, &r).unwrap();
+            rep.finish(&mut w).unwrap();
+        }
+    }
+
+    /// `insights reduce` on one log: no panic; the state reads back; and reducing the log in
+    /// two parts, resuming from the first part's state, gives the state of one go.
+    pub fn reduce(data: &[u8]) {
+        use crate::reduce::{read_source, state::State, summary, Reducer};
+        let path = temp_file(data);
+        let opts = options("auto");
+        let src = Source::File(path.clone());
+        let mut diag = Diag::new(false);
+        let mut red = Reducer::new(State::new(), None);
+        let mut seqs = Vec::new();
+        read_source(&src, &opts, &mut diag, &mut red, &mut |r, _| {
+            seqs.push(r.state.last_seq);
+            Ok(())
+        })
+        .unwrap();
+        red.state.finish();
+        let whole = serde_json::to_string(&red.state).unwrap();
+        let _ = summary::render(&red.state);
+        let back = State::from_json(&whole)
+            .unwrap_or_else(|e| panic!("the state does not read back: {e:#}\n{whole}"));
+        assert_eq!(serde_json::to_string(&back).unwrap(), whole, "state round trip");
+
+        // Resume: the events up to the middle one, then the whole log again from that state.
+        // (Only for logs numbered in order: resuming skips by `seq`.)
+        let ordered = seqs.windows(2).all(|w| w[0] < w[1]);
+        if let Some(&cut) = seqs.get(seqs.len() / 2).filter(|_| ordered) {
+            let mut first = Reducer::new(State::new(), Some(cut));
+            read_source(&src, &opts, &mut diag, &mut first, &mut |_, _| Ok(())).unwrap();
+            first.state.finish();
+            let snap = serde_json::to_string(&first.state).unwrap();
+            let st = State::from_json(&snap).unwrap();
+            let mut rest = Reducer::new(st, None);
+            read_source(&src, &opts, &mut diag, &mut rest, &mut |_, _| Ok(())).unwrap();
+            rest.state.finish();
+            let resumed = serde_json::to_string(&rest.state).unwrap();
+            assert!(
+                resumed == whole,
+                "resuming after seq {cut} differs:\n{whole}\n{resumed}"
+            );
+        }
+        let _ = std::fs::remove_file(path);
+    }
+
+    /// The input as a file of this process's own (the reducer reads sources, not bytes).
+    fn temp_file(data: &[u8]) -> std::path::PathBuf {
+        let dir = if std::path::Path::new("/dev/shm").is_dir() {
+            std::path::PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let p = dir.join(format!("insights-fuzz-{}.jsonl", std::process::id()));
+        std::fs::write(&p, data).expect("write the fuzz input");
+        p
+    }
+
+    /// Every target by name: `convert_<provider>`, `detect`, `validate`, `reduce`, `redact`.
+    pub fn by_name(name: &str) -> Option<Box<dyn Fn(&[u8])>> {
+        let f: Box<dyn Fn(&[u8])> = match name {
+            "detect" => Box::new(|d| convert("auto", d)),
+            "validate" => Box::new(validate),
+            "reduce" => Box::new(reduce),
+            "redact" => Box::new(redact),
+            _ => {
+                let p = name.strip_prefix("convert_")?;
+                let p: &'static str = providers().into_iter().find(|n| *n == p)?;
+                Box::new(move |d| convert(p, d))
+            }
+        };
+        Some(f)
+    }
+
+    /// All target names.
+    pub fn names() -> Vec<String> {
+        let mut v: Vec<String> = providers()
+            .into_iter()
+            .map(|p| format!("convert_{p}"))
+            .collect();
+        v.extend(["detect", "validate", "reduce", "redact"].map(String::from));
+        v
+    }
+}

@@ -1,0 +1,431 @@
+//! Qwen Code `--output-format stream-json` (with `--include-partial-messages`).
+//!
+//! Qwen Code writes Claude Code's stream-json, so lines map through the Claude converter
+//! ([`claude::convert_as`]) with Qwen's tool names ([`QWEN`]). Recorded with Qwen Code 0.24.4
+//! against the peers mock model (`testdata/qwen/`, `testdata/record-mock`). What differs:
+//!
+//! | line | difference | events |
+//! |---|---|---|
+//! | `system/init`, `system/session_start` | `qwen_code_version`, snake_case `permission_mode`; the docs name the subtype `session_start` | `session_init` with `version` and `permissionMode` |
+//! | `system/task_*` | the members are in `data` | `task_update` from `data`; a finished `task_notification` of an `agent` call also gives `subagent_complete` (Qwen's agent tool answers at once, and its subagent runs in the background) |
+//! | `stream_event` `goal_state` | Qwen's own event (the session goal and activity) | `notice` `stream_event/goal_state` |
+//! | `assistant` whose only text is `[API Error: …]` | Qwen reports API errors as assistant text | `error` |
+//! | `result` with `error: {message}` | an object, where Claude has `errors: [string]` | `turn_complete` with `errors` |
+//! | tools `run_shell_command`, `read_file`, `write_file`, `edit`, `glob`, `grep_search`, `agent`, `todo_write`, … | Qwen's names | kinds, titles, subagents and plans as for the Claude tool they correspond to |
+//!
+//! **Detection.** Most Qwen lines are Claude lines, member for member. `--from auto` recognises
+//! the init line (`qwen_code_version` or `session_start`), `goal_state` stream events, task lines
+//! with `data`, and `result` lines whose `usage` has `total_tokens`; other lines are read as
+//! Claude's (tool kinds then fall back to `other`). Use `--from qwen` for whole Qwen streams.
+
+use super::claude::{self, Dialect};
+use super::{Capabilities, Cx, Provider, Unmapped};
+use crate::detect::Probe;
+use crate::event::*;
+use crate::wire::{count, is_object, raw_str, Count};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+pub const PROVIDER: Provider = Provider {
+    name: "qwen",
+    about: "Qwen Code stream-json (--output-format stream-json); Claude-compatible",
+    jsonrpc: false,
+    sniff,
+    convert,
+    caps: Capabilities {
+        streaming_deltas: true,
+        tool_calls: true,
+        tool_results: true,
+        reasoning: true,
+        permissions: true,
+        questions: true,
+        file_changes: false,
+        command_exec: true,
+        mcp: true,
+        usage: true,
+        cost: false,
+        subagents: true,
+        plans: true,
+    },
+};
+
+/// Qwen Code's tools, by the Claude Code tool they correspond to.
+pub(crate) const QWEN: Dialect = Dialect {
+    canonical,
+    tool_kind,
+    json_results: false,
+};
+
+fn canonical(name: &str) -> &str {
+    match name {
+        "run_shell_command" => "Bash",
+        "read_file" | "read_many_files" => "Read",
+        "write_file" => "Write",
+        "edit" | "replace" => "Edit",
+        "glob" => "Glob",
+        "grep_search" | "search_file_content" => "Grep",
+        "list_directory" => "LS",
+        "web_fetch" => "WebFetch",
+        "web_search" => "WebSearch",
+        "agent" | "task" => "Agent",
+        "todo_write" => "TodoWrite",
+        "ask_user_question" => "AskUserQuestion",
+        "notebook_edit" => "NotebookEdit",
+        other => other,
+    }
+}
+
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "save_memory" => ToolKind::Memory,
+        "exit_plan_mode" => ToolKind::Other,
+        // Qwen's MCP tools keep the server's tool name; only the mcp__ form is recognisable.
+        n => claude::tool_kind(canonical(n)),
+    }
+}
+
+fn sniff(p: &Probe) -> bool {
+    match (p.ty(), p.subtype()) {
+        (Some("system"), Some("session_start")) => true,
+        (Some("system"), Some("init")) => p.qwen_code_version.is_some(),
+        // testdata/qwen/subagent.jsonl line 5: `{"type":"system","subtype":"task_started",…,"data":{…}}`.
+        (Some("system"), Some(s)) => s.starts_with("task_") && p.data.is_some_and(is_object),
+        // testdata/qwen/text-only.jsonl line 4: the run's usage has `total_tokens`.
+        (Some("result"), _) => p
+            .usage
+            .is_some_and(|u| is_object(u) && u.get().contains("\"total_tokens\"")),
+        // A substring test first: every Claude `stream_event` line comes through here.
+        (Some("stream_event"), _) => p.event.is_some_and(|e| {
+            e.get().contains("\"goal_state\"") && event_type(e) == Some("goal_state")
+        }),
+        _ => false,
+    }
+}
+
+/// The `type` of a stream event.
+fn event_type(raw: &RawValue) -> Option<&str> {
+    #[derive(Deserialize)]
+    struct T<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: Option<&'a RawValue>,
+    }
+    if !is_object(raw) {
+        return None;
+    }
+    let t: T = serde_json::from_str(raw.get()).ok()?;
+    let s = t.ty?.get();
+    s.strip_prefix('"')?.strip_suffix('"')
+}
+
+#[derive(Deserialize)]
+struct InitExtra<'a> {
+    #[serde(borrow)]
+    qwen_code_version: Option<Str<'a>>,
+    #[serde(borrow)]
+    permission_mode: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct DataLine<'a> {
+    #[serde(borrow)]
+    data: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct GoalLine<'a> {
+    #[serde(borrow)]
+    event: GoalEvent<'a>,
+}
+
+#[derive(Deserialize)]
+struct GoalEvent<'a> {
+    #[serde(borrow)]
+    goal_state: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ResultError<'a> {
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ErrorObject<'a> {
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
+}
+
+fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    match (probe.ty(), probe.subtype()) {
+        (Some("system"), Some(sub @ ("init" | "session_start"))) => {
+            envelope(probe, cx);
+            claude::system(line, "init", cx)?;
+            let w: InitExtra = serde_json::from_str(line)?;
+            if let Some((Body::SessionInit(init), ext)) = cx.events.last_mut() {
+                init.version = init.version.take().or(w.qwen_code_version);
+                init.permission_mode = init.permission_mode.take().or(w.permission_mode);
+                if sub == "session_start" {
+                    ext.put("qwen.subtype", "session_start");
+                }
+            }
+            Ok(())
+        }
+        (Some("system"), Some(sub)) if sub.starts_with("task_") && probe.data.is_some() => {
+            envelope(probe, cx);
+            let w: DataLine = serde_json::from_str(line)?;
+            if !is_object(w.data) {
+                return Err(Unmapped("task line whose data is not an object".into()));
+            }
+            claude::system(w.data.get(), sub, cx)?;
+            if sub == "task_notification" {
+                subagent_done(w.data, cx)?;
+            }
+            Ok(())
+        }
+        (Some("stream_event"), _) if probe.event.and_then(event_type) == Some("goal_state") => {
+            envelope(probe, cx);
+            let w: GoalLine = serde_json::from_str(line)?;
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("stream_event/goal_state"),
+                message: None,
+            });
+            ext.put_opt("qwen.goalState", w.event.goal_state);
+            Ok(())
+        }
+        (Some("assistant"), _) => {
+            claude::convert_as(line, probe, cx, &QWEN)?;
+            api_errors(cx);
+            Ok(())
+        }
+        (Some("result"), _) => {
+            claude::convert_as(line, probe, cx, &QWEN)?;
+            let w: ResultError = serde_json::from_str(line)?;
+            let message = match w.error {
+                Some(e) if is_object(e) => serde_json::from_str::<ErrorObject>(e.get())?.message,
+                Some(e) => raw_str(e),
+                None => None,
+            };
+            if let (Some(m), Some((Body::TurnComplete(tc), _))) = (message, cx.events.last_mut()) {
+                tc.errors.get_or_insert_with(Vec::new).push(m);
+            }
+            Ok(())
+        }
+        _ => claude::convert_as(line, probe, cx, &QWEN),
+    }
+}
+
+#[derive(Deserialize)]
+struct TaskDone<'a> {
+    #[serde(borrow)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: Option<Str<'a>>,
+    usage: Option<TaskUsage>,
+}
+
+#[derive(Deserialize)]
+struct TaskUsage {
+    total_tokens: Option<Count>,
+    tool_uses: Option<Count>,
+    duration_ms: Option<Count>,
+}
+
+/// Qwen's `agent` tool answers at once ("Background agent launched"); the subagent's end is
+/// the task notification of that call.
+fn subagent_done<'a>(data: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: TaskDone = serde_json::from_str(data.get())?;
+    let (Some(call_id), Some(status)) = (w.tool_use_id, w.status) else {
+        return Ok(());
+    };
+    if !matches!(&*status, "completed" | "failed" | "cancelled" | "stopped") {
+        return Ok(());
+    }
+    let u = w.usage;
+    cx.push(SubagentComplete {
+        call_id,
+        agent_id: None,
+        status: Some(status),
+        summary: None,
+        duration_ms: count(u.as_ref().and_then(|u| u.duration_ms)),
+        total_tokens: count(u.as_ref().and_then(|u| u.total_tokens)),
+        tool_use_count: count(u.as_ref().and_then(|u| u.tool_uses)),
+        parent_call_id: None,
+    });
+    Ok(())
+}
+
+/// The members every line shares, as the Claude converter reads them.
+fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
+    cx.session_id = probe.session_id.and_then(raw_str).filter(|s| !s.is_empty());
+    cx.anchor = probe.uuid.and_then(raw_str);
+    cx.timestamp = probe
+        .timestamp
+        .and_then(raw_str)
+        .filter(|t| crate::time::looks_rfc3339(t));
+}
+
+/// Qwen Code reports a failed model request as an assistant message `[API Error: …]`.
+fn api_errors(cx: &mut Cx<'_>) {
+    for (body, _) in cx.events.iter_mut() {
+        let Body::Text(t) = body else { continue };
+        if t.kind != TextKind::Text {
+            continue;
+        }
+        let Some(inner) = t
+            .text
+            .strip_prefix("[API Error: ")
+            .and_then(|r| r.strip_suffix(']'))
+        else {
+            continue;
+        };
+        let http_status = inner
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|d| d.parse().ok());
+        let message = Cow::Owned(inner.to_owned());
+        *body = Body::Error(ErrorEvent {
+            message,
+            severity: Severity::Error,
+            code: None,
+            http_status,
+            will_retry: Some(false),
+            attempt: None,
+            max_retries: None,
+            retry_delay_ms: None,
+            request_id: None,
+            parent_call_id: t.parent_call_id.take(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn conv(line: &str) -> Vec<Value> {
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        let mut cx = Cx::default();
+        convert(line, &probe, &mut cx).unwrap();
+        cx.events
+            .iter()
+            .map(|(b, e)| {
+                let mut v = serde_json::to_value(b).unwrap();
+                v["event"] = Value::from(b.kind());
+                if !e.is_empty() {
+                    v["extensions"] = serde_json::to_value(e).unwrap();
+                }
+                v
+            })
+            .collect()
+    }
+
+    fn sniffs(line: &str) -> bool {
+        sniff(&serde_json::from_str::<Probe>(line).unwrap())
+    }
+
+    #[test]
+    fn init_takes_qwen_members() {
+        let line = r#"{"type":"system","subtype":"init","uuid":"u","session_id":"s","cwd":"/w","tools":["run_shell_command"],"model":"m","permission_mode":"auto","qwen_code_version":"0.24.4"}"#;
+        assert!(sniffs(line));
+        let ev = conv(line);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0]["event"], "session_init");
+        assert_eq!(ev[0]["version"], "0.24.4");
+        assert_eq!(ev[0]["permissionMode"], "auto");
+    }
+
+    #[test]
+    fn session_start_is_init() {
+        let line = r#"{"type":"system","subtype":"session_start","uuid":"u","session_id":"s","model":"qwen3-coder-plus"}"#;
+        assert!(sniffs(line));
+        let ev = conv(line);
+        assert_eq!(ev[0]["event"], "session_init");
+        assert_eq!(ev[0]["model"], "qwen3-coder-plus");
+    }
+
+    #[test]
+    fn shell_tool_is_execute_with_a_title() {
+        let ev = conv(
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"run_shell_command","input":{"command":"uname -s","description":"Print the kernel name"}}]}}"#,
+        );
+        assert_eq!(ev[0]["kind"], "execute");
+        assert_eq!(ev[0]["title"], "Print the kernel name");
+    }
+
+    #[test]
+    fn agent_tool_spawns_a_subagent_and_todo_write_plans() {
+        let ev = conv(
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a","name":"agent","input":{"description":"d","prompt":"p","subagent_type":"general-purpose"}},{"type":"tool_use","id":"b","name":"todo_write","input":{"todos":[{"id":"1","content":"x","status":"in_progress"}]}}]}}"#,
+        );
+        let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "tool_invocation",
+                "subagent_spawn",
+                "tool_invocation",
+                "plan_update"
+            ]
+        );
+        assert_eq!(ev[1]["agentType"], "general-purpose");
+    }
+
+    #[test]
+    fn task_lines_read_data() {
+        let line = r#"{"type":"system","subtype":"task_notification","uuid":"u","session_id":"s","data":{"task_id":"t1","tool_use_id":"a","status":"completed","usage":{"total_tokens":5}}}"#;
+        assert!(sniffs(line));
+        let ev = conv(line);
+        assert_eq!(ev[0]["event"], "task_update");
+        assert_eq!(ev[0]["taskId"], "t1");
+        assert_eq!(ev[0]["status"], "completed");
+        assert_eq!(ev[1]["event"], "subagent_complete");
+        assert_eq!(ev[1]["callId"], "a");
+        assert_eq!(ev[1]["totalTokens"], 5);
+    }
+
+    #[test]
+    fn goal_state_is_a_notice() {
+        let line = r#"{"type":"stream_event","uuid":"u","session_id":"s","event":{"type":"goal_state","goal_state":{"v":2,"goal":null,"activity":"idle"}}}"#;
+        assert!(sniffs(line));
+        let ev = conv(line);
+        assert_eq!(ev[0]["subtype"], "stream_event/goal_state");
+        assert_eq!(ev[0]["extensions"]["qwen.goalState"]["activity"], "idle");
+    }
+
+    #[test]
+    fn api_error_text_is_an_error() {
+        let ev = conv(
+            r#"{"type":"assistant","message":{"model":"m","content":[{"type":"text","text":"[API Error: 400 {\"type\":\"error\"}]"}]}}"#,
+        );
+        assert_eq!(ev[0]["event"], "error");
+        assert_eq!(ev[0]["httpStatus"], 400);
+        assert_eq!(ev[0]["message"], "400 {\"type\":\"error\"}");
+    }
+
+    #[test]
+    fn result_error_object_becomes_errors() {
+        let line = r#"{"type":"result","subtype":"error_during_execution","is_error":true,"usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0},"error":{"message":"boom"}}"#;
+        assert!(sniffs(line));
+        let ev = conv(line);
+        assert_eq!(ev[0]["errors"][0], "boom");
+        assert_eq!(ev[0]["isError"], true);
+    }
+
+    #[test]
+    fn claude_lines_are_not_taken() {
+        assert!(!sniffs(
+            r#"{"type":"system","subtype":"init","claude_code_version":"2.1.197"}"#
+        ));
+        assert!(!sniffs(
+            r#"{"type":"result","subtype":"success","usage":{"input_tokens":1}}"#
+        ));
+        assert!(!sniffs(
+            r#"{"type":"system","subtype":"task_progress","usage":{"total_tokens":1}}"#
+        ));
+        assert!(!sniffs(
+            r#"{"type":"stream_event","event":{"type":"message_stop"}}"#
+        ));
+    }
+}

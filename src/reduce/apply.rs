@@ -1,0 +1,668 @@
+//! `State::apply`: one event in, the state updated. Sessions, turns and the routing of events
+//! without a session id are here; the entry rules are in `entries.rs`, the accounting in
+//! `totals.rs`.
+
+use super::state::*;
+use super::view::{own, Ev};
+
+/// Parked events beyond this many are attributed at once (a stream that never names a
+/// session must not grow the state without bound).
+const MAX_PARKED: usize = 256;
+
+/// Events that never move events without a session id out of the parking area: they carry no
+/// agent output, so they say nothing about which session the parked events belong to.
+fn quiet(event: &str) -> bool {
+    matches!(
+        event,
+        "session_init"
+            | "session_status"
+            | "session_mode"
+            | "config_options"
+            | "available_commands"
+            | "rate_limit_update"
+            | "hook"
+            | "user_input"
+            | "turn_start"
+    )
+}
+
+/// Events that open a turn when none is open (top-level ones only: a subagent's events belong
+/// to the turn of the call that started it).
+fn opens_turn(ev: &Ev, parked: bool) -> bool {
+    if ev.parent().is_some() {
+        return false;
+    }
+    match ev.event.as_ref() {
+        "user_input" | "text" | "stream_delta" | "tool_invocation" | "subagent_spawn"
+        | "permission_request" | "plan_update" => true,
+        // A session_init that names its session starts the agent's work on a prompt (Claude
+        // `-p` writes no user_input); one that arrived without a session id (the SDK's
+        // initialize answer) does not.
+        "session_init" => !parked && !ev.session().is_empty(),
+        _ => false,
+    }
+}
+
+impl State {
+    /// Applies one event. `ev.seq` must be set (the caller numbers events that lack it).
+    pub fn apply(&mut self, ev: &Ev) {
+        let seq = ev.seq.unwrap_or(self.last_seq + 1);
+        self.last_seq = seq;
+        self.events.applied += 1;
+        match self.events.by_type.get_mut(ev.event.as_ref()) {
+            Some(n) => *n += 1,
+            None => {
+                self.events.by_type.insert(ev.event.to_string(), 1);
+            }
+        }
+        // These change nothing but the counts.
+        if matches!(ev.event.as_ref(), "notice" | "raw") {
+            return;
+        }
+        if let Some(s) = self.route(ev, seq) {
+            self.apply_to(s, ev, seq, false);
+        }
+    }
+
+    /// Which session an event belongs to; `None` when it was parked.
+    fn route(&mut self, ev: &Ev, seq: u64) -> Option<usize> {
+        let id = ev.session();
+        if !id.is_empty() {
+            let s = self.session(id, ev, seq);
+            if self.cursor.session.as_deref() != Some(id) {
+                self.cursor.session = Some(id.to_owned());
+            }
+            self.unpark(s);
+            return Some(s);
+        }
+        let opener = matches!(ev.event.as_ref(), "user_input" | "turn_start") && ev.parent().is_none();
+        let current = self
+            .cursor
+            .session
+            .clone()
+            .and_then(|c| self.idx.sessions.get(&c).copied());
+        let park = match current {
+            Some(s) => {
+                (opener && self.open_turn_pos(s).is_none())
+                    || (!self.cursor.unattributed.is_empty() && quiet(&ev.event))
+            }
+            None => quiet(&ev.event),
+        };
+        if park && self.cursor.unattributed.len() < MAX_PARKED {
+            self.cursor.unattributed.push(Parked {
+                seq,
+                event: RawJson(
+                    serde_json::value::RawValue::from_string(ev.line.to_owned())
+                        .expect("an event line is JSON"),
+                ),
+            });
+            return None;
+        }
+        let s = match current {
+            Some(s) => s,
+            None => {
+                self.cursor.session = Some(String::new());
+                self.session("", ev, seq)
+            }
+        };
+        self.unpark(s);
+        Some(s)
+    }
+
+    /// Applies the parked events to session `s`, in order.
+    fn unpark(&mut self, s: usize) {
+        if self.cursor.unattributed.is_empty() {
+            return;
+        }
+        for p in std::mem::take(&mut self.cursor.unattributed) {
+            // Parked lines were parsed once already.
+            if let Ok(mut ev) = Ev::parse(p.event.get()) {
+                ev.seq = Some(p.seq);
+                self.apply_to(s, &ev, p.seq, true);
+            }
+        }
+    }
+
+    /// The position of session `id`, created on first sight.
+    pub(super) fn session(&mut self, id: &str, ev: &Ev, seq: u64) -> usize {
+        if let Some((last, s)) = &self.idx.last {
+            if last == id {
+                return *s;
+            }
+        }
+        let s = match self.idx.sessions.get(id) {
+            Some(&s) => s,
+            None => {
+                let s = self.tree.sessions.len();
+                self.tree.sessions.push(SessionNode {
+                    session_id: id.to_owned(),
+                    provider: own(&ev.provider),
+                    first_seq: seq,
+                    ..SessionNode::default()
+                });
+                self.totals.sessions.push(SessionTotals {
+                    session_id: id.to_owned(),
+                    ..SessionTotals::default()
+                });
+                self.pending.sessions.push(SessionPending {
+                    session_id: id.to_owned(),
+                    ..SessionPending::default()
+                });
+                self.cursor.sessions.push(SessionCursor {
+                    session_id: id.to_owned(),
+                    ..SessionCursor::default()
+                });
+                self.idx.per.push(SessionIndex::default());
+                self.idx.sessions.insert(id.to_owned(), s);
+                s
+            }
+        };
+        self.idx.last = Some((id.to_owned(), s));
+        s
+    }
+
+    /// The position (in `turns`) of the turn still running in session `s`.
+    pub(super) fn open_turn_pos(&self, s: usize) -> Option<usize> {
+        self.pending.sessions[s].turn.map(|t| t as usize - 1)
+    }
+
+    fn apply_to(&mut self, s: usize, ev: &Ev, seq: u64, parked: bool) {
+        if self.tree.sessions[s].provider.is_none() {
+            self.tree.sessions[s].provider = own(&ev.provider);
+        }
+        if self.tree.sessions[s].started_at.is_none() {
+            self.tree.sessions[s].started_at = own(&ev.timestamp);
+        }
+        if ev.event == "turn_start" {
+            self.turn_start(s, ev, seq);
+        } else if opens_turn(ev, parked) && self.open_turn_pos(s).is_none() {
+            self.open_turn(s, ev, seq);
+        }
+        if let Some(t) = self.open_turn_pos(s) {
+            let turn = &mut self.tree.sessions[s].turns[t];
+            if turn.started_at.is_none() && ev.timestamp.is_some() {
+                turn.started_at = own(&ev.timestamp);
+            }
+        }
+        match ev.event.as_ref() {
+            "session_init" => self.session_init(s, ev, seq),
+            "session_status" => self.session_status(s, ev),
+            "text" => self.text(s, ev, seq),
+            "user_input" => self.user_input(s, ev, seq),
+            "tool_invocation" => self.tool_invocation(s, ev, seq),
+            "tool_completion" => self.tool_completion(s, ev, seq),
+            "tool_update" => self.tool_update(s, ev, seq),
+            "subagent_spawn" => self.subagent_spawn(s, ev, seq),
+            "subagent_complete" => self.subagent_complete(s, ev, seq),
+            "turn_complete" => self.turn_complete(s, ev, seq),
+            "context_compaction" => self.context_compaction(s, ev, seq),
+            "permission_request" => self.permission_request(s, ev, seq),
+            "permission_response" => self.permission_response(s, ev, seq),
+            "config_options" | "available_commands" => self.commands(s, ev, seq),
+            "session_mode" => self.session_mode(s, ev, seq),
+            "stream_delta" => self.stream_delta(s, ev, seq),
+            "usage_update" => self.usage_update(s, ev, seq),
+            "rate_limit_update" => self.rate_limit(s, ev, seq),
+            "plan_update" => self.plan_update(s, ev, seq),
+            "file_change" => self.file_change(s, ev, seq),
+            "error" => self.error(s, ev, seq),
+            "task_update" => self.task_update(s, ev, seq),
+            "hook" => {
+                if ev.phase.as_deref() == Some("response") {
+                    self.totals.sessions[s].counts.hooks += 1;
+                }
+            }
+            // turn_start is handled above; unknown types are ignored.
+            _ => {}
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Turns.
+
+    fn open_turn(&mut self, s: usize, ev: &Ev, seq: u64) {
+        self.end_scopes(s);
+        let sess = &mut self.tree.sessions[s];
+        let index = sess.turns.len() as u32 + 1;
+        sess.turns.push(Turn {
+            index,
+            status: TurnStatus::Running,
+            turn_id: own(&ev.turn_id),
+            model: self.pending.sessions[s].model.clone(),
+            start_seq: seq,
+            end_seq: None,
+            started_at: own(&ev.timestamp),
+            ended_at: None,
+            interrupted: false,
+            is_error: false,
+            subtype: None,
+            stop_reason: None,
+            errors: None,
+            duration_ms: None,
+            duration_api_ms: None,
+            num_turns: None,
+            cost_usd: None,
+            tokens: Tokens::default(),
+            tools: 0,
+            children: Vec::new(),
+            file_changes: Vec::new(),
+        });
+        self.pending.sessions[s].turn = Some(index);
+    }
+
+    /// A turn still running with nothing from the agent yet (only the prompt, if any).
+    fn fresh(&self, s: usize, t: usize) -> bool {
+        let turn = &self.tree.sessions[s].turns[t];
+        turn.tools == 0
+            && turn.children.iter().all(|n| {
+                matches!(&self.entries[n.entry as usize].body,
+                    Body::Message(m) if m.role == Role::User)
+            })
+    }
+
+    /// turn_start: a new turn, unless the running one has nothing from the agent yet (it was
+    /// opened by its prompt or session_init), which it then names.
+    fn turn_start(&mut self, s: usize, ev: &Ev, seq: u64) {
+        match self.open_turn_pos(s) {
+            Some(t) if self.fresh(s, t) => {}
+            Some(t) => {
+                let (tokens, cost) = self.cursor.sessions[s].account.settle_incomplete();
+                let turn = &mut self.tree.sessions[s].turns[t];
+                turn.status = TurnStatus::Incomplete;
+                turn.tokens = tokens;
+                turn.cost_usd = cost;
+                self.close_turn(s, t, seq);
+                self.open_turn(s, ev, seq);
+            }
+            None => self.open_turn(s, ev, seq),
+        }
+        let t = self.open_turn_pos(s).expect("a turn is open");
+        let turn = &mut self.tree.sessions[s].turns[t];
+        if ev.turn_id.is_some() {
+            turn.turn_id = own(&ev.turn_id);
+        }
+        if ev.model.is_some() {
+            turn.model = own(&ev.model);
+            self.pending.sessions[s].model = own(&ev.model);
+        }
+    }
+
+    fn close_turn(&mut self, s: usize, t: usize, seq: u64) {
+        self.end_scopes(s);
+        let turn = &mut self.tree.sessions[s].turns[t];
+        turn.end_seq = Some(seq);
+        if self.pending.sessions[s].turn == Some(turn.index) {
+            self.pending.sessions[s].turn = None;
+        }
+    }
+
+    fn turn_complete(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let t = match self.open_turn_pos(s) {
+            Some(t) => t,
+            None => {
+                self.open_turn(s, ev, seq);
+                self.open_turn_pos(s).expect("a turn is open")
+            }
+        };
+        let session_model = self.tree.sessions[s].model.clone();
+        let turn_model = self.tree.sessions[s].turns[t].model.clone();
+        let (tokens, cost) = self.cursor.sessions[s].account.turn_complete(
+            ev,
+            turn_model.as_deref().or(session_model.as_deref()),
+        );
+        self.window_from_models(s, ev, seq);
+        let turn = &mut self.tree.sessions[s].turns[t];
+        turn.status = if ev.is_error {
+            TurnStatus::Failed
+        } else {
+            TurnStatus::Completed
+        };
+        turn.ended_at = own(&ev.timestamp);
+        turn.is_error = ev.is_error;
+        turn.subtype = own(&ev.subtype);
+        turn.stop_reason = own(&ev.stop_reason);
+        turn.errors = ev.errors.clone().filter(|e| !e.is_empty());
+        turn.duration_ms = ev.duration_ms;
+        turn.duration_api_ms = ev.duration_api_ms;
+        turn.num_turns = ev.num_turns;
+        turn.cost_usd = cost;
+        turn.tokens = tokens;
+        let c = &mut self.totals.sessions[s].counts;
+        c.turns += 1;
+        c.failed_turns += u64::from(ev.is_error);
+        c.duration_ms += ev.duration_ms.unwrap_or(0);
+        c.duration_api_ms += ev.duration_api_ms.unwrap_or(0);
+        for d in ev.permission_denials.iter().flatten() {
+            self.deny(s, d.tool_use_id.as_deref());
+        }
+        if self.tree.sessions[s].turns[t].interrupted {
+            self.cancel_running(s, t as u32 + 1, seq);
+        }
+        self.close_turn(s, t, seq);
+    }
+
+    /// An interrupted turn ended: its calls still running were cancelled.
+    fn cancel_running(&mut self, s: usize, turn: u32, seq: u64) {
+        let p = &mut self.pending.sessions[s];
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut p.tools)
+            .into_iter()
+            .partition(|x| self.entries[x.entry as usize].turn == Some(turn));
+        p.tools = kept;
+        p.questions
+            .retain(|q| !gone.iter().any(|g| g.call_id == q.call_id));
+        for g in gone {
+            let e = &mut self.entries[g.entry as usize];
+            touch(e, seq);
+            if let Body::ToolCall(t) = &mut e.body {
+                t.status = ToolStatus::Cancelled;
+            }
+            self.totals.sessions[s].counts.cancelled_tools += 1;
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Session facts.
+
+    fn session_init(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let node = &mut self.tree.sessions[s];
+        if ev.model.is_some() {
+            node.model = own(&ev.model);
+            self.pending.sessions[s].model = own(&ev.model);
+        }
+        if ev.cwd.is_some() {
+            node.cwd = own(&ev.cwd);
+        }
+        if ev.version.is_some() {
+            node.version = own(&ev.version);
+        }
+        // RULE 7: a new meta entry when the capabilities changed.
+        let latest = self.idx.per[s].meta.map(|i| match &self.entries[i as usize].body {
+            Body::Meta(m) => (**m).clone(),
+            _ => Meta::default(),
+        });
+        let mut meta = latest.clone().unwrap_or_default();
+        let raw = |r: Option<&serde_json::value::RawValue>, into: &mut Option<RawJson>| {
+            if let Some(r) = r {
+                *into = Some(RawJson::of(r));
+            }
+        };
+        let str = |v: &super::view::S, into: &mut Option<String>| {
+            if v.is_some() {
+                *into = own(v);
+            }
+        };
+        str(&ev.model, &mut meta.model);
+        str(&ev.reasoning_effort, &mut meta.reasoning_effort);
+        str(&ev.cwd, &mut meta.cwd);
+        str(&ev.version, &mut meta.version);
+        str(&ev.permission_mode, &mut meta.current_mode_id);
+        raw(ev.available_models, &mut meta.available_models);
+        raw(ev.available_tools, &mut meta.available_tools);
+        raw(ev.slash_commands, &mut meta.slash_commands);
+        raw(ev.mcp_servers, &mut meta.mcp_servers);
+        raw(ev.agents, &mut meta.agents);
+        raw(ev.skills, &mut meta.skills);
+        raw(ev.account, &mut meta.account);
+        if latest.as_ref() != Some(&meta) {
+            let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(meta)), false);
+            self.idx.per[s].meta = Some(i);
+        }
+        if let Some(mode) = ev.permission_mode.as_deref() {
+            self.set_mode(s, mode, ev, seq);
+        }
+    }
+
+    /// RULE 11: the current mode; a mode_change entry when it changes (not when first known).
+    fn set_mode(&mut self, s: usize, mode: &str, ev: &Ev, seq: u64) {
+        let prev = self.pending.sessions[s].mode.clone();
+        if prev.as_deref() == Some(mode) {
+            return;
+        }
+        self.pending.sessions[s].mode = Some(mode.to_owned());
+        if prev.is_some() {
+            let body = Body::ModeChange(ModeChange {
+                previous_mode_id: prev,
+                new_mode_id: mode.to_owned(),
+            });
+            self.push_entry(s, None, ev, seq, body, true);
+        }
+    }
+
+    fn session_mode(&mut self, s: usize, ev: &Ev, seq: u64) {
+        if let Some(mode) = ev.current_mode_id.as_deref() {
+            self.set_mode(s, mode, ev, seq);
+        }
+        if let Some(modes) = ev.available_modes.filter(|m| m.get() != "[]") {
+            self.update_meta(s, ev, seq, |m| m.available_modes = Some(RawJson::of(modes)));
+        }
+    }
+
+    /// RULE 12: commands and configuration options update the latest meta entry in place.
+    fn commands(&mut self, s: usize, ev: &Ev, seq: u64) {
+        if let Some(c) = ev.available_commands {
+            self.update_meta(s, ev, seq, |m| m.available_commands = Some(RawJson::of(c)));
+        }
+        if let Some(c) = ev.config_options {
+            self.update_meta(s, ev, seq, |m| m.config_options = Some(RawJson::of(c)));
+        }
+    }
+
+    fn update_meta(&mut self, s: usize, ev: &Ev, seq: u64, f: impl FnOnce(&mut Meta)) {
+        match self.idx.per[s].meta {
+            Some(i) => {
+                let e = &mut self.entries[i as usize];
+                if let Body::Meta(m) = &mut e.body {
+                    f(m);
+                }
+                touch(e, seq);
+            }
+            None => {
+                let mut m = Meta::default();
+                f(&mut m);
+                let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(m)), false);
+                self.idx.per[s].meta = Some(i);
+            }
+        }
+    }
+
+    fn session_status(&mut self, s: usize, ev: &Ev) {
+        let Some(status) = ev.status.as_deref() else {
+            return;
+        };
+        self.tree.sessions[s].status = Some(status.to_owned());
+        if status == "interrupted" {
+            if let Some(t) = self.open_turn_pos(s) {
+                self.tree.sessions[s].turns[t].interrupted = true;
+            }
+        }
+    }
+
+    fn rate_limit(&mut self, s: usize, ev: &Ev, seq: u64) {
+        self.pending.sessions[s].rate_limit = Some(RateLimit {
+            status: own(&ev.status),
+            rate_limit_type: own(&ev.rate_limit_type),
+            plan_type: own(&ev.plan_type),
+            primary: ev.primary.map(RawJson::of),
+            secondary: ev.secondary.map(RawJson::of),
+            seq,
+        });
+    }
+
+    fn context_compaction(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let body = Body::Compaction(Compaction {
+            trigger: own(&ev.trigger).unwrap_or_default(),
+            pre_tokens: ev.pre_tokens,
+            post_tokens: ev.post_tokens,
+            summary: own(&ev.summary),
+            duration_ms: ev.duration_ms,
+        });
+        self.push_entry(s, ev.parent(), ev, seq, body, true);
+        let t = &mut self.totals.sessions[s];
+        t.counts.compactions += 1;
+        if let Some(post) = ev.post_tokens {
+            let c = t.context.get_or_insert_with(Context::default);
+            c.used_tokens = post;
+            c.seq = seq;
+        }
+    }
+
+    fn error(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let severity = own(&ev.severity).unwrap_or_else(|| "error".into());
+        let c = &mut self.totals.sessions[s].counts;
+        if severity == "warning" {
+            c.warnings += 1;
+        } else {
+            c.errors += 1;
+        }
+        let body = Body::Error(Box::new(ErrorEntry {
+            message: own(&ev.message).unwrap_or_default(),
+            severity,
+            code: own(&ev.code),
+            http_status: ev.http_status,
+            will_retry: ev.will_retry,
+            attempt: ev.attempt,
+            max_retries: ev.max_retries,
+            retry_delay_ms: ev.retry_delay_ms,
+            request_id: own(&ev.request_id),
+        }));
+        self.push_entry(s, ev.parent(), ev, seq, body, true);
+    }
+
+    fn plan_update(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(entries) = ev.entries else {
+            return;
+        };
+        let body = Body::Plan(Plan {
+            entries: RawJson::of(entries),
+            call_id: own(&ev.call_id),
+            explanation: own(&ev.explanation),
+        });
+        let i = self.push_entry(s, ev.parent(), ev, seq, body, true);
+        // RULE 10: history in the entries, the latest here.
+        self.pending.sessions[s].plan = Some(PendingPlan {
+            entry: i,
+            entries: RawJson::of(entries),
+        });
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Entries and the tree.
+
+    /// Appends an entry for agent `parent` of session `s` (RULE 2: the agent's previous entry
+    /// stops streaming) and, with `node`, its node in the tree. Returns its index.
+    pub(super) fn push_entry(
+        &mut self,
+        s: usize,
+        parent: Option<&str>,
+        ev: &Ev,
+        seq: u64,
+        body: Body,
+        node: bool,
+    ) -> u32 {
+        let i = self.entries.len() as u32;
+        let ty = body.ty();
+        let call_id = match &body {
+            Body::ToolCall(t) => Some(t.call_id.clone()),
+            _ => None,
+        };
+        let turn = if node {
+            self.place_node(
+                s,
+                parent,
+                Node {
+                    entry: i,
+                    ty,
+                    call_id,
+                    children: Vec::new(),
+                },
+            )
+        } else {
+            self.open_turn_pos(s).map(|t| t as u32)
+        };
+        self.entries.push(Entry {
+            session_id: self.tree.sessions[s].session_id.clone(),
+            turn: turn.map(|t| t + 1),
+            parent_call_id: parent.map(str::to_owned),
+            seq,
+            updated_seq: None,
+            timestamp: own(&ev.timestamp),
+            body,
+        });
+        let sc = self.scope(s, parent);
+        self.end_stream(s, sc);
+        self.cursor.sessions[s].scopes[sc].last_entry = Some(i);
+        i
+    }
+
+    /// Puts a node under the node of call `parent` when there is one, else at the top of the
+    /// running turn. Returns the turn position, `None` when the node has no place (no turn).
+    fn place_node(&mut self, s: usize, parent: Option<&str>, node: Node) -> Option<u32> {
+        let per = &mut self.idx.per[s];
+        let at = parent.and_then(|p| per.nodes.get(p).cloned());
+        let (t, mut path) = match at {
+            Some((t, path)) => (t, path),
+            None => (self.pending.sessions[s].turn? - 1, Vec::new()),
+        };
+        let turn = &mut self.tree.sessions[s].turns[t as usize];
+        let mut list = &mut turn.children;
+        for &k in &path {
+            list = &mut list[k as usize].children;
+        }
+        path.push(list.len() as u32);
+        if let Some(c) = &node.call_id {
+            per.nodes.insert(c.clone(), (t, path));
+        }
+        list.push(node);
+        Some(t)
+    }
+
+    /// The position of agent `parent`'s scope in session `s`, created on first use.
+    pub(super) fn scope(&mut self, s: usize, parent: Option<&str>) -> usize {
+        let scopes = &mut self.cursor.sessions[s].scopes;
+        match scopes
+            .iter()
+            .position(|sc| sc.parent_call_id.as_deref() == parent)
+        {
+            Some(i) => i,
+            None => {
+                scopes.push(Scope {
+                    parent_call_id: parent.map(str::to_owned),
+                    ..Scope::default()
+                });
+                scopes.len() - 1
+            }
+        }
+    }
+
+    /// RULE 2: the scope's last entry is no longer streaming.
+    pub(super) fn end_stream(&mut self, s: usize, sc: usize) {
+        let scope = &mut self.cursor.sessions[s].scopes[sc];
+        if !scope.streaming {
+            return;
+        }
+        scope.streaming = false;
+        scope.stream_start = 0;
+        if let Some(i) = scope.last_entry {
+            match &mut self.entries[i as usize].body {
+                Body::Message(m) => m.streaming = false,
+                Body::Thought(t) => t.streaming = false,
+                _ => {}
+            }
+        }
+    }
+
+    /// A turn boundary: every agent's streaming ends and no entry is continued across it.
+    fn end_scopes(&mut self, s: usize) {
+        for sc in 0..self.cursor.sessions[s].scopes.len() {
+            self.end_stream(s, sc);
+        }
+        self.cursor.sessions[s].scopes.clear();
+    }
+}
+
+/// Records that event `seq` changed entry `e`.
+pub(super) fn touch(e: &mut Entry, seq: u64) {
+    if seq != e.seq {
+        e.updated_seq = Some(seq);
+    }
+}

@@ -1,0 +1,676 @@
+//! The entry rules (RULE 1–12 of `acp-entry-processing-rules.md`) over InsightsEvents, for
+//! every provider. Session-level rules (7, 10, 11, 12) are in `apply.rs`.
+
+use super::apply::touch;
+use super::state::*;
+use super::view::{own, Ev};
+
+/// RULE 1's `extractNewContent`: what `chunk` adds to `existing`, `None` when nothing.
+///
+/// A chunk that begins with the whole text so far is cumulative (the agent resends all of it):
+/// only the rest is new, and a chunk equal to the text so far adds nothing. Any other chunk is
+/// a delta and is appended whole. Unlike the seed, a chunk that merely equals the *end* of the
+/// text is still appended: deltas repeat short pieces (`.`, ` the`) legitimately, and an event
+/// delivered twice is recognised by its `seq` instead.
+pub fn extract_new_content<'a>(existing: &str, chunk: &'a str) -> Option<&'a str> {
+    if chunk.is_empty() {
+        return None;
+    }
+    if existing.is_empty() {
+        return Some(chunk);
+    }
+    if chunk == existing {
+        return None;
+    }
+    match chunk.strip_prefix(existing) {
+        Some(rest) => Some(rest),
+        None => Some(chunk),
+    }
+}
+
+/// Whether two message ids can name the same message (either unknown, or equal).
+fn same_message(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+/// The text of a message or thought entry, when it is of the kind a chunk or a final text of
+/// kind `thought` continues: an assistant message of ordinary text, or a thought.
+fn continued<'e>(e: &'e mut Entry, thought: bool) -> Option<(&'e mut String, &'e mut Option<String>, &'e mut bool)> {
+    match (&mut e.body, thought) {
+        (Body::Message(m), false) if m.role == Role::Assistant && m.kind.is_none() => {
+            Some((&mut m.content, &mut m.message_id, &mut m.streaming))
+        }
+        (Body::Thought(t), true) => Some((&mut t.content, &mut t.message_id, &mut t.streaming)),
+        _ => None,
+    }
+}
+
+impl State {
+    /// RULE 1 (messages) and RULE 9 (thoughts): a chunk continues the agent's last entry in
+    /// this turn when that entry is of the same kind and of the same message; otherwise it
+    /// starts a new, streaming entry.
+    fn chunk(&mut self, s: usize, ev: &Ev, seq: u64, thought: bool, text: &str) {
+        let parent = ev.parent();
+        let sc = self.scope(s, parent);
+        let scope = &self.cursor.sessions[s].scopes[sc];
+        let (streaming, start, msg) = (scope.streaming, scope.stream_start as usize, scope.message_id.clone());
+        if let Some(last) = scope.last_entry {
+            let e = &mut self.entries[last as usize];
+            if let Some((content, message_id, flag)) = continued(e, thought) {
+                if same_message(message_id.as_deref(), msg.as_deref()) {
+                    let base = if streaming { start } else { content.len() };
+                    if let Some(new) = extract_new_content(&content[base..], text) {
+                        content.push_str(new);
+                    }
+                    *flag = true;
+                    if message_id.is_none() {
+                        message_id.clone_from(&msg);
+                    }
+                    touch(e, seq);
+                    let scope = &mut self.cursor.sessions[s].scopes[sc];
+                    if !streaming {
+                        scope.streaming = true;
+                        scope.stream_start = base as u64;
+                    }
+                    return;
+                }
+            }
+        }
+        if text.is_empty() {
+            return;
+        }
+        let body = if thought {
+            Body::Thought(Thought {
+                content: text.to_owned(),
+                message_id: msg,
+                model: None,
+                streaming: true,
+            })
+        } else {
+            Body::Message(Message {
+                role: Role::Assistant,
+                content: text.to_owned(),
+                kind: None,
+                message_id: msg,
+                model: None,
+                streaming: true,
+                synthetic: false,
+                images: None,
+            })
+        };
+        self.push_entry(s, parent, ev, seq, body, true);
+        let scope = &mut self.cursor.sessions[s].scopes[sc];
+        scope.streaming = true;
+        scope.stream_start = 0;
+    }
+
+    pub(super) fn stream_delta(&mut self, s: usize, ev: &Ev, seq: u64) {
+        match ev.kind.as_deref() {
+            Some("text") => {
+                if let Some(t) = ev.text_delta.as_deref() {
+                    self.chunk(s, ev, seq, false, t);
+                }
+            }
+            Some("thinking") => {
+                if let Some(t) = ev.text_delta.as_deref() {
+                    self.chunk(s, ev, seq, true, t);
+                }
+            }
+            Some("messageStart") => {
+                // A new message: the last one's streaming is over (RULE 2).
+                let sc = self.scope(s, ev.parent());
+                self.end_stream(s, sc);
+                self.cursor.sessions[s].scopes[sc].message_id = own(&ev.message_id);
+            }
+            _ => {}
+        }
+    }
+
+    /// A complete block of text. Final text replaces the text streamed for it; a further block
+    /// of the same message continues it (RULE 1); anything else is a new entry.
+    pub(super) fn text(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let text = ev.text.as_deref().unwrap_or("");
+        let kind = ev.kind.as_deref().unwrap_or("text");
+        let thought = match kind {
+            "text" => false,
+            "thinking" => true,
+            other => {
+                let body = Body::Message(Message {
+                    role: Role::Assistant,
+                    content: text.to_owned(),
+                    kind: Some(other.to_owned()),
+                    message_id: own(&ev.message_id),
+                    model: own(&ev.model),
+                    streaming: false,
+                    synthetic: false,
+                    images: None,
+                });
+                self.push_entry(s, ev.parent(), ev, seq, body, true);
+                return;
+            }
+        };
+        let parent = ev.parent();
+        let sc = self.scope(s, parent);
+        let scope = &self.cursor.sessions[s].scopes[sc];
+        let (streaming, start) = (scope.streaming, scope.stream_start as usize);
+        if let Some(last) = scope.last_entry {
+            let e = &mut self.entries[last as usize];
+            let model = own(&ev.model);
+            if let Some((content, message_id, flag)) = continued(e, thought) {
+                let mine = message_id.as_deref();
+                let theirs = ev.message_id.as_deref();
+                let done = if streaming && same_message(mine, theirs) {
+                    content.truncate(start);
+                    content.push_str(text);
+                    *flag = false;
+                    true
+                } else if !streaming && mine.is_some() && mine == theirs {
+                    if let Some(new) = extract_new_content(content, text) {
+                        content.push_str(new);
+                    }
+                    true
+                } else {
+                    false
+                };
+                if done {
+                    if message_id.is_none() {
+                        *message_id = own(&ev.message_id);
+                    }
+                    match &mut e.body {
+                        Body::Message(m) if m.model.is_none() => m.model = model,
+                        Body::Thought(t) if t.model.is_none() => t.model = model,
+                        _ => {}
+                    }
+                    touch(e, seq);
+                    let scope = &mut self.cursor.sessions[s].scopes[sc];
+                    scope.streaming = false;
+                    scope.stream_start = 0;
+                    return;
+                }
+            }
+        }
+        let body = if thought {
+            Body::Thought(Thought {
+                content: text.to_owned(),
+                message_id: own(&ev.message_id),
+                model: own(&ev.model),
+                streaming: false,
+            })
+        } else {
+            Body::Message(Message {
+                role: Role::Assistant,
+                content: text.to_owned(),
+                kind: None,
+                message_id: own(&ev.message_id),
+                model: own(&ev.model),
+                streaming: false,
+                synthetic: false,
+                images: None,
+            })
+        };
+        self.push_entry(s, parent, ev, seq, body, true);
+    }
+
+    /// RULE 8: every prompt is an entry of its own.
+    pub(super) fn user_input(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let body = Body::Message(Message {
+            role: Role::User,
+            content: own(&ev.text).unwrap_or_default(),
+            kind: None,
+            message_id: None,
+            model: None,
+            streaming: false,
+            synthetic: ev.is_synthetic,
+            images: ev.images.as_ref().map(|i| i.len() as u64).filter(|&n| n > 0),
+        });
+        self.push_entry(s, ev.parent(), ev, seq, body, true);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Tool calls.
+
+    /// RULE 3: a new tool_call entry (a repeated invocation of a known call updates it).
+    /// Parallel: the call starts while another call of the same agent is running.
+    pub(super) fn tool_invocation(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(call_id) = ev.call_id.as_deref() else {
+            return;
+        };
+        let i = match self.idx.per[s].calls.get(call_id) {
+            Some(&i) => i,
+            None => {
+                let i = self.new_call(s, ev, seq, call_id);
+                let parent = ev.parent();
+                let c = &mut self.totals.sessions[s].counts;
+                c.tools += 1;
+                let kind = ev.kind.as_deref().unwrap_or("other");
+                match c.tools_by_kind.get_mut(kind) {
+                    Some(n) => *n += 1,
+                    None => {
+                        c.tools_by_kind.insert(kind.to_owned(), 1);
+                    }
+                }
+                // Parallel detection, then the call joins the running ones.
+                let running: Vec<u32> = self.pending.sessions[s]
+                    .tools
+                    .iter()
+                    .filter(|t| t.parent_call_id.as_deref() == parent)
+                    .map(|t| t.entry)
+                    .collect();
+                if !running.is_empty() {
+                    for e in running.into_iter().chain([i]) {
+                        if let Body::ToolCall(t) = &mut self.entries[e as usize].body {
+                            if !t.parallel {
+                                t.parallel = true;
+                                self.totals.sessions[s].counts.parallel_tools += 1;
+                            }
+                        }
+                    }
+                }
+                let pt = PendingTool {
+                    call_id: call_id.to_owned(),
+                    tool_name: own(&ev.tool_name),
+                    kind: own(&ev.kind),
+                    parent_call_id: parent.map(str::to_owned),
+                    entry: i,
+                    seq,
+                };
+                let p = &mut self.pending.sessions[s];
+                if ev.kind.as_deref() == Some("ask") {
+                    p.questions.push(pt.clone());
+                }
+                p.tools.push(pt);
+                if let Some(t) = self.entries[i as usize].turn {
+                    self.tree.sessions[s].turns[t as usize - 1].tools += 1;
+                }
+                return;
+            }
+        };
+        let e = &mut self.entries[i as usize];
+        if let Body::ToolCall(t) = &mut e.body {
+            fill_call(t, ev);
+        }
+        touch(e, seq);
+    }
+
+    /// A tool_call entry for `call_id`, started by `ev`.
+    fn new_call(&mut self, s: usize, ev: &Ev, seq: u64, call_id: &str) -> u32 {
+        let mut t = ToolCall::new(call_id.to_owned());
+        self.from_request(s, &mut t);
+        fill_call(&mut t, ev);
+        t.started_at = own(&ev.timestamp);
+        let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
+        self.idx.per[s].calls.insert(call_id.to_owned(), i);
+        i
+    }
+
+    /// The tool_call entry of `call_id`, created (not running) for a call seen only later.
+    fn call_entry(&mut self, s: usize, ev: &Ev, seq: u64, call_id: &str) -> u32 {
+        match self.idx.per[s].calls.get(call_id) {
+            Some(&i) => i,
+            None => {
+                let mut t = ToolCall::new(call_id.to_owned());
+                t.tool_name = own(&ev.tool_name);
+                self.from_request(s, &mut t);
+                let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
+                self.idx.per[s].calls.insert(call_id.to_owned(), i);
+                i
+            }
+        }
+    }
+
+    /// What a permission request that came before the call says about it (ACP agents may ask
+    /// before they announce the call, or never announce it).
+    fn from_request(&self, s: usize, t: &mut ToolCall) {
+        // The latest request for the call (the index is a hash map: pick by position).
+        let req = self.idx.per[s]
+            .requests
+            .values()
+            .filter(|&&i| {
+                matches!(&self.entries[i as usize].body,
+                    Body::PermissionRequest(p) if p.call_id.as_deref() == Some(&t.call_id))
+            })
+            .max()
+            .and_then(|&i| match &self.entries[i as usize].body {
+                Body::PermissionRequest(p) => Some(p),
+                _ => None,
+            });
+        if let Some(p) = req {
+            t.tool_name = Some(p.tool_name.clone());
+            t.kind.clone_from(&p.tool_kind);
+            t.title.clone_from(&p.title);
+            t.input.clone_from(&p.input);
+            t.permission = Some(ToolPermission {
+                request_id: p.request_id.clone(),
+                decision: p.response.as_ref().map(|r| r.decision.clone()),
+                allowed: p.response.as_ref().map(|r| r.allowed),
+            });
+        }
+    }
+
+    fn call_mut(&mut self, i: u32, seq: u64) -> &mut ToolCall {
+        let e = &mut self.entries[i as usize];
+        touch(e, seq);
+        match &mut e.body {
+            Body::ToolCall(t) => t,
+            _ => unreachable!("the call index points at tool_call entries"),
+        }
+    }
+
+    /// RULE 4: the call's status and output.
+    pub(super) fn tool_completion(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(call_id) = ev.call_id.as_deref() else {
+            return;
+        };
+        let i = self.call_entry(s, ev, seq, call_id);
+        let status = ToolStatus::of(ev.status.as_deref().unwrap_or("completed"));
+        let t = self.call_mut(i, seq);
+        let was_running = t.status == ToolStatus::Running;
+        t.status = if status == ToolStatus::Running {
+            ToolStatus::Completed
+        } else {
+            status
+        };
+        if let Some(o) = ev.output {
+            t.output = Some(RawJson::of(o));
+        }
+        if let Some(c) = ev.content {
+            t.content = Some(RawJson::of(c));
+        }
+        t.is_error = ev.is_error;
+        if let Some(l) = &ev.locations {
+            t.locations = Some(l.iter().map(|x| x.to_string()).collect());
+        }
+        t.ended_at = own(&ev.timestamp);
+        t.completed_seq = Some(seq);
+        t.duration_ms = ev.duration_ms.or_else(|| {
+            let start = super::time::millis(t.started_at.as_deref()?)?;
+            let end = super::time::millis(t.ended_at.as_deref()?)?;
+            u64::try_from(end - start).ok()
+        });
+        let status = t.status;
+        let p = &mut self.pending.sessions[s];
+        p.tools.retain(|x| x.call_id != call_id);
+        p.questions.retain(|x| x.call_id != call_id);
+        if was_running {
+            let c = &mut self.totals.sessions[s].counts;
+            match status {
+                ToolStatus::Failed => c.failed_tools += 1,
+                ToolStatus::Cancelled => c.cancelled_tools += 1,
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn tool_update(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(&i) = ev.call_id.as_deref().and_then(|c| self.idx.per[s].calls.get(c)) else {
+            return;
+        };
+        let t = self.call_mut(i, seq);
+        if ev.elapsed_ms.is_some() {
+            t.elapsed_ms = ev.elapsed_ms;
+        }
+        if ev.status.is_some() {
+            t.progress = own(&ev.status);
+        }
+        if t.tool_name.is_none() {
+            t.tool_name = own(&ev.tool_name);
+        }
+    }
+
+    pub(super) fn subagent_spawn(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(call_id) = ev.call_id.as_deref() else {
+            return;
+        };
+        let i = self.call_entry(s, ev, seq, call_id);
+        let t = self.call_mut(i, seq);
+        let first = t.subagent.is_none();
+        let a = t.subagent.get_or_insert_with(Subagent::default);
+        set(&mut a.agent_type, &ev.agent_type);
+        set(&mut a.description, &ev.description);
+        set(&mut a.prompt, &ev.prompt);
+        a.is_resume |= ev.is_resume;
+        set(&mut a.resume_agent_id, &ev.resume_agent_id);
+        if first {
+            self.totals.sessions[s].counts.subagents += 1;
+        }
+    }
+
+    pub(super) fn subagent_complete(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(call_id) = ev.call_id.as_deref() else {
+            return;
+        };
+        let i = self.call_entry(s, ev, seq, call_id);
+        let t = self.call_mut(i, seq);
+        let a = t.subagent.get_or_insert_with(Subagent::default);
+        set(&mut a.agent_id, &ev.agent_id);
+        set(&mut a.status, &ev.status);
+        set(&mut a.summary, &ev.summary);
+        a.duration_ms = ev.duration_ms.or(a.duration_ms);
+        a.total_tokens = ev.total_tokens.or(a.total_tokens);
+        a.tool_use_count = ev.tool_use_count.or(a.tool_use_count);
+    }
+
+    /// A background task's progress, on the call that started it (found by `taskId` when the
+    /// event names no call).
+    pub(super) fn task_update(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(task_id) = ev.task_id.as_deref() else {
+            return;
+        };
+        let per = &self.idx.per[s];
+        let call = match ev.call_id.as_deref() {
+            Some(c) => c.to_owned(),
+            None => match per.tasks.get(task_id) {
+                Some(c) => c.clone(),
+                None => return,
+            },
+        };
+        let Some(&i) = per.calls.get(&call) else {
+            return;
+        };
+        // The index maps a task to its call only through the call's entry (as rebuilt after
+        // loading a snapshot): a call names one task, the latest.
+        let t = self.call_mut(i, seq);
+        let old = match &t.task {
+            Some(task) if task.task_id != task_id => Some(task.task_id.clone()),
+            _ => None,
+        };
+        if old.is_some() || t.task.is_none() {
+            t.task = Some(Task {
+                task_id: task_id.to_owned(),
+                ..Task::default()
+            });
+        }
+        let task = t.task.as_mut().expect("set above");
+        set(&mut task.task_type, &ev.task_type);
+        set(&mut task.phase, &ev.phase);
+        set(&mut task.status, &ev.status);
+        set(&mut task.description, &ev.description);
+        set(&mut task.summary, &ev.summary);
+        set(&mut task.last_tool_name, &ev.last_tool_name);
+        if let Some(u) = ev.usage {
+            task.usage = Some(RawJson::of(u));
+        }
+        let per = &mut self.idx.per[s];
+        if let Some(old) = old {
+            per.tasks.remove(&old);
+        }
+        per.tasks.insert(task_id.to_owned(), call);
+    }
+
+    /// A file change, on its call when known, else on the turn. A cumulative diff replaces the
+    /// earlier cumulative diff of the same path.
+    pub(super) fn file_change(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(path) = ev.path.as_deref() else {
+            return;
+        };
+        let mut rec = FileChangeRec {
+            path: path.to_owned(),
+            change_kind: own(&ev.change_kind).unwrap_or_default(),
+            move_path: own(&ev.move_path),
+            diff: own(&ev.diff),
+            call_id: None,
+            cumulative: ev.cumulative,
+            seq,
+        };
+        let call = ev
+            .call_id
+            .as_deref()
+            .and_then(|c| self.idx.per[s].calls.get(c).copied());
+        let list = match call {
+            Some(i) => &mut self.call_mut(i, seq).file_changes,
+            None => {
+                let t = match self.open_turn_pos(s) {
+                    Some(t) => t,
+                    None if !self.tree.sessions[s].turns.is_empty() => {
+                        self.tree.sessions[s].turns.len() - 1
+                    }
+                    None => return,
+                };
+                rec.call_id = own(&ev.call_id);
+                &mut self.tree.sessions[s].turns[t].file_changes
+            }
+        };
+        if rec.cumulative {
+            if let Some(old) = list.iter_mut().find(|c| c.cumulative && c.path == rec.path) {
+                *old = rec;
+                return;
+            }
+        }
+        list.push(rec);
+        self.totals.sessions[s].counts.file_changes += 1;
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Permissions.
+
+    /// RULE 5: a permission_request entry, attached to its call.
+    pub(super) fn permission_request(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(req) = ev.request_id.as_deref() else {
+            return;
+        };
+        let call = ev.tool_use_id.as_deref();
+        let call_entry = call.and_then(|c| self.idx.per[s].calls.get(c).copied());
+        let parent = ev.parent().map(str::to_owned).or_else(|| {
+            call_entry.and_then(|i| self.entries[i as usize].parent_call_id.clone())
+        });
+        let tool_name = own(&ev.tool_name).unwrap_or_default();
+        let body = Body::PermissionRequest(Box::new(PermissionEntry {
+            request_id: req.to_owned(),
+            tool_name: tool_name.clone(),
+            tool_kind: own(&ev.tool_kind),
+            call_id: call.map(str::to_owned),
+            title: own(&ev.title),
+            reason: own(&ev.reason),
+            blocked_path: own(&ev.blocked_path),
+            input: ev.tool_input.map(RawJson::of),
+            suggestions: ev.suggestions.map(RawJson::of),
+            options: ev.options.map(RawJson::of),
+            response: None,
+        }));
+        let i = self.push_entry(s, parent.as_deref(), ev, seq, body, false);
+        if let Some(c) = call_entry {
+            self.entries[i as usize].turn = self.entries[c as usize].turn;
+            self.call_mut(c, seq).permission = Some(ToolPermission {
+                request_id: req.to_owned(),
+                decision: None,
+                allowed: None,
+            });
+        }
+        self.idx.per[s].requests.insert(req.to_owned(), i);
+        self.pending.sessions[s].permissions.push(PendingPermission {
+            request_id: req.to_owned(),
+            tool_name,
+            call_id: call.map(str::to_owned),
+            entry: i,
+            seq,
+        });
+        self.totals.sessions[s].counts.permission_requests += 1;
+    }
+
+    /// RULE 6: the answer, on the request entry and on the call.
+    pub(super) fn permission_response(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(req) = ev.request_id.as_deref() else {
+            return;
+        };
+        let decision = own(&ev.decision).unwrap_or_default();
+        let allowed = ev.allowed.unwrap_or(false);
+        let mut call = own(&ev.tool_use_id);
+        if let Some(&i) = self.idx.per[s].requests.get(req) {
+            let e = &mut self.entries[i as usize];
+            touch(e, seq);
+            if let Body::PermissionRequest(p) = &mut e.body {
+                p.response = Some(PermissionAnswer {
+                    decision: decision.clone(),
+                    allowed,
+                    message: own(&ev.message),
+                    interrupt: ev.interrupt,
+                    option_id: own(&ev.option_id),
+                    seq,
+                    timestamp: own(&ev.timestamp),
+                });
+                if call.is_none() {
+                    call.clone_from(&p.call_id);
+                }
+            }
+        }
+        self.pending.sessions[s]
+            .permissions
+            .retain(|p| p.request_id != req);
+        if let Some(c) = call.as_deref() {
+            if let Some(&i) = self.idx.per[s].calls.get(c) {
+                let t = self.call_mut(i, seq);
+                let p = t.permission.get_or_insert_with(|| ToolPermission {
+                    request_id: req.to_owned(),
+                    decision: None,
+                    allowed: None,
+                });
+                p.decision = Some(decision.clone());
+                p.allowed = Some(allowed);
+            }
+        }
+        if matches!(decision.as_str(), "deny" | "deny_always") {
+            self.deny(s, call.as_deref());
+        }
+    }
+
+    /// A refused call, counted once however many events report it (the answer to the request
+    /// and the turn's `permissionDenials`).
+    pub(super) fn deny(&mut self, s: usize, call: Option<&str>) {
+        if let Some(&i) = call.and_then(|c| self.idx.per[s].calls.get(c)) {
+            if let Body::ToolCall(t) = &mut self.entries[i as usize].body {
+                if t.denied {
+                    return;
+                }
+                t.denied = true;
+            }
+        }
+        self.totals.sessions[s].counts.permission_denials += 1;
+    }
+}
+
+/// The members of a tool_invocation, overwriting what is known.
+fn fill_call(t: &mut ToolCall, ev: &Ev) {
+    set(&mut t.tool_name, &ev.tool_name);
+    set(&mut t.kind, &ev.kind);
+    set(&mut t.title, &ev.title);
+    if let Some(i) = ev.input {
+        t.input = Some(RawJson::of(i));
+    }
+    if let Some(l) = &ev.locations {
+        t.locations = Some(l.iter().map(|x| x.to_string()).collect());
+    }
+    set(&mut t.mcp_server, &ev.mcp_server);
+    set(&mut t.mcp_tool, &ev.mcp_tool);
+    set(&mut t.message_id, &ev.message_id);
+    set(&mut t.model, &ev.model);
+}
+
+/// Overwrites `into` when the event carries the member.
+fn set(into: &mut Option<String>, v: &super::view::S) {
+    if v.is_some() {
+        *into = own(v);
+    }
+}

@@ -1,0 +1,345 @@
+//! `insights reduce`: fold an event log into state, the pure function `(state, event) → state`.
+//!
+//! The wire stays flat; this is the reducer that builds what a UI shows, from InsightsEvents
+//! only (never a provider's wire fields, so every provider is reduced alike; raw provider
+//! output is converted on the fly). The state (`state.rs`, `schemas/insights-state.schema.json`)
+//! has four parts:
+//!
+//! * **entries**: the conversation as a UI lists it, by the entry rules of the ACP seed
+//!   (`entries.rs`; RULE 1–12), for every session, each entry naming its session, turn and
+//!   agent (`parentCallId` for a subagent's).
+//! * **tree**: sessions → turns → nodes (entries), a subagent's nodes under the node of the
+//!   call that started it, parallel calls marked (`apply.rs`).
+//! * **totals**: per session, per model and overall (`totals.rs`).
+//! * **pending**: per session, the running turn, tools and questions, unanswered permission
+//!   requests, the current plan, mode, model and rate limit.
+//!
+//! and `lastSeq`, plus `cursor`, the bookkeeping later events depend on.
+//!
+//! # Sessions
+//! An event belongs to the session its `sessionId` names. An event without one (`""`: SDK
+//! control messages, a prompt read from standard input, Codex exec lines after the first)
+//! belongs to the current session (the last one named), except that a prompt or `turn_start`
+//! while that session has no turn running is *parked* until the next event that names a
+//! session or carries agent output, and is then applied to that session: the prompt of a new
+//! session arrives before the agent names it. Before any session is named, events without one
+//! are parked too, and agent output then goes to a session with the id `""`.
+//!
+//! # Turns
+//! `turn_start` opens a turn (or names a running one that has nothing from the agent yet);
+//! without it (Claude) a turn is opened by the first of: a top-level `user_input`, a
+//! `session_init` that names its session, or agent output (`text`, `stream_delta`,
+//! `tool_invocation`, `subagent_spawn`, `permission_request`, `plan_update`) while none is
+//! running. `turn_complete` closes it (and makes one if none was running). A prompt while a
+//! turn runs (an interruption notice, a queued prompt) joins that turn.
+//!
+//! # Resuming
+//! Events are numbered by their own `seq`; converted provider lines are numbered after the
+//! event before them. `--from-state` skips events whose `seq` is at most the snapshot's
+//! `lastSeq`, so the rest of a log, or the whole log again, continues a snapshot; reducing a
+//! log in one go and in any two parts gives the same state.
+
+mod apply;
+mod entries;
+pub mod state;
+mod summary;
+mod time;
+mod totals;
+pub mod view;
+
+#[cfg(test)]
+mod tests;
+
+use crate::cli::InputArgs;
+use crate::convert::{Converter, Options};
+use crate::detect::Probe;
+use crate::diag::Diag;
+use crate::input::{Line, LineReader, Source};
+use crate::output::{ColorChoice, Out};
+use anyhow::Context as _;
+use state::State;
+use std::cell::RefCell;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+use view::Ev;
+
+const AFTER_HELP: &str = "\
+Examples:
+  insights reduce session.jsonl                        # the final state, as JSON
+  claude ... | insights | insights reduce --follow     # a snapshot after every turn (JSONL)
+  insights reduce --view summary logs/*.jsonl          # a table per session
+  insights reduce --at 120 session.jsonl               # the state after event 120
+  insights reduce --from-state snap.json session.jsonl # continue a snapshot
+
+Exit status: 0 every line was read, 1 some input lines could not be read,
+2 usage or I/O error.";
+
+/// What to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum View {
+    /// The state as JSON (the default).
+    State,
+    /// A table per session: turns, tools, tokens, cost, what is pending.
+    Summary,
+}
+
+#[derive(Debug, clap::Args, Clone)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Print the state after every turn_complete, and at the end, instead of once.
+    ///
+    /// With `--view state` each snapshot is one line of JSON (JSONL); the last one is written
+    /// when the input ends, if anything happened since the one before.
+    #[arg(long)]
+    pub follow: bool,
+
+    /// What to print: `state` (JSON) or `summary` (a table per session).
+    #[arg(long, value_enum, default_value_t = View::State, value_name = "VIEW")]
+    pub view: View,
+
+    /// Continue from a state `insights reduce` wrote: events with `seq` up to its `lastSeq`
+    /// are skipped.
+    #[arg(long, value_name = "FILE")]
+    pub from_state: Option<PathBuf>,
+
+    /// Reduce only the events up to this `seq`; reading stops at the first later one.
+    #[arg(long, value_name = "SEQ")]
+    pub at: Option<u64>,
+}
+
+/// What became of one event fed to a [`Reducer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fed {
+    Applied { turn_complete: bool },
+    /// Its `seq` is not after the snapshot resumed from.
+    Skipped,
+    /// Its `seq` is after `--at`: nothing more is read.
+    Stop,
+}
+
+/// The state plus what a run knows about numbering: the resume floor and the `--at` limit.
+pub struct Reducer {
+    pub state: State,
+    floor: u64,
+    at: Option<u64>,
+    prev_seq: u64,
+    pub stopped: bool,
+}
+
+impl Reducer {
+    pub fn new(state: State, at: Option<u64>) -> Reducer {
+        Reducer {
+            floor: state.last_seq,
+            state,
+            at,
+            prev_seq: 0,
+            stopped: false,
+        }
+    }
+
+    /// Applies one event, numbering it after the one before when it has no `seq`.
+    pub fn feed(&mut self, mut ev: Ev) -> Fed {
+        let seq = ev.seq.unwrap_or(self.prev_seq + 1);
+        self.prev_seq = seq;
+        if seq <= self.floor {
+            return Fed::Skipped;
+        }
+        if self.at.is_some_and(|at| seq > at) {
+            self.stopped = true;
+            return Fed::Stop;
+        }
+        ev.seq = Some(seq);
+        self.state.apply(&ev);
+        Fed::Applied {
+            turn_complete: ev.event == "turn_complete",
+        }
+    }
+}
+
+/// A writer into a buffer its owner empties between lines: the converter's output.
+struct Shared(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads one source: InsightsEvent lines are parsed as written (their `seq` kept), any other
+/// line goes through the converter (one per source, as in `insights convert`) and its events
+/// follow. `each` sees every event fed.
+pub fn read_source(
+    src: &Source,
+    opts: &Options,
+    diag: &mut Diag,
+    red: &mut Reducer,
+    each: &mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let name = src.name();
+    let reader = match src.open() {
+        Ok(r) => r,
+        Err(e) => {
+            diag.io_error(&name, &e);
+            return Ok(());
+        }
+    };
+    let converted = Rc::new(RefCell::new(Vec::new()));
+    let mut out = Out {
+        w: BufWriter::with_capacity(0, Shared(Rc::clone(&converted))),
+    };
+    let mut conv = Converter::new(opts, &mut out);
+    let mut rdr = LineReader::new(reader, opts.max_line);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    while !red.stopped {
+        let line = match rdr.next_line(&mut buf) {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                diag.io_error(&name, &e);
+                break;
+            }
+        };
+        let lineno = rdr.lineno();
+        if let Line::TooLong { len } = line {
+            diag.bad_line(
+                &name,
+                lineno,
+                None,
+                &format!(
+                    "line is {len} bytes, over the limit of {} (raise it with --max-line-bytes)",
+                    opts.max_line
+                ),
+            );
+            continue;
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        // InsightsEvents as `insights` writes them start so; others are probed.
+        let normalized = match std::str::from_utf8(&buf) {
+            Ok(text) if buf.starts_with(b"{\"event\":\"") => Some(text),
+            Ok(text) => serde_json::from_str::<Probe>(text)
+                .ok()
+                .filter(Probe::is_insights_event)
+                .map(|_| text),
+            Err(_) => None,
+        };
+        if let Some(text) = normalized {
+            if let Ok(ev) = Ev::parse(text) {
+                let fed = red.feed(ev);
+                each(red, fed)?;
+                continue;
+            }
+        }
+        // Provider output, or an event the view cannot read: the converter reports what is
+        // unreadable and passes events through.
+        conv.line(&buf, lineno, rdr.unterminated(), &name, diag)
+            .context("cannot convert")?;
+        let out = std::mem::take(&mut *converted.borrow_mut());
+        for l in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            if red.stopped {
+                break;
+            }
+            let text = String::from_utf8_lossy(l);
+            match Ev::parse(&text) {
+                Ok(mut ev) => {
+                    if normalized.is_none() {
+                        ev.seq = None;
+                    }
+                    let fed = red.feed(ev);
+                    each(red, fed)?;
+                }
+                Err(e) => diag.bad_line(
+                    &name,
+                    lineno,
+                    None,
+                    &format!(
+                        "not an InsightsEvent reduce can read: {}",
+                        crate::wire::without_position(&e)
+                    ),
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
+    let mut diag = Diag::new(color.resolve(crate::output::stderr_is_tty()));
+    let opts = args.input.options()?;
+    let state = match &args.from_state {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read state {}", p.display()))?;
+            State::from_json(&text)
+                .with_context(|| format!("{} is not a state insights reduce wrote", p.display()))?
+        }
+        None => State::new(),
+    };
+    let mut red = Reducer::new(state, args.at);
+    let mut out = Out::stdout();
+    let view = args.view;
+    let follow = args.follow;
+    // Whether events were applied since the last snapshot written.
+    let mut dirty = false;
+    let mut each = |red: &mut Reducer, fed: Fed| -> anyhow::Result<()> {
+        if let Fed::Applied { turn_complete } = fed {
+            dirty = true;
+            if follow && turn_complete {
+                write_state(&mut out, &mut red.state, view, true)?;
+                dirty = false;
+            }
+        }
+        Ok(())
+    };
+    for src in args.input.sources() {
+        read_source(&src, &opts, &mut diag, &mut red, &mut each)?;
+        if red.stopped {
+            break;
+        }
+    }
+    if !follow || dirty {
+        write_state(&mut out, &mut red.state, view, follow)?;
+    }
+    out.flush().context("cannot write to standard output")?;
+    Ok(if diag.io_errors > 0 {
+        ExitCode::from(2)
+    } else if diag.bad_lines > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes the state: one JSON line when following, pretty JSON otherwise, or the summary.
+fn write_state<W: Write>(
+    out: &mut Out<W>,
+    st: &mut State,
+    view: View,
+    line: bool,
+) -> anyhow::Result<()> {
+    st.finish();
+    let res = match view {
+        View::State if line => out.json_line(st),
+        View::State => serde_json::to_writer_pretty(&mut out.w, st)
+            .map_err(io::Error::from)
+            .and_then(|_| out.w.write_all(b"\n")),
+        View::Summary => {
+            let text = summary::render(st);
+            out.w
+                .write_all(text.as_bytes())
+                .and_then(|_| if line { out.w.write_all(b"\n") } else { Ok(()) })
+        }
+    };
+    res.and_then(|_| if line { out.flush() } else { Ok(()) })
+        .context("cannot write to standard output")
+}

@@ -1,0 +1,854 @@
+//! Unit tests of the reducer: each entry rule, turns and sessions, parallel calls, subagent
+//! nesting, usage accounting, resuming, and the property that reducing a log in one go equals
+//! reducing it in two parts with a snapshot in between.
+
+use super::entries::extract_new_content;
+use super::state::*;
+use super::view::Ev;
+use super::{Fed, Reducer};
+use serde_json::{json, Value};
+
+/// Event lines from JSON literals: `sessionId` defaults to "s" and `seq` counts from 1.
+fn lines(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut e = e.clone();
+            let o = e.as_object_mut().expect("an event is an object");
+            o.entry("sessionId").or_insert(json!("s"));
+            o.entry("seq").or_insert(json!(i as u64 + 1));
+            serde_json::to_string(&e).unwrap()
+        })
+        .collect()
+}
+
+fn feed(red: &mut Reducer, lines: &[String]) {
+    for l in lines {
+        let ev = Ev::parse(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+        red.feed(ev);
+    }
+}
+
+fn reduce_lines(lines: &[String]) -> State {
+    let mut red = Reducer::new(State::new(), None);
+    feed(&mut red, lines);
+    red.state.finish();
+    red.state
+}
+
+fn reduce(events: &[Value]) -> State {
+    reduce_lines(&lines(events))
+}
+
+/// The state as JSON, for comparisons and for looking into.
+fn js(st: &State) -> Value {
+    serde_json::to_value(st).unwrap()
+}
+
+fn entries(st: &State) -> Vec<Value> {
+    js(st)["entries"].as_array().unwrap().clone()
+}
+
+fn text(t: &str) -> Value {
+    json!({"event": "stream_delta", "kind": "text", "textDelta": t})
+}
+
+fn thinking(t: &str) -> Value {
+    json!({"event": "stream_delta", "kind": "thinking", "textDelta": t})
+}
+
+fn call(id: &str) -> Value {
+    json!({"event": "tool_invocation", "callId": id, "kind": "execute", "toolName": "Bash",
+           "input": {"command": "true"}})
+}
+
+fn done(id: &str) -> Value {
+    json!({"event": "tool_completion", "callId": id, "status": "completed", "output": "ok"})
+}
+
+// ---------------------------------------------------------------------------------------------
+// RULE 1, 2, 9: chunks.
+
+#[test]
+fn extract_new_content_cases() {
+    assert_eq!(extract_new_content("", "Hel"), Some("Hel"));
+    assert_eq!(extract_new_content("Hel", "lo"), Some("lo"));
+    // cumulative: the chunk repeats everything so far
+    assert_eq!(extract_new_content("Hel", "Hello"), Some("lo"));
+    assert_eq!(extract_new_content("Hello", "Hello"), None);
+    assert_eq!(extract_new_content("Hello", ""), None);
+    // a delta that happens to equal the end of the text is still new text
+    assert_eq!(extract_new_content("Wait.", "."), Some("."));
+}
+
+#[test]
+fn rule1_delta_chunks_append_to_the_last_assistant_message() {
+    let st = reduce(&[text("Hel"), text("lo, "), text("world")]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["type"], "message");
+    assert_eq!(e[0]["role"], "assistant");
+    assert_eq!(e[0]["content"], "Hello, world");
+    assert_eq!(e[0]["streaming"], true, "no final text yet (RULE 2)");
+    assert_eq!(e[0]["updatedSeq"], 3);
+}
+
+#[test]
+fn rule1_cumulative_chunks_are_deduplicated() {
+    let st = reduce(&[text("Hel"), text("Hello"), text("Hello, world"), text("Hello, world")]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["content"], "Hello, world");
+}
+
+#[test]
+fn rule1_a_chunk_after_another_entry_starts_a_new_message() {
+    let st = reduce(&[text("before"), call("c1"), text("after")]);
+    let e = entries(&st);
+    let types: Vec<_> = e.iter().map(|x| x["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["message", "tool_call", "message"]);
+    assert_eq!(e[0]["content"], "before");
+    assert!(e[0].get("streaming").is_none(), "RULE 2: finalized by the tool call");
+    assert_eq!(e[2]["content"], "after");
+}
+
+#[test]
+fn rule1_no_message_continues_across_a_turn() {
+    let st = reduce(&[
+        text("one"),
+        json!({"event": "turn_complete"}),
+        text("two"),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2);
+    assert_eq!(e[0]["turn"], 1);
+    assert_eq!(e[1]["turn"], 2);
+}
+
+#[test]
+fn rule1_a_new_message_id_starts_a_new_message() {
+    let st = reduce(&[
+        json!({"event": "stream_delta", "kind": "messageStart", "messageId": "m1"}),
+        text("first"),
+        json!({"event": "stream_delta", "kind": "messageStart", "messageId": "m2"}),
+        text("second"),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2);
+    assert_eq!((e[0]["messageId"].clone(), e[1]["messageId"].clone()), (json!("m1"), json!("m2")));
+    assert!(e[0].get("streaming").is_none());
+}
+
+#[test]
+fn rule2_final_text_replaces_the_streamed_text() {
+    let st = reduce(&[
+        json!({"event": "stream_delta", "kind": "messageStart", "messageId": "m1"}),
+        text("Helo "),
+        text("wrld"),
+        json!({"event": "text", "kind": "text", "text": "Hello world", "messageId": "m1", "model": "x"}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["content"], "Hello world");
+    assert!(e[0].get("streaming").is_none());
+    assert_eq!(e[0]["model"], "x");
+}
+
+#[test]
+fn rule2_further_blocks_of_a_message_continue_it() {
+    // Two text blocks of one message (streamed, then final each), as Claude writes them.
+    let st = reduce(&[
+        json!({"event": "stream_delta", "kind": "messageStart", "messageId": "m1"}),
+        text("A"),
+        json!({"event": "text", "kind": "text", "text": "A.", "messageId": "m1"}),
+        text("B"),
+        json!({"event": "text", "kind": "text", "text": "B.", "messageId": "m1"}),
+        // the same block delivered again adds nothing
+        json!({"event": "text", "kind": "text", "text": "A.B.", "messageId": "m1"}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["content"], "A.B.");
+}
+
+#[test]
+fn rule2_complete_texts_of_different_messages_are_separate() {
+    let st = reduce(&[
+        json!({"event": "text", "kind": "text", "text": "one", "messageId": "m1"}),
+        json!({"event": "text", "kind": "text", "text": "two", "messageId": "m2"}),
+        json!({"event": "text", "kind": "text", "text": "three"}),
+    ]);
+    assert_eq!(entries(&st).len(), 3);
+}
+
+#[test]
+fn rule9_thought_chunks_and_message_chunks_do_not_mix() {
+    let st = reduce(&[
+        thinking("Let me "),
+        thinking("think."),
+        // usage lines between chunks do not end the thought (Claude writes token estimates)
+        json!({"event": "usage_update", "stepUsage": {}}),
+        thinking(" Done."),
+        text("Answer"),
+        thinking("More?"),
+    ]);
+    let e = entries(&st);
+    let kinds: Vec<_> = e.iter().map(|x| x["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["thought", "message", "thought"]);
+    assert_eq!(e[0]["content"], "Let me think. Done.");
+    assert!(e[0].get("streaming").is_none(), "ended by the message");
+    assert_eq!(e[2]["streaming"], true);
+}
+
+#[test]
+fn text_of_kind_plan_or_error_is_its_own_message() {
+    let st = reduce(&[
+        text("a"),
+        json!({"event": "text", "kind": "plan", "text": "1. do it"}),
+        text("b"),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 3);
+    assert_eq!(e[1]["kind"], "plan");
+}
+
+// ---------------------------------------------------------------------------------------------
+// RULE 3, 4: tool calls.
+
+#[test]
+fn rule3_and_rule4_tool_call_lifecycle() {
+    let st = reduce(&[
+        json!({"event": "tool_invocation", "callId": "c1", "kind": "read", "toolName": "Read",
+               "title": "a.txt", "input": {"file_path": "a.txt"}, "locations": ["a.txt"],
+               "timestamp": "2026-01-01T00:00:00.000Z", "mcpServer": "fs", "mcpTool": "read"}),
+        json!({"event": "tool_update", "callId": "c1", "elapsedMs": 5, "status": "reading"}),
+        json!({"event": "tool_completion", "callId": "c1", "status": "failed", "isError": true,
+               "output": {"error": "nope"}, "timestamp": "2026-01-01T00:00:01.250Z"}),
+    ]);
+    let e = &entries(&st)[0];
+    assert_eq!(e["type"], "tool_call");
+    assert_eq!(e["toolName"], "Read");
+    assert_eq!(e["mcpTool"], "read");
+    assert_eq!(e["kind"], "read");
+    assert_eq!(e["status"], "failed");
+    assert_eq!(e["output"], json!({"error": "nope"}));
+    assert_eq!(e["isError"], true);
+    assert_eq!(e["elapsedMs"], 5);
+    assert_eq!(e["progress"], "reading");
+    assert_eq!(e["durationMs"], 1250);
+    assert_eq!(e["completedSeq"], 3);
+    let t = &js(&st)["totals"]["sessions"][0];
+    assert_eq!((t["tools"].clone(), t["failedTools"].clone()), (json!(1), json!(1)));
+    assert_eq!(t["toolsByKind"], json!({"read": 1}));
+    assert!(js(&st)["pending"]["sessions"][0]["tools"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn rule4_a_completion_for_an_unknown_call_still_makes_an_entry() {
+    let st = reduce(&[text("x"), done("ghost")]);
+    let e = entries(&st);
+    assert_eq!(e[1]["type"], "tool_call");
+    assert_eq!(e[1]["callId"], "ghost");
+    assert_eq!(e[1]["status"], "completed");
+    assert!(e[1].get("toolName").is_none());
+}
+
+#[test]
+fn running_calls_are_pending_and_cancelled_when_an_interrupted_turn_ends() {
+    let st = reduce(&[call("c1"), json!({"event": "session_status", "status": "interrupted"})]);
+    let p = &js(&st)["pending"]["sessions"][0];
+    assert_eq!(p["tools"][0]["callId"], "c1");
+    assert_eq!(p["turn"], 1);
+    let st = reduce(&[
+        call("c1"),
+        json!({"event": "session_status", "status": "interrupted"}),
+        json!({"event": "turn_complete"}),
+    ]);
+    let j = js(&st);
+    assert!(j["pending"]["sessions"][0]["tools"].as_array().unwrap().is_empty());
+    assert_eq!(j["entries"][0]["status"], "cancelled");
+    assert_eq!(j["totals"]["sessions"][0]["cancelledTools"], 1);
+    assert_eq!(j["tree"]["sessions"][0]["turns"][0]["interrupted"], true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// RULE 5, 6: permissions.
+
+#[test]
+fn rule5_and_rule6_permission_request_and_answer() {
+    let req = json!({"event": "permission_request", "requestId": "r1", "toolName": "Write",
+                     "toolKind": "edit", "toolInput": {"file_path": "n.md"}, "toolUseId": "c1",
+                     "options": [{"optionId": "allow"}]});
+    let st = reduce(&[call("c1"), req.clone()]);
+    let j = js(&st);
+    assert_eq!(j["entries"][1]["type"], "permission_request");
+    assert!(j["entries"][1].get("response").is_none());
+    assert_eq!(j["entries"][1]["options"][0]["optionId"], "allow");
+    assert_eq!(j["pending"]["sessions"][0]["permissions"][0]["requestId"], "r1");
+    assert_eq!(j["entries"][0]["permission"], json!({"requestId": "r1"}));
+
+    let st = reduce(&[
+        call("c1"),
+        req,
+        json!({"event": "permission_response", "requestId": "r1", "decision": "deny",
+               "allowed": false, "message": "no"}),
+        json!({"event": "tool_completion", "callId": "c1", "status": "failed", "isError": true}),
+        // the turn reports the same denial again: counted once
+        json!({"event": "turn_complete", "permissionDenials": [{"tool_use_id": "c1"}]}),
+    ]);
+    let j = js(&st);
+    let answer = &j["entries"][1]["response"];
+    assert_eq!((answer["decision"].clone(), answer["allowed"].clone()), (json!("deny"), json!(false)));
+    assert_eq!(answer["seq"], 3);
+    assert!(j["pending"]["sessions"][0]["permissions"].as_array().unwrap().is_empty());
+    assert_eq!(j["entries"][0]["permission"]["decision"], "deny");
+    assert_eq!(j["entries"][0]["denied"], true);
+    let t = &j["totals"]["sessions"][0];
+    assert_eq!((t["permissionRequests"].clone(), t["permissionDenials"].clone()), (json!(1), json!(1)));
+}
+
+#[test]
+fn a_call_announced_only_by_its_permission_request_takes_its_name() {
+    let st = reduce(&[
+        json!({"event": "permission_request", "requestId": "0", "toolName": "run_shell_command",
+               "toolKind": "execute", "toolInput": {}, "toolUseId": "c9", "title": "date"}),
+        json!({"event": "permission_response", "requestId": "0", "decision": "allow", "allowed": true}),
+        done("c9"),
+    ]);
+    let e = &entries(&st)[1];
+    assert_eq!(e["toolName"], "run_shell_command");
+    assert_eq!(e["kind"], "execute");
+    assert_eq!(e["permission"], json!({"requestId": "0", "decision": "allow", "allowed": true}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// RULE 7, 8, 10, 11, 12: session-level entries.
+
+#[test]
+fn rule7_meta_entries_only_when_capabilities_change() {
+    let init = json!({"event": "session_init", "model": "m1", "cwd": "/w", "permissionMode": "default"});
+    let st = reduce(&[
+        init.clone(),
+        json!({"event": "turn_complete"}),
+        init.clone(),
+        json!({"event": "turn_complete"}),
+        json!({"event": "session_init", "model": "m2"}),
+    ]);
+    let metas: Vec<_> = entries(&st).into_iter().filter(|e| e["type"] == "meta").collect();
+    assert_eq!(metas.len(), 2);
+    assert_eq!(metas[1]["model"], "m2");
+    assert_eq!(metas[1]["cwd"], "/w", "unchanged members are kept");
+    assert_eq!(js(&st)["pending"]["sessions"][0]["model"], "m2");
+}
+
+#[test]
+fn rule8_every_prompt_is_an_entry() {
+    let st = reduce(&[
+        json!({"event": "user_input", "text": "hi"}),
+        json!({"event": "user_input", "text": "again", "isSynthetic": true}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2);
+    assert_eq!(e[0]["role"], "user");
+    assert_eq!(e[1]["synthetic"], true);
+    assert_eq!(e[1]["turn"], 1, "a prompt while a turn runs joins it");
+}
+
+#[test]
+fn rule10_each_plan_is_an_entry_and_the_latest_is_pending() {
+    let st = reduce(&[
+        json!({"event": "plan_update", "entries": [{"content": "a", "status": "pending"}]}),
+        json!({"event": "plan_update", "entries": [{"content": "a", "status": "completed"}]}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2);
+    let plan = &js(&st)["pending"]["sessions"][0]["plan"];
+    assert_eq!(plan["entry"], 1);
+    assert_eq!(plan["entries"][0]["status"], "completed");
+}
+
+#[test]
+fn rule11_mode_changes_record_the_previous_mode() {
+    let st = reduce(&[
+        json!({"event": "session_init", "permissionMode": "default"}),
+        json!({"event": "session_mode", "currentModeId": "default", "availableModes": []}),
+        json!({"event": "session_mode", "currentModeId": "plan", "availableModes": []}),
+    ]);
+    let e: Vec<_> = entries(&st).into_iter().filter(|e| e["type"] == "mode_change").collect();
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["previousModeId"], "default");
+    assert_eq!(e[0]["newModeId"], "plan");
+    assert_eq!(js(&st)["pending"]["sessions"][0]["mode"], "plan");
+}
+
+#[test]
+fn rule12_commands_update_the_latest_meta_in_place() {
+    let st = reduce(&[
+        json!({"event": "session_init", "model": "m"}),
+        json!({"event": "available_commands", "availableCommands": [{"name": "a"}]}),
+        json!({"event": "available_commands", "availableCommands": [{"name": "b"}]}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["availableCommands"], json!([{"name": "b"}]));
+    assert_eq!(e[0]["updatedSeq"], 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turns and sessions.
+
+#[test]
+fn turns_are_inferred_without_turn_start() {
+    let st = reduce(&[
+        json!({"event": "session_init", "model": "m"}),
+        text("a"),
+        json!({"event": "turn_complete", "durationMs": 5}),
+        json!({"event": "user_input", "text": "next"}),
+        text("b"),
+        json!({"event": "turn_complete", "isError": true}),
+        json!({"event": "turn_complete"}),
+    ]);
+    let turns = js(&st)["tree"]["sessions"][0]["turns"].clone();
+    assert_eq!(turns.as_array().unwrap().len(), 3);
+    assert_eq!(turns[0]["status"], "completed");
+    assert_eq!((turns[1]["status"].clone(), turns[1]["startSeq"].clone()), (json!("failed"), json!(4)));
+    assert_eq!(turns[2]["startSeq"], turns[2]["endSeq"], "a lone turn_complete is a turn");
+    let t = &js(&st)["totals"]["sessions"][0];
+    assert_eq!((t["turns"].clone(), t["failedTurns"].clone()), (json!(3), json!(1)));
+}
+
+#[test]
+fn turn_start_names_a_fresh_turn_and_ends_a_busy_one() {
+    let st = reduce(&[
+        json!({"event": "user_input", "text": "go"}),
+        json!({"event": "turn_start", "turnId": "t1", "model": "m"}),
+        text("working"),
+        json!({"event": "turn_start", "turnId": "t2"}),
+    ]);
+    let turns = js(&st)["tree"]["sessions"][0]["turns"].clone();
+    assert_eq!(turns[0]["turnId"], "t1");
+    assert_eq!(turns[0]["model"], "m");
+    assert_eq!(turns[0]["status"], "incomplete");
+    assert_eq!(turns[1]["turnId"], "t2");
+    assert_eq!(js(&st)["pending"]["sessions"][0]["turn"], 2);
+}
+
+#[test]
+fn events_without_a_session_wait_for_the_session_that_names_itself() {
+    // Claude's SDK protocol: the prompt is read before the agent says which session it is.
+    let st = reduce(&[
+        json!({"event": "session_init", "sessionId": "", "slashCommands": []}),
+        json!({"event": "user_input", "sessionId": "", "text": "first"}),
+        json!({"event": "session_init", "sessionId": "A", "model": "m"}),
+        json!({"event": "text", "sessionId": "A", "kind": "text", "text": "one"}),
+        json!({"event": "permission_request", "sessionId": "", "requestId": "r", "toolName": "X", "toolKind": "other", "toolInput": {}}),
+        json!({"event": "turn_complete", "sessionId": "A"}),
+        json!({"event": "user_input", "sessionId": "", "text": "second"}),
+        json!({"event": "session_init", "sessionId": "B", "model": "m"}),
+        json!({"event": "turn_complete", "sessionId": "B"}),
+    ]);
+    let j = js(&st);
+    let ids: Vec<_> = j["tree"]["sessions"].as_array().unwrap().iter().map(|s| s["sessionId"].clone()).collect();
+    assert_eq!(ids, [json!("A"), json!("B")]);
+    let first = entries(&st).into_iter().find(|e| e["content"] == "first").unwrap();
+    assert_eq!((first["sessionId"].clone(), first["turn"].clone()), (json!("A"), json!(1)));
+    let second = entries(&st).into_iter().find(|e| e["content"] == "second").unwrap();
+    assert_eq!((second["sessionId"].clone(), second["turn"].clone()), (json!("B"), json!(1)));
+    let req = entries(&st).into_iter().find(|e| e["type"] == "permission_request").unwrap();
+    assert_eq!(req["sessionId"], "A");
+    assert!(j["cursor"]["unattributed"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_stream_without_session_ids_is_one_session() {
+    let st = reduce(&[
+        json!({"event": "user_input", "sessionId": "", "text": "hi"}),
+        json!({"event": "text", "sessionId": "", "kind": "text", "text": "hello"}),
+        json!({"event": "turn_complete", "sessionId": ""}),
+    ]);
+    let j = js(&st);
+    assert_eq!(j["tree"]["sessions"][0]["sessionId"], "");
+    assert_eq!(j["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(j["totals"]["all"]["turns"], 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parallel calls and subagents.
+
+#[test]
+fn calls_started_while_another_runs_are_parallel() {
+    let st = reduce(&[call("a"), call("b"), done("a"), done("b"), call("c"), done("c")]);
+    let e = entries(&st);
+    assert_eq!(e[0]["parallel"], true);
+    assert_eq!(e[1]["parallel"], true);
+    assert!(e[2].get("parallel").is_none(), "started after both completed");
+    assert_eq!(js(&st)["totals"]["sessions"][0]["parallelTools"], 2);
+}
+
+#[test]
+fn a_subagent_call_is_not_parallel_with_the_call_that_started_it() {
+    let mut sub = call("inner");
+    sub["parentCallId"] = json!("agent");
+    let st = reduce(&[
+        json!({"event": "tool_invocation", "callId": "agent", "kind": "think", "toolName": "Task", "input": {}}),
+        json!({"event": "subagent_spawn", "callId": "agent", "agentType": "general"}),
+        sub,
+    ]);
+    let e = entries(&st);
+    assert!(e.iter().all(|x| x.get("parallel").is_none()));
+}
+
+#[test]
+fn subagents_nest_under_the_call_that_started_them() {
+    let with_parent = |mut v: Value, p: &str| {
+        v["parentCallId"] = json!(p);
+        v
+    };
+    let st = reduce(&[
+        json!({"event": "user_input", "text": "go"}),
+        json!({"event": "tool_invocation", "callId": "A", "kind": "think", "toolName": "Task", "input": {}}),
+        json!({"event": "subagent_spawn", "callId": "A", "agentType": "general", "description": "d"}),
+        with_parent(json!({"event": "user_input", "text": "sub prompt"}), "A"),
+        with_parent(json!({"event": "tool_invocation", "callId": "B", "kind": "think", "toolName": "Task", "input": {}}), "A"),
+        with_parent(call("C"), "B"),
+        with_parent(done("C"), "B"),
+        with_parent(json!({"event": "text", "kind": "text", "text": "inner answer"}), "A"),
+        with_parent(done("B"), "A"),
+        json!({"event": "subagent_complete", "callId": "A", "status": "completed", "summary": "s", "totalTokens": 9}),
+        done("A"),
+        json!({"event": "text", "kind": "text", "text": "outer answer"}),
+        json!({"event": "turn_complete"}),
+    ]);
+    let j = js(&st);
+    let turn = &j["tree"]["sessions"][0]["turns"][0];
+    assert_eq!(turn["tools"], 3);
+    let top: Vec<_> = turn["children"].as_array().unwrap().iter().map(|n| n["type"].clone()).collect();
+    assert_eq!(top, [json!("message"), json!("tool_call"), json!("message")]);
+    let a = &turn["children"][1];
+    assert_eq!(a["callId"], "A");
+    let under_a: Vec<_> = a["children"].as_array().unwrap().iter().map(|n| n["type"].clone()).collect();
+    assert_eq!(under_a, [json!("message"), json!("tool_call"), json!("message")]);
+    assert_eq!(a["children"][1]["callId"], "B");
+    assert_eq!(a["children"][1]["children"][0]["callId"], "C");
+    let agent = &j["entries"][1];
+    assert_eq!(agent["subagent"]["agentType"], "general");
+    assert_eq!(agent["subagent"]["summary"], "s");
+    assert_eq!(j["totals"]["sessions"][0]["subagents"], 1);
+    // The subagent's text is its own message, not a continuation of the parent's.
+    let inner = j["entries"].as_array().unwrap().iter().find(|e| e["content"] == "inner answer").unwrap();
+    assert_eq!(inner["parentCallId"], "A");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Totals.
+
+fn usage(msg: &str, input: u64) -> Value {
+    json!({"event": "usage_update", "messageId": msg, "model": "m",
+           "stepUsage": {"input_tokens": input, "output_tokens": 1,
+                         "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}})
+}
+
+#[test]
+fn usage_repeated_on_every_block_of_a_message_counts_once() {
+    let st = reduce(&[usage("m1", 10), usage("m1", 10), usage("m1", 10), usage("m2", 5)]);
+    let j = js(&st);
+    assert_eq!(j["totals"]["sessions"][0]["inputTokens"], 15);
+    assert_eq!(j["tree"]["sessions"][0]["turns"].as_array().map(Vec::len), Some(0), "usage opens no turn");
+    assert_eq!(j["totals"]["sessions"][0]["context"]["usedTokens"], 6);
+}
+
+#[test]
+fn turn_complete_totals_are_authoritative() {
+    let st = reduce(&[
+        text("x"),
+        usage("m1", 10),
+        usage("m1", 10),
+        json!({"event": "turn_complete", "usage": {"inputTokens": 12, "outputTokens": 40}}),
+    ]);
+    let j = js(&st);
+    assert_eq!(j["tree"]["sessions"][0]["turns"][0]["tokens"]["inputTokens"], 12);
+    assert_eq!(j["totals"]["sessions"][0]["inputTokens"], 12);
+    assert_eq!(j["totals"]["sessions"][0]["outputTokens"], 40);
+    assert_eq!(j["totals"]["models"][0]["model"], "m");
+}
+
+#[test]
+fn running_totals_of_cost_and_models_are_not_summed() {
+    // Claude's total_cost_usd and modelUsage grow over the turns of one process.
+    let tc = |cost: f64, input: u64| {
+        json!({"event": "turn_complete", "costUsd": cost, "usage": {"inputTokens": 1, "outputTokens": 1},
+               "modelUsage": {"big": {"inputTokens": input, "outputTokens": 2, "costUsd": cost, "contextWindow": 1000}}})
+    };
+    let st = reduce(&[text("a"), tc(0.5, 10), text("b"), tc(0.75, 25), text("c"), tc(0.25, 4)]);
+    let j = js(&st);
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    assert_eq!(turns[0]["costUsd"], 0.5);
+    assert_eq!(turns[1]["costUsd"], 0.25);
+    assert_eq!(turns[1]["tokens"]["inputTokens"], 15);
+    // the third report is lower: a new run, counted whole
+    assert_eq!(turns[2]["costUsd"], 0.25);
+    assert_eq!(turns[2]["tokens"]["inputTokens"], 4);
+    let t = &j["totals"]["sessions"][0];
+    assert_eq!(t["costUsd"], 1.0);
+    assert_eq!(t["inputTokens"], 29);
+    assert_eq!(t["models"][0]["costUsd"], 1.0);
+    assert_eq!(t["context"]["windowTokens"], 1000);
+}
+
+#[test]
+fn session_running_token_totals_count_once() {
+    // Codex repeats the same usage line; `total` is the session's running total.
+    let u = |i: u64, total: u64| {
+        json!({"event": "usage_update", "stepUsage": {"input_tokens": i}, "total": {"inputTokens": total, "outputTokens": 0}, "contextWindow": 100})
+    };
+    let st = reduce(&[
+        json!({"event": "turn_start", "model": "gpt"}),
+        u(10, 10),
+        u(10, 10),
+        u(7, 17),
+        json!({"event": "turn_complete"}),
+        json!({"event": "turn_start"}),
+        u(5, 22),
+        json!({"event": "turn_complete"}),
+    ]);
+    let j = js(&st);
+    assert_eq!(j["tree"]["sessions"][0]["turns"][0]["tokens"]["inputTokens"], 17);
+    assert_eq!(j["tree"]["sessions"][0]["turns"][1]["tokens"]["inputTokens"], 5);
+    assert_eq!(j["totals"]["sessions"][0]["inputTokens"], 22);
+    assert_eq!(j["totals"]["models"][0], json!({"model": "gpt", "inputTokens": 22, "outputTokens": 0, "cacheReadTokens": 0, "cacheCreationTokens": 0, "reasoningTokens": 0}));
+}
+
+#[test]
+fn the_running_turn_shows_its_estimate() {
+    let st = reduce(&[text("x"), usage("m1", 10), usage("m2", 3)]);
+    let j = js(&st);
+    assert_eq!(j["tree"]["sessions"][0]["turns"][0]["tokens"]["inputTokens"], 13);
+    assert_eq!(j["totals"]["sessions"][0]["inputTokens"], 13);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resuming.
+
+/// Reduces `lines[..k]`, writes the state, reads it back and feeds `rest`.
+fn resumed(lines: &[String], k: usize, rest: &[String], pretty: bool) -> State {
+    let mut red = Reducer::new(State::new(), None);
+    feed(&mut red, &lines[..k]);
+    red.state.finish();
+    let snap = if pretty {
+        serde_json::to_string_pretty(&red.state).unwrap()
+    } else {
+        serde_json::to_string(&red.state).unwrap()
+    };
+    let st = State::from_json(&snap).unwrap_or_else(|e| panic!("reading the snapshot: {e:#}\n{snap}"));
+    let mut red = Reducer::new(st, None);
+    feed(&mut red, rest);
+    red.state.finish();
+    red.state
+}
+
+fn same(what: &str, a: &State, b: &State) {
+    let (a, b) = (
+        serde_json::to_string_pretty(a).unwrap(),
+        serde_json::to_string_pretty(b).unwrap(),
+    );
+    if a != b {
+        let first = a
+            .lines()
+            .zip(b.lines())
+            .position(|(x, y)| x != y)
+            .unwrap_or(0);
+        let around = |s: &str| s.lines().skip(first.saturating_sub(5)).take(12).collect::<Vec<_>>().join("\n");
+        panic!("{what}: states differ at line {first}\none go:\n{}\nresumed:\n{}", around(&a), around(&b));
+    }
+}
+
+/// Both ways of resuming (the rest of the log; the whole log again) give the one-go state.
+fn check_splits(what: &str, lines: &[String], ks: impl Iterator<Item = usize>) {
+    let whole = reduce_lines(lines);
+    for k in ks {
+        same(&format!("{what}, rest after {k}"), &whole, &resumed(lines, k, &lines[k..], k % 2 == 0));
+        same(&format!("{what}, whole log after {k}"), &whole, &resumed(lines, k, lines, k % 2 == 1));
+    }
+}
+
+#[test]
+fn resuming_skips_what_the_snapshot_has_seen() {
+    let log = lines(&[text("a"), text("b"), json!({"event": "turn_complete"})]);
+    let mut red = Reducer::new(State::new(), None);
+    feed(&mut red, &log[..2]);
+    let snap = serde_json::to_string(&red.state).unwrap();
+    let mut red = Reducer::new(State::from_json(&snap).unwrap(), None);
+    let fed: Vec<Fed> = log.iter().map(|l| red.feed(Ev::parse(l).unwrap())).collect();
+    assert_eq!(fed, [Fed::Skipped, Fed::Skipped, Fed::Applied { turn_complete: true }]);
+    assert_eq!(entries(&red.state)[0]["content"], "ab");
+}
+
+#[test]
+fn at_stops_after_the_event() {
+    let log = lines(&[text("a"), text("b"), text("c")]);
+    let mut red = Reducer::new(State::new(), Some(2));
+    let fed: Vec<Fed> = log.iter().map(|l| red.feed(Ev::parse(l).unwrap())).collect();
+    assert_eq!(fed[2], Fed::Stop);
+    assert!(red.stopped);
+    assert_eq!(entries(&red.state)[0]["content"], "ab");
+    assert_eq!(red.state.last_seq, 2);
+}
+
+#[test]
+fn a_state_of_another_version_is_refused() {
+    let mut v = js(&State::new());
+    v["version"] = json!(99);
+    assert!(State::from_json(&v.to_string()).is_err());
+    assert!(State::from_json("{}").is_err());
+}
+
+/// Every recorded capture, split at every event.
+#[test]
+fn property_every_capture_split_anywhere_resumes_to_the_same_state() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut n = 0;
+    for dir in std::fs::read_dir(&root).unwrap().flatten() {
+        let dir = dir.path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if !dir.is_dir() || matches!(name.as_str(), "malformed" | "invalid" | "scenarios" | "validate") {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = f.path();
+            if !p.to_string_lossy().ends_with(".events.jsonl") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            let log: Vec<String> = text.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect();
+            check_splits(&p.display().to_string(), &log, 0..=log.len());
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no captures found");
+}
+
+/// xorshift64*: a small deterministic generator for the random logs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len() as u64) as usize]
+    }
+}
+
+/// A random, mostly plausible log: sessions named late or never, turns with and without
+/// turn_start, streamed and final text, nested calls, permissions, usage, running totals.
+fn random_log(rng: &mut Rng, len: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut running: Vec<String> = Vec::new();
+    let mut agents: Vec<String> = Vec::new();
+    let mut requests: Vec<String> = Vec::new();
+    let mut cost = 0.0f64;
+    let mut total = 0u64;
+    let mut calls = 0;
+    let sessions = ["s1", "s2", ""];
+    for seq in 1..=len as u64 {
+        let session = *rng.pick(&sessions);
+        let parent = if !agents.is_empty() && rng.below(3) == 0 {
+            Some(rng.pick(&agents).clone())
+        } else {
+            None
+        };
+        let msg = format!("m{}", rng.below(4));
+        let mut e = match rng.below(22) {
+            0 => json!({"event": "session_init", "model": *rng.pick(&["a", "b"]), "permissionMode": *rng.pick(&["default", "plan"])}),
+            1 => json!({"event": "user_input", "text": format!("prompt {seq}")}),
+            2 => json!({"event": "turn_start", "turnId": format!("t{seq}")}),
+            3 | 4 => json!({"event": "stream_delta", "kind": *rng.pick(&["text", "thinking"]), "textDelta": *rng.pick(&["Hel", "Hello", "lo", ".", " world"])}),
+            5 => json!({"event": "stream_delta", "kind": "messageStart", "messageId": msg}),
+            6 => json!({"event": "text", "kind": *rng.pick(&["text", "thinking", "plan"]), "text": *rng.pick(&["Hello", "Hello world", "x"]), "messageId": msg}),
+            7 | 8 => {
+                calls += 1;
+                let id = format!("c{calls}");
+                running.push(id.clone());
+                if rng.below(3) == 0 {
+                    agents.push(id.clone());
+                }
+                json!({"event": "tool_invocation", "callId": id, "kind": *rng.pick(&["execute", "read", "ask"]), "toolName": "T", "input": {"n": seq}})
+            }
+            9 | 10 if !running.is_empty() => {
+                let i = rng.below(running.len() as u64) as usize;
+                let id = running.remove(i);
+                json!({"event": "tool_completion", "callId": id, "status": *rng.pick(&["completed", "failed", "cancelled"]), "output": seq, "timestamp": "2026-01-01T00:00:01Z"})
+            }
+            11 if !running.is_empty() => {
+                let id = rng.pick(&running).clone();
+                requests.push(format!("r{seq}"));
+                json!({"event": "permission_request", "requestId": format!("r{seq}"), "toolName": "T", "toolKind": "edit", "toolInput": {}, "toolUseId": id})
+            }
+            12 if !requests.is_empty() => {
+                let r = requests.remove(0);
+                json!({"event": "permission_response", "requestId": r, "decision": *rng.pick(&["allow", "deny", "cancelled"]), "allowed": rng.below(2) == 0})
+            }
+            13 => json!({"event": "usage_update", "messageId": msg, "stepUsage": {"input_tokens": rng.below(100), "output_tokens": 1}}),
+            14 => {
+                total += rng.below(50);
+                json!({"event": "usage_update", "stepUsage": {}, "total": {"inputTokens": total, "outputTokens": 1}, "contextWindow": 1000})
+            }
+            15 => {
+                cost += rng.below(1000) as f64 / 7919.0;
+                if rng.below(6) == 0 {
+                    cost /= 3.0;
+                }
+                json!({"event": "turn_complete", "costUsd": cost, "isError": rng.below(5) == 0,
+                       "usage": {"inputTokens": rng.below(9), "outputTokens": 2},
+                       "modelUsage": {"a": {"inputTokens": (cost * 1000.0) as u64, "outputTokens": 1, "costUsd": cost}}})
+            }
+            16 => json!({"event": "turn_complete"}),
+            17 => json!({"event": "plan_update", "entries": [{"content": "x", "status": *rng.pick(&["pending", "completed"])}]}),
+            18 => json!({"event": "session_mode", "currentModeId": *rng.pick(&["default", "plan", "acceptEdits"]), "availableModes": []}),
+            19 => json!({"event": "session_status", "status": *rng.pick(&["interrupted", "requesting", "idle"])}),
+            20 if !running.is_empty() => {
+                let id = rng.pick(&running).clone();
+                json!({"event": "task_update", "taskId": format!("k{}", rng.below(3)), "phase": "progress", "callId": id})
+            }
+            _ => json!({"event": *rng.pick(&["notice", "hook", "error", "context_compaction", "file_change", "available_commands"]),
+                        "subtype": "x", "phase": "response", "hookId": "h", "message": "m", "severity": "warning",
+                        "trigger": "auto", "postTokens": 9, "path": "p", "changeKind": "update", "cumulative": rng.below(2) == 0,
+                        "availableCommands": [seq]}),
+        };
+        let o = e.as_object_mut().unwrap();
+        o.insert("seq".into(), json!(seq));
+        o.insert("sessionId".into(), json!(session));
+        if let Some(p) = parent {
+            o.insert("parentCallId".into(), json!(p));
+        }
+        out.push(serde_json::to_string(&e).unwrap());
+    }
+    out
+}
+
+#[test]
+fn property_random_logs_split_anywhere_resume_to_the_same_state() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..60 {
+        let len = 20 + rng.below(120) as usize;
+        let log = random_log(&mut rng, len);
+        let ks: Vec<usize> = (0..6).map(|_| rng.below(len as u64 + 1) as usize).collect();
+        check_splits(&format!("random log {round}"), &log, ks.into_iter());
+    }
+}
+
+#[test]
+fn reducing_the_same_events_twice_with_a_snapshot_is_idempotent() {
+    let mut rng = Rng(42);
+    let log = random_log(&mut rng, 200);
+    let once = reduce_lines(&log);
+    let again = resumed(&log, log.len(), &log, false);
+    same("log applied twice", &once, &again);
+}

@@ -1,0 +1,1985 @@
+//! From events to a transcript: what to show, in which order, attached to which tool call.
+//!
+//! [`Model`] reads InsightsEvents one at a time and emits [`Block`]s, the units of a transcript
+//! (a prompt, a tool card's start, its result, a diff, a turn footer, …). It knows nothing of
+//! colour or layout; the terminal and Markdown writers do. Every string in a block has been
+//! through [`clean`], so writers may print it as it is.
+//!
+//! Rules that shape the transcript:
+//!
+//! * **Streamed text is shown once.** `stream_delta` text is held per agent and content block.
+//!   When the block's final event comes (Claude Code's `text` or `tool_invocation`), the held
+//!   deltas are dropped and the final event is shown. When the agent goes on without one (ACP
+//!   and Gemini stream text only as deltas), the held text becomes the block: at the agent's
+//!   next block, message or other content, or at the end of the turn. A final `text` that
+//!   repeats text shown that way is left out. Text held when the input ends is shown, once, as
+//!   a [`Block::Partial`]. A live terminal shows the held text in a one-line ticker
+//!   ([`Model::live`]).
+//! * **Cards.** A tool call is a card: [`Block::ToolStart`], then the blocks about the call
+//!   (permission request and decision, plan, result, diff, subagent summary). Each carries a
+//!   [`Card`] whose `attached` says whether it directly follows its call's earlier blocks; when
+//!   it does not (parallel calls, subagent traffic in between), writers repeat the card's head.
+//! * **Subagents.** Events with `parentCallId` are nested one level deeper than the call that
+//!   spawned them (`depth`).
+//! * **Usage.** `usage_update` repeats per content block of one message, so it is never added
+//!   up: the last one of the main agent gives the context in use, and token and cost totals
+//!   come from `turn_complete` alone.
+//! * **Held blocks.** Before the first session header, prompts and one-line notes wait for it
+//!   (the first prompt of an SDK session, and Claude's SessionStart hooks, come before the
+//!   session's `session_init`). A subagent's `tool_completion` waits for one event, its
+//!   `subagent_complete` from the same input line, so that the card gets one status line.
+
+use super::text::{clean, one_line, parse_rfc3339_ms};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// The head of a tool card: what is called, and on what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolHead {
+    /// The ToolKind (`execute`, `read`, …), which picks the card's glyph and colour.
+    pub kind: String,
+    pub name: String,
+    /// The salient input: the command, the path, the pattern, the URL… (may span lines).
+    pub salient: String,
+    /// The call's title, when it says more than `salient`.
+    pub title: Option<String>,
+}
+
+/// Where a block about a tool call belongs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    pub head: ToolHead,
+    /// Directly below the call's previous block; otherwise writers repeat `head`.
+    pub attached: bool,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    Failed,
+    Denied,
+    Cancelled,
+    Interrupted,
+    /// No result when the input ended.
+    Running,
+}
+
+/// The tone of a one-line status message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Quiet,
+    Warn,
+    Bad,
+}
+
+/// What unfinished streamed text was.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartialKind {
+    Text,
+    Thinking,
+    ToolInput(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub provider: String,
+    pub model: Option<String>,
+    pub cwd: Option<String>,
+    pub mode: Option<String>,
+    pub version: Option<String>,
+    pub session: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelLine {
+    pub name: String,
+    /// The turn's cost (`None` when only the session's total is known).
+    pub cost: Option<f64>,
+    /// The session's cost so far, when the agent reports running totals (Claude Code does,
+    /// in a session of several turns).
+    pub session_cost: Option<f64>,
+    /// Input and output tokens, shown when several models took part.
+    pub tokens: Option<(u64, u64)>,
+    /// Tokens in the context at the last request, and the context window.
+    pub context: Option<(u64, Option<u64>)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Footer {
+    pub ok: bool,
+    pub turn: u64,
+    /// The provider's result subtype when the turn failed.
+    pub subtype: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub api_ms: Option<u64>,
+    pub steps: Option<u64>,
+    pub tokens: Option<Tokens>,
+    pub models: Vec<ModelLine>,
+    pub cost: Option<f64>,
+    /// The session's cost so far, when costs are running totals.
+    pub session_cost: Option<f64>,
+    pub errors: Vec<String>,
+    pub denials: Vec<String>,
+    pub stop: Option<String>,
+    /// The turn's result text, when the transcript has not shown it already.
+    pub result: Option<String>,
+}
+
+/// One unit of the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Header(Header),
+    /// The session's model, mode or directory changed.
+    SessionChange {
+        changes: Vec<String>,
+        attached: bool,
+    },
+    Prompt {
+        depth: usize,
+        text: String,
+        /// Written by the agent on the user's behalf, or replayed.
+        synthetic: bool,
+    },
+    Text {
+        depth: usize,
+        text: String,
+    },
+    Thinking {
+        depth: usize,
+        text: String,
+    },
+    /// Streamed text whose final event never came.
+    Partial {
+        depth: usize,
+        kind: PartialKind,
+        text: String,
+    },
+    ToolStart {
+        depth: usize,
+        head: ToolHead,
+    },
+    ToolEnd {
+        depth: usize,
+        card: Card,
+        status: Status,
+        duration_ms: Option<u64>,
+        output: String,
+        /// Standard error, or the error text of a call that did not succeed.
+        errors: String,
+    },
+    Diff {
+        depth: usize,
+        card: Option<Card>,
+        path: String,
+        change: String,
+        move_path: Option<String>,
+        diff: Option<String>,
+    },
+    Permission {
+        depth: usize,
+        card: Card,
+        reason: Option<String>,
+        blocked_path: Option<String>,
+        suggestions: Vec<String>,
+    },
+    Decision {
+        depth: usize,
+        card: Option<Card>,
+        decision: String,
+        message: Option<String>,
+    },
+    Plan {
+        depth: usize,
+        card: Option<Card>,
+        /// (status, content): `pending`, `in_progress` or `completed`.
+        entries: Vec<(String, String)>,
+        explanation: Option<String>,
+    },
+    SubagentDone {
+        depth: usize,
+        card: Card,
+        status: Status,
+        duration_ms: Option<u64>,
+        tokens: Option<u64>,
+        tool_uses: Option<u64>,
+        summary: String,
+    },
+    Compaction {
+        trigger: String,
+        pre: Option<u64>,
+        post: Option<u64>,
+        duration_ms: Option<u64>,
+    },
+    Status {
+        depth: usize,
+        attached: bool,
+        tone: Tone,
+        text: String,
+    },
+    Error {
+        depth: usize,
+        warning: bool,
+        message: String,
+        details: Vec<String>,
+    },
+    Hook {
+        depth: usize,
+        attached: bool,
+        name: String,
+        ok: bool,
+        outcome: String,
+        output: String,
+    },
+    Notice {
+        depth: usize,
+        text: String,
+    },
+    Footer(Footer),
+}
+
+impl Block {
+    /// The card a block continues, if any.
+    pub fn card(&self) -> Option<&Card> {
+        match self {
+            Block::ToolEnd { card, .. }
+            | Block::Permission { card, .. }
+            | Block::SubagentDone { card, .. } => Some(card),
+            Block::Diff { card, .. } | Block::Decision { card, .. } | Block::Plan { card, .. } => {
+                card.as_ref()
+            }
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    /// Its header was shown.
+    shown: bool,
+    model: Option<String>,
+    cwd: Option<String>,
+    mode: Option<String>,
+    turns: u64,
+    /// Costs reported at the last turn's end, overall and per model.
+    cost: Option<f64>,
+    model_costs: HashMap<String, f64>,
+}
+
+#[derive(Debug)]
+struct Call {
+    head: ToolHead,
+    depth: usize,
+    started_ms: Option<i64>,
+    elapsed_ms: Option<u64>,
+    decision: Option<String>,
+    /// The message that came with the decision.
+    decision_message: Option<String>,
+    /// The input as compact JSON: an output that only repeats it is not shown.
+    input: String,
+    spawned: bool,
+    interrupted: bool,
+    done: bool,
+    seen: Instant,
+}
+
+impl Call {
+    fn new(head: ToolHead, depth: usize) -> Call {
+        Call {
+            head,
+            depth,
+            started_ms: None,
+            elapsed_ms: None,
+            decision: None,
+            decision_message: None,
+            input: String::new(),
+            spawned: false,
+            interrupted: false,
+            done: false,
+            seen: Instant::now(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum StreamKind {
+    Text,
+    Thinking,
+    ToolInput,
+}
+
+/// Streamed text of one content block, waiting for its final event.
+#[derive(Debug)]
+struct Stream {
+    parent: Option<String>,
+    message: Option<String>,
+    index: Option<u64>,
+    kind: StreamKind,
+    call: Option<String>,
+    tool: Option<String>,
+    text: String,
+}
+
+/// A subagent's result, held back for one event (see the module documentation).
+#[derive(Debug)]
+struct Held {
+    call: String,
+    block: Block,
+}
+
+#[derive(Debug, Default)]
+struct Turn {
+    /// Texts and errors shown in this turn, to leave out a result that repeats them.
+    shown: Vec<String>,
+    /// The context in use at the main agent's last request, and that request's model.
+    context: Option<(u64, Option<String>)>,
+}
+
+/// The transcript's state: sessions, tool calls, streams, the current turn.
+#[derive(Default)]
+pub struct Model {
+    sessions: HashMap<String, Session>,
+    current: Option<String>,
+    headers: u64,
+    calls: HashMap<String, Call>,
+    order: Vec<String>,
+    requests: HashMap<String, String>,
+    streams: Vec<Stream>,
+    /// The message being streamed, per agent (`None` is the main agent).
+    messages: HashMap<Option<String>, String>,
+    last_stream: Option<usize>,
+    /// Streams shown before a final event came, (parent, kind, text): a final `text` that
+    /// arrives after all repeats one of them and is not shown again.
+    flushed: Vec<(Option<String>, StreamKind, String)>,
+    held: Option<Held>,
+    /// Prompts and notes that came before the first session header.
+    early: Vec<Block>,
+    turn: Turn,
+    /// The call whose card the last block belongs to.
+    last_call: Option<String>,
+    out: Vec<Block>,
+}
+
+fn st<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k)?.as_str()
+}
+
+fn num(v: &Value, k: &str) -> Option<u64> {
+    v.get(k)?.as_u64()
+}
+
+/// A cleaned, non-empty string member.
+fn text_of(v: &Value, k: &str) -> Option<String> {
+    st(v, k).map(clean).filter(|s| !s.trim().is_empty())
+}
+
+/// JSON on one line, with a space after each `,` and `:` so that it wraps between members.
+fn compact(v: &Value) -> String {
+    use serde::Serialize;
+    struct Spaced;
+    impl serde_json::ser::Formatter for Spaced {
+        fn begin_array_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first {
+                Ok(())
+            } else {
+                w.write_all(b", ")
+            }
+        }
+        fn begin_object_key<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first {
+                Ok(())
+            } else {
+                w.write_all(b", ")
+            }
+        }
+        fn begin_object_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+        ) -> std::io::Result<()> {
+            w.write_all(b": ")
+        }
+    }
+    let mut buf = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, Spaced);
+    if v.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    clean(&String::from_utf8_lossy(&buf))
+}
+
+impl Model {
+    pub fn new() -> Self {
+        Model::default()
+    }
+
+    /// The blocks emitted since the last call.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, Block> {
+        self.out.drain(..)
+    }
+
+    fn emit(&mut self, b: Block) {
+        if self.headers == 0 {
+            let early = matches!(
+                b,
+                Block::Prompt { depth: 0, .. }
+                    | Block::Hook {
+                        attached: false,
+                        ..
+                    }
+                    | Block::Notice { .. }
+                    | Block::Status {
+                        attached: false,
+                        ..
+                    }
+            );
+            if early {
+                self.early.push(b);
+                return;
+            }
+        }
+        if !self.early.is_empty() && !matches!(b, Block::Header(_)) {
+            self.out.append(&mut self.early);
+        }
+        let header = matches!(b, Block::Header(_));
+        self.last_call = match &b {
+            Block::ToolStart { .. } => self.last_call.take(),
+            Block::Status { attached: true, .. }
+            | Block::Hook { attached: true, .. }
+            | Block::SessionChange { attached: true, .. } => self.last_call.take(),
+            b if b.card().is_some() => self.last_call.take(),
+            _ => None,
+        };
+        self.out.push(b);
+        if header {
+            self.out.append(&mut self.early);
+        }
+    }
+
+    fn emit_card(&mut self, call: Option<&str>, b: Block) {
+        self.emit(b);
+        self.last_call = call.map(str::to_string);
+    }
+
+    fn card(&self, call: &str) -> Option<Card> {
+        let c = self.calls.get(call)?;
+        Some(Card {
+            head: c.head.clone(),
+            attached: self.last_call.as_deref() == Some(call),
+        })
+    }
+
+    fn depth_of(&self, parent: Option<&str>) -> usize {
+        match parent {
+            None => 0,
+            Some(p) => self.calls.get(p).map_or(1, |c| c.depth + 1),
+        }
+    }
+
+    fn cwd(&self) -> Option<&str> {
+        let s = self.sessions.get(self.current.as_deref()?)?;
+        s.cwd.as_deref()
+    }
+
+    /// A path relative to the session's directory when it lies inside it.
+    fn rel(&self, p: &str) -> String {
+        if let Some(cwd) = self.cwd() {
+            if let Some(r) = p.strip_prefix(cwd).and_then(|r| r.strip_prefix('/')) {
+                if !r.is_empty() {
+                    return clean(r);
+                }
+            }
+        }
+        clean(p)
+    }
+
+    /// Reads one event (a parsed InsightsEvent line).
+    pub fn event(&mut self, ev: &Value) {
+        let kind = st(ev, "event").unwrap_or("");
+        if let Some(Held { call, block }) = self.held.take() {
+            if kind == "subagent_complete" && st(ev, "callId") == Some(call.as_str()) {
+                self.subagent_complete(ev, Some(block));
+                return;
+            }
+            self.emit_card(Some(&call), block);
+        }
+        self.dispatch(kind, ev);
+    }
+
+    fn dispatch(&mut self, kind: &str, ev: &Value) {
+        let parent = st(ev, "parentCallId");
+        let depth = self.depth_of(parent);
+        // Other content ends the text its agent was streaming: when no final `text` came for
+        // it (providers that stream only deltas), the streamed text is the text.
+        if matches!(
+            kind,
+            "user_input"
+                | "tool_invocation"
+                | "tool_completion"
+                | "subagent_spawn"
+                | "subagent_complete"
+                | "file_change"
+                | "permission_request"
+                | "permission_response"
+                | "plan_update"
+                | "context_compaction"
+                | "error"
+        ) || (kind == "session_status"
+            && matches!(st(ev, "status"), Some("interrupted" | "error" | "ended")))
+        {
+            self.flush_streams(|s| s.parent.as_deref() == parent, false);
+        }
+        match kind {
+            "session_init" => self.session_init(ev),
+            "user_input" => self.user_input(ev, depth),
+            "text" => self.text(ev, depth),
+            "tool_invocation" => self.tool_invocation(ev, depth),
+            "tool_completion" => self.tool_completion(ev),
+            "subagent_spawn" => {
+                if let Some(c) = st(ev, "callId").and_then(|c| self.calls.get_mut(c)) {
+                    c.spawned = true;
+                }
+            }
+            "subagent_complete" => self.subagent_complete(ev, None),
+            "file_change" => self.file_change(ev, depth),
+            "permission_request" => self.permission_request(ev, depth),
+            "permission_response" => self.permission_response(ev, depth),
+            "plan_update" => self.plan_update(ev, depth),
+            "context_compaction" => {
+                self.emit(Block::Compaction {
+                    trigger: st(ev, "trigger").map(clean).unwrap_or_default(),
+                    pre: num(ev, "preTokens"),
+                    post: num(ev, "postTokens"),
+                    duration_ms: num(ev, "durationMs"),
+                });
+            }
+            "session_status" => self.session_status(ev, depth),
+            "session_mode" => self.session_mode(ev),
+            "stream_delta" => self.stream_delta(ev),
+            // The main agent's context; a subagent's is its own.
+            "usage_update" if parent.is_none() => {
+                let u = ev.get("stepUsage").unwrap_or(&Value::Null);
+                let parts = [
+                    num(u, "input_tokens"),
+                    num(u, "cache_creation_input_tokens"),
+                    num(u, "cache_read_input_tokens"),
+                ];
+                let used: u64 = parts.iter().flatten().sum();
+                if used > 0 {
+                    self.turn.context = Some((used, st(ev, "model").map(str::to_string)));
+                }
+            }
+            "rate_limit_update" => self.rate_limit(ev),
+            "tool_update" => {
+                if let Some(c) = st(ev, "callId").and_then(|c| self.calls.get_mut(c)) {
+                    if let Some(e) = num(ev, "elapsedMs") {
+                        c.elapsed_ms = Some(c.elapsed_ms.map_or(e, |x| x.max(e)));
+                    }
+                }
+            }
+            "error" => self.error(ev, depth),
+            "task_update" => self.task_update(ev, depth),
+            "hook" => self.hook(ev, depth),
+            "notice" => self.notice(ev, depth),
+            "raw" => {
+                let line = num(ev, "line")
+                    .map(|l| format!(" on line {l}"))
+                    .unwrap_or_default();
+                let why = text_of(ev, "reason").unwrap_or_default();
+                self.emit(Block::Notice {
+                    depth: 0,
+                    text: format!("unrecognised input{line}: {}", one_line(&why)),
+                });
+            }
+            "turn_complete" => self.turn_complete(ev),
+            // turn_start, config_options, available_commands, and types added later.
+            _ => {}
+        }
+    }
+
+    /// The end of the input: held blocks, cut-off streams and calls without a result.
+    pub fn finish(&mut self) {
+        if let Some(Held { call, block }) = self.held.take() {
+            self.emit_card(Some(&call), block);
+        }
+        self.flush_streams(|_| true, true);
+        let early = std::mem::take(&mut self.early);
+        self.out.extend(early);
+        self.close_calls();
+    }
+
+    /// Ends the cards of calls without a result, at the end of their turn or of the input.
+    fn close_calls(&mut self) {
+        for id in std::mem::take(&mut self.order) {
+            let Some(card) = self.card(&id) else { continue };
+            let c = self.calls.get_mut(&id).expect("call exists");
+            if c.done {
+                continue;
+            }
+            c.done = true;
+            let status = if c.interrupted {
+                Status::Interrupted
+            } else {
+                Status::Running
+            };
+            let depth = c.depth;
+            self.emit_card(
+                Some(&id),
+                Block::ToolEnd {
+                    depth,
+                    card,
+                    status,
+                    duration_ms: None,
+                    output: String::new(),
+                    errors: String::new(),
+                },
+            );
+        }
+    }
+
+    fn session_init(&mut self, ev: &Value) {
+        let sid = st(ev, "sessionId").unwrap_or("");
+        let model = text_of(ev, "model");
+        let cwd = st(ev, "cwd").filter(|s| !s.is_empty()).map(str::to_string);
+        let mode = text_of(ev, "permissionMode");
+        if sid.is_empty() && model.is_none() && cwd.is_none() {
+            return; // an SDK initialize answer: commands and account only
+        }
+        self.current = Some(sid.to_string());
+        let s = self.sessions.entry(sid.to_string()).or_default();
+        if !s.shown {
+            s.shown = true;
+            s.model = model.clone();
+            s.cwd = cwd.clone();
+            let mode = mode.or_else(|| s.mode.clone());
+            s.mode = mode.clone();
+            self.headers += 1;
+            self.emit(Block::Header(Header {
+                provider: st(ev, "provider").map(clean).unwrap_or_default(),
+                model,
+                cwd: cwd.map(|c| clean(&c)),
+                mode,
+                version: text_of(ev, "version"),
+                session: clean(sid),
+            }));
+            return;
+        }
+        let mut changes = Vec::new();
+        if model.is_some() && model != s.model {
+            changes.push(format!("model → {}", model.clone().unwrap_or_default()));
+            s.model = model;
+        }
+        if mode.is_some() && mode != s.mode {
+            changes.push(format!(
+                "permission mode → {}",
+                mode.clone().unwrap_or_default()
+            ));
+            s.mode = mode;
+        }
+        if cwd.is_some() && cwd != s.cwd {
+            changes.push(format!(
+                "directory → {}",
+                clean(cwd.as_deref().unwrap_or(""))
+            ));
+            s.cwd = cwd;
+        }
+        if !changes.is_empty() {
+            self.emit(Block::SessionChange {
+                changes,
+                attached: false,
+            });
+        }
+    }
+
+    fn session_mode(&mut self, ev: &Value) {
+        let Some(mode) = text_of(ev, "currentModeId") else {
+            return;
+        };
+        let sid = st(ev, "sessionId").unwrap_or("");
+        let key = if sid.is_empty() {
+            self.current.clone().unwrap_or_default()
+        } else {
+            sid.to_string()
+        };
+        let s = self.sessions.entry(key).or_default();
+        if s.mode.as_deref() == Some(mode.as_str()) {
+            return;
+        }
+        let before = s.mode.replace(mode.clone());
+        if !s.shown || before.is_none() {
+            return; // the header tells, or it is the first word on the mode
+        }
+        let attached = self.last_call.is_some();
+        self.emit(Block::SessionChange {
+            changes: vec![format!("permission mode → {mode}")],
+            attached,
+        });
+    }
+
+    fn user_input(&mut self, ev: &Value, depth: usize) {
+        let mut text = st(ev, "text").map(clean).unwrap_or_default();
+        if let Some(n) = ev.get("images").and_then(Value::as_array).map(Vec::len) {
+            if n > 0 {
+                let s = if n == 1 { "" } else { "s" };
+                text.push_str(&format!(
+                    "{}[{n} image{s}]",
+                    if text.is_empty() { "" } else { " " }
+                ));
+            }
+        }
+        let synthetic = ev.get("isSynthetic") == Some(&Value::Bool(true))
+            || ev.pointer("/extensions/isReplay") == Some(&Value::Bool(true));
+        self.emit(Block::Prompt {
+            depth,
+            text,
+            synthetic,
+        });
+    }
+
+    fn text(&mut self, ev: &Value, depth: usize) {
+        let text = st(ev, "text").map(clean).unwrap_or_default();
+        let kind = st(ev, "kind").unwrap_or("text");
+        let parent = st(ev, "parentCallId");
+        let sk = if kind == "thinking" {
+            StreamKind::Thinking
+        } else {
+            StreamKind::Text
+        };
+        self.take_stream(parent, st(ev, "messageId"), sk, None);
+        if text.trim().is_empty() {
+            return;
+        }
+        let shown = self
+            .flushed
+            .iter()
+            .position(|(p, k, t)| p.as_deref() == parent && *k == sk && t == text.trim());
+        if let Some(i) = shown {
+            self.flushed.remove(i);
+            return; // its deltas were shown already
+        }
+        match kind {
+            "thinking" => self.emit(Block::Thinking { depth, text }),
+            "error" => {
+                self.turn.shown.push(text.trim().to_string());
+                self.emit(Block::Error {
+                    depth,
+                    warning: false,
+                    message: text,
+                    details: Vec::new(),
+                });
+            }
+            _ => {
+                self.turn.shown.push(text.trim().to_string());
+                self.emit(Block::Text { depth, text });
+            }
+        }
+    }
+
+    fn tool_head(&self, name: &str, kind: &str, input: &Value, title: Option<&str>) -> ToolHead {
+        let mut salient = self.salient(input);
+        let mut title = title;
+        if salient.is_empty() {
+            // No input yet (ACP agents send it later): the title says what the call does.
+            salient = title
+                .map(clean)
+                .filter(|t| t.trim() != name.trim())
+                .unwrap_or_default();
+            title = None;
+        }
+        let title = title
+            .map(clean)
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .filter(|t| {
+                let rt = self.rel(t);
+                rt != salient && !salient.contains(t.as_str()) && !t.contains(salient.as_str())
+            });
+        ToolHead {
+            kind: clean(kind),
+            name: clean(name),
+            salient,
+            title,
+        }
+    }
+
+    /// The input that says what a call does: the command, the path, the pattern, the URL, …
+    fn salient(&self, input: &Value) -> String {
+        let Some(o) = input.as_object() else {
+            return match input {
+                Value::Null => String::new(),
+                Value::String(s) => clean(s),
+                v => compact(v),
+            };
+        };
+        let s = |k: &str| o.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let path = s("file_path").or(s("notebook_path")).or(s("path"));
+        if let Some(c) = s("command").or(s("cmd")) {
+            return clean(c);
+        }
+        if let Some(p) = s("pattern") {
+            let mut out = clean(p);
+            if let Some(path) = path {
+                out.push_str(&format!(" in {}", self.rel(path)));
+            }
+            if let Some(g) = s("glob") {
+                out.push_str(&format!(" ({})", clean(g)));
+            }
+            return out;
+        }
+        if let Some(p) = path {
+            return self.rel(p);
+        }
+        if let Some(changes) = o.get("changes").and_then(Value::as_array) {
+            let paths: Vec<String> = changes
+                .iter()
+                .filter_map(|c| st(c, "path"))
+                .map(|p| self.rel(p))
+                .collect();
+            if !paths.is_empty() {
+                return paths.join(", ");
+            }
+        }
+        if let Some(u) = s("url").or(s("query")) {
+            return clean(u);
+        }
+        if let Some(subject) = s("subject") {
+            return clean(subject);
+        }
+        if let Some(d) = s("description") {
+            return match s("subagent_type") {
+                Some(t) => format!("{} ({})", clean(d), clean(t)),
+                None => clean(d),
+            };
+        }
+        if let Some(todos) = o.get("todos").and_then(Value::as_array) {
+            let n = todos.len();
+            return format!("{n} item{}", if n == 1 { "" } else { "s" });
+        }
+        if let Some(id) = s("taskId") {
+            return match s("status") {
+                Some(st) => format!("#{} → {}", clean(id), clean(st)),
+                None => format!("#{}", clean(id)),
+            };
+        }
+        if let Some(p) = s("prompt") {
+            return one_line(&clean(p));
+        }
+        if let Some(first) = o.values().find_map(Value::as_str).filter(|s| !s.is_empty()) {
+            return clean(first);
+        }
+        if o.is_empty() {
+            String::new()
+        } else {
+            compact(input)
+        }
+    }
+
+    fn tool_invocation(&mut self, ev: &Value, depth: usize) {
+        let Some(id) = st(ev, "callId") else { return };
+        let mut name = st(ev, "toolName").unwrap_or("tool").to_string();
+        if let (Some(server), Some(tool)) = (st(ev, "mcpServer"), st(ev, "mcpTool")) {
+            name = format!("{server}/{tool}");
+        }
+        let head = self.tool_head(
+            &name,
+            st(ev, "kind").unwrap_or("other"),
+            ev.get("input").unwrap_or(&Value::Null),
+            st(ev, "title"),
+        );
+        self.take_stream(
+            st(ev, "parentCallId"),
+            None,
+            StreamKind::ToolInput,
+            Some(id),
+        );
+        // A call whose card a permission request opened just now goes on in it.
+        let continues = self.last_call.as_deref() == Some(id);
+        if !self.calls.contains_key(id) {
+            self.order.push(id.to_string());
+        }
+        self.calls.insert(
+            id.to_string(),
+            Call {
+                started_ms: st(ev, "timestamp").and_then(parse_rfc3339_ms),
+                input: ev.get("input").map(compact).unwrap_or_default(),
+                ..Call::new(head.clone(), depth)
+            },
+        );
+        if !continues {
+            self.emit_card(Some(id), Block::ToolStart { depth, head });
+        }
+    }
+
+    /// A call the input never introduced (it began before the input did).
+    fn unknown_call(&mut self, id: &str, depth: usize, name: Option<&str>) {
+        if self.calls.contains_key(id) {
+            return;
+        }
+        let head = ToolHead {
+            kind: "other".into(),
+            name: clean(name.unwrap_or("tool")),
+            salient: clean(id),
+            title: None,
+        };
+        self.calls.insert(id.to_string(), Call::new(head, depth));
+    }
+
+    fn tool_completion(&mut self, ev: &Value) {
+        let Some(id) = st(ev, "callId") else { return };
+        let depth = self.depth_of(st(ev, "parentCallId"));
+        self.unknown_call(id, depth, None);
+        let ended = st(ev, "timestamp").and_then(parse_rfc3339_ms);
+        let card = self.card(id).expect("call exists");
+        let c = self.calls.get_mut(id).expect("call exists");
+        c.done = true;
+        let denied = c.decision.as_deref().is_some_and(|d| d.starts_with("deny"));
+        let status = match st(ev, "status") {
+            Some("completed") => Status::Ok,
+            _ if denied => Status::Denied,
+            Some("cancelled") => Status::Cancelled,
+            _ if c.interrupted => Status::Interrupted,
+            _ => Status::Failed,
+        };
+        // Times of two clocks can meet here (a provider's, and the reading time of a log
+        // converted later): a negative or day-long difference is not a duration.
+        let duration_ms = c.elapsed_ms.or_else(|| {
+            let (a, b) = (c.started_ms?, ended?);
+            u64::try_from(b - a).ok().filter(|d| *d < 86_400_000)
+        });
+        let value = ev
+            .get("output")
+            .filter(|v| !v.is_null())
+            .or_else(|| ev.get("content"))
+            .unwrap_or(&Value::Null);
+        let (mut output, mut errors) = output_text(value);
+        if !c.input.is_empty() && output == c.input {
+            output.clear();
+        }
+        if status != Status::Ok && errors.is_empty() {
+            errors = std::mem::take(&mut output);
+        }
+        // The denial's message was shown with the decision.
+        if status == Status::Denied
+            && c.decision_message
+                .as_deref()
+                .is_some_and(|m| errors.trim().trim_start_matches("Error: ") == m.trim())
+        {
+            errors.clear();
+        }
+        let depth = c.depth;
+        let block = Block::ToolEnd {
+            depth,
+            card,
+            status,
+            duration_ms,
+            output,
+            errors,
+        };
+        if c.spawned {
+            self.held = Some(Held {
+                call: id.to_string(),
+                block,
+            });
+        } else {
+            self.emit_card(Some(id), block);
+        }
+    }
+
+    fn subagent_complete(&mut self, ev: &Value, held: Option<Block>) {
+        let Some(id) = st(ev, "callId") else { return };
+        let depth = self.depth_of(st(ev, "parentCallId"));
+        self.unknown_call(id, depth, Some("Agent"));
+        let (status, duration) = match &held {
+            Some(Block::ToolEnd {
+                status,
+                duration_ms,
+                ..
+            }) => (*status, *duration_ms),
+            _ => {
+                let s = match st(ev, "status") {
+                    Some("completed" | "success" | "ok") | None => Status::Ok,
+                    Some("cancelled" | "killed" | "stopped") => Status::Cancelled,
+                    Some(_) => Status::Failed,
+                };
+                (s, None)
+            }
+        };
+        let mut summary = text_of(ev, "summary").unwrap_or_default();
+        if summary.is_empty() {
+            if let Some(Block::ToolEnd { output, errors, .. }) = &held {
+                summary = if output.is_empty() {
+                    errors.clone()
+                } else {
+                    output.clone()
+                };
+            }
+        }
+        let card = self.card(id).expect("call exists");
+        let c = self.calls.get_mut(id).expect("call exists");
+        c.done = true;
+        let depth = c.depth;
+        self.emit_card(
+            Some(id),
+            Block::SubagentDone {
+                depth,
+                card,
+                status,
+                duration_ms: num(ev, "durationMs").or(duration),
+                tokens: num(ev, "totalTokens"),
+                tool_uses: num(ev, "toolUseCount"),
+                summary,
+            },
+        );
+    }
+
+    fn file_change(&mut self, ev: &Value, depth: usize) {
+        let call = st(ev, "callId");
+        let card = call.and_then(|c| self.card(c));
+        let depth = call
+            .and_then(|c| self.calls.get(c))
+            .map_or(depth, |c| c.depth);
+        let path = st(ev, "path").map(|p| self.rel(p)).unwrap_or_default();
+        let move_path = st(ev, "movePath").map(|p| self.rel(p));
+        self.emit_card(
+            call.filter(|_| card.is_some()),
+            Block::Diff {
+                depth,
+                card,
+                path,
+                change: st(ev, "changeKind").map(clean).unwrap_or_default(),
+                move_path,
+                diff: st(ev, "diff").map(clean),
+            },
+        );
+    }
+
+    fn permission_request(&mut self, ev: &Value, depth: usize) {
+        let call = st(ev, "toolUseId")
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("request:{}", st(ev, "requestId").unwrap_or("")));
+        if let Some(r) = st(ev, "requestId") {
+            self.requests.insert(r.to_string(), call.clone());
+        }
+        if !self.calls.contains_key(&call) {
+            // The request comes first (ACP agents ask before they report the call): it
+            // opens the card.
+            let head = self.tool_head(
+                st(ev, "toolName").unwrap_or("tool"),
+                st(ev, "toolKind").unwrap_or("other"),
+                ev.get("toolInput").unwrap_or(&Value::Null),
+                st(ev, "title"),
+            );
+            let has_call = st(ev, "toolUseId").is_some();
+            if has_call {
+                self.order.push(call.clone());
+            }
+            self.calls.insert(
+                call.clone(),
+                Call {
+                    // Without a tool use id no result can come to end the card.
+                    done: !has_call,
+                    ..Call::new(head.clone(), depth)
+                },
+            );
+            self.emit_card(Some(&call), Block::ToolStart { depth, head });
+        }
+        let card = self.card(&call).expect("call exists");
+        let depth = self.calls[&call].depth;
+        let suggestions = ev
+            .get("suggestions")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| text_of(s, "description"))
+                    .map(|s| one_line(&s))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.emit_card(
+            Some(&call),
+            Block::Permission {
+                depth,
+                card,
+                reason: text_of(ev, "reason"),
+                blocked_path: st(ev, "blockedPath").map(|p| self.rel(p)),
+                suggestions,
+            },
+        );
+    }
+
+    fn permission_response(&mut self, ev: &Value, depth: usize) {
+        let call = st(ev, "toolUseId")
+            .map(str::to_string)
+            .or_else(|| self.requests.get(st(ev, "requestId")?).cloned());
+        let decision = st(ev, "decision").map(clean).unwrap_or_default();
+        let card = call.as_deref().and_then(|c| self.card(c));
+        let message = text_of(ev, "message");
+        let depth = match call.as_deref().and_then(|c| self.calls.get_mut(c)) {
+            Some(c) => {
+                c.decision = Some(decision.clone());
+                c.decision_message = message.clone();
+                c.depth
+            }
+            None => depth,
+        };
+        self.emit_card(
+            call.as_deref().filter(|_| card.is_some()),
+            Block::Decision {
+                depth,
+                card,
+                decision,
+                message,
+            },
+        );
+    }
+
+    fn plan_update(&mut self, ev: &Value, depth: usize) {
+        let call = st(ev, "callId");
+        let card = call.and_then(|c| self.card(c));
+        let depth = call
+            .and_then(|c| self.calls.get(c))
+            .map_or(depth, |c| c.depth);
+        let entries = ev
+            .get("entries")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|e| {
+                        (
+                            st(e, "status").unwrap_or("pending").to_string(),
+                            one_line(&st(e, "content").map(clean).unwrap_or_default()),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.emit_card(
+            call.filter(|_| card.is_some()),
+            Block::Plan {
+                depth,
+                card,
+                entries,
+                explanation: text_of(ev, "explanation"),
+            },
+        );
+    }
+
+    fn session_status(&mut self, ev: &Value, depth: usize) {
+        let message = text_of(ev, "message").map(|m| one_line(&m));
+        let with = |base: &str| match &message {
+            Some(m) => format!("{base}: {m}"),
+            None => base.to_string(),
+        };
+        let (tone, text) = match st(ev, "status").unwrap_or("") {
+            "compacting" => (Tone::Quiet, with("compacting the context…")),
+            "resuming" => (Tone::Quiet, with("resuming")),
+            "ended" => (Tone::Quiet, with("session ended")),
+            "interrupted" => {
+                for c in self.calls.values_mut().filter(|c| !c.done) {
+                    c.interrupted = true;
+                }
+                (Tone::Warn, with("interrupted"))
+            }
+            "error" => (Tone::Bad, with("session error")),
+            _ => return, // idle, requesting, running, requires_action: the transcript shows them
+        };
+        self.emit(Block::Status {
+            depth,
+            attached: false,
+            tone,
+            text,
+        });
+    }
+
+    fn rate_limit(&mut self, ev: &Value) {
+        let Some(status) = st(ev, "status").filter(|s| *s != "allowed") else {
+            return;
+        };
+        let mut text = format!("rate limit: {}", clean(status).replace('_', " "));
+        for key in ["primary", "secondary"] {
+            if let Some(w) = ev.get(key) {
+                if let Some(p) = num(w, "usedPercent") {
+                    text.push_str(&format!(" · {p}% used"));
+                    if let Some(m) = num(w, "windowDurationMins") {
+                        text.push_str(&format!(" of {}", window(m)));
+                    }
+                }
+            }
+        }
+        if let Some(t) = text_of(ev, "rateLimitType") {
+            text.push_str(&format!(" ({})", t.replace('_', " ")));
+        }
+        self.emit(Block::Status {
+            depth: 0,
+            attached: false,
+            tone: Tone::Warn,
+            text,
+        });
+    }
+
+    fn error(&mut self, ev: &Value, depth: usize) {
+        let message = text_of(ev, "message").unwrap_or_else(|| "error".into());
+        let warning = st(ev, "severity") == Some("warning");
+        let mut details = Vec::new();
+        if ev.get("willRetry") == Some(&Value::Bool(true)) {
+            let mut r = "retrying".to_string();
+            if let Some(a) = num(ev, "attempt") {
+                r.push_str(&match num(ev, "maxRetries") {
+                    Some(m) => format!(" ({a}/{m})"),
+                    None => format!(" (attempt {a})"),
+                });
+            }
+            if let Some(d) = num(ev, "retryDelayMs") {
+                r.push_str(&format!(" in {}", super::text::duration(d)));
+            }
+            details.push(r);
+        }
+        if let Some(code) = text_of(ev, "code").filter(|c| c != "unknown") {
+            details.push(format!("code {code}"));
+        }
+        if let Some(h) = num(ev, "httpStatus") {
+            if !message.contains(&h.to_string()) {
+                details.push(format!("HTTP {h}"));
+            }
+        }
+        if let Some(r) = text_of(ev, "requestId") {
+            details.push(format!("request {r}"));
+        }
+        if !warning {
+            self.turn.shown.push(message.trim().to_string());
+        }
+        self.emit(Block::Error {
+            depth,
+            warning,
+            message,
+            details,
+        });
+    }
+
+    fn task_update(&mut self, ev: &Value, depth: usize) {
+        if st(ev, "callId").is_some_and(|c| self.calls.contains_key(c)) {
+            return; // a subagent's task: its card tells the story
+        }
+        let phase = st(ev, "phase").unwrap_or("");
+        if !matches!(phase, "started" | "notification") {
+            return;
+        }
+        let what = text_of(ev, "description")
+            .or_else(|| text_of(ev, "summary"))
+            .or_else(|| text_of(ev, "taskId"))
+            .unwrap_or_default();
+        let status = match phase {
+            "started" => "started".to_string(),
+            _ => text_of(ev, "status").unwrap_or_else(|| "update".into()),
+        };
+        self.emit(Block::Notice {
+            depth,
+            text: format!("task {}: {status}", one_line(&what)),
+        });
+    }
+
+    fn hook(&mut self, ev: &Value, depth: usize) {
+        if st(ev, "phase") != Some("response") {
+            return;
+        }
+        let name = text_of(ev, "hookName")
+            .or_else(|| text_of(ev, "hookEvent"))
+            .unwrap_or_else(|| "hook".into());
+        let outcome = text_of(ev, "outcome").unwrap_or_default();
+        let exit = ev.get("exitCode").and_then(Value::as_i64);
+        let ok = exit.is_none_or(|c| c == 0) && matches!(outcome.as_str(), "" | "success");
+        let mut outcome = if outcome.is_empty() && ok {
+            "ok".to_string()
+        } else {
+            outcome
+        };
+        if let Some(c) = exit.filter(|c| *c != 0) {
+            outcome.push_str(&format!(" (exit {c})"));
+        }
+        let output = text_of(ev, "output")
+            .or_else(|| {
+                let out = text_of(ev, "stdout").unwrap_or_default();
+                let err = text_of(ev, "stderr").unwrap_or_default();
+                let both = [out, err]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                (!both.is_empty()).then_some(both)
+            })
+            .unwrap_or_default();
+        let tool_hook = matches!(
+            st(ev, "hookEvent"),
+            Some("PreToolUse" | "PostToolUse" | "PostToolUseFailure" | "PermissionRequest")
+        );
+        let attached = tool_hook && self.last_call.is_some();
+        let depth = match (attached, self.last_call.as_deref()) {
+            (true, Some(c)) => self.calls.get(c).map_or(depth, |c| c.depth),
+            _ => depth,
+        };
+        self.emit(Block::Hook {
+            depth,
+            attached,
+            name,
+            ok,
+            outcome,
+            output: output.trim_end().to_string(),
+        });
+    }
+
+    fn notice(&mut self, ev: &Value, depth: usize) {
+        let sub = st(ev, "subtype").unwrap_or("");
+        if sub.starts_with("control_request/")
+            || sub.starts_with("control_response/")
+            || matches!(sub, "keep_alive" | "system/status")
+        {
+            return;
+        }
+        // Without a message a notice is protocol chatter (Codex sends dozens per turn).
+        let Some(m) = text_of(ev, "message") else {
+            return;
+        };
+        let text = format!("{}: {}", clean(sub), one_line(&m));
+        self.emit(Block::Notice { depth, text });
+    }
+
+    fn turn_complete(&mut self, ev: &Value) {
+        self.flush_streams(|_| true, false);
+        if let Some(Held { call, block }) = self.held.take() {
+            self.emit_card(Some(&call), block);
+        }
+        self.close_calls();
+        let sid = st(ev, "sessionId")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .or_else(|| self.current.clone())
+            .unwrap_or_default();
+        let turn = std::mem::take(&mut self.turn);
+        let is_error = ev.get("isError") == Some(&Value::Bool(true));
+        let tokens = ev.get("usage").map(|u| Tokens {
+            input: num(u, "inputTokens").unwrap_or(0),
+            output: num(u, "outputTokens").unwrap_or(0),
+            cache_read: num(u, "cacheReadTokens").unwrap_or(0),
+            cache_write: num(u, "cacheCreationTokens").unwrap_or(0),
+        });
+        let usage: Vec<(&String, &Value)> = ev
+            .get("modelUsage")
+            .and_then(Value::as_object)
+            .map(Map::iter)
+            .map(Iterator::collect)
+            .unwrap_or_default();
+        // After an earlier turn of the session, per-model counts above the turn's own are
+        // running totals of the session (Claude Code's), and so are the costs. (In a first
+        // turn they can be higher too: they include subagents.)
+        let model_sum = |k: &str| usage.iter().filter_map(|(_, u)| num(u, k)).sum::<u64>();
+        let session = self.sessions.entry(sid).or_default();
+        let running = session.cost.is_some()
+            && tokens.as_ref().is_some_and(|t| {
+                model_sum("inputTokens") > t.input || model_sum("outputTokens") > t.output
+            });
+        session.turns += 1;
+        let turn_no = session.turns;
+        let several = usage.len() > 1;
+        let context_model = match &turn.context {
+            Some((_, Some(m))) => usage
+                .iter()
+                .position(|(k, _)| *k == m)
+                .or_else(|| usage.iter().position(|(k, _)| k.starts_with(m.as_str())))
+                .or((usage.len() == 1).then_some(0)),
+            Some((_, None)) => (usage.len() == 1).then_some(0),
+            None => None,
+        };
+        let mut models: Vec<ModelLine> = Vec::new();
+        for (i, (name, u)) in usage.iter().enumerate() {
+            let reported = u.get("costUsd").and_then(Value::as_f64);
+            let before = session.model_costs.get(name.as_str()).copied();
+            let (cost, session_cost) = match reported {
+                Some(c) if running => (before.map(|b| (c - b).max(0.0)), Some(c)),
+                c => (c, None),
+            };
+            if let Some(c) = reported {
+                session.model_costs.insert(name.to_string(), c);
+            }
+            models.push(ModelLine {
+                name: clean(name),
+                cost,
+                session_cost,
+                tokens: several.then(|| {
+                    (
+                        num(u, "inputTokens").unwrap_or(0),
+                        num(u, "outputTokens").unwrap_or(0),
+                    )
+                }),
+                context: (context_model == Some(i))
+                    .then(|| {
+                        turn.context
+                            .as_ref()
+                            .map(|c| (c.0, num(u, "contextWindow")))
+                    })
+                    .flatten(),
+            });
+        }
+        if models.is_empty() {
+            if let Some((used, model)) = &turn.context {
+                models.push(ModelLine {
+                    name: model.as_deref().map(clean).unwrap_or_default(),
+                    cost: None,
+                    session_cost: None,
+                    tokens: None,
+                    context: Some((*used, None)),
+                });
+            }
+        }
+        let reported = ev.get("costUsd").and_then(Value::as_f64);
+        let (cost, session_cost) = match reported {
+            Some(c) if running => (session.cost.map(|b| (c - b).max(0.0)), Some(c)),
+            Some(c) if c == 0.0 && models.is_empty() => (None, None),
+            c => (c, None),
+        };
+        if reported.is_some() {
+            session.cost = reported;
+        }
+        let denials = ev
+            .get("permissionDenials")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|d| {
+                        let id = st(d, "tool_use_id").or(st(d, "toolUseId"));
+                        match id.and_then(|i| self.calls.get(i)) {
+                            Some(c) => one_line(&format!("{}  {}", c.head.name, c.head.salient)),
+                            None => st(d, "tool_name")
+                                .or(st(d, "toolName"))
+                                .map(clean)
+                                .unwrap_or_else(|| "a tool".into()),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let result = text_of(ev, "result")
+            .filter(|r| !turn.shown.iter().any(|s| s == r.trim()))
+            .map(|r| r.trim_end().to_string());
+        let stop = st(ev, "stopReason")
+            .filter(|s| {
+                !matches!(
+                    *s,
+                    "end_turn" | "stop_sequence" | "tool_use" | "completed" | "stop" | "success"
+                )
+            })
+            .map(|s| clean(s).replace('_', " "));
+        let errors = ev
+            .get("errors")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(clean)
+                    .filter(|e| !turn.shown.iter().any(|s| s == e.trim()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.emit(Block::Footer(Footer {
+            ok: !is_error,
+            turn: turn_no,
+            subtype: st(ev, "subtype")
+                .filter(|_| is_error)
+                .filter(|s| *s != "success")
+                .map(|s| clean(s).replace('_', " ")),
+            duration_ms: num(ev, "durationMs"),
+            api_ms: num(ev, "durationApiMs"),
+            steps: num(ev, "numTurns"),
+            tokens,
+            models,
+            cost,
+            session_cost,
+            errors,
+            denials,
+            stop,
+            result,
+        }));
+    }
+
+    // -- streaming ------------------------------------------------------------------------
+
+    fn stream_delta(&mut self, ev: &Value) {
+        let parent = st(ev, "parentCallId").map(str::to_string);
+        let index = num(ev, "blockIndex");
+        match st(ev, "kind").unwrap_or("") {
+            "messageStart" => {
+                // Whatever the previous message left unfinished will not be finished now.
+                self.flush_streams(|s| s.parent == parent, false);
+                match st(ev, "messageId") {
+                    Some(m) => self.messages.insert(parent, m.to_string()),
+                    None => self.messages.remove(&parent),
+                };
+            }
+            "blockStart" => {
+                let tool = ev
+                    .pointer("/extensions/tool_name")
+                    .and_then(Value::as_str)
+                    .map(clean);
+                if let Some(call) = st(ev, "callId") {
+                    self.stream_for(parent, index, StreamKind::ToolInput).call =
+                        Some(call.to_string());
+                    let i = self.last_stream.expect("stream exists");
+                    self.streams[i].tool = tool;
+                }
+            }
+            kind @ ("text" | "thinking" | "toolInput") => {
+                let sk = match kind {
+                    "text" => StreamKind::Text,
+                    "thinking" => StreamKind::Thinking,
+                    _ => StreamKind::ToolInput,
+                };
+                let delta = st(ev, "textDelta").or(st(ev, "jsonDelta")).unwrap_or("");
+                if let Some(m) = st(ev, "messageId") {
+                    self.messages.insert(parent.clone(), m.to_string());
+                }
+                let message = self.messages.get(&parent).cloned();
+                // Another block or message of the same agent began: the ones before it are
+                // complete (their final events, if any, came before).
+                self.flush_streams(
+                    |s| {
+                        s.parent == parent
+                            && (s.kind != sk
+                                || s.index != index
+                                || (s.message.is_some()
+                                    && message.is_some()
+                                    && s.message != message))
+                    },
+                    false,
+                );
+                let s = self.stream_for(parent, index, sk);
+                s.text.push_str(delta);
+            }
+            _ => {}
+        }
+    }
+
+    fn stream_for(
+        &mut self,
+        parent: Option<String>,
+        index: Option<u64>,
+        kind: StreamKind,
+    ) -> &mut Stream {
+        let found = self
+            .streams
+            .iter()
+            .position(|s| s.parent == parent && s.index == index && s.kind == kind);
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let message = self.messages.get(&parent).cloned();
+                self.streams.push(Stream {
+                    parent,
+                    message,
+                    index,
+                    kind,
+                    call: None,
+                    tool: None,
+                    text: String::new(),
+                });
+                self.streams.len() - 1
+            }
+        };
+        self.last_stream = Some(i);
+        &mut self.streams[i]
+    }
+
+    /// Drops the stream a final event completes.
+    fn take_stream(
+        &mut self,
+        parent: Option<&str>,
+        message: Option<&str>,
+        kind: StreamKind,
+        call: Option<&str>,
+    ) {
+        let found = self.streams.iter().position(|s| {
+            s.kind == kind
+                && s.parent.as_deref() == parent
+                && (message.is_none() || s.message.is_none() || s.message.as_deref() == message)
+                && (call.is_none() || s.call.is_none() || s.call.as_deref() == call)
+        });
+        if let Some(i) = found {
+            self.streams.remove(i);
+            self.last_stream = None;
+        }
+    }
+
+    /// Shows the streams `which` selects, which will get no final event now, and forgets
+    /// them: as the agent's text and thinking, or, when the input was `cut` short, marked
+    /// unfinished. Streamed tool input is only shown when cut.
+    fn flush_streams(&mut self, which: impl Fn(&Stream) -> bool, cut: bool) {
+        if self.streams.is_empty() {
+            return;
+        }
+        let (gone, keep): (Vec<Stream>, Vec<Stream>) = std::mem::take(&mut self.streams)
+            .into_iter()
+            .partition(|s| which(s));
+        self.streams = keep;
+        self.last_stream = None;
+        for s in gone {
+            let text = clean(&s.text);
+            if text.trim().is_empty() {
+                continue;
+            }
+            let depth = self.depth_of(s.parent.as_deref());
+            if !cut && s.kind != StreamKind::ToolInput {
+                if self.flushed.len() >= 8 {
+                    self.flushed.remove(0);
+                }
+                self.flushed
+                    .push((s.parent.clone(), s.kind, text.trim().to_string()));
+            }
+            let block = match (s.kind, cut) {
+                (StreamKind::Text, false) => {
+                    self.turn.shown.push(text.trim().to_string());
+                    Block::Text { depth, text }
+                }
+                (StreamKind::Thinking, false) => Block::Thinking { depth, text },
+                (StreamKind::ToolInput, false) => continue,
+                (StreamKind::Text, true) => Block::Partial {
+                    depth,
+                    kind: PartialKind::Text,
+                    text,
+                },
+                (StreamKind::Thinking, true) => Block::Partial {
+                    depth,
+                    kind: PartialKind::Thinking,
+                    text,
+                },
+                (StreamKind::ToolInput, true) => Block::Partial {
+                    depth,
+                    kind: PartialKind::ToolInput(s.tool.unwrap_or_default()),
+                    text,
+                },
+            };
+            self.emit(block);
+        }
+    }
+
+    /// What a live terminal may show on its one transient line, as (label, text): the text
+    /// being streamed, or the call still running. Writers keep the end of `text`, the newest.
+    pub fn live(&self) -> Option<(String, String)> {
+        if let Some(s) = self.last_stream.and_then(|i| self.streams.get(i)) {
+            let label = match s.kind {
+                StreamKind::Text => "writing",
+                StreamKind::Thinking => "thinking",
+                StreamKind::ToolInput => "preparing",
+            };
+            let tool = s
+                .tool
+                .as_deref()
+                .map(|t| format!(" {t}"))
+                .unwrap_or_default();
+            return Some((format!("… {label}{tool}"), one_line(&clean(&s.text))));
+        }
+        let running = self
+            .order
+            .iter()
+            .rev()
+            .filter_map(|id| self.calls.get(id))
+            .find(|c| !c.done)?;
+        let secs = running.seen.elapsed().as_secs();
+        Some((
+            format!("◌ {} running · {}s", running.head.name, secs),
+            one_line(&running.head.salient),
+        ))
+    }
+}
+
+/// A rate-limit window for people (`5h`, `7d`, `90min`).
+fn window(mins: u64) -> String {
+    if mins % 1440 == 0 {
+        format!("{}d", mins / 1440)
+    } else if mins % 60 == 0 {
+        format!("{}h", mins / 60)
+    } else {
+        format!("{mins}min")
+    }
+}
+
+/// The readable text of a tool's output: (output, errors).
+///
+/// Known shapes: a string; `stdout`/`stderr` (shells); `file.content` (file reads); content
+/// blocks (`[{type: text, text}]`, MCP and subagents). Results that only echo an edit or a
+/// plan (`structuredPatch`, `originalFile`, `newTodos`) show nothing: the diff or the plan is
+/// shown from its own event. Anything else is shown as compact JSON.
+pub fn output_text(v: &Value) -> (String, String) {
+    match v {
+        Value::Null => (String::new(), String::new()),
+        Value::String(s) => (clean(s), String::new()),
+        Value::Array(a) => (blocks_text(a), String::new()),
+        Value::Object(o) => {
+            let s = |k: &str| o.get(k).and_then(Value::as_str);
+            if s("stdout").is_some() || s("stderr").is_some() {
+                let mut err = clean(s("stderr").unwrap_or(""));
+                if o.get("interrupted") == Some(&Value::Bool(true)) {
+                    if !err.is_empty() {
+                        err.push('\n');
+                    }
+                    err.push_str("(interrupted)");
+                }
+                return (clean(s("stdout").unwrap_or("")), err);
+            }
+            if let Some(c) = o
+                .get("file")
+                .and_then(|f| f.get("content"))
+                .and_then(Value::as_str)
+            {
+                return (clean(c), String::new());
+            }
+            if ["structuredPatch", "originalFile", "newTodos", "oldTodos"]
+                .iter()
+                .any(|k| o.contains_key(*k))
+            {
+                return (String::new(), String::new());
+            }
+            match o.get("content") {
+                Some(Value::Array(a)) => (blocks_text(a), String::new()),
+                Some(Value::String(s)) => (clean(s), String::new()),
+                _ => (compact(v), String::new()),
+            }
+        }
+        v => (compact(v), String::new()),
+    }
+}
+
+fn blocks_text(a: &[Value]) -> String {
+    a.iter()
+        .map(|b| match (st(b, "type"), st(b, "text")) {
+            (_, Some(t)) => clean(t),
+            (Some("image"), _) => "[image]".to_string(),
+            _ => compact(b),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(events: &[Value]) -> Vec<Block> {
+        let mut m = Model::new();
+        for e in events {
+            m.event(e);
+        }
+        m.finish();
+        m.drain().collect()
+    }
+
+    #[test]
+    fn deltas_followed_by_their_text_are_not_shown() {
+        let b = run(&[
+            json!({"event":"stream_delta","kind":"messageStart","messageId":"m"}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"Hel","blockIndex":0}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"lo","blockIndex":0}),
+            json!({"event":"text","kind":"text","text":"Hello","messageId":"m"}),
+        ]);
+        assert_eq!(
+            b,
+            [Block::Text {
+                depth: 0,
+                text: "Hello".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn deltas_without_their_text_are_shown_once_at_the_end() {
+        let b = run(&[
+            json!({"event":"stream_delta","kind":"messageStart","messageId":"m"}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"Hel","blockIndex":0}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"lo","blockIndex":0}),
+        ]);
+        assert_eq!(
+            b,
+            [Block::Partial {
+                depth: 0,
+                kind: PartialKind::Text,
+                text: "Hello".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn delta_only_streams_are_the_text_in_their_place() {
+        // ACP and Gemini stream text as deltas only, without a final `text` event.
+        let b = run(&[
+            json!({"event":"stream_delta","kind":"thinking","textDelta":"Hm","messageId":"m1"}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"I'll ","messageId":"m1"}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"look.","messageId":"m1"}),
+            json!({"event":"tool_invocation","callId":"c","kind":"read","toolName":"Read","input":{}}),
+            json!({"event":"tool_completion","callId":"c","status":"completed"}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"Done.","messageId":"m2"}),
+            json!({"event":"turn_complete"}),
+        ]);
+        let kinds: Vec<String> = b
+            .iter()
+            .map(|b| match b {
+                Block::Thinking { text, .. } => format!("thinking {text}"),
+                Block::Text { text, .. } => format!("text {text}"),
+                Block::ToolStart { .. } => "start".into(),
+                Block::ToolEnd { .. } => "end".into(),
+                Block::Footer(_) => "footer".into(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "thinking Hm",
+                "text I'll look.",
+                "start",
+                "end",
+                "text Done.",
+                "footer"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_final_text_after_its_deltas_were_shown_is_not_repeated() {
+        // A prompt queued mid-stream ends the stream early; the final text comes after.
+        let b = run(&[
+            json!({"event":"stream_delta","kind":"messageStart","messageId":"m"}),
+            json!({"event":"stream_delta","kind":"text","textDelta":"Hello","blockIndex":0}),
+            json!({"event":"user_input","text":"and then?"}),
+            json!({"event":"text","kind":"text","text":"Hello","messageId":"m"}),
+        ]);
+        let texts = b.iter().filter(|b| matches!(b, Block::Text { .. })).count();
+        assert_eq!(texts, 1, "{b:?}");
+    }
+
+    #[test]
+    fn usage_updates_are_not_added_up() {
+        let u = json!({"event":"usage_update","stepUsage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1},"model":"m1","messageId":"x"});
+        let b = run(&[
+            u.clone(),
+            u,
+            json!({"event":"turn_complete","usage":{"inputTokens":10,"outputTokens":3},"modelUsage":{"m1[1m]":{"inputTokens":10,"outputTokens":3,"costUsd":0.5,"contextWindow":1000}}}),
+        ]);
+        let Block::Footer(f) = &b[0] else {
+            panic!("{b:?}")
+        };
+        assert_eq!(f.models[0].context, Some((100, Some(1000))));
+        assert_eq!(f.tokens.as_ref().unwrap().input, 10);
+    }
+
+    #[test]
+    fn a_denied_call_is_denied() {
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"c","kind":"edit","toolName":"Write","input":{"file_path":"/w/a.md"}}),
+            json!({"event":"permission_request","requestId":"r","toolName":"Write","toolKind":"edit","toolInput":{},"toolUseId":"c"}),
+            json!({"event":"permission_response","requestId":"r","decision":"deny","allowed":false}),
+            json!({"event":"tool_completion","callId":"c","status":"failed","output":"no"}),
+        ]);
+        let Block::ToolEnd {
+            status,
+            card,
+            errors,
+            ..
+        } = &b[3]
+        else {
+            panic!("{b:?}")
+        };
+        assert_eq!(*status, Status::Denied);
+        assert!(card.attached);
+        assert_eq!(errors, "no");
+    }
+
+    #[test]
+    fn subagent_traffic_is_nested_and_the_card_gets_one_end() {
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"a","kind":"think","toolName":"Agent","input":{"description":"Count","subagent_type":"general"}}),
+            json!({"event":"subagent_spawn","callId":"a"}),
+            json!({"event":"tool_invocation","callId":"b","parentCallId":"a","kind":"execute","toolName":"Bash","input":{"command":"ls"}}),
+            json!({"event":"tool_completion","callId":"b","parentCallId":"a","status":"completed","output":"2"}),
+            json!({"event":"tool_completion","callId":"a","status":"completed","output":{"content":[{"type":"text","text":"Two."}]}}),
+            json!({"event":"subagent_complete","callId":"a","summary":"Two.","totalTokens":5}),
+        ]);
+        assert!(matches!(b[1], Block::ToolStart { depth: 1, .. }), "{b:?}");
+        assert_eq!(b.len(), 4, "{b:?}");
+        let Block::SubagentDone {
+            card,
+            summary,
+            tokens,
+            ..
+        } = &b[3]
+        else {
+            panic!("{b:?}")
+        };
+        assert!(!card.attached);
+        assert_eq!((summary.as_str(), *tokens), ("Two.", Some(5)));
+    }
+
+    #[test]
+    fn the_first_sdk_prompt_waits_for_the_header() {
+        let b = run(&[
+            json!({"event":"user_input","sessionId":"","text":"hi"}),
+            json!({"event":"session_init","sessionId":"s","model":"m","cwd":"/w"}),
+        ]);
+        assert!(matches!(b[0], Block::Header(_)), "{b:?}");
+        assert!(matches!(b[1], Block::Prompt { .. }), "{b:?}");
+    }
+
+    #[test]
+    fn salient_inputs() {
+        let mut m = Model::new();
+        m.event(&json!({"event":"session_init","sessionId":"s","cwd":"/w"}));
+        let h = |input: Value| m.salient(&input);
+        assert_eq!(h(json!({"command":"ls -l"})), "ls -l");
+        assert_eq!(h(json!({"file_path":"/w/src/a.rs"})), "src/a.rs");
+        assert_eq!(h(json!({"file_path":"/etc/passwd"})), "/etc/passwd");
+        assert_eq!(
+            h(json!({"pattern":"fn main","path":"/w/src"})),
+            "fn main in src"
+        );
+        assert_eq!(h(json!({"url":"https://x"})), "https://x");
+        assert_eq!(h(json!({"todos":[1,2]})), "2 items");
+        assert_eq!(h(json!({"command":"a\u{1b}]52;c;eA==\u{7}b"})), "ab");
+    }
+
+    #[test]
+    fn outputs() {
+        assert_eq!(
+            output_text(&json!({"stdout":"a","stderr":"b","interrupted":false})),
+            ("a".into(), "b".into())
+        );
+        assert_eq!(
+            output_text(&json!({"type":"text","file":{"content":"x\ny"}})),
+            ("x\ny".into(), String::new())
+        );
+        assert_eq!(
+            output_text(&json!({"filePath":"a","structuredPatch":[]})),
+            (String::new(), String::new())
+        );
+        assert_eq!(
+            output_text(&json!([{"type":"text","text":"t"},{"type":"image"}])),
+            ("t\n[image]".into(), String::new())
+        );
+        assert_eq!(
+            output_text(&json!({"a":1,"b":[1,2]})),
+            ("{\"a\": 1, \"b\": [1, 2]}".into(), String::new())
+        );
+    }
+}

@@ -1,0 +1,591 @@
+//! One log, checked line by line as it is read.
+//!
+//! A line that is an InsightsEvent already is checked as written, `seq` included. Any other
+//! JSON object is provider output: it goes through the converter (the same code as
+//! `insights convert`, one line at a time), and each event it yields is checked in its place.
+//! Every event is validated against the schema and then fed to the rule engine.
+
+use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule};
+use crate::convert::{Converter, Options};
+use crate::detect::{Detector, Probe, Route};
+use crate::diag::Diag;
+use crate::input::{Line, LineReader, Source};
+use crate::output::Out;
+use crate::providers::UNKNOWN;
+use jsonschema::Validator;
+use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Read, Write};
+use std::rc::Rc;
+use std::sync::mpsc;
+
+/// What every log is checked with, shared by the worker threads.
+pub struct Context<'a> {
+    pub schema: &'a Validator,
+    pub opts: &'a Options,
+    pub policy: &'a Policy,
+}
+
+/// How the provider lines of one provider converted.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ProviderHealth {
+    pub lines: u64,
+    pub events: u64,
+    /// Lines that fell back to a `raw` event.
+    pub raw: u64,
+    /// Why they did, with counts.
+    pub reasons: BTreeMap<String, u64>,
+}
+
+/// How the log's lines were read: InsightsEvents already, provider output by provider, or
+/// unreadable.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub normalized: u64,
+    pub providers: BTreeMap<&'static str, ProviderHealth>,
+    pub unreadable: u64,
+}
+
+/// Distinct raw reasons kept per provider; further ones are counted under [`OTHER_REASONS`].
+const KEEP_REASONS: usize = 32;
+const OTHER_REASONS: &str = "(other reasons)";
+
+impl Health {
+    /// Whether any line was provider output, that is, conversion took place.
+    pub fn converted(&self) -> bool {
+        !self.providers.is_empty()
+    }
+}
+
+/// Everything known about one log once it has been read.
+#[derive(Debug, Default)]
+pub struct FileReport {
+    pub name: String,
+    /// Non-blank lines read.
+    pub lines: u64,
+    pub events: u64,
+    pub errors: u64,
+    pub warnings: u64,
+    pub findings: Vec<Finding>,
+    /// Findings counted but not listed (over the per-rule cap), by rule.
+    pub omitted: Vec<(Rule, u64)>,
+    pub health: Health,
+    /// The log could not be opened or read to the end.
+    pub io_error: Option<String>,
+}
+
+/// Checks one source; a failure to open or read it is recorded in the report. `pipelined`:
+/// give the log two threads (reading and converting on one, schema and rules on the other).
+pub fn check_source(src: &Source, cx: &Context, pipelined: bool) -> FileReport {
+    let name = src.name();
+    match src.open() {
+        Ok(r) => check_reader(r, name, cx, pipelined),
+        Err(e) => FileReport {
+            name,
+            io_error: Some(e.to_string()),
+            ..FileReport::default()
+        },
+    }
+}
+
+/// What the reading stage hands to the judging stage, in input order.
+enum Item {
+    /// An event parsed from line `line`; `normalized`: the line was an InsightsEvent already.
+    Event {
+        line: u64,
+        normalized: bool,
+        value: Value,
+    },
+    Unreadable {
+        line: u64,
+        column: Option<u64>,
+        message: String,
+    },
+    TooDeep {
+        line: u64,
+    },
+}
+
+/// Items per message between the two threads of a pipelined log.
+const BATCH: usize = 256;
+
+/// Checks every line of `reader`.
+pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bool) -> FileReport {
+    let (read, judged) = if pipelined {
+        std::thread::scope(|s| {
+            let (tx, rx) = mpsc::sync_channel::<Vec<Item>>(4);
+            let judge = s.spawn(move || {
+                let mut j = Judge::new(cx);
+                for it in rx.into_iter().flatten() {
+                    j.item(it);
+                }
+                j.finish()
+            });
+            let mut batch = Vec::with_capacity(BATCH);
+            let mut open = true;
+            let read = read_log(reader, &name, cx, |it| {
+                if !open {
+                    return; // the judge is gone (it panicked; join reports it)
+                }
+                batch.push(it);
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    open = tx.send(full).is_ok();
+                }
+            });
+            if open {
+                let _ = tx.send(batch);
+            }
+            drop(tx);
+            let judged = judge
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (read, judged)
+        })
+    } else {
+        let mut j = Judge::new(cx);
+        let read = read_log(reader, &name, cx, |it| j.item(it));
+        (read, j.finish())
+    };
+    FileReport {
+        name,
+        lines: read.lines,
+        events: read.events,
+        errors: judged.errors,
+        warnings: judged.warnings,
+        findings: judged.findings,
+        omitted: judged.omitted,
+        health: read.health,
+        io_error: read.io_error,
+    }
+}
+
+/// What the reading stage counted.
+#[derive(Default)]
+struct ReadCounts {
+    lines: u64,
+    events: u64,
+    health: Health,
+    io_error: Option<String>,
+}
+
+/// The reading stage: splits the log into lines, converts provider lines, parses every event,
+/// and hands each on as an [`Item`].
+fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Item)) -> ReadCounts {
+    // The converter writes each event straight into `converted` (a buffer of capacity 0 passes
+    // every write through), where it is taken out after each line. One converter serves the
+    // whole log, so what it remembers between lines (detection, provider facts) holds.
+    let converted = Rc::new(RefCell::new(Vec::new()));
+    let mut out = Out {
+        w: BufWriter::with_capacity(0, Shared(Rc::clone(&converted))),
+    };
+    let mut r = Reader {
+        cx,
+        emit,
+        read: ReadCounts::default(),
+        detector: Detector::default(),
+        conv: Converter::new(cx.opts, &mut out),
+        converted,
+    };
+    let mut rdr = LineReader::new(reader, cx.opts.max_line);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    loop {
+        let line = match rdr.next_line(&mut buf) {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                r.read.io_error = Some(e.to_string());
+                break;
+            }
+        };
+        let lineno = rdr.lineno();
+        match line {
+            Line::TooLong { len } => {
+                r.read.lines += 1;
+                r.unreadable(
+                    lineno,
+                    None,
+                    format!(
+                        "line is {len} bytes, over the limit of {} (raise it with --max-line-bytes)",
+                        cx.opts.max_line
+                    ),
+                );
+            }
+            Line::Ok => r.line(&buf, lineno, rdr.unterminated(), name),
+        }
+    }
+    r.read
+}
+
+/// A writer into a buffer that its owner reads between writes.
+struct Shared(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+struct Reader<'a, 'o, F: FnMut(Item)> {
+    cx: &'a Context<'a>,
+    emit: F,
+    read: ReadCounts,
+    /// Follows the converter's detection, to count lines by provider.
+    detector: Detector,
+    conv: Converter<'o, Shared>,
+    /// What the converter wrote for the current line.
+    converted: Rc<RefCell<Vec<u8>>>,
+}
+
+impl<F: FnMut(Item)> Reader<'_, '_, F> {
+    fn unreadable(&mut self, line: u64, column: Option<u64>, message: String) {
+        self.read.health.unreadable += 1;
+        (self.emit)(Item::Unreadable {
+            line,
+            column,
+            message,
+        });
+    }
+
+    fn line(&mut self, bytes: &[u8], lineno: u64, unterminated: bool, name: &str) {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.read.lines += 1;
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let msg = if e.error_len().is_none() {
+                    "invalid UTF-8: the line ends inside a character (truncated?)"
+                } else {
+                    "invalid UTF-8"
+                };
+                self.unreadable(lineno, Some(e.valid_up_to() as u64 + 1), msg.into());
+                return;
+            }
+        };
+        // What `insights` writes starts so: an InsightsEvent, with no need to probe it.
+        if text.starts_with("{\"event\":\"") {
+            if let Ok(value) = serde_json::from_str(text) {
+                self.read.health.normalized += 1;
+                self.read.events += 1;
+                (self.emit)(Item::Event {
+                    line: lineno,
+                    normalized: true,
+                    value,
+                });
+                return;
+            }
+        }
+        if let Some((col, msg)) = not_an_object(text) {
+            self.unreadable(lineno, Some(col), msg);
+            return;
+        }
+        let probe: Probe = match serde_json::from_str(text) {
+            Ok(p) => p,
+            Err(e) => {
+                let (col, msg) = json_problem(&e, unterminated);
+                self.unreadable(lineno, Some(col), msg);
+                return;
+            }
+        };
+        let provider = match self.detector.route(&probe, self.cx.opts.forced) {
+            Route::Passthrough => {
+                self.read.health.normalized += 1;
+                self.event(text, lineno, true);
+                return;
+            }
+            Route::Provider(p) => p.name,
+            Route::Unknown => UNKNOWN,
+        };
+        self.convert(text, lineno, unterminated, name, provider);
+    }
+
+    /// Converts a provider line and hands on the events it yields.
+    fn convert(
+        &mut self,
+        text: &str,
+        lineno: u64,
+        unterminated: bool,
+        name: &str,
+        provider: &'static str,
+    ) {
+        // The line is known to be a JSON object, so the converter has nothing to report; a
+        // Diag that did would still count the line below.
+        let mut diag = Diag::new(false);
+        // Writing into a Vec cannot fail.
+        let _ = self
+            .conv
+            .line(text.as_bytes(), lineno, unterminated, name, &mut diag);
+        let mut out = std::mem::take(&mut *self.converted.borrow_mut());
+        if diag.bad_lines > 0 {
+            self.unreadable(lineno, None, "the converter could not read the line".into());
+        }
+        self.read
+            .health
+            .providers
+            .entry(provider)
+            .or_default()
+            .lines += 1;
+        for ev in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            // The converter writes UTF-8.
+            let ev = String::from_utf8_lossy(ev);
+            let raw = self.event(&ev, lineno, false);
+            let h = self.read.health.providers.entry(provider).or_default();
+            h.events += 1;
+            if let Some(reason) = raw {
+                h.raw += 1;
+                let known = h.reasons.len() < KEEP_REASONS || h.reasons.contains_key(&reason);
+                let key = if known { reason } else { OTHER_REASONS.into() };
+                *h.reasons.entry(key).or_default() += 1;
+            }
+        }
+        // Keep the buffer's allocation for the next line.
+        out.clear();
+        *self.converted.borrow_mut() = out;
+    }
+
+    /// Parses one event and hands it on; returns the reason of a `raw` event.
+    fn event(&mut self, text: &str, line: u64, normalized: bool) -> Option<String> {
+        self.read.events += 1;
+        let value: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                let msg = crate::wire::without_position(&e);
+                if msg.contains("recursion limit") {
+                    (self.emit)(Item::TooDeep { line });
+                } else {
+                    let col = Some(e.column() as u64);
+                    self.unreadable(line, col, format!("invalid JSON: {msg}"));
+                }
+                return None;
+            }
+        };
+        let raw = (value.get("event").and_then(Value::as_str) == Some("raw")).then(|| {
+            let reason = value.get("reason").and_then(Value::as_str);
+            reason.unwrap_or("").to_owned()
+        });
+        (self.emit)(Item::Event {
+            line,
+            normalized,
+            value,
+        });
+        raw
+    }
+}
+
+/// What the judging stage found.
+struct Judged {
+    errors: u64,
+    warnings: u64,
+    findings: Vec<Finding>,
+    omitted: Vec<(Rule, u64)>,
+}
+
+/// The judging stage: each event against the schema and the rules, in order.
+struct Judge<'a> {
+    schema: &'a Validator,
+    findings: Findings<'a>,
+    checker: Checker,
+}
+
+impl<'a> Judge<'a> {
+    fn new(cx: &Context<'a>) -> Judge<'a> {
+        Judge {
+            schema: cx.schema,
+            findings: Findings::new(cx.policy),
+            checker: Checker::new(),
+        }
+    }
+
+    fn item(&mut self, it: Item) {
+        match it {
+            Item::Unreadable {
+                line,
+                column,
+                message,
+            } => self
+                .findings
+                .push_at(Rule::UnreadableLine, line, column, None, message),
+            Item::TooDeep { line } => self.findings.push(
+                Rule::TooDeep,
+                line,
+                "the event nests deeper than 128 levels: not checked".into(),
+            ),
+            Item::Event {
+                line,
+                normalized,
+                value,
+            } => self.event(&value, line, normalized),
+        }
+    }
+
+    fn event(&mut self, value: &Value, line: u64, normalized: bool) {
+        if self.findings.wants(Rule::Schema) && !self.schema.is_valid(value) {
+            for e in self.schema.iter_errors(value) {
+                let at = e.instance_path().to_string();
+                self.findings
+                    .push_at(Rule::Schema, line, None, Some(at), e.to_string());
+            }
+        }
+        if let Value::Object(m) = value {
+            self.checker
+                .event(&Facts::of(m), line, normalized, &mut self.findings);
+        }
+    }
+
+    fn finish(mut self) -> Judged {
+        self.checker.finish(&mut self.findings);
+        Judged {
+            errors: self.findings.errors,
+            warnings: self.findings.warnings,
+            omitted: self.findings.omitted().collect(),
+            findings: self.findings.list,
+        }
+    }
+}
+
+/// A diagnostic for a line whose first character cannot start a JSON object (as conversion
+/// reports it).
+fn not_an_object(text: &str) -> Option<(u64, String)> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    let found = match rest.as_bytes().first()? {
+        b'{' => return None,
+        b'[' => "found an array",
+        b'"' => "found a string",
+        _ if rest.starts_with("true") || rest.starts_with("false") => "found a boolean",
+        _ if rest.starts_with("null") => "found null",
+        b'-' | b'0'..=b'9' => "found a number",
+        _ => return Some((start as u64 + 1, "not JSON: expected a JSON object".into())),
+    };
+    Some((start as u64 + 1, format!("expected a JSON object, {found}")))
+}
+
+/// Column and message for a line that is not valid JSON (as conversion reports it).
+fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
+    use serde_json::error::Category;
+    let mut col = e.column() as u64;
+    let msg = crate::wire::without_position(e);
+    // serde_json points at the byte before an unescaped control character.
+    if msg.starts_with("control character") {
+        col += 1;
+    }
+    let msg = match e.classify() {
+        Category::Eof if unterminated => {
+            format!("truncated JSON: the input ended inside this line ({msg})")
+        }
+        Category::Eof => format!("truncated JSON: {msg}"),
+        _ => format!("invalid JSON: {msg}"),
+    };
+    (col, msg)
+}
+
+/// The level counts of a report agree with its findings (a consistency check for tests).
+#[cfg(test)]
+fn levels(r: &FileReport) -> (usize, usize) {
+    let e = r
+        .findings
+        .iter()
+        .filter(|f| f.level == super::rules::Level::Error)
+        .count();
+    (e, r.findings.len() - e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::FlushPolicy;
+
+    fn opts() -> Options {
+        Options {
+            forced: None,
+            raw: false,
+            clock: false,
+            flush: FlushPolicy::Block,
+            strict: false,
+            cc_insights: false,
+            max_line: 1 << 20,
+        }
+    }
+
+    fn run(input: &str) -> FileReport {
+        let schema: Value = serde_json::from_str(crate::schema::EVENT_SCHEMA).unwrap();
+        let v = super::super::compile(&schema).unwrap();
+        let o = opts();
+        let p = Policy::default();
+        let cx = Context {
+            schema: &v,
+            opts: &o,
+            policy: &p,
+        };
+        check_reader(input.as_bytes(), "<test>".into(), &cx, false)
+    }
+
+    fn rules(r: &FileReport) -> Vec<(u64, &'static str)> {
+        r.findings.iter().map(|f| (f.line, f.rule.id())).collect()
+    }
+
+    #[test]
+    fn unreadable_lines_are_findings_with_columns() {
+        let r = run("nope\n[1]\n\n{\"a\":\n");
+        assert_eq!(
+            rules(&r),
+            [
+                (1, "unreadable-line"),
+                (2, "unreadable-line"),
+                (4, "unreadable-line")
+            ]
+        );
+        assert_eq!(r.findings[1].column, Some(1));
+        assert!(
+            r.findings[2].message.starts_with("truncated JSON"),
+            "{:?}",
+            r.findings[2]
+        );
+        assert_eq!((r.lines, r.health.unreadable), (3, 3));
+    }
+
+    #[test]
+    fn schema_findings_carry_the_pointer() {
+        let r = run(
+            r#"{"event":"session_status","id":"a:0","seq":1,"line":1,"provider":"claude","sessionId":"","status":"sleepy"}"#,
+        );
+        assert_eq!(rules(&r), [(1, "schema")]);
+        assert_eq!(r.findings[0].pointer.as_deref(), Some("/status"));
+        assert_eq!(levels(&r), (1, 0));
+    }
+
+    #[test]
+    fn provider_lines_are_converted_and_counted() {
+        let r = run("{\"type\":\"keep_alive\"}\n{\"hello\":1}\n");
+        assert_eq!(r.events, 2);
+        assert_eq!(r.health.normalized, 0);
+        let claude = &r.health.providers["claude"];
+        assert_eq!((claude.lines, claude.events, claude.raw), (1, 1, 0));
+        let unknown = &r.health.providers["unknown"];
+        assert_eq!((unknown.lines, unknown.raw), (1, 1));
+        assert_eq!(
+            unknown.reasons.keys().collect::<Vec<_>>(),
+            ["no provider recognises this line (try --from)"]
+        );
+        assert_eq!(rules(&r), [(2, "raw-event")]);
+        assert_eq!(levels(&r), (0, 1));
+    }
+
+    #[test]
+    fn over_deep_events_are_a_warning_not_a_crash() {
+        let deep = format!(
+            "{{\"event\":\"notice\",\"id\":\"a:0\",\"seq\":1,\"x\":{}1{}}}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let r = run(&deep);
+        assert_eq!(rules(&r), [(1, "too-deep")]);
+    }
+}

@@ -1,0 +1,232 @@
+//! `insights validate`: check recorded logs against the schema and the protocol's rules (for CI).
+//!
+//! Inputs are files, directories (every `*.jsonl` below them, in path order) or standard input.
+//! Each input is one log, checked on its own by [`check`]: lines that are InsightsEvents already
+//! are checked as written; provider output is converted first and its events are checked, and
+//! how the conversion went is counted per provider. The rules and their ids are in [`rules`],
+//! the output formats in [`report`].
+//!
+//! Logs are checked in parallel, one per worker thread, and reported in the order they were
+//! given. A log is streamed: memory is bounded by its open state (see [`rules`]), not its size.
+
+mod check;
+mod report;
+mod rules;
+
+use crate::cli::InputArgs;
+use crate::diag::Diag;
+use crate::input::Source;
+use crate::output::{self, ColorChoice, FlushPolicy, Out};
+use anyhow::Context as _;
+use check::{check_source, Context, FileReport};
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use jsonschema::{Draft, Validator};
+use report::Reporter;
+use rules::{Policy, Rule};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+const EXAMPLES: &str = "\
+Examples:
+  insights validate logs/*.jsonl                 # normalized InsightsEvent logs
+  claude ... | insights validate --from claude   # raw provider output: does it convert cleanly?
+  insights validate --format github logs/        # annotations in a GitHub Actions run
+  insights validate --deny warnings --allow raw-event logs/
+
+Exit status: 0 valid, 1 findings at error level, 2 usage or I/O error.";
+
+#[derive(Debug, clap::Args, Clone)]
+#[command(after_help = after_help())]
+pub struct Args {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// How to report: text (`file:line: level: rule: message`), json (one document) or github
+    /// (GitHub Actions annotations).
+    #[arg(long, value_enum, default_value_t = Format::Text, value_name = "FORMAT")]
+    pub format: Format,
+
+    /// Report the findings of a warning rule as errors; `warnings` means every warning rule.
+    /// Repeatable.
+    #[arg(long, value_name = "RULE", value_parser = rule_names(), hide_possible_values = true)]
+    pub deny: Vec<String>,
+
+    /// Silence a rule: its findings are neither reported nor counted; `warnings` silences every
+    /// warning rule. Repeatable. Wins over --deny.
+    #[arg(long, value_name = "RULE", value_parser = rule_names(), hide_possible_values = true)]
+    pub allow: Vec<String>,
+}
+
+/// `--format` choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line per finding, `file:line: level: rule: message`; coloured on a terminal.
+    Text,
+    /// One JSON document: per-file counts, conversion health and every finding.
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`).
+    Github,
+}
+
+/// `warnings` and the rule ids.
+fn rule_names() -> PossibleValuesParser {
+    let mut v = vec![PossibleValue::new("warnings")];
+    v.extend(Rule::ALL.iter().map(|r| PossibleValue::new(r.id())));
+    PossibleValuesParser::new(v)
+}
+
+/// The rules with their levels, then examples.
+fn after_help() -> String {
+    let width = Rule::ALL.iter().map(|r| r.id().len()).max().unwrap_or(0);
+    let mut s = String::from(
+        "FILE may be a directory: every *.jsonl file below it is checked.\n\nRules (--allow and --deny take their ids):\n",
+    );
+    for r in Rule::ALL {
+        s += &format!(
+            "  {:<7}  {:<width$}  {}\n",
+            r.level().as_str(),
+            r.id(),
+            r.about()
+        );
+    }
+    s + "\n" + EXAMPLES
+}
+
+pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
+    let mut opts = args.input.options()?;
+    opts.clock = false;
+    opts.flush = FlushPolicy::Block;
+    let policy = Policy::new(&args.allow, &args.deny)?;
+    let schema_json: Value = serde_json::from_str(crate::schema::EVENT_SCHEMA)
+        .context("the embedded schema is not JSON")?;
+    let schema = compile(&schema_json)?;
+    let cx = Context {
+        schema: &schema,
+        opts: &opts,
+        policy: &policy,
+    };
+
+    let mut diag = Diag::new(color.resolve(output::stderr_is_tty()));
+    let sources = expand(&args.input.sources(), &mut diag);
+    let color_out = args.format == Format::Text && color.resolve(output::stdout_is_tty());
+    let mut out = Out::stdout();
+    let mut reporter = Reporter::new(args.format, color_out);
+    each_report(&sources, &cx, |r| {
+        if let Some(e) = &r.io_error {
+            diag.io_error(&r.name, e);
+        }
+        reporter.file(&mut out.w, &r)?;
+        out.flush()
+    })
+    .context("cannot write to standard output")?;
+    reporter
+        .finish(&mut out.w)
+        .and_then(|_| out.flush())
+        .context("cannot write to standard output")?;
+    let summary = reporter.summary();
+    Ok(if diag.io_errors > 0 || summary.io_errors > 0 {
+        ExitCode::from(2)
+    } else if summary.errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The schema as a draft 2020-12 validator that also checks `format`s, compiled once.
+pub(crate) fn compile(schema: &Value) -> anyhow::Result<Validator> {
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false)
+        .build(schema)
+        .map_err(|e| anyhow::anyhow!("the embedded schema does not compile: {e}"))
+}
+
+/// Replaces each directory by the `*.jsonl` files below it, in path order. A directory that
+/// cannot be read is reported on `diag`.
+fn expand(sources: &[Source], diag: &mut Diag) -> Vec<Source> {
+    let mut out = Vec::new();
+    for src in sources {
+        match src {
+            Source::File(p) if p.is_dir() => {
+                let before = out.len();
+                walk(p, &mut out, diag);
+                if out.len() == before {
+                    diag.note(&format!("{}: no *.jsonl files", p.display()));
+                }
+            }
+            _ => out.push(src.clone()),
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut Diag) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
+        Err(e) => Err(e),
+    };
+    let mut entries = match entries {
+        Ok(v) => v,
+        Err(e) => {
+            diag.io_error(&dir.display().to_string(), &e);
+            return;
+        }
+    };
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path: PathBuf = e.path();
+        // Symbolic links to directories are not followed (no cycles); links to files are.
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            walk(&path, out, diag);
+        } else if path.extension().is_some_and(|x| x == "jsonl") && path.is_file() {
+            out.push(Source::File(path));
+        }
+    }
+}
+
+/// Checks `sources` on worker threads, one log per thread (two when there are cores to spare),
+/// and hands the reports to `f` in the order of `sources`, each as soon as it and those before
+/// it are done.
+fn each_report<E>(
+    sources: &[Source],
+    cx: &Context,
+    mut f: impl FnMut(FileReport) -> Result<(), E>,
+) -> Result<(), E> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(sources.len()).max(1);
+    // Cores to spare (fewer logs than cores): each log gets a second thread.
+    let pipelined = cores >= 2 * workers;
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(src) = sources.get(i) else { break };
+                if tx.send((i, check_source(src, cx, pipelined))).is_err() {
+                    break; // the reader stopped: output failed
+                }
+            });
+        }
+        drop(tx);
+        let mut done = BTreeMap::new();
+        let mut want = 0;
+        for (i, r) in rx {
+            done.insert(i, r);
+            while let Some(r) = done.remove(&want) {
+                f(r)?;
+                want += 1;
+            }
+        }
+        Ok(())
+    })
+}

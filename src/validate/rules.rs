@@ -1,0 +1,1133 @@
+//! The rule engine: the protocol's rules, each with a stable id and a level, checked event by
+//! event over one log.
+//!
+//! A [`Checker`] sees the events of one log in order ([`Checker::event`]) and reports what breaks
+//! a rule to a [`Findings`] list, which applies `--allow` and `--deny` ([`Policy`]). Its memory is
+//! the open state (tools, permissions, subagents, turns and streamed blocks not finished yet), plus
+//! an 8-byte hash of every event id and of every finished call, so that duplicates are found.
+
+use serde_json::{Map, Value};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Warning,
+    Error,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        }
+    }
+}
+
+macro_rules! rules {
+    ($($variant:ident = $id:literal, $level:ident, $about:literal;)*) => {
+        /// A rule of the protocol. The ids are stable: `--allow`, `--deny` and CI scripts name them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Rule { $($variant,)* }
+
+        impl Rule {
+            /// Every rule, in the order the documentation lists them.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
+
+            /// The stable id.
+            pub fn id(self) -> &'static str {
+                match self { $(Rule::$variant => $id,)* }
+            }
+
+            /// The level a finding has unless `--deny` raises it.
+            pub fn level(self) -> Level {
+                match self { $(Rule::$variant => Level::$level,)* }
+            }
+
+            /// What breaks the rule, in a few words (the README and the man page say it in full).
+            pub fn about(self) -> &'static str {
+                match self { $(Rule::$variant => $about,)* }
+            }
+        }
+    };
+}
+
+rules! {
+    UnreadableLine = "unreadable-line", Error,
+        "not a JSON object (bad UTF-8 or JSON, or too long)";
+    Schema = "schema", Error,
+        "does not follow the InsightsEvent schema";
+    TooDeep = "too-deep", Warning,
+        "nested over 128 levels deep, so not checked";
+    SeqOrder = "seq-order", Error,
+        "seq not greater than the previous event's";
+    IdUnique = "id-unique", Error,
+        "an id used twice in the log";
+    SessionInitFirst = "session-init-first", Error,
+        "an event of a session before its session_init";
+    ToolUnknownCall = "tool-unknown-call", Error,
+        "completion or update of a call never invoked";
+    ToolInvokedTwice = "tool-invoked-twice", Error,
+        "a callId invoked twice";
+    ToolCompletedTwice = "tool-completed-twice", Error,
+        "a call completed twice";
+    ToolOpenAtEnd = "tool-open-at-end", Warning,
+        "a call not completed by the end of the log";
+    PermissionUnknownRequest = "permission-unknown-request", Error,
+        "an answer to a permission request never made";
+    PermissionAnsweredTwice = "permission-answered-twice", Error,
+        "a permission request answered twice";
+    PermissionUnanswered = "permission-unanswered", Warning,
+        "a permission request not answered by the end";
+    SubagentUnknown = "subagent-unknown", Error,
+        "completion of, or event in, a subagent never spawned";
+    SubagentCompletedTwice = "subagent-completed-twice", Error,
+        "a subagent completed twice";
+    SubagentOpenAtEnd = "subagent-open-at-end", Warning,
+        "a subagent not completed by the end of the log";
+    TurnUnstarted = "turn-unstarted", Error,
+        "turn_complete without an open turn_start";
+    StreamUnfinished = "stream-unfinished", Error,
+        "streamed block without its final text or tool call";
+    StreamOpenAtEnd = "stream-open-at-end", Warning,
+        "a block still streaming at the end of the log";
+    RawEvent = "raw-event", Warning,
+        "a raw event: input that no provider could map";
+}
+
+impl Rule {
+    pub fn by_id(id: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| r.id() == id)
+    }
+
+    fn bit(self) -> u64 {
+        1 << (self as u32)
+    }
+}
+
+/// `--allow` and `--deny`, resolved once.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    allowed: u64,
+    denied: u64,
+}
+
+impl Policy {
+    /// `allow` and `deny` hold rule ids or the word `warnings` (every warning rule).
+    pub fn new(allow: &[String], deny: &[String]) -> anyhow::Result<Policy> {
+        let mask = |names: &[String]| -> anyhow::Result<u64> {
+            let mut m = 0;
+            for n in names {
+                if n == "warnings" {
+                    m |= Rule::ALL
+                        .iter()
+                        .filter(|r| r.level() == Level::Warning)
+                        .fold(0, |m, r| m | r.bit());
+                } else {
+                    let r = Rule::by_id(n).ok_or_else(|| anyhow::anyhow!("unknown rule {n:?}"))?;
+                    m |= r.bit();
+                }
+            }
+            Ok(m)
+        };
+        Ok(Policy {
+            allowed: mask(allow)?,
+            denied: mask(deny)?,
+        })
+    }
+
+    /// The level findings of `rule` get, `None` when the rule is allowed (silenced). `--allow`
+    /// wins over `--deny`.
+    pub fn level(&self, rule: Rule) -> Option<Level> {
+        if self.allowed & rule.bit() != 0 {
+            None
+        } else if self.denied & rule.bit() != 0 {
+            Some(Level::Error)
+        } else {
+            Some(rule.level())
+        }
+    }
+}
+
+/// One broken rule, at a line of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub line: u64,
+    /// For `unreadable-line`: the column (1-based, in bytes) where reading failed.
+    pub column: Option<u64>,
+    pub rule: Rule,
+    pub level: Level,
+    /// For `schema`: the JSON pointer into the event (`""` is the whole event); `message` does
+    /// not repeat it.
+    pub pointer: Option<String>,
+    pub message: String,
+}
+
+impl Finding {
+    /// The message as people read it: after the JSON pointer, if there is one.
+    pub fn text(&self) -> String {
+        match self.pointer.as_deref() {
+            Some(p) if !p.is_empty() => format!("{p}: {}", self.message),
+            _ => self.message.clone(),
+        }
+    }
+}
+
+/// At most this many findings of one rule are kept per log; the rest are only counted.
+pub const KEEP_PER_RULE: u64 = 1000;
+
+/// The findings of one log, under a policy.
+#[derive(Debug)]
+pub struct Findings<'p> {
+    policy: &'p Policy,
+    pub list: Vec<Finding>,
+    pub errors: u64,
+    pub warnings: u64,
+    /// All findings by rule, including those not kept in `list`.
+    pub by_rule: BTreeMap<Rule, u64>,
+}
+
+impl<'p> Findings<'p> {
+    pub fn new(policy: &'p Policy) -> Self {
+        Findings {
+            policy,
+            list: Vec::new(),
+            errors: 0,
+            warnings: 0,
+            by_rule: BTreeMap::new(),
+        }
+    }
+
+    /// Whether findings of `rule` are reported at all (skip costly messages otherwise).
+    pub fn wants(&self, rule: Rule) -> bool {
+        self.policy.level(rule).is_some()
+    }
+
+    pub fn push(&mut self, rule: Rule, line: u64, message: String) {
+        self.push_at(rule, line, None, None, message);
+    }
+
+    pub fn push_at(
+        &mut self,
+        rule: Rule,
+        line: u64,
+        column: Option<u64>,
+        pointer: Option<String>,
+        message: String,
+    ) {
+        let Some(level) = self.policy.level(rule) else {
+            return;
+        };
+        match level {
+            Level::Error => self.errors += 1,
+            Level::Warning => self.warnings += 1,
+        }
+        let n = self.by_rule.entry(rule).or_default();
+        *n += 1;
+        if *n <= KEEP_PER_RULE {
+            self.list.push(Finding {
+                line,
+                column,
+                rule,
+                level,
+                pointer,
+                message,
+            });
+        }
+    }
+
+    /// Findings counted but not kept, by rule.
+    pub fn omitted(&self) -> impl Iterator<Item = (Rule, u64)> + '_ {
+        self.by_rule
+            .iter()
+            .filter(|(_, &n)| n > KEEP_PER_RULE)
+            .map(|(&r, &n)| (r, n - KEEP_PER_RULE))
+    }
+}
+
+/// What the rules read from one event. Members that are missing or of the wrong type are
+/// `None` (the schema reports them).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Facts<'a> {
+    pub event: &'a str,
+    pub id: Option<&'a str>,
+    pub seq: Option<u64>,
+    pub session: &'a str,
+    pub turn_id: Option<&'a str>,
+    pub call_id: Option<&'a str>,
+    pub parent_call_id: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    pub kind: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub block_index: Option<u64>,
+    pub is_error: bool,
+    pub provider: &'a str,
+    pub reason: Option<&'a str>,
+}
+
+impl<'a> Facts<'a> {
+    pub fn of(m: &'a Map<String, Value>) -> Facts<'a> {
+        let s = |k: &str| m.get(k).and_then(Value::as_str);
+        let n = |k: &str| m.get(k).and_then(Value::as_u64);
+        Facts {
+            event: s("event").unwrap_or(""),
+            id: s("id"),
+            seq: n("seq"),
+            session: s("sessionId").unwrap_or(""),
+            turn_id: s("turnId"),
+            call_id: s("callId"),
+            parent_call_id: s("parentCallId"),
+            request_id: s("requestId"),
+            kind: s("kind"),
+            status: s("status"),
+            block_index: n("blockIndex"),
+            is_error: m.get("isError").and_then(Value::as_bool) == Some(true),
+            provider: s("provider").unwrap_or(""),
+            reason: s("reason"),
+        }
+    }
+}
+
+/// Passes a precomputed 64-bit hash through unchanged.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type HashSet64 = HashSet<u64, BuildHasherDefault<Prehashed>>;
+type HashMap64<V> = HashMap<u64, V, BuildHasherDefault<Prehashed>>;
+
+/// A stable 64-bit hash (SipHash with fixed keys) of a key.
+fn hash64(k: &impl Hash) -> u64 {
+    let mut h = DefaultHasher::new();
+    k.hash(&mut h);
+    h.finish()
+}
+
+/// Things that are opened once and closed once: tool calls, permission requests, subagents.
+/// Open ones are kept whole; closed ones only as a hash.
+#[derive(Default)]
+struct Ledger {
+    /// Key → the line that opened it.
+    open: HashMap<(String, String), u64>,
+    closed: HashSet64,
+}
+
+enum Close {
+    Closed,
+    Unknown,
+    Twice,
+}
+
+impl Ledger {
+    /// Opens `key`; `false` if it was opened before.
+    fn open(&mut self, session: &str, key: &str, line: u64) -> bool {
+        let k = (session.to_owned(), key.to_owned());
+        if self.closed.contains(&hash64(&k)) || self.open.contains_key(&k) {
+            return false;
+        }
+        self.open.insert(k, line);
+        true
+    }
+
+    fn close(&mut self, session: &str, key: &str) -> Close {
+        let k = (session.to_owned(), key.to_owned());
+        match self.open.remove(&k) {
+            Some(_) => {
+                self.closed.insert(hash64(&k));
+                Close::Closed
+            }
+            None if self.closed.contains(&hash64(&k)) => Close::Twice,
+            None => Close::Unknown,
+        }
+    }
+
+    /// Opened at some point (open now or closed).
+    fn known(&self, session: &str, key: &str) -> bool {
+        let k = (session.to_owned(), key.to_owned());
+        self.open.contains_key(&k) || self.closed.contains(&hash64(&k))
+    }
+
+    /// What is still open, by the line that opened it.
+    fn take_open(&mut self) -> Vec<(u64, String, String)> {
+        let mut v: Vec<_> = self.open.drain().map(|((s, k), l)| (l, s, k)).collect();
+        v.sort();
+        v
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeltaKind {
+    Text,
+    Thinking,
+    ToolInput,
+}
+
+impl DeltaKind {
+    fn of(kind: &str) -> Option<DeltaKind> {
+        match kind {
+            "text" => Some(DeltaKind::Text),
+            "thinking" => Some(DeltaKind::Thinking),
+            "toolInput" => Some(DeltaKind::ToolInput),
+            _ => None,
+        }
+    }
+
+    fn final_event(self) -> &'static str {
+        match self {
+            DeltaKind::Text => "a text event of kind text",
+            DeltaKind::Thinking => "a text event of kind thinking",
+            DeltaKind::ToolInput => "a tool_invocation",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            DeltaKind::Text => "text",
+            DeltaKind::Thinking => "thinking",
+            DeltaKind::ToolInput => "toolInput",
+        }
+    }
+}
+
+/// A content block of a streamed message.
+struct Block {
+    index: Option<u64>,
+    call_id: Option<String>,
+    /// The kind of its deltas and the line of the first; `None` until a delta arrives.
+    deltas: Option<(DeltaKind, u64)>,
+    finished: bool,
+}
+
+impl Block {
+    fn pending(&self) -> Option<(DeltaKind, u64)> {
+        self.deltas.filter(|_| !self.finished)
+    }
+}
+
+/// One stream of messages: a session's main agent, or one of its subagents.
+#[derive(Default)]
+struct Stream {
+    blocks: Vec<Block>,
+}
+
+impl Stream {
+    fn block(&mut self, index: Option<u64>) -> &mut Block {
+        match self.blocks.iter().rposition(|b| b.index == index) {
+            Some(i) => &mut self.blocks[i],
+            None => {
+                self.blocks.push(Block {
+                    index,
+                    call_id: None,
+                    deltas: None,
+                    finished: false,
+                });
+                self.blocks.last_mut().expect("just pushed")
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Turns {
+    /// Whether the session has had a turn_start at all.
+    started: bool,
+    /// The turn_ids of the open turns, in order.
+    open: Vec<Option<String>>,
+}
+
+/// The protocol state of one log.
+#[derive(Default)]
+pub struct Checker {
+    last_seq: Option<(u64, u64)>,
+    ids: HashMap64<u64>,
+    /// Sessions whose session_init has been seen (or whose absence was reported).
+    sessions: HashSet<String>,
+    tools: Ledger,
+    permissions: Ledger,
+    subagents: Ledger,
+    turns: HashMap<String, Turns>,
+    /// By (session, parentCallId).
+    streams: HashMap<(String, String), Stream>,
+}
+
+impl Checker {
+    pub fn new() -> Self {
+        Checker::default()
+    }
+
+    /// Checks one event, made from input line `line`. `normalized`: the line was an
+    /// InsightsEvent already, so its `seq` is the log's own (for converted lines the converter
+    /// numbers events, and there is nothing to check).
+    pub fn event(&mut self, f: &Facts, line: u64, normalized: bool, out: &mut Findings) {
+        if normalized {
+            self.seq(f, line, out);
+        }
+        self.id(f, line, out);
+        self.session_init(f, line, out);
+        if let Some(p) = f.parent_call_id {
+            if !self.subagents.known(f.session, p) {
+                out.push(
+                    Rule::SubagentUnknown,
+                    line,
+                    format!(
+                        "{} has parentCallId {p:?}, but no earlier subagent_spawn of the session has that callId",
+                        f.event
+                    ),
+                );
+            }
+        }
+        match f.event {
+            "tool_invocation" => {
+                if let Some(c) = f.call_id {
+                    if !self.tools.open(f.session, c, line) {
+                        out.push(
+                            Rule::ToolInvokedTwice,
+                            line,
+                            format!("tool_invocation repeats callId {c:?}"),
+                        );
+                    }
+                    self.stream_finished(f, DeltaKind::ToolInput);
+                }
+            }
+            "tool_completion" => {
+                if let Some(c) = f.call_id {
+                    match self.tools.close(f.session, c) {
+                        Close::Closed => {}
+                        Close::Unknown => out.push(
+                            Rule::ToolUnknownCall,
+                            line,
+                            format!("tool_completion for callId {c:?}, which no earlier tool_invocation of the session has"),
+                        ),
+                        Close::Twice => out.push(
+                            Rule::ToolCompletedTwice,
+                            line,
+                            format!("callId {c:?} was completed before"),
+                        ),
+                    }
+                }
+            }
+            "tool_update" => {
+                if let Some(c) = f.call_id {
+                    if !self.tools.known(f.session, c) {
+                        out.push(
+                            Rule::ToolUnknownCall,
+                            line,
+                            format!("tool_update for callId {c:?}, which no earlier tool_invocation of the session has"),
+                        );
+                    }
+                }
+            }
+            "permission_request" => {
+                if let Some(r) = f.request_id {
+                    // A repeated request is answered by the same response: nothing to add.
+                    self.permissions.open("", r, line);
+                }
+            }
+            "permission_response" => {
+                if let Some(r) = f.request_id {
+                    match self.permissions.close("", r) {
+                        Close::Closed => {}
+                        Close::Unknown => out.push(
+                            Rule::PermissionUnknownRequest,
+                            line,
+                            format!("permission_response to requestId {r:?}, which no earlier permission_request has"),
+                        ),
+                        Close::Twice => out.push(
+                            Rule::PermissionAnsweredTwice,
+                            line,
+                            format!("requestId {r:?} was answered before"),
+                        ),
+                    }
+                }
+            }
+            "subagent_spawn" => {
+                if let Some(c) = f.call_id {
+                    // A resumed subagent may be spawned again by a later call; a repeated
+                    // callId is the tool's problem (tool-invoked-twice).
+                    self.subagents.open(f.session, c, line);
+                }
+            }
+            "subagent_complete" => {
+                if let Some(c) = f.call_id {
+                    match self.subagents.close(f.session, c) {
+                        Close::Closed => {}
+                        Close::Unknown => out.push(
+                            Rule::SubagentUnknown,
+                            line,
+                            format!("subagent_complete for callId {c:?}, which no earlier subagent_spawn of the session has"),
+                        ),
+                        Close::Twice => out.push(
+                            Rule::SubagentCompletedTwice,
+                            line,
+                            format!("the subagent of callId {c:?} was completed before"),
+                        ),
+                    }
+                }
+            }
+            "turn_start" => {
+                let t = self.turns.entry(f.session.to_owned()).or_default();
+                t.started = true;
+                t.open.push(f.turn_id.map(str::to_owned));
+            }
+            "turn_complete" => {
+                self.turn_complete(f, line, out);
+                self.end_streams(Some(f.session), !f.is_error, out);
+            }
+            "session_status" if f.status == Some("interrupted") => {
+                // An interrupted stream need not be finished. Control messages carry no session.
+                let s = (!f.session.is_empty()).then_some(f.session);
+                self.end_streams(s, false, out);
+            }
+            "stream_delta" => self.stream_delta(f, line, out),
+            "text" => {
+                if let Some(k) = f.kind.and_then(DeltaKind::of) {
+                    self.stream_finished(f, k);
+                }
+            }
+            "raw" => out.push(
+                Rule::RawEvent,
+                line,
+                format!(
+                    "unmapped input (provider {}): {}",
+                    f.provider,
+                    f.reason.unwrap_or("no reason given")
+                ),
+            ),
+            _ => {}
+        }
+    }
+
+    fn seq(&mut self, f: &Facts, line: u64, out: &mut Findings) {
+        let Some(seq) = f.seq else { return };
+        if let Some((prev, prev_line)) = self.last_seq {
+            if seq <= prev {
+                out.push(
+                    Rule::SeqOrder,
+                    line,
+                    format!("seq {seq} is not greater than seq {prev} on line {prev_line}"),
+                );
+            }
+        }
+        self.last_seq = Some((seq, line));
+    }
+
+    fn id(&mut self, f: &Facts, line: u64, out: &mut Findings) {
+        let Some(id) = f.id else { return };
+        if let Some(first) = self.ids.insert(hash64(&id), line) {
+            out.push(
+                Rule::IdUnique,
+                line,
+                format!("id {id:?} was used before, on line {first}"),
+            );
+        }
+    }
+
+    fn session_init(&mut self, f: &Facts, line: u64, out: &mut Findings) {
+        if f.session.is_empty() || self.sessions.contains(f.session) {
+            return;
+        }
+        match f.event {
+            "session_init" => {
+                self.sessions.insert(f.session.to_owned());
+            }
+            // Claude Code runs SessionStart hooks before it reports the session.
+            "hook" => {}
+            ev => {
+                out.push(
+                    Rule::SessionInitFirst,
+                    line,
+                    format!(
+                        "{ev} of session {:?} before the session's session_init",
+                        f.session
+                    ),
+                );
+                // Once per session.
+                self.sessions.insert(f.session.to_owned());
+            }
+        }
+    }
+
+    fn turn_complete(&mut self, f: &Facts, line: u64, out: &mut Findings) {
+        let Some(t) = self.turns.get_mut(f.session) else {
+            return;
+        };
+        if !t.started {
+            return;
+        }
+        let pos = match f.turn_id {
+            Some(id) => t.open.iter().position(|o| o.as_deref() == Some(id)),
+            None => (!t.open.is_empty()).then_some(0),
+        }
+        .or_else(|| t.open.iter().position(Option::is_none));
+        match pos {
+            Some(i) => {
+                t.open.remove(i);
+            }
+            None => out.push(
+                Rule::TurnUnstarted,
+                line,
+                match f.turn_id {
+                    Some(id) => format!("turn_complete of turnId {id:?} without its turn_start"),
+                    None => "turn_complete without an open turn_start".to_owned(),
+                },
+            ),
+        }
+    }
+
+    fn stream_key(f: &Facts) -> (String, String) {
+        (
+            f.session.to_owned(),
+            f.parent_call_id.unwrap_or("").to_owned(),
+        )
+    }
+
+    fn stream_delta(&mut self, f: &Facts, line: u64, out: &mut Findings) {
+        let key = Checker::stream_key(f);
+        match f.kind {
+            Some("messageStart") => {
+                if let Some(s) = self.streams.remove(&key) {
+                    Checker::report_unfinished(&s, "before the next message", true, out);
+                }
+                self.streams.insert(key, Stream::default());
+            }
+            Some("blockStart") => {
+                let b = self.streams.entry(key).or_default().block(f.block_index);
+                if let Some(c) = f.call_id {
+                    b.call_id = Some(c.to_owned());
+                }
+            }
+            Some(k) => {
+                if let Some(k) = DeltaKind::of(k) {
+                    let b = self.streams.entry(key).or_default().block(f.block_index);
+                    if b.deltas.is_none() {
+                        b.deltas = Some((k, line));
+                    }
+                    if b.call_id.is_none() {
+                        b.call_id = f.call_id.map(str::to_owned);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// A final event of `kind` arrived: it finishes the first unfinished streamed block of its
+    /// kind (for a tool, the block of its callId).
+    fn stream_finished(&mut self, f: &Facts, kind: DeltaKind) {
+        let Some(s) = self.streams.get_mut(&Checker::stream_key(f)) else {
+            return;
+        };
+        let mut pending = s
+            .blocks
+            .iter_mut()
+            .filter(|b| b.pending().is_some_and(|(k, _)| k == kind));
+        let b = if kind == DeltaKind::ToolInput {
+            let mut by_call = None;
+            let mut first_anonymous = None;
+            for b in pending {
+                match (&b.call_id, f.call_id) {
+                    (Some(a), Some(c)) if a == c => {
+                        by_call = Some(b);
+                        break;
+                    }
+                    (None, _) if first_anonymous.is_none() => first_anonymous = Some(b),
+                    _ => {}
+                }
+            }
+            by_call.or(first_anonymous)
+        } else {
+            pending.next()
+        };
+        if let Some(b) = b {
+            b.finished = true;
+        }
+    }
+
+    /// Streams of `session` (all streams when `None`) end: at a turn_complete (`check`), or
+    /// after an interruption or a failed turn (no check).
+    fn end_streams(&mut self, session: Option<&str>, check: bool, out: &mut Findings) {
+        let mut ended: Vec<(String, String)> = self
+            .streams
+            .keys()
+            .filter(|(s, _)| session.is_none_or(|x| x == s))
+            .cloned()
+            .collect();
+        ended.sort();
+        for k in ended {
+            if let Some(s) = self.streams.remove(&k) {
+                if check {
+                    Checker::report_unfinished(&s, "before turn_complete", true, out);
+                }
+            }
+        }
+    }
+
+    fn report_unfinished(s: &Stream, when: &str, error: bool, out: &mut Findings) {
+        for b in &s.blocks {
+            let Some((kind, line)) = b.pending() else {
+                continue;
+            };
+            let block = match b.index {
+                Some(i) => format!("block {i}"),
+                None => "a block".to_owned(),
+            };
+            let rule = if error {
+                Rule::StreamUnfinished
+            } else {
+                Rule::StreamOpenAtEnd
+            };
+            out.push(
+                rule,
+                line,
+                format!(
+                    "{} deltas of {block} were not followed by {} {when}",
+                    kind.name(),
+                    kind.final_event()
+                ),
+            );
+        }
+    }
+
+    /// The log ended: what is still open.
+    pub fn finish(mut self, out: &mut Findings) {
+        for (line, s, c) in self.tools.take_open() {
+            out.push(
+                Rule::ToolOpenAtEnd,
+                line,
+                format!("tool call {c:?} of session {s:?} was never completed"),
+            );
+        }
+        for (line, _, r) in self.permissions.take_open() {
+            out.push(
+                Rule::PermissionUnanswered,
+                line,
+                format!("permission request {r:?} was never answered"),
+            );
+        }
+        for (line, s, c) in self.subagents.take_open() {
+            out.push(
+                Rule::SubagentOpenAtEnd,
+                line,
+                format!("the subagent of callId {c:?} of session {s:?} never completed"),
+            );
+        }
+        let mut streams: Vec<_> = self.streams.into_iter().collect();
+        streams.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, s) in streams {
+            Checker::report_unfinished(&s, "before the log ended", false, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Runs the rules over events given as JSON values (all normalized, line = position).
+    fn check(events: &[Value], policy: &Policy) -> Vec<(u64, &'static str, Level)> {
+        let mut out = Findings::new(policy);
+        let mut c = Checker::new();
+        for (i, ev) in events.iter().enumerate() {
+            let m = ev.as_object().expect("an object");
+            c.event(&Facts::of(m), i as u64 + 1, true, &mut out);
+        }
+        c.finish(&mut out);
+        out.list
+            .iter()
+            .map(|f| (f.line, f.rule.id(), f.level))
+            .collect()
+    }
+
+    fn ev(n: u64, event: &str, extra: Value) -> Value {
+        let mut v = json!({"event": event, "id": format!("u{n}:0"), "seq": n, "sessionId": "s"});
+        v.as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().expect("object").clone());
+        v
+    }
+
+    fn init() -> Value {
+        ev(1, "session_init", json!({}))
+    }
+
+    #[test]
+    fn a_clean_tool_call_has_no_findings() {
+        let evs = [
+            ev(1, "session_init", json!({})),
+            ev(2, "tool_invocation", json!({"callId": "t1"})),
+            ev(3, "tool_update", json!({"callId": "t1"})),
+            ev(4, "tool_completion", json!({"callId": "t1"})),
+            ev(5, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&evs, &Policy::default()), []);
+    }
+
+    #[test]
+    fn seq_and_ids() {
+        let mut evs = vec![
+            ev(1, "session_init", json!({})),
+            ev(3, "notice", json!({})),
+            ev(2, "notice", json!({})),
+        ];
+        evs.push(evs[1].clone());
+        evs[3]["seq"] = json!(9);
+        let got = check(&evs, &Policy::default());
+        assert_eq!(
+            got,
+            [
+                (3, "seq-order", Level::Error),
+                (4, "id-unique", Level::Error)
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_complete_once_and_must_be_known() {
+        let evs = [
+            ev(1, "session_init", json!({})),
+            ev(2, "tool_completion", json!({"callId": "x"})),
+            ev(3, "tool_invocation", json!({"callId": "t"})),
+            ev(4, "tool_completion", json!({"callId": "t"})),
+            ev(5, "tool_completion", json!({"callId": "t"})),
+            ev(6, "tool_invocation", json!({"callId": "t"})),
+            ev(7, "tool_invocation", json!({"callId": "open"})),
+            ev(8, "tool_update", json!({"callId": "y"})),
+        ];
+        let ids: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (2, "tool-unknown-call"),
+                (5, "tool-completed-twice"),
+                (6, "tool-invoked-twice"),
+                (8, "tool-unknown-call"),
+                (7, "tool-open-at-end"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_completion_in_another_session_is_unknown() {
+        let mut other = ev(3, "tool_completion", json!({"callId": "t"}));
+        other["sessionId"] = json!("other");
+        let mut other_init = ev(2, "session_init", json!({}));
+        other_init["sessionId"] = json!("other");
+        let evs = [
+            ev(1, "session_init", json!({})),
+            ev(4, "tool_invocation", json!({"callId": "t"})),
+            other_init,
+            other,
+        ];
+        let got = check(&evs, &Policy::default());
+        assert!(
+            got.contains(&(4, "tool-unknown-call", Level::Error)),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn permissions() {
+        let evs = [
+            init(),
+            ev(2, "permission_request", json!({"requestId": "r1"})),
+            ev(3, "permission_response", json!({"requestId": "r1"})),
+            ev(4, "permission_response", json!({"requestId": "r1"})),
+            ev(5, "permission_response", json!({"requestId": "r2"})),
+            ev(6, "permission_request", json!({"requestId": "r3"})),
+        ];
+        let got = check(&evs, &Policy::default());
+        assert_eq!(
+            got,
+            [
+                (4, "permission-answered-twice", Level::Error),
+                (5, "permission-unknown-request", Level::Error),
+                (6, "permission-unanswered", Level::Warning),
+            ]
+        );
+    }
+
+    #[test]
+    fn subagents() {
+        let evs = [
+            init(),
+            ev(2, "subagent_spawn", json!({"callId": "a"})),
+            ev(3, "text", json!({"kind": "text", "parentCallId": "a"})),
+            ev(4, "text", json!({"kind": "text", "parentCallId": "nobody"})),
+            ev(5, "subagent_complete", json!({"callId": "a"})),
+            ev(6, "subagent_complete", json!({"callId": "a"})),
+            ev(7, "subagent_complete", json!({"callId": "b"})),
+            ev(8, "subagent_spawn", json!({"callId": "c"})),
+        ];
+        let got: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4, "subagent-unknown"),
+                (6, "subagent-completed-twice"),
+                (7, "subagent-unknown"),
+                (8, "subagent-open-at-end"),
+            ]
+        );
+    }
+
+    #[test]
+    fn turns_only_where_starts_are_present() {
+        let no_starts = [init(), ev(2, "turn_complete", json!({}))];
+        assert_eq!(check(&no_starts, &Policy::default()), []);
+        let evs = [
+            init(),
+            ev(2, "turn_start", json!({"turnId": "t1"})),
+            ev(3, "turn_complete", json!({"turnId": "t1"})),
+            ev(4, "turn_complete", json!({"turnId": "t1"})),
+            ev(5, "turn_start", json!({})),
+            ev(6, "turn_complete", json!({})),
+        ];
+        assert_eq!(
+            check(&evs, &Policy::default()),
+            [(4, "turn-unstarted", Level::Error)]
+        );
+    }
+
+    #[test]
+    fn session_init_comes_first_except_for_hooks() {
+        let mut control = ev(2, "notice", json!({}));
+        control["sessionId"] = json!("");
+        let evs = [
+            control,
+            ev(3, "hook", json!({})),
+            ev(4, "text", json!({"kind": "text"})),
+            ev(5, "text", json!({"kind": "text"})),
+            ev(6, "session_init", json!({})),
+        ];
+        assert_eq!(
+            check(&evs, &Policy::default()),
+            [(3, "session-init-first", Level::Error)]
+        );
+    }
+
+    fn delta(n: u64, kind: &str, extra: Value) -> Value {
+        let mut e = ev(n, "stream_delta", extra);
+        e["kind"] = json!(kind);
+        e
+    }
+
+    #[test]
+    fn streamed_blocks_need_their_final_event() {
+        let good = [
+            init(),
+            delta(2, "messageStart", json!({"messageId": "m"})),
+            delta(3, "thinking", json!({"blockIndex": 0})),
+            ev(4, "text", json!({"kind": "thinking"})),
+            delta(5, "blockStart", json!({"blockIndex": 1, "callId": "t"})),
+            delta(6, "toolInput", json!({"blockIndex": 1})),
+            ev(7, "tool_invocation", json!({"callId": "t"})),
+            ev(8, "tool_completion", json!({"callId": "t"})),
+            ev(9, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&good, &Policy::default()), []);
+        let bad = [
+            init(),
+            delta(2, "messageStart", json!({"messageId": "m"})),
+            delta(3, "text", json!({"blockIndex": 0})),
+            delta(4, "messageStart", json!({"messageId": "m2"})),
+            delta(5, "text", json!({"blockIndex": 0})),
+            ev(6, "turn_complete", json!({})),
+            delta(7, "messageStart", json!({"messageId": "m3"})),
+            delta(8, "thinking", json!({"blockIndex": 0})),
+        ];
+        assert_eq!(
+            check(&bad, &Policy::default()),
+            [
+                (3, "stream-unfinished", Level::Error),
+                (5, "stream-unfinished", Level::Error),
+                (8, "stream-open-at-end", Level::Warning),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_interruption_excuses_unfinished_streams() {
+        let mut interrupt = ev(4, "session_status", json!({"status": "interrupted"}));
+        interrupt["sessionId"] = json!("");
+        let evs = [
+            init(),
+            delta(2, "messageStart", json!({"messageId": "m"})),
+            delta(3, "text", json!({"blockIndex": 0})),
+            interrupt,
+            ev(5, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&evs, &Policy::default()), []);
+    }
+
+    #[test]
+    fn allow_and_deny() {
+        let evs = [
+            init(),
+            ev(2, "raw", json!({"reason": "why"})),
+            ev(3, "tool_invocation", json!({"callId": "t"})),
+        ];
+        let deny = Policy::new(&[], &["warnings".into()]).unwrap();
+        assert_eq!(
+            check(&evs, &deny),
+            [
+                (2, "raw-event", Level::Error),
+                (3, "tool-open-at-end", Level::Error)
+            ]
+        );
+        let allow = Policy::new(&["raw-event".into()], &["warnings".into()]).unwrap();
+        assert_eq!(check(&evs, &allow), [(3, "tool-open-at-end", Level::Error)]);
+        let one = Policy::new(&[], &["raw-event".into()]).unwrap();
+        assert_eq!(
+            check(&evs, &one),
+            [
+                (2, "raw-event", Level::Error),
+                (3, "tool-open-at-end", Level::Warning)
+            ]
+        );
+        assert!(Policy::new(&["nope".into()], &[]).is_err());
+    }
+
+    #[test]
+    fn findings_beyond_the_cap_are_counted_not_kept() {
+        let policy = Policy::default();
+        let mut out = Findings::new(&policy);
+        for i in 0..KEEP_PER_RULE + 5 {
+            out.push(Rule::SeqOrder, i, String::new());
+        }
+        assert_eq!(out.list.len() as u64, KEEP_PER_RULE);
+        assert_eq!(out.errors, KEEP_PER_RULE + 5);
+        assert_eq!(out.omitted().collect::<Vec<_>>(), [(Rule::SeqOrder, 5)]);
+    }
+
+    #[test]
+    fn rule_ids_are_unique_and_fit_the_mask() {
+        assert!(Rule::ALL.len() <= 64);
+        for (i, r) in Rule::ALL.iter().enumerate() {
+            assert_eq!(Rule::by_id(r.id()), Some(*r));
+            assert!(Rule::ALL[i + 1..].iter().all(|q| q.id() != r.id()));
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! `insights reduce`: golden states for the Claude captures (`<case>.state.json` beside each
+//! capture; `BLESS=1 cargo test` rewrites them), the state schema
+//! (`schemas/insights-state.schema.json`) for every capture of every provider, raw input reduced
+//! like its converted events, `--follow`, `--at`, `--from-state` (split anywhere and resumed, on
+//! the command line), `--view summary`, and the exit status.
+
+use crate::golden::{captures, golden_of};
+use crate::util::{assert_same, root, run};
+use jsonschema::{Draft, Validator};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const STATE_SCHEMA: &str = "schemas/insights-state.schema.json";
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root())
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn state_schema() -> Value {
+    let text = std::fs::read_to_string(root().join(STATE_SCHEMA)).expect("read the state schema");
+    serde_json::from_str(&text).expect("the state schema is JSON")
+}
+
+fn validator() -> Validator {
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .build(&state_schema())
+        .unwrap_or_else(|e| panic!("{STATE_SCHEMA} does not compile: {e}"))
+}
+
+fn check(v: &Validator, what: &str, state: &Value) {
+    let problems: Vec<String> = v
+        .iter_errors(state)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "{what} does not follow {STATE_SCHEMA}:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Runs `insights reduce ARGS`, expecting success; returns standard output.
+fn reduce(args: &[&str]) -> String {
+    let mut all = vec!["reduce"];
+    all.extend_from_slice(args);
+    let out = run(&all, b"");
+    assert!(
+        out.status.success(),
+        "insights {}: exit {:?}\n{}",
+        all.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "insights {}: stderr: {}",
+        all.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// Every capture's events file, for the given provider directories (all when empty).
+fn event_files(dirs: &[&str]) -> Vec<PathBuf> {
+    captures()
+        .into_iter()
+        .filter(|c| {
+            let dir = c.parent().and_then(Path::file_name).and_then(|d| d.to_str());
+            dirs.is_empty() || dir.is_some_and(|d| dirs.contains(&d))
+        })
+        .map(|c| golden_of(&c))
+        .filter(|g| g.exists())
+        .collect()
+}
+
+fn state_of(events: &Path) -> PathBuf {
+    let name = events.file_name().unwrap().to_string_lossy();
+    events.with_file_name(name.replace(".events.jsonl", ".state.json"))
+}
+
+#[test]
+fn state_schema_is_valid_draft_2020_12() {
+    let s = state_schema();
+    assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(s["$id"], "https://insights.dev/schemas/insights-state.schema.json");
+    if let Err(e) = jsonschema::draft202012::meta::validate(&s) {
+        panic!("{STATE_SCHEMA} is not valid draft 2020-12: {}: {e}", e.instance_path());
+    }
+    validator();
+}
+
+#[test]
+fn claude_captures_reduce_to_their_golden_states() {
+    let bless = std::env::var_os("BLESS").is_some();
+    let v = validator();
+    let files = event_files(&["claude", "claude-sdk"]);
+    assert!(!files.is_empty(), "no Claude captures");
+    for ev in files {
+        let actual = reduce(&[&rel(&ev)]);
+        check(&v, &rel(&ev), &json(&actual));
+        let golden = state_of(&ev);
+        if bless {
+            std::fs::write(&golden, &actual).expect("write golden state");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&golden).unwrap_or_else(|_| {
+            panic!("{}: no golden state (BLESS=1 cargo test)", golden.display())
+        });
+        assert_same(&rel(&ev), &expected, &actual);
+    }
+}
+
+#[test]
+fn golden_states_follow_the_state_schema() {
+    let v = validator();
+    let mut n = 0;
+    for ev in event_files(&["claude", "claude-sdk"]) {
+        let golden = state_of(&ev);
+        if let Ok(text) = std::fs::read_to_string(&golden) {
+            check(&v, &rel(&golden), &json(&text));
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no golden states");
+}
+
+/// The state without what depends on when lines were read: times, and durations computed
+/// from them.
+fn timeless(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in ["timestamp", "startedAt", "endedAt"] {
+                m.shift_remove(k);
+            }
+            if m.get("type").and_then(Value::as_str) == Some("tool_call") {
+                m.shift_remove("durationMs");
+            }
+            m.values_mut().for_each(timeless);
+        }
+        Value::Array(a) => a.iter_mut().for_each(timeless),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_capture_reduces_raw_as_converted() {
+    // Every provider: reducing a raw capture (converted on the fly) gives the state of its
+    // converted events, apart from the times the clock adds, and the state follows the schema.
+    let v = validator();
+    for cap in captures() {
+        let cap = rel(&cap);
+        let conv = run(&["--no-timestamp", &cap], b"");
+        let mut from_events = {
+            let out = run(&["reduce", "-"], &conv.stdout);
+            json(&String::from_utf8_lossy(&out.stdout))
+        };
+        check(&v, &format!("{cap} converted"), &from_events);
+        let mut from_raw = json(&reduce(&[&cap]));
+        check(&v, &cap, &from_raw);
+        timeless(&mut from_events);
+        timeless(&mut from_raw);
+        assert_same(
+            &format!("{cap} reduced raw"),
+            &serde_json::to_string_pretty(&from_events).unwrap(),
+            &serde_json::to_string_pretty(&from_raw).unwrap(),
+        );
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("insights-reduce-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+#[test]
+fn follow_writes_a_snapshot_after_every_turn() {
+    let v = validator();
+    let ev = rel(&root().join("testdata/claude-sdk/compact.events.jsonl"));
+    let out = reduce(&["--follow", &ev]);
+    let snaps: Vec<Value> = out.lines().map(json).collect();
+    assert_eq!(snaps.len(), 4, "one per turn_complete, none after the last");
+    for (i, s) in snaps.iter().enumerate() {
+        check(&v, &format!("snapshot {i}"), s);
+        assert_eq!(s["totals"]["all"]["turns"], i as u64 + 1);
+    }
+    assert_eq!(snaps[3], json(&reduce(&[&ev])));
+
+    // A log that stops in the middle of a turn gets a last snapshot at its end.
+    let text = std::fs::read_to_string(root().join(&ev)).unwrap();
+    let part: Vec<&str> = text.lines().take(10).collect();
+    let p = tmp("follow-part.jsonl");
+    std::fs::write(&p, part.join("\n") + "\n").unwrap();
+    let out = reduce(&["--follow", p.to_str().unwrap()]);
+    let snaps: Vec<Value> = out.lines().map(json).collect();
+    assert_eq!(snaps.len(), 2);
+    assert_eq!(snaps[1]["lastSeq"], 10);
+    assert_eq!(snaps[1]["pending"]["sessions"][0]["turn"], 2);
+}
+
+#[test]
+fn at_reduces_a_prefix() {
+    let ev = root().join("testdata/claude/thinking-tool.events.jsonl");
+    let text = std::fs::read_to_string(&ev).unwrap();
+    for k in [1, 19, 33, 40] {
+        let p = tmp(&format!("prefix-{k}.jsonl"));
+        let part: Vec<&str> = text.lines().take(k).collect();
+        std::fs::write(&p, part.join("\n") + "\n").unwrap();
+        assert_same(
+            &format!("--at {k}"),
+            &reduce(&[p.to_str().unwrap()]),
+            &reduce(&["--at", &k.to_string(), &rel(&ev)]),
+        );
+    }
+}
+
+/// A small deterministic generator (xorshift64*) for split points.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+#[test]
+fn from_state_resumes_a_log_split_anywhere() {
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    for case in [
+        "testdata/claude-sdk/subagent-partial",
+        "testdata/claude-sdk/compact",
+        "testdata/claude-sdk/write-allow-always",
+        "testdata/claude/parallel-tools",
+    ] {
+        let ev = format!("{case}.events.jsonl");
+        let whole = reduce(&[&ev]);
+        let text = std::fs::read_to_string(root().join(&ev)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for _ in 0..3 {
+            let k = (next(&mut rng) % (lines.len() as u64 + 1)) as usize;
+            let snap = tmp(&format!("snap-{k}.json"));
+            std::fs::write(&snap, reduce(&["--at", &k.to_string(), &ev])).unwrap();
+            let snap = snap.to_str().unwrap();
+            // The whole log again: what the snapshot has seen is skipped.
+            assert_same(
+                &format!("{ev} resumed after {k} with the whole log"),
+                &whole,
+                &reduce(&["--from-state", snap, &ev]),
+            );
+            // Only the rest of the log.
+            let rest = tmp(&format!("rest-{k}.jsonl"));
+            std::fs::write(&rest, lines[k..].join("\n") + "\n").unwrap();
+            assert_same(
+                &format!("{ev} resumed after {k} with the rest"),
+                &whole,
+                &reduce(&["--from-state", snap, rest.to_str().unwrap()]),
+            );
+        }
+        // Raw input numbers its events as convert does: resuming reads it again from the start.
+        let cap = format!("{case}.jsonl");
+        let k = lines.len() / 2;
+        let snap = tmp("raw-snap.json");
+        std::fs::write(&snap, reduce(&["--at", &k.to_string(), &cap])).unwrap();
+        let mut resumed = json(&reduce(&["--from-state", snap.to_str().unwrap(), &cap]));
+        let mut whole = json(&whole);
+        timeless(&mut resumed);
+        timeless(&mut whole);
+        assert_eq!(whole, resumed, "{cap} resumed after {k}");
+    }
+}
+
+#[test]
+fn summary_view_of_the_claude_captures() {
+    let files: Vec<String> = event_files(&["claude", "claude-sdk"])
+        .iter()
+        .map(|p| rel(p))
+        .collect();
+    let mut args = vec!["--view", "summary"];
+    args.extend(files.iter().map(String::as_str));
+    let actual = reduce(&args);
+    let golden = root().join("testdata/reduce/summary.txt");
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(&golden, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&golden)
+        .unwrap_or_else(|_| panic!("{}: no golden summary (BLESS=1 cargo test)", golden.display()));
+    assert_same("reduce --view summary", &expected, &actual);
+}
+
+#[test]
+fn exit_status_and_diagnostics() {
+    // A missing input: reported, status 2, the state of the rest still written.
+    let out = run(
+        &["reduce", "no-such-file.jsonl", "testdata/claude/text-only.events.jsonl"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-file.jsonl"));
+    assert_eq!(json(&String::from_utf8_lossy(&out.stdout))["totals"]["all"]["turns"], 1);
+
+    // An unreadable line: reported with its place, status 1.
+    let out = run(&["reduce"], b"{\"event\":\"text\",\"kind\":\"text\",\"text\":\"hi\",\"sessionId\":\"s\"}\nnot json\n");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("<stdin>:2:"), "{err}");
+    assert_eq!(json(&String::from_utf8_lossy(&out.stdout))["entries"][0]["content"], "hi");
+
+    // A state that is not one: status 2.
+    let bad = tmp("bad-state.json");
+    std::fs::write(&bad, "{\"version\": 99}").unwrap();
+    let out = run(&["reduce", "--from-state", bad.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad-state.json"));
+
+    // Usage errors.
+    assert_eq!(run(&["reduce", "--at", "x"], b"").status.code(), Some(2));
+    assert_eq!(run(&["reduce", "--view", "x"], b"").status.code(), Some(2));
+}
+
+#[test]
+fn an_empty_input_is_an_empty_state() {
+    let v = validator();
+    let s = json(&reduce(&["-"]));
+    check(&v, "the empty state", &s);
+    assert_eq!(s["lastSeq"], 0);
+    assert_eq!(reduce(&["--follow", "-"]), "", "nothing happened, nothing to follow");
+}

@@ -1,0 +1,314 @@
+//! `insights validate`: every file of `testdata/invalid/` breaks exactly the rule it is named
+//! after, the reports on that directory match the snapshots in `testdata/validate/` (text, json
+//! and github; `BLESS=1 cargo test` rewrites them), and every recorded Claude capture and golden
+//! file passes, warnings denied.
+
+use crate::util::{assert_same, files_ending, root, run};
+use serde_json::Value;
+use std::path::Path;
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("utf-8 report")
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `insights validate --format json ARGS` and parses the report.
+fn json_report(args: &[&str], stdin: &[u8]) -> (Value, Option<i32>) {
+    let mut all = vec!["validate", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = run(&all, stdin);
+    let report = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("insights {all:?}: not JSON ({e}):\n{}", stdout(&out)));
+    (report, out.status.code())
+}
+
+/// Compares `actual` with the snapshot `testdata/validate/NAME`, or rewrites it under BLESS.
+fn snapshot(name: &str, actual: &str) {
+    let path = root().join("testdata/validate").join(name);
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&path, actual).expect("write snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{}: no snapshot (BLESS=1 cargo test)", path.display()));
+    assert_same(&format!("testdata/validate/{name}"), &expected, actual);
+}
+
+fn invalid_files() -> Vec<String> {
+    let files: Vec<String> = files_ending(&root().join("testdata/invalid"), ".jsonl")
+        .iter()
+        .map(|p| {
+            p.strip_prefix(root())
+                .unwrap_or(p)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert!(files.len() >= 20, "testdata/invalid: {files:?}");
+    files
+}
+
+#[test]
+fn each_invalid_file_breaks_exactly_its_rule() {
+    let mut rules_seen = Vec::new();
+    for file in invalid_files() {
+        let rule = Path::new(&file)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a file name")
+            .to_owned();
+        let (report, code) = json_report(&[&file], b"");
+        let findings = report["files"][0]["findings"].as_array().expect("findings");
+        assert!(!findings.is_empty(), "{file}: no findings");
+        for f in findings {
+            assert_eq!(f["rule"], rule.as_str(), "{file}: {f}");
+            assert!(f["line"].as_u64().is_some_and(|l| l > 0), "{file}: {f}");
+        }
+        let level = findings[0]["level"].as_str().expect("level");
+        let expected = if level == "error" { 1 } else { 0 };
+        assert_eq!(code, Some(expected), "{file}: exit status");
+        // Warnings fail with --deny warnings, and --allow silences the rule.
+        let (_, denied) = json_report(&["--deny", "warnings", &file], b"");
+        assert_eq!(denied, Some(1), "{file} --deny warnings");
+        let (quiet, allowed) = json_report(&["--allow", &rule, &file], b"");
+        assert_eq!(allowed, Some(0), "{file} --allow {rule}");
+        assert_eq!(quiet["summary"]["errors"], 0, "{file} --allow {rule}");
+        rules_seen.push(rule);
+    }
+    // Every rule has its file: the rule list in --help names each of them.
+    let help = stdout(&run(&["validate", "--help"], b""));
+    let mut listed = 0;
+    let rules = help.lines().skip_while(|l| !l.starts_with("Rules"));
+    for line in rules.skip(1).take_while(|l| !l.trim().is_empty()) {
+        let mut words = line.split_whitespace();
+        if let (Some("error" | "warning"), Some(id)) = (words.next(), words.next()) {
+            listed += 1;
+            assert!(
+                rules_seen.iter().any(|r| r == id),
+                "rule {id} has no file in testdata/invalid/"
+            );
+        }
+    }
+    assert_eq!(listed, rules_seen.len(), "rules in --help:\n{help}");
+}
+
+#[test]
+fn reports_on_the_invalid_directory_match_their_snapshots() {
+    for (format, name) in [
+        ("text", "invalid.txt"),
+        ("json", "invalid.json"),
+        ("github", "invalid.github"),
+    ] {
+        // --color always: only the text format may colour, and only there it is asked for.
+        let color = if format == "text" { "never" } else { "always" };
+        let out = run(
+            &[
+                "validate",
+                "--format",
+                format,
+                "--color",
+                color,
+                "testdata/invalid",
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(1), "{format}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{format}");
+        let text = stdout(&out);
+        assert!(!text.contains('\u{1b}'), "{format}: escape sequences");
+        snapshot(name, &text);
+    }
+}
+
+#[test]
+fn text_is_coloured_only_when_asked() {
+    let file = "testdata/invalid/tool-open-at-end.jsonl";
+    let plain = stdout(&run(&["validate", file], b""));
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+    let coloured = stdout(&run(&["validate", "--color", "always", file], b""));
+    assert!(coloured.contains("\u{1b}[33;1mwarning"), "{coloured}");
+}
+
+#[test]
+fn recorded_captures_and_golden_files_are_valid() {
+    // testdata/claude*/: every Claude capture and its golden file.
+    let mut dirs: Vec<String> = std::fs::read_dir(root().join("testdata"))
+        .expect("testdata/")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("claude"))
+        .map(|n| format!("testdata/{n}"))
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 2, "{dirs:?}");
+    let mut args = vec!["--deny", "warnings"];
+    args.extend(dirs.iter().map(String::as_str));
+    let (report, code) = json_report(&args, b"");
+    assert_eq!(code, Some(0), "{report:#}");
+    let files = report["files"].as_array().expect("files");
+    let expected: usize = dirs
+        .iter()
+        .map(|d| files_ending(&root().join(d), ".jsonl").len())
+        .sum();
+    assert_eq!(files.len(), expected, "every .jsonl below {dirs:?}");
+    let mut raw = 0;
+    for f in files {
+        assert_eq!(f["findings"], serde_json::json!([]), "{}", f["path"]);
+        let conv = &f["conversion"];
+        let path = f["path"].as_str().expect("path");
+        if path.ends_with(".events.jsonl") {
+            assert_eq!(conv["providers"], serde_json::json!({}), "{path}");
+            assert!(conv["normalized"].as_u64() > Some(0), "{path}");
+        } else {
+            raw += 1;
+            assert_eq!(conv["normalized"], 0, "{path}");
+            assert_eq!(conv["providers"]["claude"]["raw"], 0, "{path}");
+            assert_eq!(conv["unreadable"], 0, "{path}");
+        }
+    }
+    assert_eq!(raw * 2, files.len(), "a capture beside each golden file");
+    // In order: the directories as given, the files of each in path order.
+    let paths: Vec<&str> = files.iter().filter_map(|f| f["path"].as_str()).collect();
+    let expected: Vec<String> = dirs
+        .iter()
+        .flat_map(|d| files_ending(&root().join(d), ".jsonl"))
+        .map(|p| {
+            p.strip_prefix(root())
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(paths, expected);
+}
+
+#[test]
+fn standard_input_raw_or_normalized() {
+    let capture = std::fs::read(root().join("testdata/claude/subagent.jsonl")).expect("capture");
+    let out = run(&["validate", "--from", "claude"], &capture);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        "conversion: claude: 13 lines, 19 events, 0 raw\n1 file, 19 events, 0 errors, 0 warnings\n"
+    );
+    let golden =
+        std::fs::read(root().join("testdata/claude/subagent.events.jsonl")).expect("golden");
+    let out = run(&["validate", "-"], &golden);
+    assert_eq!(stdout(&out), "1 file, 19 events, 0 errors, 0 warnings\n");
+    // A normalized log whose seq runs backwards (reordered lines) fails.
+    let text = String::from_utf8(golden).expect("utf-8");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.swap(3, 4);
+    let out = run(&["validate"], (lines.join("\n") + "\n").as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).starts_with(
+            "<stdin>:5: error: seq-order: seq 4 is not greater than seq 5 on line 4\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn an_unreadable_input_is_status_2_and_the_rest_is_still_checked() {
+    let out = run(
+        &[
+            "validate",
+            "no/such.jsonl",
+            "testdata/invalid/seq-order.jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("insights: no/such.jsonl: error: "),
+        "{}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("seq-order.jsonl:3: error: seq-order"),
+        "{text}"
+    );
+    assert!(text.ends_with(", 1 file could not be read\n"), "{text}");
+    let (report, code) = json_report(&["no/such.jsonl"], b"");
+    assert_eq!(code, Some(2));
+    assert!(report["files"][0]["ioError"].is_string(), "{report}");
+}
+
+#[test]
+fn usage_errors_are_status_2() {
+    for args in [
+        &["validate", "--allow", "no-such-rule"][..],
+        &["validate", "--deny", "everything"],
+        &["validate", "--format", "xml"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn directories_are_walked_for_jsonl_files_in_order() {
+    let dir = std::env::temp_dir().join(format!("insights-validate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("b/c")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("empty")).expect("mkdir");
+    let golden =
+        std::fs::read(root().join("testdata/claude/text-only.events.jsonl")).expect("golden");
+    for f in [
+        "b/c/2.jsonl",
+        "b/1.jsonl",
+        "a.jsonl",
+        "b/skip.json",
+        "b/c/notes.txt",
+    ] {
+        std::fs::write(dir.join(f), &golden).expect("write");
+    }
+    let d = dir.to_string_lossy().into_owned();
+    let (report, code) = json_report(&[&d], b"");
+    let empty = dir.join("empty").to_string_lossy().into_owned();
+    let out = run(&["validate", &empty], b"");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(code, Some(0), "{report:#}");
+    let paths: Vec<String> = report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            let p = f["path"].as_str().expect("path");
+            p.strip_prefix(&d).unwrap_or(p).to_owned()
+        })
+        .collect();
+    assert_eq!(paths, ["/a.jsonl", "/b/1.jsonl", "/b/c/2.jsonl"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("no *.jsonl files"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "0 files, 0 events, 0 errors, 0 warnings\n");
+}
+
+#[test]
+fn many_files_report_in_the_order_given() {
+    // More inputs than cores, so several workers run; the order is still that of the arguments.
+    let files = invalid_files();
+    let mut args: Vec<&str> = vec!["validate", "--format", "json"];
+    args.extend(files.iter().rev().map(String::as_str));
+    let out = run(&args, b"");
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let paths: Vec<&str> = report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    let expected: Vec<&str> = files.iter().rev().map(String::as_str).collect();
+    assert_eq!(paths, expected);
+}
