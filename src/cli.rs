@@ -38,10 +38,11 @@ pub struct Cli {
     #[command(flatten)]
     pub convert: ConvertArgs,
 
-    /// When to colour diagnostics: auto, always, never.
+    /// When to colour diagnostics and replay's transcript: auto, always, never.
     ///
-    /// auto colours when standard error is a terminal, NO_COLOR is unset or empty, and TERM is
-    /// not "dumb".
+    /// auto colours a stream (standard error for diagnostics, standard output for replay) when
+    /// it is a terminal, NO_COLOR is unset or empty, and TERM is not "dumb". JSON is never
+    /// coloured.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
     pub color: ColorChoice,
 }

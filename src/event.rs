@@ -829,6 +829,14 @@ pub struct ToolUpdate<'a> {
     pub elapsed_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_call_id: Option<Str<'a>>,
+    /// A new title for the call, when the provider refines it (ACP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<Str<'a>>,
+    /// The call's input, when the provider sends it only after the call began (ACP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Json<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locations: Option<Vec<Str<'a>>>,
 }
 
 #[derive(Debug, Serialize)]

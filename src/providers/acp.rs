@@ -720,14 +720,14 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             output,
             elapsed_ms: None,
             parent_call_id: None,
+            title: u.title,
+            input: u.raw_input.filter(|i| is_object(i) && i.get() != "{}").map(Json::Raw),
+            locations,
         });
-        ext.put_opt("acp.title", u.title);
-        ext.put_opt("acp.rawInput", u.raw_input.filter(|i| is_object(i)));
         ext.put_opt(
             "acp.content",
             u.content.filter(|c| c.get() != "[]" && !is_null(c)),
         );
-        ext.put_opt("acp.locations", locations.map(|l| Json::Value(json!(l))));
     }
     Ok(())
 }

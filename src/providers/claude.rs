@@ -1855,6 +1855,9 @@ fn tool_progress<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             .filter(|s| s.is_finite() && *s >= 0.0)
             .map(|s| (s * 1000.0).round() as u64),
         parent_call_id: w.parent_tool_use_id,
+        title: None,
+        input: None,
+        locations: None,
     });
     ext.put_opt("claude.taskId", w.task_id);
     Ok(())

@@ -641,6 +641,9 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                         output: it.aggregated_output.map(Json::Str),
                         elapsed_ms: None,
                         parent_call_id: None,
+                        title: None,
+                        input: None,
+                        locations: None,
                     });
                 }
             } else {
@@ -698,6 +701,9 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     output: None,
                     elapsed_ms: None,
                     parent_call_id: None,
+                    title: None,
+                    input: None,
+                    locations: None,
                 });
             }
         }
@@ -732,6 +738,9 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     output: None,
                     elapsed_ms: None,
                     parent_call_id: None,
+                    title: None,
+                    input: None,
+                    locations: None,
                 });
             }
         }
@@ -835,6 +844,9 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     output: None,
                     elapsed_ms: None,
                     parent_call_id: None,
+                    title: None,
+                    input: None,
+                    locations: None,
                 });
             }
         }
@@ -1370,6 +1382,9 @@ fn method_call<'a>(
                 output: None,
                 elapsed_ms: None,
                 parent_call_id: None,
+                title: None,
+                input: None,
+                locations: None,
             });
             ext.put_opt("codex.stdin", p.stdin);
         }
@@ -1381,6 +1396,9 @@ fn method_call<'a>(
                 output: p.message.map(Json::Str),
                 elapsed_ms: None,
                 parent_call_id: None,
+                title: None,
+                input: None,
+                locations: None,
             });
         }
         "error" => {
