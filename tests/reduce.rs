@@ -73,7 +73,10 @@ fn event_files(dirs: &[&str]) -> Vec<PathBuf> {
     captures()
         .into_iter()
         .filter(|c| {
-            let dir = c.parent().and_then(Path::file_name).and_then(|d| d.to_str());
+            let dir = c
+                .parent()
+                .and_then(Path::file_name)
+                .and_then(|d| d.to_str());
             dirs.is_empty() || dir.is_some_and(|d| dirs.contains(&d))
         })
         .map(|c| golden_of(&c))
@@ -90,9 +93,15 @@ fn state_of(events: &Path) -> PathBuf {
 fn state_schema_is_valid_draft_2020_12() {
     let s = state_schema();
     assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
-    assert_eq!(s["$id"], "https://insights.dev/schemas/insights-state.schema.json");
+    assert_eq!(
+        s["$id"],
+        "https://insights.dev/schemas/insights-state.schema.json"
+    );
     if let Err(e) = jsonschema::draft202012::meta::validate(&s) {
-        panic!("{STATE_SCHEMA} is not valid draft 2020-12: {}: {e}", e.instance_path());
+        panic!(
+            "{STATE_SCHEMA} is not valid draft 2020-12: {}: {e}",
+            e.instance_path()
+        );
     }
     validator();
 }
@@ -291,8 +300,12 @@ fn summary_view_of_the_claude_captures() {
         std::fs::write(&golden, &actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&golden)
-        .unwrap_or_else(|_| panic!("{}: no golden summary (BLESS=1 cargo test)", golden.display()));
+    let expected = std::fs::read_to_string(&golden).unwrap_or_else(|_| {
+        panic!(
+            "{}: no golden summary (BLESS=1 cargo test)",
+            golden.display()
+        )
+    });
     assert_same("reduce --view summary", &expected, &actual);
 }
 
@@ -300,19 +313,32 @@ fn summary_view_of_the_claude_captures() {
 fn exit_status_and_diagnostics() {
     // A missing input: reported, status 2, the state of the rest still written.
     let out = run(
-        &["reduce", "no-such-file.jsonl", "testdata/claude/text-only.events.jsonl"],
+        &[
+            "reduce",
+            "no-such-file.jsonl",
+            "testdata/claude/text-only.events.jsonl",
+        ],
         b"",
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-file.jsonl"));
-    assert_eq!(json(&String::from_utf8_lossy(&out.stdout))["totals"]["all"]["turns"], 1);
+    assert_eq!(
+        json(&String::from_utf8_lossy(&out.stdout))["totals"]["all"]["turns"],
+        1
+    );
 
     // An unreadable line: reported with its place, status 1.
-    let out = run(&["reduce"], b"{\"event\":\"text\",\"kind\":\"text\",\"text\":\"hi\",\"sessionId\":\"s\"}\nnot json\n");
+    let out = run(
+        &["reduce"],
+        b"{\"event\":\"text\",\"kind\":\"text\",\"text\":\"hi\",\"sessionId\":\"s\"}\nnot json\n",
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("<stdin>:2:"), "{err}");
-    assert_eq!(json(&String::from_utf8_lossy(&out.stdout))["entries"][0]["content"], "hi");
+    assert_eq!(
+        json(&String::from_utf8_lossy(&out.stdout))["entries"][0]["content"],
+        "hi"
+    );
 
     // A state that is not one: status 2.
     let bad = tmp("bad-state.json");
@@ -332,5 +358,9 @@ fn an_empty_input_is_an_empty_state() {
     let s = json(&reduce(&["-"]));
     check(&v, "the empty state", &s);
     assert_eq!(s["lastSeq"], 0);
-    assert_eq!(reduce(&["--follow", "-"]), "", "nothing happened, nothing to follow");
+    assert_eq!(
+        reduce(&["--follow", "-"]),
+        "",
+        "nothing happened, nothing to follow"
+    );
 }

@@ -514,7 +514,10 @@ struct TodoItem<'a> {
 
 fn tokens(u: &ExecUsage) -> TokenUsage {
     TokenUsage {
-        input_tokens: count(u.input_tokens).unwrap_or(0),
+        // OpenAI counts cached tokens in input_tokens; InsightsEvent, as Claude, does not.
+        input_tokens: count(u.input_tokens)
+            .unwrap_or(0)
+            .saturating_sub(count(u.cached_input_tokens).unwrap_or(0)),
         output_tokens: count(u.output_tokens).unwrap_or(0),
         cache_read_tokens: count(u.cached_input_tokens),
         cache_creation_tokens: count(u.cache_write_input_tokens),
@@ -1018,7 +1021,9 @@ struct TokenBreakdown {
 impl TokenBreakdown {
     fn tokens(&self) -> TokenUsage {
         TokenUsage {
-            input_tokens: count(self.input_tokens).unwrap_or(0),
+            input_tokens: count(self.input_tokens)
+                .unwrap_or(0)
+                .saturating_sub(count(self.cached_input_tokens).unwrap_or(0)),
             output_tokens: count(self.output_tokens).unwrap_or(0),
             cache_read_tokens: count(self.cached_input_tokens),
             cache_creation_tokens: count(self.cache_write_input_tokens),
@@ -1029,7 +1034,7 @@ impl TokenBreakdown {
     /// Snake_case keys, as CC-Insights reads `stepUsage`.
     fn step_usage(&self) -> Value {
         json!({
-            "input_tokens": count(self.input_tokens).unwrap_or(0),
+            "input_tokens": count(self.input_tokens).unwrap_or(0).saturating_sub(count(self.cached_input_tokens).unwrap_or(0)),
             "output_tokens": count(self.output_tokens).unwrap_or(0),
             "cache_read_input_tokens": count(self.cached_input_tokens).unwrap_or(0),
             "cache_creation_input_tokens": count(self.cache_write_input_tokens).unwrap_or(0),
@@ -2103,7 +2108,7 @@ struct LegacyTokenInfo {
 
 fn exec_usage_snake(u: &ExecUsage) -> Value {
     json!({
-        "input_tokens": count(u.input_tokens).unwrap_or(0),
+        "input_tokens": count(u.input_tokens).unwrap_or(0).saturating_sub(count(u.cached_input_tokens).unwrap_or(0)),
         "output_tokens": count(u.output_tokens).unwrap_or(0),
         "cache_read_input_tokens": count(u.cached_input_tokens).unwrap_or(0),
         "cache_creation_input_tokens": count(u.cache_write_input_tokens).unwrap_or(0),

@@ -109,6 +109,8 @@ struct ErrorWire<'a> {
 #[derive(Deserialize)]
 struct Stats<'a> {
     input_tokens: Option<Count>,
+    /// The part of `input_tokens` not read from the cache.
+    input: Option<Count>,
     output_tokens: Option<Count>,
     cached: Option<Count>,
     duration_ms: Option<Count>,
@@ -120,6 +122,7 @@ struct Stats<'a> {
 #[derive(Deserialize)]
 struct ModelStats {
     input_tokens: Option<Count>,
+    input: Option<Count>,
     output_tokens: Option<Count>,
     cached: Option<Count>,
 }
@@ -342,7 +345,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             let failed = w.status.as_deref() == Some("error");
             let stats = w.stats;
             let usage = stats.as_ref().map(|s| TokenUsage {
-                input_tokens: count(s.input_tokens).unwrap_or(0),
+                input_tokens: count(s.input.or(s.input_tokens)).unwrap_or(0),
                 output_tokens: count(s.output_tokens).unwrap_or(0),
                 cache_read_tokens: count(s.cached),
                 cache_creation_tokens: None,
@@ -354,7 +357,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                         .map(|(name, u)| {
                             let mu = ModelTokenUsage {
                                 tokens: TokenUsage {
-                                    input_tokens: count(u.input_tokens).unwrap_or(0),
+                                    input_tokens: count(u.input.or(u.input_tokens)).unwrap_or(0),
                                     output_tokens: count(u.output_tokens).unwrap_or(0),
                                     cache_read_tokens: count(u.cached),
                                     cache_creation_tokens: None,

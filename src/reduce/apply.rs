@@ -18,6 +18,7 @@ fn quiet(event: &str) -> bool {
             | "session_status"
             | "session_mode"
             | "config_options"
+            | "session_info"
             | "available_commands"
             | "rate_limit_update"
             | "hook"
@@ -75,7 +76,8 @@ impl State {
             self.unpark(s);
             return Some(s);
         }
-        let opener = matches!(ev.event.as_ref(), "user_input" | "turn_start") && ev.parent().is_none();
+        let opener =
+            matches!(ev.event.as_ref(), "user_input" | "turn_start") && ev.parent().is_none();
         let current = self
             .cursor
             .session
@@ -187,6 +189,11 @@ impl State {
         match ev.event.as_ref() {
             "session_init" => self.session_init(s, ev, seq),
             "session_status" => self.session_status(s, ev),
+            "session_info" => {
+                if ev.title.is_some() {
+                    self.tree.sessions[s].title = own(&ev.title);
+                }
+            }
             "text" => self.text(s, ev, seq),
             "user_input" => self.user_input(s, ev, seq),
             "tool_invocation" => self.tool_invocation(s, ev, seq),
@@ -306,10 +313,9 @@ impl State {
         };
         let session_model = self.tree.sessions[s].model.clone();
         let turn_model = self.tree.sessions[s].turns[t].model.clone();
-        let (tokens, cost) = self.cursor.sessions[s].account.turn_complete(
-            ev,
-            turn_model.as_deref().or(session_model.as_deref()),
-        );
+        let (tokens, cost) = self.cursor.sessions[s]
+            .account
+            .turn_complete(ev, turn_model.as_deref().or(session_model.as_deref()));
         self.window_from_models(s, ev, seq);
         let turn = &mut self.tree.sessions[s].turns[t];
         turn.status = if ev.is_error {
@@ -376,10 +382,12 @@ impl State {
             node.version = own(&ev.version);
         }
         // RULE 7: a new meta entry when the capabilities changed.
-        let latest = self.idx.per[s].meta.map(|i| match &self.entries[i as usize].body {
-            Body::Meta(m) => (**m).clone(),
-            _ => Meta::default(),
-        });
+        let latest = self.idx.per[s]
+            .meta
+            .map(|i| match &self.entries[i as usize].body {
+                Body::Meta(m) => (**m).clone(),
+                _ => Meta::default(),
+            });
         let mut meta = latest.clone().unwrap_or_default();
         let raw = |r: Option<&serde_json::value::RawValue>, into: &mut Option<RawJson>| {
             if let Some(r) = r {

@@ -38,7 +38,10 @@ fn same_message(a: Option<&str>, b: Option<&str>) -> bool {
 
 /// The text of a message or thought entry, when it is of the kind a chunk or a final text of
 /// kind `thought` continues: an assistant message of ordinary text, or a thought.
-fn continued<'e>(e: &'e mut Entry, thought: bool) -> Option<(&'e mut String, &'e mut Option<String>, &'e mut bool)> {
+fn continued<'e>(
+    e: &'e mut Entry,
+    thought: bool,
+) -> Option<(&'e mut String, &'e mut Option<String>, &'e mut bool)> {
     match (&mut e.body, thought) {
         (Body::Message(m), false) if m.role == Role::Assistant && m.kind.is_none() => {
             Some((&mut m.content, &mut m.message_id, &mut m.streaming))
@@ -56,7 +59,11 @@ impl State {
         let parent = ev.parent();
         let sc = self.scope(s, parent);
         let scope = &self.cursor.sessions[s].scopes[sc];
-        let (streaming, start, msg) = (scope.streaming, scope.stream_start as usize, scope.message_id.clone());
+        let (streaming, start, msg) = (
+            scope.streaming,
+            scope.stream_start as usize,
+            scope.message_id.clone(),
+        );
         if let Some(last) = scope.last_entry {
             let e = &mut self.entries[last as usize];
             if let Some((content, message_id, flag)) = continued(e, thought) {
@@ -224,7 +231,11 @@ impl State {
             model: None,
             streaming: false,
             synthetic: ev.is_synthetic,
-            images: ev.images.as_ref().map(|i| i.len() as u64).filter(|&n| n > 0),
+            images: ev
+                .images
+                .as_ref()
+                .map(|i| i.len() as u64)
+                .filter(|&n| n > 0),
         });
         self.push_entry(s, ev.parent(), ev, seq, body, true);
     }
@@ -405,7 +416,11 @@ impl State {
     }
 
     pub(super) fn tool_update(&mut self, s: usize, ev: &Ev, seq: u64) {
-        let Some(&i) = ev.call_id.as_deref().and_then(|c| self.idx.per[s].calls.get(c)) else {
+        let Some(&i) = ev
+            .call_id
+            .as_deref()
+            .and_then(|c| self.idx.per[s].calls.get(c))
+        else {
             return;
         };
         let t = self.call_mut(i, seq);
@@ -417,6 +432,14 @@ impl State {
         }
         if t.tool_name.is_none() {
             t.tool_name = own(&ev.tool_name);
+        }
+        // ACP sends a call's title, input and locations after it began.
+        set(&mut t.title, &ev.title);
+        if let Some(i) = ev.input {
+            t.input = Some(RawJson::of(i));
+        }
+        if let Some(l) = &ev.locations {
+            t.locations = Some(l.iter().map(|x| x.to_string()).collect());
         }
     }
 
@@ -553,9 +576,10 @@ impl State {
         };
         let call = ev.tool_use_id.as_deref();
         let call_entry = call.and_then(|c| self.idx.per[s].calls.get(c).copied());
-        let parent = ev.parent().map(str::to_owned).or_else(|| {
-            call_entry.and_then(|i| self.entries[i as usize].parent_call_id.clone())
-        });
+        let parent = ev
+            .parent()
+            .map(str::to_owned)
+            .or_else(|| call_entry.and_then(|i| self.entries[i as usize].parent_call_id.clone()));
         let tool_name = own(&ev.tool_name).unwrap_or_default();
         let body = Body::PermissionRequest(Box::new(PermissionEntry {
             request_id: req.to_owned(),
@@ -580,13 +604,15 @@ impl State {
             });
         }
         self.idx.per[s].requests.insert(req.to_owned(), i);
-        self.pending.sessions[s].permissions.push(PendingPermission {
-            request_id: req.to_owned(),
-            tool_name,
-            call_id: call.map(str::to_owned),
-            entry: i,
-            seq,
-        });
+        self.pending.sessions[s]
+            .permissions
+            .push(PendingPermission {
+                request_id: req.to_owned(),
+                tool_name,
+                call_id: call.map(str::to_owned),
+                entry: i,
+                seq,
+            });
         self.totals.sessions[s].counts.permission_requests += 1;
     }
 

@@ -115,7 +115,9 @@ pub struct Args {
 /// What became of one event fed to a [`Reducer`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fed {
-    Applied { turn_complete: bool },
+    Applied {
+        turn_complete: bool,
+    },
     /// Its `seq` is not after the snapshot resumed from.
     Skipped,
     /// Its `seq` is after `--at`: nothing more is read.
@@ -335,9 +337,13 @@ fn write_state<W: Write>(
             .and_then(|_| out.w.write_all(b"\n")),
         View::Summary => {
             let text = summary::render(st);
-            out.w
-                .write_all(text.as_bytes())
-                .and_then(|_| if line { out.w.write_all(b"\n") } else { Ok(()) })
+            out.w.write_all(text.as_bytes()).and_then(|_| {
+                if line {
+                    out.w.write_all(b"\n")
+                } else {
+                    Ok(())
+                }
+            })
         }
     };
     res.and_then(|_| if line { out.flush() } else { Ok(()) })

@@ -634,6 +634,9 @@ pub struct SessionNode {
     /// The last `session_status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// The title `session_info` gave it last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub first_seq: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
@@ -1112,7 +1115,12 @@ impl State {
         let ids = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>();
         let tree: Vec<_> = ids(self.tree.sessions.iter().map(|s| &s.session_id).collect());
         let totals = ids(self.totals.sessions.iter().map(|s| &s.session_id).collect());
-        let pending = ids(self.pending.sessions.iter().map(|s| &s.session_id).collect());
+        let pending = ids(self
+            .pending
+            .sessions
+            .iter()
+            .map(|s| &s.session_id)
+            .collect());
         let cursor = ids(self.cursor.sessions.iter().map(|s| &s.session_id).collect());
         if totals != tree || pending != tree || cursor != tree {
             anyhow::bail!("the sessions of tree, totals, pending and cursor differ");
@@ -1161,8 +1169,7 @@ impl State {
         let max = self.entries.len() as u32;
         let bad = |e: u32| e >= max;
         for p in &self.pending.sessions {
-            if p.tools.iter().any(|t| bad(t.entry)) || p.permissions.iter().any(|r| bad(r.entry))
-            {
+            if p.tools.iter().any(|t| bad(t.entry)) || p.permissions.iter().any(|r| bad(r.entry)) {
                 anyhow::bail!("pending names an entry the state does not have");
             }
         }

@@ -81,7 +81,14 @@ pub fn render(st: &State) -> String {
             let _ = writeln!(out, "  {}", about.join(" · "));
         }
         let mut rows = vec![[
-            "turn", "status", "tools", "input", "output", "cache read", "cache write", "cost",
+            "turn",
+            "status",
+            "tools",
+            "input",
+            "output",
+            "cache read",
+            "cache write",
+            "cost",
             "time",
         ]
         .map(String::from)
@@ -138,7 +145,11 @@ pub fn render(st: &State) -> String {
             "  {}, {}; {} ({} denied); {}",
             plural(c.errors, "error", "errors"),
             plural(c.warnings, "warning", "warnings"),
-            plural(c.permission_requests, "permission request", "permission requests"),
+            plural(
+                c.permission_requests,
+                "permission request",
+                "permission requests"
+            ),
             c.permission_denials,
             plural(c.compactions, "compaction", "compactions"),
         );
@@ -166,9 +177,12 @@ pub fn render(st: &State) -> String {
             pending.push(format!(
                 "{} ({})",
                 plural(p.tools.len() as u64, "tool running", "tools running"),
-                names(&mut p.tools.iter().map(|x| {
-                    x.tool_name.clone().unwrap_or_else(|| x.call_id.clone())
-                }))
+                names(
+                    &mut p
+                        .tools
+                        .iter()
+                        .map(|x| { x.tool_name.clone().unwrap_or_else(|| x.call_id.clone()) })
+                )
             ));
         }
         if !p.permissions.is_empty() {
@@ -194,10 +208,7 @@ pub fn render(st: &State) -> String {
         }
         if let Some(plan) = &p.plan {
             if let Ok(items) = serde_json::from_str::<Vec<serde_json::Value>>(plan.entries.get()) {
-                let done = items
-                    .iter()
-                    .filter(|i| i["status"] == "completed")
-                    .count();
+                let done = items.iter().filter(|i| i["status"] == "completed").count();
                 now.push(format!("plan {done}/{} done", items.len()));
             }
         }
@@ -209,7 +220,7 @@ pub fn render(st: &State) -> String {
         let a = &st.totals.all;
         let _ = writeln!(
             out,
-            "\nall {}: {}, {}, {} input / {} output tokens, cost {}",
+            "\n{} sessions: {}, {}, {} input / {} output tokens, cost {}",
             st.tree.sessions.len(),
             plural(a.turns, "turn", "turns"),
             plural(a.tools, "tool call", "tool calls"),

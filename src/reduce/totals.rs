@@ -51,7 +51,8 @@ fn merge_model(into: &mut Vec<ModelTotals>, m: &ModelTotals) {
 }
 
 fn sum_tokens(list: &[ModelTotals]) -> Tokens {
-    list.iter().fold(Tokens::default(), |acc, m| acc.plus(&m.tokens))
+    list.iter()
+        .fold(Tokens::default(), |acc, m| acc.plus(&m.tokens))
 }
 
 impl Account {
@@ -190,8 +191,7 @@ impl Account {
         let mut t = if self.has_models() {
             sum_tokens(&models)
         } else {
-            self.base_total
-                .plus(&self.run_total.unwrap_or_default())
+            self.base_total.plus(&self.run_total.unwrap_or_default())
         };
         t.add(&self.extra);
         if self.turn_total.is_none() {
@@ -283,11 +283,10 @@ impl State {
             return;
         };
         let model = self.tree.sessions[s].model.as_deref();
-        let pick = p
-            .0
-            .iter()
-            .find(|(name, _)| Some(name.as_ref()) == model)
-            .or_else(|| if p.0.len() == 1 { p.0.first() } else { None });
+        let pick =
+            p.0.iter()
+                .find(|(name, _)| Some(name.as_ref()) == model)
+                .or_else(|| if p.0.len() == 1 { p.0.first() } else { None });
         if let Some(w) = pick.and_then(|(_, u)| u.context_window) {
             let c = self.totals.sessions[s]
                 .context
