@@ -479,9 +479,13 @@ impl Checker {
             self.seq(f, line, out);
         }
         self.id(f, line, out);
-        self.session_init(f, line, out);
+        // Sessions are told apart by provider too: a log may mix agents, and events without a
+        // session (`sessionId` "") of different providers have nothing to do with each other.
+        let scope = format!("{}\u{0}{}", f.provider, f.session);
+        let s = scope.as_str();
+        self.session_init(f, s, line, out);
         if let Some(p) = f.parent_call_id {
-            if !self.subagents.known(f.session, p) {
+            if !self.subagents.known(s, p) {
                 out.push(
                     Rule::SubagentUnknown,
                     line,
@@ -495,19 +499,19 @@ impl Checker {
         match f.event {
             "tool_invocation" => {
                 if let Some(c) = f.call_id {
-                    if !self.tools.open(f.session, c, line) {
+                    if !self.tools.open(s, c, line) {
                         out.push(
                             Rule::ToolInvokedTwice,
                             line,
                             format!("tool_invocation repeats callId {c:?}"),
                         );
                     }
-                    self.stream_finished(f, DeltaKind::ToolInput);
+                    self.stream_finished(f, s, DeltaKind::ToolInput);
                 }
             }
             "tool_completion" => {
                 if let Some(c) = f.call_id {
-                    match self.tools.close(f.session, c) {
+                    match self.tools.close(s, c) {
                         Close::Closed => {}
                         Close::Unknown => out.push(
                             Rule::ToolUnknownCall,
@@ -524,7 +528,7 @@ impl Checker {
             }
             "tool_update" => {
                 if let Some(c) = f.call_id {
-                    if !self.tools.known(f.session, c) {
+                    if !self.tools.known(s, c) {
                         out.push(
                             Rule::ToolUnknownCall,
                             line,
@@ -560,12 +564,12 @@ impl Checker {
                 if let Some(c) = f.call_id {
                     // A resumed subagent may be spawned again by a later call; a repeated
                     // callId is the tool's problem (tool-invoked-twice).
-                    self.subagents.open(f.session, c, line);
+                    self.subagents.open(s, c, line);
                 }
             }
             "subagent_complete" => {
                 if let Some(c) = f.call_id {
-                    match self.subagents.close(f.session, c) {
+                    match self.subagents.close(s, c) {
                         Close::Closed => {}
                         Close::Unknown => out.push(
                             Rule::SubagentUnknown,
@@ -581,23 +585,23 @@ impl Checker {
                 }
             }
             "turn_start" => {
-                let t = self.turns.entry(f.session.to_owned()).or_default();
+                let t = self.turns.entry(s.to_owned()).or_default();
                 t.started = true;
                 t.open.push(f.turn_id.map(str::to_owned));
             }
             "turn_complete" => {
-                self.turn_complete(f, line, out);
-                self.end_streams(Some(f.session), !f.is_error, out);
+                self.turn_complete(f, s, line, out);
+                self.end_streams(Some(s), !f.is_error, out);
             }
             "session_status" if f.status == Some("interrupted") => {
                 // An interrupted stream need not be finished. Control messages carry no session.
-                let s = (!f.session.is_empty()).then_some(f.session);
-                self.end_streams(s, false, out);
+                let only = (!f.session.is_empty()).then_some(s);
+                self.end_streams(only, false, out);
             }
-            "stream_delta" => self.stream_delta(f, line, out),
+            "stream_delta" => self.stream_delta(f, s, line, out),
             "text" => {
                 if let Some(k) = f.kind.and_then(DeltaKind::of) {
-                    self.stream_finished(f, k);
+                    self.stream_finished(f, s, k);
                 }
             }
             "raw" => out.push(
@@ -638,13 +642,13 @@ impl Checker {
         }
     }
 
-    fn session_init(&mut self, f: &Facts, line: u64, out: &mut Findings) {
-        if f.session.is_empty() || self.sessions.contains(f.session) {
+    fn session_init(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
+        if f.session.is_empty() || self.sessions.contains(s) {
             return;
         }
         match f.event {
             "session_init" => {
-                self.sessions.insert(f.session.to_owned());
+                self.sessions.insert(s.to_owned());
             }
             // Claude Code runs SessionStart hooks before it reports the session.
             "hook" => {}
@@ -658,13 +662,13 @@ impl Checker {
                     ),
                 );
                 // Once per session.
-                self.sessions.insert(f.session.to_owned());
+                self.sessions.insert(s.to_owned());
             }
         }
     }
 
-    fn turn_complete(&mut self, f: &Facts, line: u64, out: &mut Findings) {
-        let Some(t) = self.turns.get_mut(f.session) else {
+    fn turn_complete(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
+        let Some(t) = self.turns.get_mut(s) else {
             return;
         };
         if !t.started {
@@ -690,15 +694,12 @@ impl Checker {
         }
     }
 
-    fn stream_key(f: &Facts) -> (String, String) {
-        (
-            f.session.to_owned(),
-            f.parent_call_id.unwrap_or("").to_owned(),
-        )
+    fn stream_key(f: &Facts, s: &str) -> (String, String) {
+        (s.to_owned(), f.parent_call_id.unwrap_or("").to_owned())
     }
 
-    fn stream_delta(&mut self, f: &Facts, line: u64, out: &mut Findings) {
-        let key = Checker::stream_key(f);
+    fn stream_delta(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
+        let key = Checker::stream_key(f, s);
         match f.kind {
             Some("messageStart") => {
                 if let Some(s) = self.streams.remove(&key) {
@@ -729,8 +730,8 @@ impl Checker {
 
     /// A final event of `kind` arrived: it finishes the first unfinished streamed block of its
     /// kind (for a tool, the block of its callId).
-    fn stream_finished(&mut self, f: &Facts, kind: DeltaKind) {
-        let Some(s) = self.streams.get_mut(&Checker::stream_key(f)) else {
+    fn stream_finished(&mut self, f: &Facts, scope: &str, kind: DeltaKind) {
+        let Some(s) = self.streams.get_mut(&Checker::stream_key(f, scope)) else {
             return;
         };
         let mut pending = s
@@ -807,6 +808,7 @@ impl Checker {
     /// The log ended: what is still open.
     pub fn finish(mut self, out: &mut Findings) {
         for (line, s, c) in self.tools.take_open() {
+            let s = session_of(&s);
             out.push(
                 Rule::ToolOpenAtEnd,
                 line,
@@ -821,6 +823,7 @@ impl Checker {
             );
         }
         for (line, s, c) in self.subagents.take_open() {
+            let s = session_of(&s);
             out.push(
                 Rule::SubagentOpenAtEnd,
                 line,
@@ -833,6 +836,11 @@ impl Checker {
             Checker::report_unfinished(&s, "before the log ended", false, out);
         }
     }
+}
+
+/// The `sessionId` part of a session scope (`provider \0 sessionId`).
+fn session_of(scope: &str) -> &str {
+    scope.split_once('\0').map_or(scope, |(_, s)| s)
 }
 
 #[cfg(test)]
@@ -1080,6 +1088,33 @@ mod tests {
             ev(5, "turn_complete", json!({})),
         ];
         assert_eq!(check(&evs, &Policy::default()), []);
+    }
+
+    #[test]
+    fn providers_do_not_share_sessions() {
+        let mut a = ev(2, "turn_start", json!({"provider": "codex"}));
+        a["sessionId"] = json!("");
+        let mut b = ev(3, "turn_complete", json!({"provider": "codex"}));
+        b["sessionId"] = json!("");
+        let mut c = ev(4, "turn_complete", json!({"provider": "gemini"}));
+        c["sessionId"] = json!("");
+        let mut d = ev(
+            5,
+            "tool_completion",
+            json!({"provider": "gemini", "callId": "t"}),
+        );
+        d["sessionId"] = json!("");
+        let mut e = ev(
+            1,
+            "tool_invocation",
+            json!({"provider": "codex", "callId": "t"}),
+        );
+        e["sessionId"] = json!("");
+        let got: Vec<_> = check(&[e, a, b, c, d], &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(got, [(5, "tool-unknown-call"), (1, "tool-open-at-end")]);
     }
 
     #[test]
