@@ -172,7 +172,7 @@ impl<'o, W: Write> Converter<'o, W> {
                     sticky: self.sticky,
                     ..Cx::default()
                 };
-                let result = (p.convert)(text, &probe, &mut cx);
+                let result = convert_guarded(p, text, &probe, &mut cx);
                 self.sticky = cx.sticky;
                 match result {
                     Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),
@@ -197,6 +197,12 @@ impl<'o, W: Write> Converter<'o, W> {
         name: &str,
         diag: &mut Diag,
     ) -> io::Result<bool> {
+        if cx.events.is_empty() {
+            // Every line is accounted for: one that maps to nothing is kept as a `raw` event.
+            let why = "nothing in this line maps to an event".to_string();
+            self.write_raw(text, lineno, provider, why)?;
+            return Ok(true);
+        }
         let anchor = match cx.anchor.as_deref().filter(|a| !a.is_empty()) {
             Some(a) => Cow::Borrowed(a),
             None => Cow::Owned(content_id(text, lineno)),
@@ -385,6 +391,50 @@ fn last_wins<K: Eq + std::hash::Hash + Clone, V>(members: &mut Vec<(K, V)>) {
     *members = out;
 }
 
+thread_local! {
+    /// Set while a converter runs: its panic message is kept, not printed.
+    static IN_CONVERTER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static PANIC_MESSAGE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Runs a provider's converter. A panic in it (a bug: they must not panic) is caught and the
+/// line becomes a `raw` event saying so, instead of ending the run and losing the rest of the
+/// stream. Fuzzing builds (`--cfg fuzzing`) let it through, for the fuzzer to report.
+fn convert_guarded<'a>(
+    p: &Provider,
+    text: &'a str,
+    probe: &Probe<'a>,
+    cx: &mut Cx<'a>,
+) -> Result<(), crate::providers::Unmapped> {
+    if cfg!(fuzzing) {
+        return (p.convert)(text, probe, cx);
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_CONVERTER.with(std::cell::Cell::get) {
+                PANIC_MESSAGE.with(|m| *m.borrow_mut() = info.to_string().replace('\n', " "));
+            } else {
+                previous(info)
+            }
+        }));
+    });
+    IN_CONVERTER.with(|f| f.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (p.convert)(text, probe, &mut *cx)
+    }));
+    IN_CONVERTER.with(|f| f.set(false));
+    result.unwrap_or_else(|_| {
+        cx.events.clear();
+        let msg = PANIC_MESSAGE.with(|m| std::mem::take(&mut *m.borrow_mut()));
+        Err(crate::providers::Unmapped(format!(
+            "internal error in the {} converter, please report it: {msg}",
+            p.name
+        )))
+    })
+}
+
 /// Hands each complete line written to it to a callback: lets the subcommands consume the
 /// converter's output as a stream of event lines.
 pub struct LineSink<F: FnMut(&[u8]) -> io::Result<()>> {
@@ -478,6 +528,10 @@ fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
             format!("truncated JSON: the input ended inside this line ({msg})")
         }
         Category::Eof => format!("truncated JSON: {msg}"),
+        // Valid JSON, but which of the two values counts is anyone's guess.
+        Category::Data if msg.starts_with("duplicate field") => {
+            format!("ambiguous JSON: {}", msg.replacen("field", "member", 1))
+        }
         _ => format!("invalid JSON: {msg}"),
     };
     (col, msg)

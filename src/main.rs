@@ -4,8 +4,8 @@ mod cli;
 mod compat;
 mod convert;
 mod detect;
-mod diff;
 mod diag;
+mod diff;
 mod event;
 mod input;
 mod output;
@@ -31,7 +31,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let code = e.exit_code();
-            let _ = e.print();
+            // Help and version go to standard output: a failure to write them is an error too.
+            if let Err(w) = e.print() {
+                if w.kind() != std::io::ErrorKind::BrokenPipe {
+                    eprintln!("insights: cannot write to standard output: {w}");
+                    return ExitCode::from(2);
+                }
+            }
             return ExitCode::from(code.clamp(0, 255) as u8);
         }
     };

@@ -133,12 +133,17 @@ impl<'a> Redactor<'a> {
             }
             match b {
                 b'"' | b'\n' => return i,
+                b'\\' if src.get(i + 1) == Some(&b'\n') => return i + 1,
                 b'\\' => {
                     i = (i + 2).min(src.len());
                     esc_end = i;
                 }
                 _ => {
                     let boundary = i == esc_end || !is_word(src[i - 1]);
+                    if !boundary && b != b'=' && b != b':' {
+                        i += 1; // inside a word: no matcher starts here
+                        continue;
+                    }
                     i = match self.at(i, start, boundary) {
                         Some(next) => next,
                         None => i + 1,
@@ -438,6 +443,7 @@ fn string_end(src: &[u8], from: usize) -> usize {
     while i < src.len() {
         match src[i] {
             b'"' | b'\n' => return i,
+            b'\\' if src.get(i + 1) == Some(&b'\n') => return i + 1,
             b'\\' => i += 2,
             _ => i += 1,
         }
@@ -631,6 +637,33 @@ mod tests {
             redact(b"{\"a\":\"nothing here\"}\n"),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn invalid_json_never_loses_a_line_end() {
+        // Found by fuzzing: a backslash before a line end, a pair value or a private key
+        // running into the next line.
+        for input in [
+            "{\"a\":\"x\\\n-----BEGIN RSA PRIVATE KEY-----\"}\n",
+            "{\"a\":\"-----BEGIN RSA PRIVATE KEY-----\\\nb\"}\n",
+            "{\"a\":\"password=abc\ndef\"}\n",
+            "{\"a\":\"\\\"password\\\": \\\"ab\nc\"}\n",
+        ] {
+            let out = r(input);
+            assert_eq!(
+                out.matches('\n').count(),
+                input.matches('\n').count(),
+                "{input:?} -> {out:?}"
+            );
+            assert_eq!(r(&out), out, "idempotent");
+        }
+        // Found by fuzzing: a URL scheme after a sensitive name was redacted twice.
+        let once = r("{\"a\":\"total_token://user:pw@s\"}");
+        assert_eq!(
+            once,
+            "{\"a\":\"total_token://user:[REDACTED:url-password]@s\"}"
+        );
+        assert_eq!(r(&once), once);
     }
 
     #[test]

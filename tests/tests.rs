@@ -9,6 +9,7 @@ mod golden;
 mod providers;
 mod reduce;
 mod replay;
+mod robustness;
 mod schema;
 mod util;
 mod validate;

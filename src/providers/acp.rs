@@ -721,7 +721,10 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             elapsed_ms: None,
             parent_call_id: None,
             title: u.title,
-            input: u.raw_input.filter(|i| is_object(i) && i.get() != "{}").map(Json::Raw),
+            input: u
+                .raw_input
+                .filter(|i| is_object(i) && i.get() != "{}")
+                .map(Json::Raw),
             locations,
         });
         ext.put_opt(

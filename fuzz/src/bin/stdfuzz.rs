@@ -3,8 +3,11 @@
 //! mutated by a deterministic PRNG, millions of inputs, every one checked in process.
 //!
 //! ```text
-//! cargo run --release --no-default-features --bin stdfuzz -- [--seconds N] [--runs N] [--seed N] [TARGET]...
+//! cargo run --release --no-default-features --features stdfuzz --bin stdfuzz -- [--seconds N] [--runs N] [--seed N] [TARGET]...
 //! ```
+//!
+//! `--write-corpus` writes the seeds to `fuzz/corpus/TARGET/` and `fuzz/insights.dict` for
+//! `cargo fuzz run`; `--list` lists the targets.
 //!
 //! With no TARGET every target runs, each for `--seconds` (default 10) or `--runs` inputs.
 //! A panicking input is written to `fuzz/artifacts/TARGET/crash-HASH` (replay it with
@@ -45,25 +48,111 @@ impl Rng {
 /// Pieces that make JSON and agent output interesting: structure, escapes, type names of
 /// every provider, huge numbers, secrets, terminal escapes.
 const DICT: &[&str] = &[
-    "{", "}", "[", "]", ",", ":", "\"", "\\", "\\\"", "\\\\", "\\n", "\\u0000", "\\ud800",
-    "\\u001b[31m", "\u{1b}[2J", "\u{202e}", "\u{feff}", "\r\n", "\n", "\0", "\u{ff}", "null",
-    "true", "false", "0", "-0", "1e999", "-1e999", "18446744073709551616",
-    "-9223372036854775809", "123456789012345678901234567890", "0.000000000000000000001",
-    "\"type\":", "\"subtype\":", "\"event\":", "\"message\":", "\"method\":", "\"params\":",
-    "\"id\":", "\"result\":", "\"error\":", "\"jsonrpc\":\"2.0\"", "\"msg\":", "\"session_id\":",
-    "\"sessionId\":", "\"uuid\":", "\"timestamp\":", "\"content\":", "\"text\":", "\"seq\":",
-    "\"line\":", "\"raw\":", "\"item\":", "\"update\":", "\"sessionUpdate\":", "\"tool_use\"",
-    "\"tool_result\"", "\"assistant\"", "\"user\"", "\"system\"", "\"result\"", "\"init\"",
-    "\"stream_event\"", "\"control_request\"", "\"control_response\"", "\"item.started\"",
-    "\"item.completed\"", "\"turn.completed\"", "\"thread.started\"", "\"session/update\"",
-    "\"session/request_permission\"", "\"agent_message_chunk\"", "\"tool_call\"",
-    "\"tool_call_update\"", "\"codex/event\"", "\"item/started\"", "\"turn/completed\"",
-    "\"message\"", "\"tool_call\"", "\"step_start\"", "\"step_finish\"", "\"thinking\"",
-    "\"text\"", "\"session_init\"", "\"tool_invocation\"", "\"tool_completion\"",
-    "\"stream_delta\"", "\"turn_complete\"", "\"subagent_spawn\"", "\"permission_request\"",
-    "\"permission_response\"", "sk-ant-api03-", "sk-proj-", "AIza", "ghp_", "github_pat_",
-    "AKIA", "xoxb-", "Bearer ", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
-    "password=", "\\\"password\\\": \\\"", "://user:pw@", "[REDACTED:",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"",
+    "\\",
+    "\\\"",
+    "\\\\",
+    "\\n",
+    "\\u0000",
+    "\\ud800",
+    "\\u001b[31m",
+    "\u{1b}[2J",
+    "\u{202e}",
+    "\u{feff}",
+    "\r\n",
+    "\n",
+    "\0",
+    "\u{ff}",
+    "null",
+    "true",
+    "false",
+    "0",
+    "-0",
+    "1e999",
+    "-1e999",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "123456789012345678901234567890",
+    "0.000000000000000000001",
+    "\"type\":",
+    "\"subtype\":",
+    "\"event\":",
+    "\"message\":",
+    "\"method\":",
+    "\"params\":",
+    "\"id\":",
+    "\"result\":",
+    "\"error\":",
+    "\"jsonrpc\":\"2.0\"",
+    "\"msg\":",
+    "\"session_id\":",
+    "\"sessionId\":",
+    "\"uuid\":",
+    "\"timestamp\":",
+    "\"content\":",
+    "\"text\":",
+    "\"seq\":",
+    "\"line\":",
+    "\"raw\":",
+    "\"item\":",
+    "\"update\":",
+    "\"sessionUpdate\":",
+    "\"tool_use\"",
+    "\"tool_result\"",
+    "\"assistant\"",
+    "\"user\"",
+    "\"system\"",
+    "\"result\"",
+    "\"init\"",
+    "\"stream_event\"",
+    "\"control_request\"",
+    "\"control_response\"",
+    "\"item.started\"",
+    "\"item.completed\"",
+    "\"turn.completed\"",
+    "\"thread.started\"",
+    "\"session/update\"",
+    "\"session/request_permission\"",
+    "\"agent_message_chunk\"",
+    "\"tool_call\"",
+    "\"tool_call_update\"",
+    "\"codex/event\"",
+    "\"item/started\"",
+    "\"turn/completed\"",
+    "\"message\"",
+    "\"tool_call\"",
+    "\"step_start\"",
+    "\"step_finish\"",
+    "\"thinking\"",
+    "\"text\"",
+    "\"session_init\"",
+    "\"tool_invocation\"",
+    "\"tool_completion\"",
+    "\"stream_delta\"",
+    "\"turn_complete\"",
+    "\"subagent_spawn\"",
+    "\"permission_request\"",
+    "\"permission_response\"",
+    "sk-ant-api03-",
+    "sk-proj-",
+    "AIza",
+    "ghp_",
+    "github_pat_",
+    "AKIA",
+    "xoxb-",
+    "Bearer ",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "password=",
+    "\\\"password\\\": \\\"",
+    "://user:pw@",
+    "[REDACTED:",
 ];
 
 /// Seeds: every `*.jsonl` under `testdata/`, in pieces of a few lines (at most 16 KiB), so a
@@ -208,7 +297,10 @@ fn short(msg: &str) -> String {
 }
 
 fn line_start(b: &[u8], i: usize) -> usize {
-    b[..i].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1)
+    b[..i]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1)
 }
 
 fn fnv(b: &[u8]) -> u64 {
@@ -259,6 +351,39 @@ fn args() -> Args {
                 let t = it.next().expect("--replay TARGET FILE");
                 let f = it.next().expect("--replay TARGET FILE");
                 a.replay = Some((t, f.into()));
+            }
+            "--write-corpus" => {
+                // Seeds for `cargo fuzz run`: fuzz/corpus/TARGET/, and the dictionary.
+                let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+                let seeds = seeds(&dir.join("../testdata"));
+                for t in targets::names() {
+                    let d = dir.join("corpus").join(&t);
+                    std::fs::create_dir_all(&d).expect("create corpus dir");
+                    for s in &seeds {
+                        std::fs::write(d.join(format!("seed-{:016x}", fnv(s))), s)
+                            .expect("write seed");
+                    }
+                }
+                let dict: String = DICT
+                    .iter()
+                    .map(|w| {
+                        let esc: String = w
+                            .bytes()
+                            .map(|b| match b {
+                                b'"' | b'\\' => format!("\\{}", b as char),
+                                0x20..=0x7e => (b as char).to_string(),
+                                _ => format!("\\x{b:02X}"),
+                            })
+                            .collect();
+                        format!("\"{esc}\"\n")
+                    })
+                    .collect();
+                std::fs::write(dir.join("insights.dict"), dict).expect("write dict");
+                println!(
+                    "{} seeds for each target in fuzz/corpus/, fuzz/insights.dict",
+                    seeds.len()
+                );
+                std::process::exit(0);
             }
             "--list" => {
                 for n in targets::names() {
@@ -311,7 +436,7 @@ fn main() -> ExitCode {
     let seeds = seeds(&fuzz_dir.join("../testdata"));
     assert!(!seeds.is_empty(), "no seeds under testdata/");
     let budget = Duration::from_secs(a.seconds.unwrap_or(10));
-    let mut found = 0;
+    let (mut found, mut failed) = (0, 0u64);
     for name in &names {
         let run = targets::by_name(name).unwrap_or_else(|| panic!("no target {name}"));
         let mut rng = Rng(a.seed ^ fnv(name.as_bytes()));
@@ -326,10 +451,11 @@ fn main() -> ExitCode {
             if done {
                 break;
             }
-            // Seeds as they are first, then mutations of them.
+            // Seeds as they are and mutations of them in turn, so that even a short run
+            // mutates.
             input.clear();
-            let s = execs as usize;
-            if s < seeds.len() {
+            let s = execs as usize / 2;
+            if execs % 2 == 0 && s < seeds.len() {
                 input.extend_from_slice(&seeds[s]);
             } else {
                 input.extend_from_slice(&seeds[rng.below(seeds.len())]);
@@ -352,7 +478,11 @@ fn main() -> ExitCode {
             } else if t0.elapsed() > Duration::from_secs(1) {
                 slow += 1;
                 let p = save(&fuzz_dir, name, "slow", &input);
-                println!("{name}: slow input ({:?}), saved to {}", t0.elapsed(), p.display());
+                println!(
+                    "{name}: slow input ({:?}), saved to {}",
+                    t0.elapsed(),
+                    p.display()
+                );
             }
         }
         let secs = start.elapsed().as_secs_f64();
@@ -362,7 +492,13 @@ fn main() -> ExitCode {
         );
         let _ = std::io::stdout().flush();
         found += crashes + slow;
+        failed += u64::from(crashes + slow > 0);
     }
+    // A closing line CI can read.
+    println!(
+        "stdfuzz: {} passed, {failed} failed",
+        names.len() as u64 - failed
+    );
     if found > 0 {
         ExitCode::from(1)
     } else {
