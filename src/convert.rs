@@ -470,29 +470,6 @@ impl<F: FnMut(&[u8]) -> io::Result<()>> Write for LineSink<F> {
     }
 }
 
-/// Reads `sources` (normalized events or any provider's output) and hands every resulting
-/// InsightsEvent line to `f`, in order, as soon as it is known (whenever no further input line
-/// is ready). Unreadable input lines are reported on `diag`, as in conversion. This is how
-/// `validate`, `replay` and `reduce` read their input.
-pub fn for_each_event(
-    sources: &[Source],
-    opts: &Options,
-    diag: &mut Diag,
-    f: impl FnMut(&[u8]) -> io::Result<()>,
-) -> anyhow::Result<Stats> {
-    let mut out = Out::new(LineSink::new(f));
-    let mut conv = Converter::new(opts, &mut out);
-    for src in sources {
-        conv.run_source(src, diag)?;
-        if conv.stats.stopped {
-            break;
-        }
-    }
-    let stats = std::mem::take(&mut conv.stats);
-    out.flush()?;
-    Ok(stats)
-}
-
 /// The line as a borrowed raw JSON value (the line is known to be valid JSON).
 fn raw_of(text: &str) -> Option<&RawValue> {
     serde_json::from_str::<&RawValue>(text).ok()
@@ -631,30 +608,6 @@ mod tests {
             })
             .collect();
         assert_ne!(ids[0], ids[1]);
-    }
-
-    #[test]
-    fn for_each_event_streams_lines() {
-        let mut seen = Vec::new();
-        let mut diag = Diag::new(false);
-        let dir = std::env::temp_dir().join(format!("insights-fee-{}", std::process::id()));
-        std::fs::write(
-            &dir,
-            "{\"type\":\"keep_alive\"}\n\nnope\n{\"type\":\"keep_alive\",\"n\":1}\n",
-        )
-        .unwrap();
-        let stats = for_each_event(&[Source::File(dir.clone())], &opts(), &mut diag, |l| {
-            seen.push(
-                serde_json::from_slice::<Value>(l).unwrap()["seq"]
-                    .as_u64()
-                    .unwrap(),
-            );
-            Ok(())
-        })
-        .unwrap();
-        std::fs::remove_file(&dir).unwrap();
-        assert_eq!(seen, [1, 2]);
-        assert_eq!((stats.events, diag.bad_lines), (2, 1));
     }
 
     #[test]
