@@ -284,6 +284,12 @@ impl<'a> Redactor<'a> {
     /// NAME (optionally in escaped quotes: `\"password\": \"…\"`).
     fn pair(&mut self, i: usize, start: usize) -> Option<usize> {
         let src = self.src;
+        // The name is text after the last redaction: a secret already replaced is not part of
+        // it (else a second pass would judge another name).
+        let start = start.max(self.copied);
+        if start > i {
+            return None;
+        }
         let mut name_end = i;
         while name_end > start && src[name_end - 1] == b' ' {
             name_end -= 1;
@@ -413,7 +419,9 @@ pub const KINDS: &[&str] = &[
 
 /// Whether a pair's name is sensitive, and the kind of its value.
 fn sensitive(name: &[u8]) -> Option<&'static str> {
-    if name.len() > 64 {
+    // Only names that are identifiers: a name holding anything else (quotes, spaces, or a
+    // redaction of its own) is text, and judging it would make redaction not idempotent.
+    if name.len() > 64 || !name.iter().all(|&b| is_key_char(b) || b == b'.') {
         return None;
     }
     let mut buf = [0u8; 64];
@@ -681,6 +689,21 @@ mod tests {
             assert_eq!(once, want);
             assert_eq!(text(&once), once);
         }
+        // Found by fuzzing: a pair's name running into a secret redacted just before it.
+        let once =
+            text("ghp_R4nd0mL00k1ngT0k3nV4lu3F0rT3st1ng00AAAAAAAAAAAAAAAAAAAAAAAAAA.7token_=abc");
+        assert_eq!(once, "[REDACTED:github-token].7token_=[REDACTED:secret]");
+        assert_eq!(text(&once), once);
+        // Found by fuzzing: a member name holding a pair (`\"password\": \"…\"`) was judged
+        // sensitive only once its own value had been redacted.
+        let line =
+            r#"{"x\"password\": \"hunter2hunter2hunter2hunter2hunter2hunter2\" password":"v"}"#;
+        let once = r(line);
+        assert_eq!(
+            once,
+            r#"{"x\"password\": \"[REDACTED:password]\" password":"v"}"#
+        );
+        assert_eq!(r(&once), once);
     }
 
     #[test]
