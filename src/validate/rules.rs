@@ -323,8 +323,9 @@ fn hash64(k: &impl Hash) -> u64 {
 /// Open ones are kept whole; closed ones only as a hash.
 #[derive(Default)]
 struct Ledger {
-    /// Key → the line that opened it.
-    open: HashMap<(String, String), u64>,
+    /// Key → the line that opened it, and whether an interruption excuses it from being
+    /// closed.
+    open: HashMap<(String, String), (u64, bool)>,
     closed: HashSet64,
 }
 
@@ -341,7 +342,7 @@ impl Ledger {
         if self.closed.contains(&hash64(&k)) || self.open.contains_key(&k) {
             return false;
         }
-        self.open.insert(k, line);
+        self.open.insert(k, (line, false));
         true
     }
 
@@ -363,9 +364,29 @@ impl Ledger {
         self.open.contains_key(&k) || self.closed.contains(&hash64(&k))
     }
 
+    /// What is open in `session` (everywhere when `None`) need not be closed any more.
+    fn excuse(&mut self, session: Option<&str>) {
+        for ((s, _), (_, excused)) in self.open.iter_mut() {
+            if session.is_none_or(|x| x == s) {
+                *excused = true;
+            }
+        }
+    }
+
+    /// Opened and closed.
+    fn closed(&self, session: &str, key: &str) -> bool {
+        let k = (session.to_owned(), key.to_owned());
+        self.closed.contains(&hash64(&k))
+    }
+
     /// What is still open, by the line that opened it.
     fn take_open(&mut self) -> Vec<(u64, String, String)> {
-        let mut v: Vec<_> = self.open.drain().map(|((s, k), l)| (l, s, k)).collect();
+        let mut v: Vec<_> = self
+            .open
+            .drain()
+            .filter(|(_, (_, excused))| !excused)
+            .map(|((s, k), (l, _))| (l, s, k))
+            .collect();
         v.sort();
         v
     }
@@ -409,6 +430,8 @@ impl DeltaKind {
 struct Block {
     index: Option<u64>,
     call_id: Option<String>,
+    /// A `blockStart` opened it.
+    opened: bool,
     /// The kind of its deltas and the line of the first; `None` until a delta arrives.
     deltas: Option<(DeltaKind, u64)>,
     finished: bool,
@@ -421,8 +444,16 @@ impl Block {
 }
 
 /// One stream of messages: a session's main agent, or one of its subagents.
+///
+/// Only *framed* blocks are tracked: those opened by a `blockStart`, or streamed inside a
+/// message opened by `messageStart` (Claude Code, Qwen Code, Codex). Their provider sends the
+/// final event of each block. Bare deltas, with neither, are how delta-only providers stream
+/// (Gemini, ACP, Cursor's thinking, AceClaw): the deltas are the whole content and nothing
+/// final follows, so they are not tracked.
 #[derive(Default)]
 struct Stream {
+    /// A `messageStart` opened the current message.
+    framed: bool,
     blocks: Vec<Block>,
 }
 
@@ -434,6 +465,7 @@ impl Stream {
                 self.blocks.push(Block {
                     index,
                     call_id: None,
+                    opened: false,
                     deltas: None,
                     finished: false,
                 });
@@ -456,8 +488,10 @@ struct Turns {
 pub struct Checker {
     last_seq: Option<(u64, u64)>,
     ids: HashMap64<u64>,
-    /// Sessions whose session_init has been seen (or whose absence was reported).
+    /// Sessions whose session_init has been seen.
     sessions: HashSet<String>,
+    /// Sessions without a session_init so far: the line and type of their first event.
+    early: HashMap<String, (u64, String)>,
     tools: Ledger,
     permissions: Ledger,
     subagents: Ledger,
@@ -594,9 +628,12 @@ impl Checker {
                 self.end_streams(Some(s), !f.is_error, out);
             }
             "session_status" if f.status == Some("interrupted") => {
-                // An interrupted stream need not be finished. Control messages carry no session.
+                // An interrupted stream need not be finished, nor a running call completed
+                // (ACP leaves marking them cancelled to the client). Control messages carry no
+                // session.
                 let only = (!f.session.is_empty()).then_some(s);
                 self.end_streams(only, false, out);
+                self.tools.excuse(only);
             }
             "stream_delta" => self.stream_delta(f, s, line, out),
             "text" => {
@@ -649,20 +686,25 @@ impl Checker {
         match f.event {
             "session_init" => {
                 self.sessions.insert(s.to_owned());
+                if let Some((first, ev)) = self.early.remove(s) {
+                    out.push(
+                        Rule::SessionInitFirst,
+                        first,
+                        format!(
+                            "{ev} of session {:?} came before the session's session_init (line {line})",
+                            f.session
+                        ),
+                    );
+                }
             }
             // Claude Code runs SessionStart hooks before it reports the session.
             "hook" => {}
+            // Until the session_init comes, if it does: some providers (OpenCode) report no
+            // session start at all.
             ev => {
-                out.push(
-                    Rule::SessionInitFirst,
-                    line,
-                    format!(
-                        "{ev} of session {:?} before the session's session_init",
-                        f.session
-                    ),
-                );
-                // Once per session.
-                self.sessions.insert(s.to_owned());
+                if !self.early.contains_key(s) {
+                    self.early.insert(s.to_owned(), (line, ev.to_owned()));
+                }
             }
         }
     }
@@ -705,23 +747,39 @@ impl Checker {
                 if let Some(s) = self.streams.remove(&key) {
                     Checker::report_unfinished(&s, "before the next message", true, out);
                 }
-                self.streams.insert(key, Stream::default());
+                let stream = Stream {
+                    framed: true,
+                    blocks: Vec::new(),
+                };
+                self.streams.insert(key, stream);
             }
             Some("blockStart") => {
-                let b = self.streams.entry(key).or_default().block(f.block_index);
+                let stream = self.streams.entry(key).or_default();
+                // A block of the same index that is done, or never streamed, is over: this
+                // starts a new one (Codex gives its items no index).
+                stream
+                    .blocks
+                    .retain(|b| b.index != f.block_index || b.pending().is_some());
+                let b = stream.block(f.block_index);
+                b.opened = true;
                 if let Some(c) = f.call_id {
                     b.call_id = Some(c.to_owned());
                 }
             }
             Some(k) => {
-                if let Some(k) = DeltaKind::of(k) {
-                    let b = self.streams.entry(key).or_default().block(f.block_index);
-                    if b.deltas.is_none() {
-                        b.deltas = Some((k, line));
-                    }
-                    if b.call_id.is_none() {
-                        b.call_id = f.call_id.map(str::to_owned);
-                    }
+                let Some(k) = DeltaKind::of(k) else { return };
+                let Some(stream) = self.streams.get_mut(&key) else {
+                    return; // a bare delta: see Stream
+                };
+                if !stream.framed && !stream.blocks.iter().any(|b| b.index == f.block_index) {
+                    return; // a bare delta: see Stream
+                }
+                let b = stream.block(f.block_index);
+                if b.deltas.is_none() {
+                    b.deltas = Some((k, line));
+                }
+                if b.call_id.is_none() {
+                    b.call_id = f.call_id.map(str::to_owned);
                 }
             }
             None => {}
@@ -823,6 +881,12 @@ impl Checker {
             );
         }
         for (line, s, c) in self.subagents.take_open() {
+            // The call that spawned it completed, so the subagent is over, even without a
+            // subagent_complete (which Amp's output gives no ground for, and CC-Insights never
+            // builds).
+            if self.tools.closed(&s, &c) {
+                continue;
+            }
             let s = session_of(&s);
             out.push(
                 Rule::SubagentOpenAtEnd,
@@ -872,7 +936,11 @@ mod tests {
     }
 
     fn init() -> Value {
-        ev(1, "session_init", json!({}))
+        init_at(1)
+    }
+
+    fn init_at(n: u64) -> Value {
+        ev(n, "session_init", json!({}))
     }
 
     #[test]
@@ -1002,6 +1070,55 @@ mod tests {
     }
 
     #[test]
+    fn a_subagent_whose_call_completed_is_over() {
+        // Amp: the Task call completes, and no subagent_complete follows.
+        let evs = [
+            init(),
+            ev(2, "tool_invocation", json!({"callId": "a"})),
+            ev(3, "subagent_spawn", json!({"callId": "a"})),
+            ev(
+                4,
+                "tool_invocation",
+                json!({"callId": "b", "parentCallId": "a"}),
+            ),
+            ev(
+                5,
+                "tool_completion",
+                json!({"callId": "b", "parentCallId": "a"}),
+            ),
+            ev(6, "tool_completion", json!({"callId": "a"})),
+            ev(7, "tool_invocation", json!({"callId": "c"})),
+            ev(8, "subagent_spawn", json!({"callId": "c"})),
+        ];
+        let got: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(got, [(7, "tool-open-at-end"), (8, "subagent-open-at-end")]);
+    }
+
+    #[test]
+    fn an_interruption_excuses_running_calls() {
+        let interrupt = ev(4, "session_status", json!({"status": "interrupted"}));
+        let mut other = ev(5, "tool_invocation", json!({"callId": "u"}));
+        other["sessionId"] = json!("other");
+        let evs = [
+            init(),
+            ev(2, "tool_invocation", json!({"callId": "t"})),
+            ev(3, "tool_invocation", json!({"callId": "done"})),
+            interrupt,
+            other,
+            ev(6, "tool_completion", json!({"callId": "done"})),
+            ev(7, "tool_invocation", json!({"callId": "later"})),
+        ];
+        let got: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(got, [(5, "tool-open-at-end"), (7, "tool-open-at-end")]);
+    }
+
+    #[test]
     fn turns_only_where_starts_are_present() {
         let no_starts = [init(), ev(2, "turn_complete", json!({}))];
         assert_eq!(check(&no_starts, &Policy::default()), []);
@@ -1033,6 +1150,29 @@ mod tests {
         assert_eq!(
             check(&evs, &Policy::default()),
             [(3, "session-init-first", Level::Error)]
+        );
+    }
+
+    #[test]
+    fn a_session_that_never_reports_its_start_is_fine() {
+        // OpenCode's output has no session start: nothing to come first.
+        let evs = [
+            ev(1, "stream_delta", json!({"kind": "messageStart"})),
+            ev(2, "text", json!({"kind": "text"})),
+            ev(3, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&evs, &Policy::default()), []);
+        // Codex app-server: an event of the session, then its session_init. Reported once, at
+        // the first early event.
+        let evs = [
+            ev(1, "session_mode", json!({"currentModeId": "never"})),
+            ev(2, "config_options", json!({})),
+            init_at(3),
+            ev(4, "notice", json!({})),
+        ];
+        assert_eq!(
+            check(&evs, &Policy::default()),
+            [(1, "session-init-first", Level::Error)]
         );
     }
 
@@ -1072,6 +1212,63 @@ mod tests {
                 (3, "stream-unfinished", Level::Error),
                 (5, "stream-unfinished", Level::Error),
                 (8, "stream-open-at-end", Level::Warning),
+            ]
+        );
+    }
+
+    #[test]
+    fn bare_deltas_need_no_final_event() {
+        // Gemini, ACP, AceClaw: deltas with neither messageStart nor blockStart are the whole
+        // content; a turn_complete (or the log's end) comes and nothing else.
+        let bare = [
+            init(),
+            delta(2, "text", json!({})),
+            delta(3, "thinking", json!({})),
+            ev(4, "turn_complete", json!({})),
+            delta(5, "text", json!({})),
+        ];
+        assert_eq!(check(&bare, &Policy::default()), []);
+        // Cursor: a blockStop ends bare thinking deltas.
+        let cursor = [
+            init(),
+            delta(2, "thinking", json!({})),
+            delta(3, "blockStop", json!({})),
+            ev(4, "text", json!({"kind": "text"})),
+            ev(5, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&cursor, &Policy::default()), []);
+    }
+
+    #[test]
+    fn blocks_opened_by_block_start_need_their_final_event() {
+        // Codex: blockStart without messageStart or index; each item is a new block.
+        let good = [
+            init(),
+            delta(2, "blockStart", json!({})),
+            delta(3, "text", json!({})),
+            ev(4, "text", json!({"kind": "text"})),
+            delta(5, "blockStart", json!({})),
+            delta(6, "text", json!({})),
+            ev(7, "text", json!({"kind": "text"})),
+            ev(8, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&good, &Policy::default()), []);
+        let bad = [
+            init(),
+            delta(2, "blockStart", json!({})),
+            delta(3, "text", json!({})),
+            ev(4, "text", json!({"kind": "text"})),
+            delta(5, "blockStart", json!({})),
+            delta(6, "text", json!({})),
+            ev(7, "turn_complete", json!({})),
+            delta(8, "blockStart", json!({"blockIndex": 0})),
+            delta(9, "thinking", json!({"blockIndex": 0})),
+        ];
+        assert_eq!(
+            check(&bad, &Policy::default()),
+            [
+                (6, "stream-unfinished", Level::Error),
+                (9, "stream-open-at-end", Level::Warning),
             ]
         );
     }
