@@ -5,7 +5,8 @@
 //! `insights convert`, one line at a time), and each event it yields is checked in its place.
 //! Every event is validated against the schema and then fed to the rule engine.
 
-use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule};
+use super::fast::FastSchema;
+use super::rules::{Checker, Facts, Finding, Findings, OwnedFacts, Policy, Rule};
 use crate::convert::{Converter, Options};
 use crate::detect::{Detector, Probe, Route};
 use crate::diag::Diag;
@@ -23,6 +24,8 @@ use std::sync::mpsc;
 /// What every log is checked with, shared by the worker threads.
 pub struct Context<'a> {
     pub schema: &'a Validator,
+    /// The same schema, for the fast check that spares most events the full one.
+    pub fast: &'a FastSchema,
     pub opts: &'a Options,
     pub policy: &'a Policy,
 }
@@ -91,11 +94,14 @@ pub fn check_source(src: &Source, cx: &Context, pipelined: bool) -> FileReport {
 
 /// What the reading stage hands to the judging stage, in input order.
 enum Item {
-    /// An event parsed from line `line`; `normalized`: the line was an InsightsEvent already.
+    /// An event read from line `line`; `normalized`: the line was an InsightsEvent already.
+    /// `facts` is `None` for a JSON value that is not an object; `schema` holds the schema
+    /// violations (pointer, message).
     Event {
         line: u64,
         normalized: bool,
-        value: Value,
+        facts: Option<OwnedFacts>,
+        schema: Vec<(String, String)>,
     },
     Unreadable {
         line: u64,
@@ -271,14 +277,16 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         };
         // What `insights` writes starts so: an InsightsEvent, with no need to probe it.
         if text.starts_with("{\"event\":\"") {
+            if let Some(f) = self.cx.fast.check(text) {
+                self.read.health.normalized += 1;
+                self.read.events += 1;
+                self.emit_fast(&f.facts(), lineno, true);
+                return;
+            }
             if let Ok(value) = serde_json::from_str(text) {
                 self.read.health.normalized += 1;
                 self.read.events += 1;
-                (self.emit)(Item::Event {
-                    line: lineno,
-                    normalized: true,
-                    value,
-                });
+                self.emit_value(&value, lineno, true);
                 return;
             }
         }
@@ -353,6 +361,12 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
     /// Parses one event and hands it on; returns the reason of a `raw` event.
     fn event(&mut self, text: &str, line: u64, normalized: bool) -> Option<String> {
         self.read.events += 1;
+        if let Some(f) = self.cx.fast.check(text) {
+            let f = f.facts();
+            let raw = (f.event == "raw").then(|| f.reason.unwrap_or("").to_owned());
+            self.emit_fast(&f, line, normalized);
+            return raw;
+        }
         let value: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
@@ -370,13 +384,46 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
             let reason = value.get("reason").and_then(Value::as_str);
             reason.unwrap_or("").to_owned()
         });
+        self.emit_value(&value, line, normalized);
+        raw
+    }
+
+    /// Hands on an event the fast check found valid.
+    fn emit_fast(&mut self, f: &Facts, line: u64, normalized: bool) {
         (self.emit)(Item::Event {
             line,
             normalized,
-            value,
+            facts: Some(OwnedFacts::of(f)),
+            schema: Vec::new(),
         });
-        raw
     }
+
+    /// Hands on an event checked the slow way: the full validator, facts from the `Value`.
+    fn emit_value(&mut self, value: &Value, line: u64, normalized: bool) {
+        let (schema, facts) = slow_check(self.cx, value);
+        (self.emit)(Item::Event {
+            line,
+            normalized,
+            facts,
+            schema,
+        });
+    }
+}
+
+/// The schema violations (pointer, message) of `value`, unless the schema rule is allowed,
+/// and the facts of the event.
+pub(super) fn slow_check(
+    cx: &Context,
+    value: &Value,
+) -> (Vec<(String, String)>, Option<OwnedFacts>) {
+    let mut schema = Vec::new();
+    if cx.policy.level(Rule::Schema).is_some() && !cx.schema.is_valid(value) {
+        for e in cx.schema.iter_errors(value) {
+            schema.push((e.instance_path().to_string(), e.to_string()));
+        }
+    }
+    let facts = value.as_object().map(|m| OwnedFacts::of(&Facts::of(m)));
+    (schema, facts)
 }
 
 /// What the judging stage found.
@@ -387,9 +434,8 @@ struct Judged {
     omitted: Vec<(Rule, u64)>,
 }
 
-/// The judging stage: each event against the schema and the rules, in order.
+/// The judging stage: the schema violations found while reading, and the rules, in order.
 struct Judge<'a> {
-    schema: &'a Validator,
     findings: Findings<'a>,
     checker: Checker,
 }
@@ -397,7 +443,6 @@ struct Judge<'a> {
 impl<'a> Judge<'a> {
     fn new(cx: &Context<'a>) -> Judge<'a> {
         Judge {
-            schema: cx.schema,
             findings: Findings::new(cx.policy),
             checker: Checker::new(),
         }
@@ -420,22 +465,18 @@ impl<'a> Judge<'a> {
             Item::Event {
                 line,
                 normalized,
-                value,
-            } => self.event(&value, line, normalized),
-        }
-    }
-
-    fn event(&mut self, value: &Value, line: u64, normalized: bool) {
-        if self.findings.wants(Rule::Schema) && !self.schema.is_valid(value) {
-            for e in self.schema.iter_errors(value) {
-                let at = e.instance_path().to_string();
-                self.findings
-                    .push_at(Rule::Schema, line, None, Some(at), e.to_string());
+                facts,
+                schema,
+            } => {
+                for (at, message) in schema {
+                    self.findings
+                        .push_at(Rule::Schema, line, None, Some(at), message);
+                }
+                if let Some(f) = facts {
+                    self.checker
+                        .event(&f.facts(), line, normalized, &mut self.findings);
+                }
             }
-        }
-        if let Value::Object(m) = value {
-            self.checker
-                .event(&Facts::of(m), line, normalized, &mut self.findings);
         }
     }
 
@@ -517,10 +558,12 @@ mod tests {
     fn run(input: &str) -> FileReport {
         let schema: Value = serde_json::from_str(crate::schema::EVENT_SCHEMA).unwrap();
         let v = super::super::compile(&schema).unwrap();
+        let fast = FastSchema::compile(&schema);
         let o = opts();
         let p = Policy::default();
         let cx = Context {
             schema: &v,
+            fast: &fast,
             opts: &o,
             policy: &p,
         };

@@ -201,11 +201,6 @@ impl<'p> Findings<'p> {
         }
     }
 
-    /// Whether findings of `rule` are reported at all (skip costly messages otherwise).
-    pub fn wants(&self, rule: Rule) -> bool {
-        self.policy.level(rule).is_some()
-    }
-
     pub fn push(&mut self, rule: Rule, line: u64, message: String) {
         self.push_at(rule, line, None, None, message);
     }
@@ -250,7 +245,7 @@ impl<'p> Findings<'p> {
 
 /// What the rules read from one event. Members that are missing or of the wrong type are
 /// `None` (the schema reports them).
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Facts<'a> {
     pub event: &'a str,
     pub id: Option<&'a str>,
@@ -287,6 +282,74 @@ impl<'a> Facts<'a> {
             is_error: m.get("isError").and_then(Value::as_bool) == Some(true),
             provider: s("provider").unwrap_or(""),
             reason: s("reason"),
+        }
+    }
+}
+
+/// [`Facts`] with their strings owned, in one buffer: what the reading stage hands to the
+/// judging stage.
+#[derive(Debug, Clone)]
+pub struct OwnedFacts {
+    buf: String,
+    /// Where each string of `STRS` is in `buf`; `u32::MAX` for `None`.
+    spans: [(u32, u32); 11],
+    seq: Option<u64>,
+    block_index: Option<u64>,
+    is_error: bool,
+}
+
+impl OwnedFacts {
+    pub fn of(f: &Facts) -> OwnedFacts {
+        let strs = [
+            Some(f.event),
+            f.id,
+            Some(f.session),
+            f.turn_id,
+            f.call_id,
+            f.parent_call_id,
+            f.request_id,
+            f.kind,
+            f.status,
+            Some(f.provider),
+            f.reason,
+        ];
+        let mut buf = String::with_capacity(strs.iter().flatten().map(|s| s.len()).sum());
+        let mut spans = [(u32::MAX, 0); 11];
+        for (span, s) in spans.iter_mut().zip(strs) {
+            if let Some(s) = s {
+                *span = (buf.len() as u32, s.len() as u32);
+                buf.push_str(s);
+            }
+        }
+        OwnedFacts {
+            buf,
+            spans,
+            seq: f.seq,
+            block_index: f.block_index,
+            is_error: f.is_error,
+        }
+    }
+
+    pub fn facts(&self) -> Facts<'_> {
+        let s = |i: usize| -> Option<&str> {
+            let (at, len) = self.spans[i];
+            (at != u32::MAX).then(|| &self.buf[at as usize..(at + len) as usize])
+        };
+        Facts {
+            event: s(0).unwrap_or(""),
+            id: s(1),
+            seq: self.seq,
+            session: s(2).unwrap_or(""),
+            turn_id: s(3),
+            call_id: s(4),
+            parent_call_id: s(5),
+            request_id: s(6),
+            kind: s(7),
+            status: s(8),
+            block_index: self.block_index,
+            is_error: self.is_error,
+            provider: s(9).unwrap_or(""),
+            reason: s(10),
         }
     }
 }
