@@ -5,7 +5,7 @@
 //! `insights convert`, one line at a time), and each event it yields is checked in its place.
 //! Every event is validated against the schema and then fed to the rule engine.
 
-use super::fast::FastSchema;
+use super::fast::{EventFacts, FastSchema};
 use super::rules::{Checker, Facts, Finding, Findings, OwnedFacts, Policy, Rule};
 use crate::convert::{Converter, Options};
 use crate::detect::{Detector, Probe, Route};
@@ -15,6 +15,7 @@ use crate::output::Out;
 use crate::providers::UNKNOWN;
 use jsonschema::Validator;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Read, Write};
@@ -111,33 +112,88 @@ enum Item {
     TooDeep {
         line: u64,
     },
+    /// An event the converter wrote for line `line` of `provider`, not checked yet: its text
+    /// is `text[at..at + len]` of the batch. The judging stage checks it, so that the
+    /// converting thread has time to convert.
+    Converted {
+        line: u64,
+        provider: &'static str,
+        at: usize,
+        len: usize,
+    },
 }
 
-/// Items per message between the two threads of a pipelined log.
+/// What the reading stage hands on.
+enum Piece<'t> {
+    Item(Item),
+    Converted {
+        line: u64,
+        provider: &'static str,
+        text: &'t str,
+    },
+}
+
+/// Items in input order, with the text of the converted events among them.
+#[derive(Default)]
+struct Batch {
+    items: Vec<Item>,
+    text: String,
+}
+
+impl Batch {
+    fn push(&mut self, p: Piece) {
+        let it = match p {
+            Piece::Item(it) => it,
+            Piece::Converted {
+                line,
+                provider,
+                text,
+            } => {
+                let at = self.text.len();
+                self.text.push_str(text);
+                Item::Converted {
+                    line,
+                    provider,
+                    at,
+                    len: text.len(),
+                }
+            }
+        };
+        self.items.push(it);
+    }
+
+    fn full(&self) -> bool {
+        self.items.len() >= BATCH || self.text.len() >= BATCH_TEXT
+    }
+}
+
+/// Items, and bytes of text, per batch between the two threads of a pipelined log.
 const BATCH: usize = 256;
+const BATCH_TEXT: usize = 256 * 1024;
 
 /// Checks every line of `reader`.
 pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bool) -> FileReport {
     let (read, judged) = if pipelined {
         std::thread::scope(|s| {
-            let (tx, rx) = mpsc::sync_channel::<Vec<Item>>(4);
+            let (tx, rx) = mpsc::sync_channel::<Batch>(4);
             let judge = s.spawn(move || {
                 let mut j = Judge::new(cx);
-                for it in rx.into_iter().flatten() {
-                    j.item(it);
+                for b in rx {
+                    for it in b.items {
+                        j.item(it, &b.text);
+                    }
                 }
                 j.finish()
             });
-            let mut batch = Vec::with_capacity(BATCH);
+            let mut batch = Batch::default();
             let mut open = true;
-            let read = read_log(reader, &name, cx, |it| {
+            let read = read_log(reader, &name, cx, |p| {
                 if !open {
                     return; // the judge is gone (it panicked; join reports it)
                 }
-                batch.push(it);
-                if batch.len() == BATCH {
-                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                    open = tx.send(full).is_ok();
+                batch.push(p);
+                if batch.full() {
+                    open = tx.send(std::mem::take(&mut batch)).is_ok();
                 }
             });
             if open {
@@ -151,9 +207,26 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         })
     } else {
         let mut j = Judge::new(cx);
-        let read = read_log(reader, &name, cx, |it| j.item(it));
+        let read = read_log(reader, &name, cx, |p| match p {
+            Piece::Item(it) => j.item(it, ""),
+            Piece::Converted {
+                line,
+                provider,
+                text,
+            } => j.converted(line, provider, text),
+        });
         (read, j.finish())
     };
+    let mut health = read.health;
+    health.unreadable += judged.unreadable;
+    // Raw events among the converted ones were counted by the judging stage.
+    for (p, raw) in judged.raw {
+        let h = health.providers.entry(p).or_default();
+        h.raw += raw.raw;
+        for (reason, n) in raw.reasons {
+            *h.reasons.entry(reason).or_default() += n;
+        }
+    }
     FileReport {
         name,
         lines: read.lines,
@@ -162,7 +235,7 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         warnings: judged.warnings,
         findings: judged.findings,
         omitted: judged.omitted,
-        health: read.health,
+        health,
         io_error: read.io_error,
     }
 }
@@ -178,7 +251,7 @@ struct ReadCounts {
 
 /// The reading stage: splits the log into lines, converts provider lines, parses every event,
 /// and hands each on as an [`Item`].
-fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Item)) -> ReadCounts {
+fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)) -> ReadCounts {
     // The converter writes each event straight into `converted` (a buffer of capacity 0 passes
     // every write through), where it is taken out after each line. One converter serves the
     // whole log, so what it remembers between lines (detection, provider facts) holds.
@@ -237,7 +310,7 @@ impl Write for Shared {
     }
 }
 
-struct Reader<'a, 'o, F: FnMut(Item)> {
+struct Reader<'a, 'o, F: FnMut(Piece)> {
     cx: &'a Context<'a>,
     emit: F,
     read: ReadCounts,
@@ -248,14 +321,14 @@ struct Reader<'a, 'o, F: FnMut(Item)> {
     converted: Rc<RefCell<Vec<u8>>>,
 }
 
-impl<F: FnMut(Item)> Reader<'_, '_, F> {
+impl<F: FnMut(Piece)> Reader<'_, '_, F> {
     fn unreadable(&mut self, line: u64, column: Option<u64>, message: String) {
         self.read.health.unreadable += 1;
-        (self.emit)(Item::Unreadable {
+        (self.emit)(Piece::Item(Item::Unreadable {
             line,
             column,
             message,
-        });
+        }));
     }
 
     fn line(&mut self, bytes: &[u8], lineno: u64, unterminated: bool, name: &str) {
@@ -277,16 +350,10 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         };
         // What `insights` writes starts so: an InsightsEvent, with no need to probe it.
         if text.starts_with("{\"event\":\"") {
-            if let Some(f) = self.cx.fast.check(text) {
+            let c = check_event(self.cx, text);
+            if matches!(c, Checked::Fast(_) | Checked::Slow { .. }) {
                 self.read.health.normalized += 1;
-                self.read.events += 1;
-                self.emit_fast(&f.facts(), lineno, true);
-                return;
-            }
-            if let Ok(value) = serde_json::from_str(text) {
-                self.read.health.normalized += 1;
-                self.read.events += 1;
-                self.emit_value(&value, lineno, true);
+                self.emit_checked(c, lineno, true);
                 return;
             }
         }
@@ -305,7 +372,8 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         let provider = match self.detector.route(&probe, self.cx.opts.forced) {
             Route::Passthrough => {
                 self.read.health.normalized += 1;
-                self.event(text, lineno, true);
+                let c = check_event(self.cx, text);
+                self.emit_checked(c, lineno, true);
                 return;
             }
             Route::Provider(p) => p.name,
@@ -314,7 +382,8 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         self.convert(text, lineno, unterminated, name, provider);
     }
 
-    /// Converts a provider line and hands on the events it yields.
+    /// Converts a provider line and hands on the events it yields, to be checked by the
+    /// judging stage.
     fn convert(
         &mut self,
         text: &str,
@@ -334,96 +403,118 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         if diag.bad_lines > 0 {
             self.unreadable(lineno, None, "the converter could not read the line".into());
         }
-        self.read
-            .health
-            .providers
-            .entry(provider)
-            .or_default()
-            .lines += 1;
+        let h = self.read.health.providers.entry(provider).or_default();
+        h.lines += 1;
         for ev in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            // The converter writes UTF-8.
-            let ev = String::from_utf8_lossy(ev);
-            let raw = self.event(&ev, lineno, false);
-            let h = self.read.health.providers.entry(provider).or_default();
             h.events += 1;
-            if let Some(reason) = raw {
-                h.raw += 1;
-                let known = h.reasons.len() < KEEP_REASONS || h.reasons.contains_key(&reason);
-                let key = if known { reason } else { OTHER_REASONS.into() };
-                *h.reasons.entry(key).or_default() += 1;
-            }
+            self.read.events += 1;
+            // The converter writes UTF-8.
+            let ev = match std::str::from_utf8(ev) {
+                Ok(t) => Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(ev),
+            };
+            (self.emit)(Piece::Converted {
+                line: lineno,
+                provider,
+                text: &ev,
+            });
         }
         // Keep the buffer's allocation for the next line.
         out.clear();
         *self.converted.borrow_mut() = out;
     }
 
-    /// Parses one event and hands it on; returns the reason of a `raw` event.
-    fn event(&mut self, text: &str, line: u64, normalized: bool) -> Option<String> {
+    /// Hands on a checked event.
+    fn emit_checked(&mut self, c: Checked, line: u64, normalized: bool) {
         self.read.events += 1;
-        if let Some(f) = self.cx.fast.check(text) {
-            let f = f.facts();
-            let raw = (f.event == "raw").then(|| f.reason.unwrap_or("").to_owned());
-            self.emit_fast(&f, line, normalized);
-            return raw;
-        }
-        let value: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(e) => {
-                let msg = crate::wire::without_position(&e);
-                if msg.contains("recursion limit") {
-                    (self.emit)(Item::TooDeep { line });
-                } else {
-                    let col = Some(e.column() as u64);
-                    self.unreadable(line, col, format!("invalid JSON: {msg}"));
+        let it = match c {
+            Checked::Fast(f) => Item::Event {
+                line,
+                normalized,
+                facts: Some(OwnedFacts::of(&f.facts())),
+                schema: Vec::new(),
+            },
+            Checked::Slow { value, schema } => Item::Event {
+                line,
+                normalized,
+                facts: value.as_object().map(|m| OwnedFacts::of(&Facts::of(m))),
+                schema,
+            },
+            Checked::TooDeep => Item::TooDeep { line },
+            Checked::Unreadable { column, message } => {
+                self.read.health.unreadable += 1;
+                Item::Unreadable {
+                    line,
+                    column,
+                    message,
                 }
-                return None;
             }
         };
-        let raw = (value.get("event").and_then(Value::as_str) == Some("raw")).then(|| {
-            let reason = value.get("reason").and_then(Value::as_str);
-            reason.unwrap_or("").to_owned()
-        });
-        self.emit_value(&value, line, normalized);
-        raw
-    }
-
-    /// Hands on an event the fast check found valid.
-    fn emit_fast(&mut self, f: &Facts, line: u64, normalized: bool) {
-        (self.emit)(Item::Event {
-            line,
-            normalized,
-            facts: Some(OwnedFacts::of(f)),
-            schema: Vec::new(),
-        });
-    }
-
-    /// Hands on an event checked the slow way: the full validator, facts from the `Value`.
-    fn emit_value(&mut self, value: &Value, line: u64, normalized: bool) {
-        let (schema, facts) = slow_check(self.cx, value);
-        (self.emit)(Item::Event {
-            line,
-            normalized,
-            facts,
-            schema,
-        });
+        (self.emit)(Piece::Item(it));
     }
 }
 
-/// The schema violations (pointer, message) of `value`, unless the schema rule is allowed,
-/// and the facts of the event.
-pub(super) fn slow_check(
-    cx: &Context,
-    value: &Value,
-) -> (Vec<(String, String)>, Option<OwnedFacts>) {
+/// One event, checked against the schema.
+enum Checked<'t> {
+    /// The fast check found it valid.
+    Fast(EventFacts<'t>),
+    /// Checked by the full validator: the violations (pointer, message).
+    Slow {
+        value: Value,
+        schema: Vec<(String, String)>,
+    },
+    TooDeep,
+    Unreadable {
+        column: Option<u64>,
+        message: String,
+    },
+}
+
+impl Checked<'_> {
+    /// What the rules read, for an event that is a JSON object.
+    fn facts(&self) -> Option<Facts<'_>> {
+        match self {
+            Checked::Fast(f) => Some(f.facts()),
+            Checked::Slow { value, .. } => value.as_object().map(Facts::of),
+            _ => None,
+        }
+    }
+}
+
+/// The fast check, and when it is not sure, the full validator on a `Value` (its violations
+/// are not listed when the schema rule is allowed).
+fn check_event<'t>(cx: &Context, text: &'t str) -> Checked<'t> {
+    if let Some(f) = cx.fast.check(text) {
+        return Checked::Fast(f);
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let msg = crate::wire::without_position(&e);
+            return if msg.contains("recursion limit") {
+                Checked::TooDeep
+            } else {
+                Checked::Unreadable {
+                    column: Some(e.column() as u64),
+                    message: format!("invalid JSON: {msg}"),
+                }
+            };
+        }
+    };
     let mut schema = Vec::new();
-    if cx.policy.level(Rule::Schema).is_some() && !cx.schema.is_valid(value) {
-        for e in cx.schema.iter_errors(value) {
+    if cx.policy.level(Rule::Schema).is_some() && !cx.schema.is_valid(&value) {
+        for e in cx.schema.iter_errors(&value) {
             schema.push((e.instance_path().to_string(), e.to_string()));
         }
     }
-    let facts = value.as_object().map(|m| OwnedFacts::of(&Facts::of(m)));
-    (schema, facts)
+    Checked::Slow { value, schema }
+}
+
+/// Raw events among a provider's converted events, and why.
+#[derive(Default)]
+struct RawCount {
+    raw: u64,
+    reasons: BTreeMap<String, u64>,
 }
 
 /// What the judging stage found.
@@ -432,23 +523,34 @@ struct Judged {
     warnings: u64,
     findings: Vec<Finding>,
     omitted: Vec<(Rule, u64)>,
+    /// Of the converted events, which it checked.
+    raw: BTreeMap<&'static str, RawCount>,
+    unreadable: u64,
 }
 
-/// The judging stage: the schema violations found while reading, and the rules, in order.
+/// The judging stage: converted events against the schema, the schema violations found
+/// while reading, and the rules, in order.
 struct Judge<'a> {
+    cx: &'a Context<'a>,
     findings: Findings<'a>,
     checker: Checker,
+    raw: BTreeMap<&'static str, RawCount>,
+    unreadable: u64,
 }
 
 impl<'a> Judge<'a> {
-    fn new(cx: &Context<'a>) -> Judge<'a> {
+    fn new(cx: &'a Context<'a>) -> Judge<'a> {
         Judge {
+            cx,
             findings: Findings::new(cx.policy),
             checker: Checker::new(),
+            raw: BTreeMap::new(),
+            unreadable: 0,
         }
     }
 
-    fn item(&mut self, it: Item) {
+    /// `text`: the text of the batch the item came in.
+    fn item(&mut self, it: Item, text: &str) {
         match it {
             Item::Unreadable {
                 line,
@@ -457,25 +559,73 @@ impl<'a> Judge<'a> {
             } => self
                 .findings
                 .push_at(Rule::UnreadableLine, line, column, None, message),
-            Item::TooDeep { line } => self.findings.push(
-                Rule::TooDeep,
-                line,
-                "the event nests deeper than 128 levels: not checked".into(),
-            ),
+            Item::TooDeep { line } => self.too_deep(line),
             Item::Event {
                 line,
                 normalized,
                 facts,
                 schema,
-            } => {
-                for (at, message) in schema {
-                    self.findings
-                        .push_at(Rule::Schema, line, None, Some(at), message);
-                }
-                if let Some(f) = facts {
-                    self.checker
-                        .event(&f.facts(), line, normalized, &mut self.findings);
-                }
+            } => self.event(line, normalized, facts.as_ref().map(|f| f.facts()), schema),
+            Item::Converted {
+                line,
+                provider,
+                at,
+                len,
+            } => self.converted(line, provider, &text[at..at + len]),
+        }
+    }
+
+    fn too_deep(&mut self, line: u64) {
+        self.findings.push(
+            Rule::TooDeep,
+            line,
+            "the event nests deeper than 128 levels: not checked".into(),
+        );
+    }
+
+    fn event(
+        &mut self,
+        line: u64,
+        normalized: bool,
+        facts: Option<Facts>,
+        schema: Vec<(String, String)>,
+    ) {
+        for (at, message) in schema {
+            self.findings
+                .push_at(Rule::Schema, line, None, Some(at), message);
+        }
+        if let Some(f) = facts {
+            self.checker.event(&f, line, normalized, &mut self.findings);
+        }
+    }
+
+    /// An event the converter wrote for line `line`.
+    fn converted(&mut self, line: u64, provider: &'static str, text: &str) {
+        let mut c = check_event(self.cx, text);
+        if let Some(f) = c.facts() {
+            if f.event == "raw" {
+                let h = self.raw.entry(provider).or_default();
+                h.raw += 1;
+                let reason = f.reason.unwrap_or("");
+                let known = h.reasons.len() < KEEP_REASONS || h.reasons.contains_key(reason);
+                let key = if known { reason } else { OTHER_REASONS };
+                *h.reasons.entry(key.to_owned()).or_default() += 1;
+            }
+        }
+        match &mut c {
+            Checked::Fast(_) | Checked::Slow { .. } => {
+                let schema = match &mut c {
+                    Checked::Slow { schema, .. } => std::mem::take(schema),
+                    _ => Vec::new(),
+                };
+                self.event(line, false, c.facts(), schema);
+            }
+            Checked::TooDeep => self.too_deep(line),
+            Checked::Unreadable { column, message } => {
+                self.unreadable += 1;
+                let message = std::mem::take(message);
+                self.findings
+                    .push_at(Rule::UnreadableLine, line, *column, None, message);
             }
         }
     }
@@ -487,6 +637,8 @@ impl<'a> Judge<'a> {
             warnings: self.findings.warnings,
             omitted: self.findings.omitted().collect(),
             findings: self.findings.list,
+            raw: self.raw,
+            unreadable: self.unreadable,
         }
     }
 }

@@ -69,6 +69,8 @@ struct Prop {
     allowed: bool,
     /// Its bit in the required mask.
     required: Option<u8>,
+    /// Which fact it is, at the top of an event (see [`FACTS`]); 0 for none.
+    fact: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +94,62 @@ struct Node {
     additional: Option<Id>,
     /// `allOf` of `if {key: const V} then S`: (key, V → S sorted).
     dispatch: Option<(String, Vec<(String, Id)>)>,
+    /// Hash tables over `props` and `strings`, built once compiling is done.
+    prop_index: Index,
+    string_index: Index,
+}
+
+/// An open-addressing hash table of positions in a list of strings.
+#[derive(Debug, Clone, Default)]
+struct Index {
+    /// Position + 1, or 0 for an empty slot; the length is a power of two (or 0).
+    slots: Vec<u16>,
+}
+
+/// FNV-1a: quick for the short keys of events.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+impl Index {
+    fn build<'a>(keys: impl Iterator<Item = &'a str> + Clone) -> Option<Index> {
+        let n = keys.clone().count();
+        if n == 0 {
+            return Some(Index::default());
+        }
+        if n >= u16::MAX as usize / 4 {
+            return None;
+        }
+        let len = (n * 2).next_power_of_two().max(4);
+        let mut slots = vec![0u16; len];
+        for (i, k) in keys.enumerate() {
+            let mut at = fnv(k) as usize & (len - 1);
+            while slots[at] != 0 {
+                at = (at + 1) & (len - 1);
+            }
+            slots[at] = i as u16 + 1;
+        }
+        Some(Index { slots })
+    }
+
+    /// The position of `key` in `keys` (the list the index was built over).
+    #[inline]
+    fn find<'k>(&self, key: &str, at: impl Fn(usize) -> &'k str) -> Option<usize> {
+        let len = self.slots.len();
+        if len == 0 {
+            return None;
+        }
+        let mut i = fnv(key) as usize & (len - 1);
+        loop {
+            match self.slots[i] {
+                0 => return None,
+                p if at(p as usize - 1) == key => return Some(p as usize - 1),
+                _ => i = (i + 1) & (len - 1),
+            }
+        }
+    }
 }
 
 impl Node {
@@ -110,6 +168,8 @@ impl Node {
             closed: false,
             additional: None,
             dispatch: None,
+            prop_index: Index::default(),
+            string_index: Index::default(),
         }
     }
 
@@ -132,10 +192,28 @@ impl Node {
     }
 
     fn prop(&self, key: &str) -> Option<&Prop> {
-        self.props
-            .binary_search_by(|p| p.key.as_str().cmp(key))
-            .ok()
-            .map(|i| &self.props[i])
+        let i = self.prop_index.find(key, |i| &self.props[i].key)?;
+        Some(&self.props[i])
+    }
+
+    fn has_string(&self, v: &str) -> bool {
+        match &self.strings {
+            None => true,
+            Some(l) => self.string_index.find(v, |i| &l[i]).is_some(),
+        }
+    }
+
+    /// Builds the hash tables; a node too big for them is unsupported.
+    fn index(&mut self) {
+        let props = Index::build(self.props.iter().map(|p| p.key.as_str()));
+        let strings = Index::build(self.strings.iter().flatten().map(String::as_str));
+        match (props, strings) {
+            (Some(p), Some(s)) => {
+                self.prop_index = p;
+                self.string_index = s;
+            }
+            _ => *self = Node::unsupported(),
+        }
     }
 
     fn required_mask(&self) -> u64 {
@@ -265,6 +343,7 @@ impl<'a> Compiler<'a> {
                                 schemas: vec![id],
                                 allowed: true,
                                 required: None,
+                                fact: 0,
                             });
                         }
                         true
@@ -523,6 +602,7 @@ fn merge_branch(root: &Node, branch: &Node) -> Node {
                         // A member only the root evaluates is unevaluated in a closed branch.
                         allowed: !n.closed,
                         required,
+                        fact: 0,
                     },
                 );
             }
@@ -548,11 +628,20 @@ impl FastSchema {
                 let mut base = r.clone();
                 base.dispatch = None;
                 for (v, then) in cases {
-                    let n = merge_branch(&base, &c.nodes[*then as usize]);
+                    let mut n = merge_branch(&base, &c.nodes[*then as usize]);
+                    for p in &mut n.props {
+                        p.fact = FACTS
+                            .iter()
+                            .position(|f| *f == p.key)
+                            .map_or(0, |i| i as u8 + 1);
+                    }
                     let id = c.push(n);
                     by_event.push((v.clone(), id));
                 }
             }
+        }
+        for n in &mut c.nodes {
+            n.index();
         }
         FastSchema {
             nodes: c.nodes,
@@ -697,14 +786,13 @@ impl<'de> Visitor<'de> for Top<'_> {
             if let Some(b) = p.required {
                 seen |= 1 << b;
             }
-            let want = is_fact(&key);
             let v = map.next_value_seed(Val {
                 fs,
                 nodes: &p.schemas,
-                want,
+                want: p.fact != 0,
             })?;
-            if want {
-                set_fact(&mut facts, &key, v);
+            if p.fact != 0 {
+                set_fact(&mut facts, p.fact, v);
             }
         }
         if seen != node.required_mask() {
@@ -714,43 +802,41 @@ impl<'de> Visitor<'de> for Top<'_> {
     }
 }
 
-fn is_fact(key: &str) -> bool {
-    matches!(
-        key,
-        "event"
-            | "id"
-            | "seq"
-            | "sessionId"
-            | "turnId"
-            | "callId"
-            | "parentCallId"
-            | "requestId"
-            | "kind"
-            | "status"
-            | "blockIndex"
-            | "isError"
-            | "provider"
-            | "reason"
-    )
-}
+/// The members the rules read ([`Facts`]), numbered from 1 in this order.
+const FACTS: [&str; 14] = [
+    "event",
+    "id",
+    "seq",
+    "sessionId",
+    "turnId",
+    "callId",
+    "parentCallId",
+    "requestId",
+    "kind",
+    "status",
+    "blockIndex",
+    "isError",
+    "provider",
+    "reason",
+];
 
 /// The last occurrence of a member wins, whatever its type (as in a `Value`).
-fn set_fact<'de>(f: &mut EventFacts<'de>, key: &str, v: Scalar<'de>) {
-    match key {
-        "event" => f.event = v.str().unwrap_or(Cow::Borrowed("")),
-        "id" => f.id = v.str(),
-        "seq" => f.seq = v.u64(),
-        "sessionId" => f.session = v.str(),
-        "turnId" => f.turn_id = v.str(),
-        "callId" => f.call_id = v.str(),
-        "parentCallId" => f.parent_call_id = v.str(),
-        "requestId" => f.request_id = v.str(),
-        "kind" => f.kind = v.str(),
-        "status" => f.status = v.str(),
-        "blockIndex" => f.block_index = v.u64(),
-        "isError" => f.is_error = matches!(v, Scalar::Bool(true)),
-        "provider" => f.provider = v.str(),
-        "reason" => f.reason = v.str(),
+fn set_fact<'de>(f: &mut EventFacts<'de>, fact: u8, v: Scalar<'de>) {
+    match fact {
+        1 => f.event = v.str().unwrap_or(Cow::Borrowed("")),
+        2 => f.id = v.str(),
+        3 => f.seq = v.u64(),
+        4 => f.session = v.str(),
+        5 => f.turn_id = v.str(),
+        6 => f.call_id = v.str(),
+        7 => f.parent_call_id = v.str(),
+        8 => f.request_id = v.str(),
+        9 => f.kind = v.str(),
+        10 => f.status = v.str(),
+        11 => f.block_index = v.u64(),
+        12 => f.is_error = matches!(v, Scalar::Bool(true)),
+        13 => f.provider = v.str(),
+        14 => f.reason = v.str(),
         _ => {}
     }
 }
@@ -797,10 +883,8 @@ fn check_str<E: de::Error>(fs: &FastSchema, nodes: &[Id], v: &str) -> Result<(),
         if n.unsupported || n.types & STRING == 0 {
             return Err(bail());
         }
-        if let Some(l) = &n.strings {
-            if l.binary_search_by(|x| x.as_str().cmp(v)).is_err() {
-                return Err(bail());
-            }
+        if !n.has_string(v) {
+            return Err(bail());
         }
         if n.min_len > 0 && (v.chars().count() as u64) < n.min_len {
             return Err(bail());
@@ -1369,7 +1453,7 @@ mod tests {
         assert_eq!(fast, 6);
     }
 
-    fn report(b: &Both, fast: &FastSchema, path: &Path) -> FileReport {
+    fn report(b: &Both, fast: &FastSchema, path: &Path, pipelined: bool) -> FileReport {
         let opts = crate::convert::Options {
             forced: None,
             raw: false,
@@ -1387,7 +1471,7 @@ mod tests {
             policy: &p,
         };
         let r = std::fs::File::open(path).unwrap();
-        check_reader(r, path.display().to_string(), &cx, false)
+        check_reader(r, path.display().to_string(), &cx, pipelined)
     }
 
     #[test]
@@ -1396,8 +1480,9 @@ mod tests {
         // A schema the fast check supports nothing of: every event takes the full path.
         let none = FastSchema::compile(&json!({"not": {}}));
         for f in files() {
-            let with = report(&b, &b.fast, &f);
-            let without = report(&b, &none, &f);
+            // Both stages on one thread, and on two.
+            let with = report(&b, &b.fast, &f, false);
+            let without = report(&b, &none, &f, true);
             assert_eq!(with.findings, without.findings, "{}", f.display());
             assert_eq!(with.health, without.health, "{}", f.display());
             assert_eq!(
