@@ -576,11 +576,9 @@ impl<'a> Judge<'a> {
     }
 
     fn too_deep(&mut self, line: u64) {
-        self.findings.push(
-            Rule::TooDeep,
-            line,
-            "the event nests deeper than 128 levels: not checked".into(),
-        );
+        self.findings.push(Rule::TooDeep, line, || {
+            "the event nests deeper than 128 levels: not checked".into()
+        });
     }
 
     fn event(

@@ -201,8 +201,9 @@ impl<'p> Findings<'p> {
         }
     }
 
-    pub fn push(&mut self, rule: Rule, line: u64, message: String) {
-        self.push_at(rule, line, None, None, message);
+    /// A finding of `rule` at `line`; the message is made only if the finding is kept.
+    pub fn push(&mut self, rule: Rule, line: u64, message: impl FnOnce() -> String) {
+        self.push_lazy(rule, line, None, None, message);
     }
 
     pub fn push_at(
@@ -212,6 +213,17 @@ impl<'p> Findings<'p> {
         column: Option<u64>,
         pointer: Option<String>,
         message: String,
+    ) {
+        self.push_lazy(rule, line, column, pointer, || message);
+    }
+
+    fn push_lazy(
+        &mut self,
+        rule: Rule,
+        line: u64,
+        column: Option<u64>,
+        pointer: Option<String>,
+        message: impl FnOnce() -> String,
     ) {
         let Some(level) = self.policy.level(rule) else {
             return;
@@ -229,7 +241,7 @@ impl<'p> Findings<'p> {
                 rule,
                 level,
                 pointer,
-                message,
+                message: message(),
             });
         }
     }
@@ -559,8 +571,10 @@ pub struct Checker {
     permissions: Ledger,
     subagents: Ledger,
     turns: HashMap<String, Turns>,
-    /// By (session, parentCallId).
-    streams: HashMap<(String, String), Stream>,
+    /// By session, then parentCallId.
+    streams: HashMap<String, HashMap<String, Stream>>,
+    /// The session scope of the current event (kept to reuse its allocation).
+    scope: String,
 }
 
 impl Checker {
@@ -578,15 +592,23 @@ impl Checker {
         self.id(f, line, out);
         // Sessions are told apart by provider too: a log may mix agents, and events without a
         // session (`sessionId` "") of different providers have nothing to do with each other.
-        let scope = format!("{}\u{0}{}", f.provider, f.session);
-        let s = scope.as_str();
+        let mut scope = std::mem::take(&mut self.scope);
+        scope.clear();
+        scope.push_str(f.provider);
+        scope.push('\u{0}');
+        scope.push_str(f.session);
+        self.event_in(f, &scope, line, out);
+        self.scope = scope;
+    }
+
+    fn event_in(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
         self.session_init(f, s, line, out);
         if let Some(p) = f.parent_call_id {
             if !self.subagents.known(s, p) {
                 out.push(
                     Rule::SubagentUnknown,
                     line,
-                    format!(
+                    || format!(
                         "{} has parentCallId {p:?}, but no earlier subagent_spawn of the session has that callId",
                         f.event
                     ),
@@ -597,11 +619,9 @@ impl Checker {
             "tool_invocation" => {
                 if let Some(c) = f.call_id {
                     if !self.tools.open(s, c, line) {
-                        out.push(
-                            Rule::ToolInvokedTwice,
-                            line,
-                            format!("tool_invocation repeats callId {c:?}"),
-                        );
+                        out.push(Rule::ToolInvokedTwice, line, || {
+                            format!("tool_invocation repeats callId {c:?}")
+                        });
                     }
                     self.stream_finished(f, s, DeltaKind::ToolInput);
                 }
@@ -613,12 +633,12 @@ impl Checker {
                         Close::Unknown => out.push(
                             Rule::ToolUnknownCall,
                             line,
-                            format!("tool_completion for callId {c:?}, which no earlier tool_invocation of the session has"),
+                            || format!("tool_completion for callId {c:?}, which no earlier tool_invocation of the session has"),
                         ),
                         Close::Twice => out.push(
                             Rule::ToolCompletedTwice,
                             line,
-                            format!("callId {c:?} was completed before"),
+                            || format!("callId {c:?} was completed before"),
                         ),
                     }
                 }
@@ -629,7 +649,7 @@ impl Checker {
                         out.push(
                             Rule::ToolUnknownCall,
                             line,
-                            format!("tool_update for callId {c:?}, which no earlier tool_invocation of the session has"),
+                            || format!("tool_update for callId {c:?}, which no earlier tool_invocation of the session has"),
                         );
                     }
                 }
@@ -647,12 +667,12 @@ impl Checker {
                         Close::Unknown => out.push(
                             Rule::PermissionUnknownRequest,
                             line,
-                            format!("permission_response to requestId {r:?}, which no earlier permission_request has"),
+                            || format!("permission_response to requestId {r:?}, which no earlier permission_request has"),
                         ),
                         Close::Twice => out.push(
                             Rule::PermissionAnsweredTwice,
                             line,
-                            format!("requestId {r:?} was answered before"),
+                            || format!("requestId {r:?} was answered before"),
                         ),
                     }
                 }
@@ -671,12 +691,12 @@ impl Checker {
                         Close::Unknown => out.push(
                             Rule::SubagentUnknown,
                             line,
-                            format!("subagent_complete for callId {c:?}, which no earlier subagent_spawn of the session has"),
+                            || format!("subagent_complete for callId {c:?}, which no earlier subagent_spawn of the session has"),
                         ),
                         Close::Twice => out.push(
                             Rule::SubagentCompletedTwice,
                             line,
-                            format!("the subagent of callId {c:?} was completed before"),
+                            || format!("the subagent of callId {c:?} was completed before"),
                         ),
                     }
                 }
@@ -704,15 +724,13 @@ impl Checker {
                     self.stream_finished(f, s, k);
                 }
             }
-            "raw" => out.push(
-                Rule::RawEvent,
-                line,
+            "raw" => out.push(Rule::RawEvent, line, || {
                 format!(
                     "unmapped input (provider {}): {}",
                     f.provider,
                     f.reason.unwrap_or("no reason given")
-                ),
-            ),
+                )
+            }),
             _ => {}
         }
     }
@@ -721,11 +739,9 @@ impl Checker {
         let Some(seq) = f.seq else { return };
         if let Some((prev, prev_line)) = self.last_seq {
             if seq <= prev {
-                out.push(
-                    Rule::SeqOrder,
-                    line,
-                    format!("seq {seq} is not greater than seq {prev} on line {prev_line}"),
-                );
+                out.push(Rule::SeqOrder, line, || {
+                    format!("seq {seq} is not greater than seq {prev} on line {prev_line}")
+                });
             }
         }
         self.last_seq = Some((seq, line));
@@ -734,11 +750,9 @@ impl Checker {
     fn id(&mut self, f: &Facts, line: u64, out: &mut Findings) {
         let Some(id) = f.id else { return };
         if let Some(first) = self.ids.insert(hash64(&id), line) {
-            out.push(
-                Rule::IdUnique,
-                line,
-                format!("id {id:?} was used before, on line {first}"),
-            );
+            out.push(Rule::IdUnique, line, || {
+                format!("id {id:?} was used before, on line {first}")
+            });
         }
     }
 
@@ -753,7 +767,7 @@ impl Checker {
                     out.push(
                         Rule::SessionInitFirst,
                         first,
-                        format!(
+                        || format!(
                             "{ev} of session {:?} came before the session's session_init (line {line})",
                             f.session
                         ),
@@ -788,36 +802,47 @@ impl Checker {
             Some(i) => {
                 t.open.remove(i);
             }
-            None => out.push(
-                Rule::TurnUnstarted,
-                line,
-                match f.turn_id {
-                    Some(id) => format!("turn_complete of turnId {id:?} without its turn_start"),
-                    None => "turn_complete without an open turn_start".to_owned(),
-                },
-            ),
+            None => out.push(Rule::TurnUnstarted, line, || match f.turn_id {
+                Some(id) => format!("turn_complete of turnId {id:?} without its turn_start"),
+                None => "turn_complete without an open turn_start".to_owned(),
+            }),
         }
     }
 
-    fn stream_key(f: &Facts, s: &str) -> (String, String) {
-        (s.to_owned(), f.parent_call_id.unwrap_or("").to_owned())
+    /// The streams of session scope `s`.
+    fn session_streams(&mut self, s: &str) -> &mut HashMap<String, Stream> {
+        if !self.streams.contains_key(s) {
+            self.streams.insert(s.to_owned(), HashMap::new());
+        }
+        self.streams.get_mut(s).expect("just inserted")
+    }
+
+    /// The stream of the event's agent (`parentCallId`) in session scope `s`, if it has one.
+    fn stream(&mut self, f: &Facts, s: &str) -> Option<&mut Stream> {
+        let parent = f.parent_call_id.unwrap_or("");
+        self.streams.get_mut(s)?.get_mut(parent)
     }
 
     fn stream_delta(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
-        let key = Checker::stream_key(f, s);
+        let parent = f.parent_call_id.unwrap_or("");
         match f.kind {
             Some("messageStart") => {
-                if let Some(s) = self.streams.remove(&key) {
+                let streams = self.session_streams(s);
+                if let Some(s) = streams.remove(parent) {
                     Checker::report_unfinished(&s, "before the next message", true, out);
                 }
                 let stream = Stream {
                     framed: true,
                     blocks: Vec::new(),
                 };
-                self.streams.insert(key, stream);
+                streams.insert(parent.to_owned(), stream);
             }
             Some("blockStart") => {
-                let stream = self.streams.entry(key).or_default();
+                let streams = self.session_streams(s);
+                if !streams.contains_key(parent) {
+                    streams.insert(parent.to_owned(), Stream::default());
+                }
+                let stream = streams.get_mut(parent).expect("just inserted");
                 // A block of the same index that is done, or never streamed, is over: this
                 // starts a new one (Codex gives its items no index).
                 stream
@@ -831,7 +856,7 @@ impl Checker {
             }
             Some(k) => {
                 let Some(k) = DeltaKind::of(k) else { return };
-                let Some(stream) = self.streams.get_mut(&key) else {
+                let Some(stream) = self.stream(f, s) else {
                     return; // a bare delta: see Stream
                 };
                 if !stream.framed && !stream.blocks.iter().any(|b| b.index == f.block_index) {
@@ -852,7 +877,7 @@ impl Checker {
     /// A final event of `kind` arrived: it finishes the first unfinished streamed block of its
     /// kind (for a tool, the block of its callId).
     fn stream_finished(&mut self, f: &Facts, scope: &str, kind: DeltaKind) {
-        let Some(s) = self.streams.get_mut(&Checker::stream_key(f, scope)) else {
+        let Some(s) = self.stream(f, scope) else {
             return;
         };
         let mut pending = s
@@ -884,18 +909,22 @@ impl Checker {
     /// Streams of `session` (all streams when `None`) end: at a turn_complete (`check`), or
     /// after an interruption or a failed turn (no check).
     fn end_streams(&mut self, session: Option<&str>, check: bool, out: &mut Findings) {
-        let mut ended: Vec<(String, String)> = self
-            .streams
-            .keys()
-            .filter(|(s, _)| session.is_none_or(|x| x == s))
-            .cloned()
-            .collect();
-        ended.sort();
-        for k in ended {
-            if let Some(s) = self.streams.remove(&k) {
-                if check {
-                    Checker::report_unfinished(&s, "before turn_complete", true, out);
-                }
+        let ended: Vec<HashMap<String, Stream>> = match session {
+            Some(s) => self.streams.remove(s).into_iter().collect(),
+            None => {
+                let mut all: Vec<_> = self.streams.drain().collect();
+                all.sort_by(|a, b| a.0.cmp(&b.0));
+                all.into_iter().map(|(_, m)| m).collect()
+            }
+        };
+        if !check {
+            return;
+        }
+        for streams in ended {
+            let mut streams: Vec<_> = streams.into_iter().collect();
+            streams.sort_by(|a, b| a.0.cmp(&b.0));
+            for (_, s) in streams {
+                Checker::report_unfinished(&s, "before turn_complete", true, out);
             }
         }
     }
@@ -914,15 +943,13 @@ impl Checker {
             } else {
                 Rule::StreamOpenAtEnd
             };
-            out.push(
-                rule,
-                line,
+            out.push(rule, line, || {
                 format!(
                     "{} deltas of {block} were not followed by {} {when}",
                     kind.name(),
                     kind.final_event()
-                ),
-            );
+                )
+            });
         }
     }
 
@@ -930,18 +957,14 @@ impl Checker {
     pub fn finish(mut self, out: &mut Findings) {
         for (line, s, c) in self.tools.take_open() {
             let s = session_of(&s);
-            out.push(
-                Rule::ToolOpenAtEnd,
-                line,
-                format!("tool call {c:?} of session {s:?} was never completed"),
-            );
+            out.push(Rule::ToolOpenAtEnd, line, || {
+                format!("tool call {c:?} of session {s:?} was never completed")
+            });
         }
         for (line, _, r) in self.permissions.take_open() {
-            out.push(
-                Rule::PermissionUnanswered,
-                line,
-                format!("permission request {r:?} was never answered"),
-            );
+            out.push(Rule::PermissionUnanswered, line, || {
+                format!("permission request {r:?} was never answered")
+            });
         }
         for (line, s, c) in self.subagents.take_open() {
             // The call that spawned it completed, so the subagent is over, even without a
@@ -951,13 +974,15 @@ impl Checker {
                 continue;
             }
             let s = session_of(&s);
-            out.push(
-                Rule::SubagentOpenAtEnd,
-                line,
-                format!("the subagent of callId {c:?} of session {s:?} never completed"),
-            );
+            out.push(Rule::SubagentOpenAtEnd, line, || {
+                format!("the subagent of callId {c:?} of session {s:?} never completed")
+            });
         }
-        let mut streams: Vec<_> = self.streams.into_iter().collect();
+        let mut streams: Vec<_> = self
+            .streams
+            .into_iter()
+            .flat_map(|(s, m)| m.into_iter().map(move |(p, st)| ((s.clone(), p), st)))
+            .collect();
         streams.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, s) in streams {
             Checker::report_unfinished(&s, "before the log ended", false, out);
@@ -1410,7 +1435,7 @@ mod tests {
         let policy = Policy::default();
         let mut out = Findings::new(&policy);
         for i in 0..KEEP_PER_RULE + 5 {
-            out.push(Rule::SeqOrder, i, String::new());
+            out.push(Rule::SeqOrder, i, || String::new());
         }
         assert_eq!(out.list.len() as u64, KEEP_PER_RULE);
         assert_eq!(out.errors, KEEP_PER_RULE + 5);
