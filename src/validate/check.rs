@@ -6,7 +6,7 @@
 //! Every event is validated against the schema and then fed to the rule engine.
 
 use super::fast::{EventFacts, FastSchema};
-use super::rules::{Checker, Facts, Finding, Findings, OwnedFacts, Policy, Rule};
+use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule, StoredFacts};
 use crate::convert::{Converter, Options};
 use crate::detect::{Detector, Probe, Route};
 use crate::diag::Diag;
@@ -96,12 +96,12 @@ pub fn check_source(src: &Source, cx: &Context, pipelined: bool) -> FileReport {
 /// What the reading stage hands to the judging stage, in input order.
 enum Item {
     /// An event read from line `line`; `normalized`: the line was an InsightsEvent already.
-    /// `facts` is `None` for a JSON value that is not an object; `schema` holds the schema
-    /// violations (pointer, message).
+    /// `facts` (stored in the batch's text) is `None` for a JSON value that is not an object;
+    /// `schema` holds the schema violations (pointer, message).
     Event {
         line: u64,
         normalized: bool,
-        facts: Option<OwnedFacts>,
+        facts: Option<StoredFacts>,
         schema: Vec<(String, String)>,
     },
     Unreadable {
@@ -126,6 +126,13 @@ enum Item {
 /// What the reading stage hands on.
 enum Piece<'t> {
     Item(Item),
+    /// A checked event (see [`Item::Event`]).
+    Event {
+        line: u64,
+        normalized: bool,
+        facts: Option<Facts<'t>>,
+        schema: Vec<(String, String)>,
+    },
     Converted {
         line: u64,
         provider: &'static str,
@@ -144,6 +151,17 @@ impl Batch {
     fn push(&mut self, p: Piece) {
         let it = match p {
             Piece::Item(it) => it,
+            Piece::Event {
+                line,
+                normalized,
+                facts,
+                schema,
+            } => Item::Event {
+                line,
+                normalized,
+                facts: facts.map(|f| StoredFacts::store(&f, &mut self.text)),
+                schema,
+            },
             Piece::Converted {
                 line,
                 provider,
@@ -209,6 +227,12 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         let mut j = Judge::new(cx);
         let read = read_log(reader, &name, cx, |p| match p {
             Piece::Item(it) => j.item(it, ""),
+            Piece::Event {
+                line,
+                normalized,
+                facts,
+                schema,
+            } => j.event(line, normalized, facts, schema),
             Piece::Converted {
                 line,
                 provider,
@@ -427,30 +451,29 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
     /// Hands on a checked event.
     fn emit_checked(&mut self, c: Checked, line: u64, normalized: bool) {
         self.read.events += 1;
-        let it = match c {
-            Checked::Fast(f) => Item::Event {
+        match c {
+            Checked::Fast(f) => (self.emit)(Piece::Event {
                 line,
                 normalized,
-                facts: Some(OwnedFacts::of(&f.facts())),
+                facts: Some(f.facts()),
                 schema: Vec::new(),
-            },
-            Checked::Slow { value, schema } => Item::Event {
+            }),
+            Checked::Slow { value, schema } => (self.emit)(Piece::Event {
                 line,
                 normalized,
-                facts: value.as_object().map(|m| OwnedFacts::of(&Facts::of(m))),
+                facts: value.as_object().map(Facts::of),
                 schema,
-            },
-            Checked::TooDeep => Item::TooDeep { line },
+            }),
+            Checked::TooDeep => (self.emit)(Piece::Item(Item::TooDeep { line })),
             Checked::Unreadable { column, message } => {
                 self.read.health.unreadable += 1;
-                Item::Unreadable {
+                (self.emit)(Piece::Item(Item::Unreadable {
                     line,
                     column,
                     message,
-                }
+                }));
             }
-        };
-        (self.emit)(Piece::Item(it));
+        }
     }
 }
 
@@ -565,7 +588,7 @@ impl<'a> Judge<'a> {
                 normalized,
                 facts,
                 schema,
-            } => self.event(line, normalized, facts.as_ref().map(|f| f.facts()), schema),
+            } => self.event(line, normalized, facts.map(|f| f.facts(text)), schema),
             Item::Converted {
                 line,
                 provider,

@@ -298,20 +298,20 @@ impl<'a> Facts<'a> {
     }
 }
 
-/// [`Facts`] with their strings owned, in one buffer: what the reading stage hands to the
-/// judging stage.
+/// [`Facts`] whose strings were copied into a buffer that travels with them: what the reading
+/// stage hands to the judging stage.
 #[derive(Debug, Clone)]
-pub struct OwnedFacts {
-    buf: String,
-    /// Where each string of `STRS` is in `buf`; `u32::MAX` for `None`.
+pub struct StoredFacts {
+    /// Where each string of [`Facts`] is in the buffer; `u32::MAX` for `None`.
     spans: [(u32, u32); 11],
     seq: Option<u64>,
     block_index: Option<u64>,
     is_error: bool,
 }
 
-impl OwnedFacts {
-    pub fn of(f: &Facts) -> OwnedFacts {
+impl StoredFacts {
+    /// Copies the strings of `f` to the end of `buf`.
+    pub fn store(f: &Facts, buf: &mut String) -> StoredFacts {
         let strs = [
             Some(f.event),
             f.id,
@@ -325,7 +325,6 @@ impl OwnedFacts {
             Some(f.provider),
             f.reason,
         ];
-        let mut buf = String::with_capacity(strs.iter().flatten().map(|s| s.len()).sum());
         let mut spans = [(u32::MAX, 0); 11];
         for (span, s) in spans.iter_mut().zip(strs) {
             if let Some(s) = s {
@@ -333,8 +332,7 @@ impl OwnedFacts {
                 buf.push_str(s);
             }
         }
-        OwnedFacts {
-            buf,
+        StoredFacts {
             spans,
             seq: f.seq,
             block_index: f.block_index,
@@ -342,10 +340,11 @@ impl OwnedFacts {
         }
     }
 
-    pub fn facts(&self) -> Facts<'_> {
-        let s = |i: usize| -> Option<&str> {
+    /// The facts, with `buf` the buffer they were stored in.
+    pub fn facts<'a>(&self, buf: &'a str) -> Facts<'a> {
+        let s = |i: usize| -> Option<&'a str> {
             let (at, len) = self.spans[i];
-            (at != u32::MAX).then(|| &self.buf[at as usize..(at + len) as usize])
+            (at != u32::MAX).then(|| &buf[at as usize..(at + len) as usize])
         };
         Facts {
             event: s(0).unwrap_or(""),
