@@ -4,6 +4,12 @@
 //! JSON object is provider output: it goes through the converter (the same code as
 //! `insights convert`, one line at a time), and each event it yields is checked in its place.
 //! Every event is validated against the schema and then fed to the rule engine.
+//!
+//! The schema check is the fast one of [`super::fast`] first, and the jsonschema validator on
+//! a `Value` only when that is not sure, so a valid event is parsed once and builds no tree.
+//! With two threads per log, the reading thread checks lines that are InsightsEvents already
+//! and the judging thread checks converted events (the reading thread is busy converting),
+//! then runs the rules in input order.
 
 use super::fast::{EventFacts, FastSchema};
 use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule, StoredFacts};
