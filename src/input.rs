@@ -28,7 +28,7 @@ impl Source {
         }
     }
 
-    pub fn open(&self) -> io::Result<Box<dyn Read>> {
+    pub fn open(&self) -> io::Result<Box<dyn Read + Send>> {
         Ok(match self {
             Source::Stdin => Box::new(io::stdin()),
             Source::File(p) => Box::new(File::open(p)?),

@@ -9,6 +9,7 @@ mod diff;
 mod event;
 mod input;
 mod output;
+mod parallel;
 mod providers;
 mod providers_cmd;
 mod redact;
@@ -107,14 +108,29 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
         std::io::stdout().lock(),
         args.redact,
     ));
-    let mut conv = convert::Converter::new(&opts, &mut out);
-    for src in &sources {
-        conv.run_source(src, &mut diag)?;
-        if conv.stats.stopped {
-            break;
+    let jobs = match args.jobs {
+        Some(n) => usize::from(n),
+        None => parallel::default_jobs(&sources, flush),
+    };
+    let stats = if jobs > 1 {
+        let mut par = parallel::Parallel::new(&opts, jobs);
+        for src in &sources {
+            par.run_source(src, &mut out, &mut diag)?;
+            if par.stats.stopped {
+                break;
+            }
         }
-    }
-    let stats = std::mem::take(&mut conv.stats);
+        par.stats
+    } else {
+        let mut conv = convert::Converter::new(&opts, &mut out);
+        for src in &sources {
+            conv.run_source(src, &mut diag)?;
+            if conv.stats.stopped {
+                break;
+            }
+        }
+        std::mem::take(&mut conv.stats)
+    };
     out.flush().context("cannot write to standard output")?;
     if !stats.dropped.is_empty() {
         let parts: Vec<String> = stats

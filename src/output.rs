@@ -49,8 +49,52 @@ impl<W: Write> Out<W> {
         self.w.write_all(b"\n")
     }
 
+    /// Writes one JSON object line member by member, as `serde_json` would; `at_seq` is
+    /// called just before the value of the member `seq` is written.
+    pub fn object_line<'m, K, V>(
+        &mut self,
+        members: impl IntoIterator<Item = (&'m K, &'m V)>,
+        mut at_seq: impl FnMut(&mut BufWriter<W>) -> io::Result<()>,
+    ) -> io::Result<()>
+    where
+        K: AsRef<str> + ?Sized + 'm,
+        V: serde::Serialize + 'm,
+    {
+        self.w.write_all(b"{")?;
+        for (i, (k, v)) in members.into_iter().enumerate() {
+            if i > 0 {
+                self.w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut self.w, k.as_ref()).map_err(io::Error::from)?;
+            self.w.write_all(b":")?;
+            if k.as_ref() == "seq" {
+                at_seq(&mut self.w)?;
+            }
+            serde_json::to_writer(&mut self.w, v).map_err(io::Error::from)?;
+        }
+        self.w.write_all(b"}\n")
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.w.flush()
+    }
+}
+
+impl Out<Vec<u8>> {
+    /// Output of one chunk (`--jobs`), kept in memory.
+    pub fn chunk(buf: Vec<u8>) -> Self {
+        Out::new(buf)
+    }
+
+    /// What was written, after a flush.
+    pub fn chunk_bytes(w: &BufWriter<Vec<u8>>) -> &[u8] {
+        w.get_ref()
+    }
+
+    pub fn into_chunk(self) -> Vec<u8> {
+        let (mut buf, rest) = self.w.into_parts();
+        buf.extend_from_slice(&rest.unwrap_or_default());
+        buf
     }
 }
 

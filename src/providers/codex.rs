@@ -2162,7 +2162,7 @@ fn legacy<'a>(
 ) -> Result<(), Unmapped> {
     let _ = env;
     let m: Msg = serde_json::from_str(msg.get())?;
-    if cx.sticky.codex_v2_seen {
+    if cx.sticky.codex_v2_seen() {
         let ext = cx.push(Notice {
             subtype: Cow::Owned(format!("codex/event/{}", m.ty)),
             message: None,
@@ -2599,6 +2599,7 @@ mod tests {
             line,
             Sticky {
                 codex_v2_seen: true,
+                ..Sticky::default()
             },
         );
         assert_eq!(ev[0]["event"], "notice");
