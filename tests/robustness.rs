@@ -450,9 +450,18 @@ fn a_converter_panic_costs_one_line_not_the_run() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout.clone()).unwrap();
-    assert!(text.contains(r#""input":{"command":"echo \ud800"}"#), "{text}");
-    assert!(text.contains(r#""input":{"command":["echo",1e999]}"#), "{text}");
-    assert!(text.contains(&format!(r#""input":{{"command":{deep}}}"#)), "{text}");
+    assert!(
+        text.contains(r#""input":{"command":"echo \ud800"}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""input":{"command":["echo",1e999]}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(r#""input":{{"command":{deep}}}"#)),
+        "{text}"
+    );
     let got: Vec<Value> = text.lines().map(event).collect();
     let lines: BTreeSet<u64> = got.iter().map(|e| e["line"].as_u64().unwrap()).collect();
     assert_eq!(lines, BTreeSet::from([1, 2, 3, 4]));
@@ -859,11 +868,9 @@ fn reduce_of_a_split_with_resume_equals_reduce_of_the_whole() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Known bugs found by fuzzing, in code owned elsewhere (fuzz target `reduce`): these tests hold
-// the behaviour wanted; run them with `cargo test -- --ignored`.
+// reduce reads back every state it writes (found by fuzz target `reduce`).
 
 #[test]
-#[ignore = "reduce: State::from_json reads back kept JSON values through serde_json::Value"]
 fn reduce_reads_back_every_state_it_writes() {
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     for value in [
@@ -886,4 +893,43 @@ fn reduce_reads_back_every_state_it_writes() {
             "{value:.40}: the state changed"
         );
     }
+}
+
+#[test]
+fn reduce_reads_back_a_tree_of_deeply_nested_subagents() {
+    // Each subagent nests its calls one level deeper in `tree`: 120 of them are 240 levels of
+    // JSON, more than one serde_json parse allows (128).
+    let mut log = String::from(
+        "{\"event\":\"session_init\",\"id\":\"i:0\",\"seq\":1,\"line\":1,\"provider\":\"claude\",\"sessionId\":\"s\"}\n",
+    );
+    let mut seq = 2;
+    for i in 0..120 {
+        let parent = match i {
+            0 => String::new(),
+            _ => format!(",\"parentCallId\":\"c{}\"", i - 1),
+        };
+        log += &format!("{{\"event\":\"tool_invocation\",\"id\":\"t{i}:0\",\"seq\":{seq},\"line\":{seq},\"provider\":\"claude\",\"sessionId\":\"s\",\"callId\":\"c{i}\",\"kind\":\"think\",\"toolName\":\"Task\",\"input\":{{}}{parent}}}\n");
+        seq += 1;
+        log += &format!("{{\"event\":\"subagent_spawn\",\"id\":\"p{i}:0\",\"seq\":{seq},\"line\":{seq},\"provider\":\"claude\",\"sessionId\":\"s\",\"callId\":\"c{i}\",\"isResume\":false{parent}}}\n");
+        seq += 1;
+    }
+    let dir = scratch("deep-tree");
+    let state = dir.join("state.json");
+    let whole = run(&["reduce"], log.as_bytes());
+    assert_eq!(code(&whole), 0, "{}", stderr(&whole));
+    std::fs::write(&state, &whole.stdout).unwrap();
+    let again = run(&["reduce", "--from-state", &state.to_string_lossy()], b"");
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert!(again.stdout == whole.stdout, "the state changed");
+    // Resuming in the middle of the chain gives the state of one go.
+    let cut = log.match_indices('\n').nth(150).unwrap().0 + 1;
+    let first = run(&["reduce"], &log.as_bytes()[..cut]);
+    std::fs::write(&state, &first.stdout).unwrap();
+    let rest = run(
+        &["reduce", "--from-state", &state.to_string_lossy()],
+        &log.as_bytes()[cut..],
+    );
+    assert_eq!(code(&rest), 0, "{}", stderr(&rest));
+    assert!(rest.stdout == whole.stdout, "resumed state differs");
+    std::fs::remove_dir_all(dir).unwrap();
 }
