@@ -15,7 +15,8 @@ Examples:
   insights schema > insights-event.schema.json
 
 Exit status: 0 every line was read, 1 some input lines could not be read,
-2 usage or I/O error.";
+2 usage or I/O error, 128+N ended by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP)
+after a whole line.";
 
 /// Normalize AI coding agents' streaming output into InsightsEvent JSONL.
 ///

@@ -16,6 +16,7 @@ mod redact;
 mod reduce;
 mod replay;
 mod schema;
+mod signals;
 mod time;
 mod validate;
 mod wire;
@@ -102,6 +103,8 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
         max_line: args.max_line_bytes,
     };
     let sources = cli::sources(&args.files);
+    // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
+    signals::install();
     let mut diag = diag::Diag::new(color_err);
     // Only whole lines reach standard output, redacted with --redact (src/output.rs).
     let mut out = Out::new(output::WholeLines::new(
@@ -116,7 +119,7 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
         let mut par = parallel::Parallel::new(&opts, jobs);
         for src in &sources {
             par.run_source(src, &mut out, &mut diag)?;
-            if par.stats.stopped {
+            if par.stats.stopped || signals::caught().is_some() {
                 break;
             }
         }
@@ -125,7 +128,7 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
         let mut conv = convert::Converter::new(&opts, &mut out);
         for src in &sources {
             conv.run_source(src, &mut diag)?;
-            if conv.stats.stopped {
+            if conv.stats.stopped || signals::caught().is_some() {
                 break;
             }
         }
@@ -144,7 +147,9 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
             parts.join(", ")
         ));
     }
-    Ok(if diag.io_errors > 0 {
+    Ok(if let Some(signo) = signals::caught() {
+        ExitCode::from(signals::exit_status(signo))
+    } else if diag.io_errors > 0 {
         ExitCode::from(2)
     } else if diag.bad_lines > 0 {
         ExitCode::from(1)

@@ -165,9 +165,10 @@ mod tests {
 /// The `BufWriter` of [`Out`] writes its buffer out when it is full, which is mostly in the
 /// middle of a line. Below it, this keeps the tail of each write back until its line is
 /// complete, so the operating system is only ever handed whole lines: a reader never sees half
-/// a line, and a run that is killed leaves output ending at a line end. (A disk that fills up
-/// in the middle of a write can still cut a line: that error is reported and ends the run
-/// with status 2.) [`WholeLines::flush`] passes on an incomplete line too.
+/// a line, and a run ended by a signal ([`crate::signals`]) leaves output ending at a line end.
+/// (A disk that fills up in the middle of a write can still cut a line: that error is reported
+/// and ends the run with status 2. So can SIGKILL, which stops a write to a file between
+/// pages.) [`WholeLines::flush`] passes on an incomplete line too.
 pub struct WholeLines<W: Write> {
     inner: W,
     /// The incomplete last line, held back.

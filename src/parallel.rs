@@ -12,7 +12,8 @@
 //!   writer converts that chunk again from the right state (rare: only a JSON-RPC answer before
 //!   any line of its chunk names the provider, or a Codex legacy line before a v2 one).
 //!
-//! Diagnostics are kept per chunk and printed in order too. At most `3 × N` chunks are in
+//! Diagnostics are kept per chunk and printed in order too. A termination signal ends the
+//! reading at a line boundary; what was read is still converted and written. At most `3 × N` chunks are in
 //! flight, so memory stays flat whatever the input's size.
 
 use crate::convert::{Converter, Options, Stats, StreamState};
@@ -116,8 +117,12 @@ impl<'a> Parallel<'a> {
         let opts = self.opts;
         let color = diag.color();
         let chunk_bytes = self.chunk_bytes;
+        // Termination signals go to the reading thread, whose blocking read they interrupt;
+        // the lines read by then are converted and written (src/signals.rs).
+        let _blocked = crate::signals::block();
         std::thread::scope(|scope| {
             let reader_thread = scope.spawn(move || {
+                crate::signals::unblock();
                 read_chunks(reader, opts.max_line, chunk_bytes, live, work_tx, credit_tx)
             });
             for _ in 0..jobs {
