@@ -746,6 +746,38 @@ mod tests {
     }
 
     #[test]
+    fn a_converter_panic_becomes_a_raw_event_and_the_run_goes_on() {
+        // No converter is known to panic any more (fuzzing found the last ones): a stand-in.
+        fn boom<'a>(
+            _: &'a str,
+            _: &Probe<'a>,
+            _: &mut Cx<'a>,
+        ) -> Result<(), crate::providers::Unmapped> {
+            panic!("boom at {}", 42)
+        }
+        let panics: &'static Provider = Box::leak(Box::new(Provider {
+            name: "claude",
+            about: "",
+            jsonrpc: false,
+            sniff: |_| true,
+            convert: boom,
+            caps: crate::providers::Capabilities::default(),
+        }));
+        let mut o = opts();
+        o.forced = Some(panics);
+        let (out, stats, bad) = run("{\"a\":1}\n{\"b\":2}\n", &o);
+        assert_eq!((stats.events, stats.raw_events, bad), (2, 2, 0));
+        let first: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        assert_eq!(first["event"], "raw");
+        let reason = first["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("internal error in the claude converter")
+                && reason.contains("boom at 42"),
+            "{reason}"
+        );
+    }
+
+    #[test]
     fn content_hash_is_fixed() {
         // Ids of lines without a provider id depend on it: a change must be deliberate.
         assert_eq!(content_hash(b""), 0x8603_89c1_cc83_d5ef);
