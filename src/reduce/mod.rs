@@ -58,6 +58,7 @@ use crate::input::{Line, LineReader, Source};
 use crate::output::{ColorChoice, Out};
 use anyhow::Context as _;
 use state::State;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -226,14 +227,15 @@ pub fn read_source(
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // InsightsEvents as `insights` writes them start so; others are probed.
+        // InsightsEvents as `insights` writes them start so; others are probed, unless a scan
+        // shows they cannot be one (provider output: the converter probes it anyway).
         let normalized = match std::str::from_utf8(&buf) {
             Ok(text) if buf.starts_with(b"{\"event\":\"") => Some(text),
-            Ok(text) => serde_json::from_str::<Probe>(text)
+            Ok(text) if may_be_event(&buf) => serde_json::from_str::<Probe>(text)
                 .ok()
                 .filter(Probe::is_insights_event)
                 .map(|_| text),
-            Err(_) => None,
+            _ => None,
         };
         if let Some(text) = normalized {
             if let Ok(ev) = Ev::parse(text) {
@@ -246,12 +248,16 @@ pub fn read_source(
         // unreadable and passes events through.
         conv.line(&buf, lineno, rdr.unterminated(), &name, diag)
             .context("cannot convert")?;
-        let out = std::mem::take(&mut *converted.borrow_mut());
+        let mut out = converted.borrow_mut();
         for l in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             if red.stopped {
                 break;
             }
-            let text = String::from_utf8_lossy(l);
+            // The converter writes UTF-8; the lossy copy is never made.
+            let text = match std::str::from_utf8(l) {
+                Ok(t) => Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(l),
+            };
             match Ev::parse(&text) {
                 Ok(mut ev) => {
                     if normalized.is_none() {
@@ -271,8 +277,32 @@ pub fn read_source(
                 ),
             }
         }
+        out.clear();
     }
     Ok(())
+}
+
+/// Whether a line may be an InsightsEvent, an object with a member `event` whose value is a
+/// string; `false` is certain, so the line need not be parsed to know. Such a member is
+/// written `"event"`, then `:` and a string, unless its name has escapes (`\u0065vent`).
+fn may_be_event(line: &[u8]) -> bool {
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b'\\' if line.get(i + 1) == Some(&b'u') => return true,
+            b'\\' => i += 1,
+            b'"' if line[i + 1..].starts_with(b"event\"") => {
+                let mut rest = line[i + 7..].iter().skip_while(|b| ws(b));
+                if rest.next() == Some(&b':') && rest.find(|b| !ws(b)) == Some(&b'"') {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
@@ -313,6 +343,8 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         write_state(&mut out, &mut red.state, view, follow)?;
     }
     out.flush().context("cannot write to standard output")?;
+    // The process ends here: freeing a large state entry by entry would only cost time.
+    std::mem::forget(red);
     Ok(if diag.io_errors > 0 {
         ExitCode::from(2)
     } else if diag.bad_lines > 0 {
