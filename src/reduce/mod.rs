@@ -146,7 +146,7 @@ impl Reducer {
     }
 
     /// Applies one event, numbering it after the one before when it has no `seq`.
-    pub fn feed(&mut self, mut ev: Ev) -> Fed {
+    pub fn feed(&mut self, ev: &mut Ev) -> Fed {
         let seq = ev.seq.unwrap_or(self.prev_seq + 1);
         self.prev_seq = seq;
         if seq <= self.floor {
@@ -157,7 +157,7 @@ impl Reducer {
             return Fed::Stop;
         }
         ev.seq = Some(seq);
-        self.state.apply(&ev);
+        self.state.apply(ev);
         Fed::Applied {
             turn_complete: ev.event == "turn_complete",
         }
@@ -231,15 +231,16 @@ pub fn read_source(
         // shows they cannot be one (provider output: the converter probes it anyway).
         let normalized = match std::str::from_utf8(&buf) {
             Ok(text) if buf.starts_with(b"{\"event\":\"") => Some(text),
-            Ok(text) if may_be_event(&buf) => serde_json::from_str::<Probe>(text)
+            Ok(text) if may_be_event(text) => serde_json::from_str::<Probe>(text)
                 .ok()
                 .filter(Probe::is_insights_event)
                 .map(|_| text),
             _ => None,
         };
         if let Some(text) = normalized {
-            if let Ok(ev) = Ev::parse(text) {
-                let fed = red.feed(ev);
+            let mut ev = Ev::default();
+            if ev.read(text).is_ok() {
+                let fed = red.feed(&mut ev);
                 each(red, fed)?;
                 continue;
             }
@@ -249,21 +250,22 @@ pub fn read_source(
         conv.line(&buf, lineno, rdr.unterminated(), &name, diag)
             .context("cannot convert")?;
         let mut out = converted.borrow_mut();
-        for l in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        // The converter writes UTF-8; the lossy copy is never made.
+        let text = match std::str::from_utf8(&out) {
+            Ok(t) => Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(&out),
+        };
+        for l in text.split('\n').filter(|l| !l.is_empty()) {
             if red.stopped {
                 break;
             }
-            // The converter writes UTF-8; the lossy copy is never made.
-            let text = match std::str::from_utf8(l) {
-                Ok(t) => Cow::Borrowed(t),
-                Err(_) => String::from_utf8_lossy(l),
-            };
-            match Ev::parse(&text) {
-                Ok(mut ev) => {
+            let mut ev = Ev::default();
+            match ev.read(l) {
+                Ok(()) => {
                     if normalized.is_none() {
                         ev.seq = None;
                     }
-                    let fed = red.feed(ev);
+                    let fed = red.feed(&mut ev);
                     each(red, fed)?;
                 }
                 Err(e) => diag.bad_line(
@@ -277,6 +279,7 @@ pub fn read_source(
                 ),
             }
         }
+        drop(text);
         out.clear();
     }
     Ok(())
@@ -285,24 +288,20 @@ pub fn read_source(
 /// Whether a line may be an InsightsEvent, an object with a member `event` whose value is a
 /// string; `false` is certain, so the line need not be parsed to know. Such a member is
 /// written `"event"`, then `:` and a string, unless its name has escapes (`\u0065vent`).
-fn may_be_event(line: &[u8]) -> bool {
-    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-    let mut i = 0;
-    while i < line.len() {
-        match line[i] {
-            b'\\' if line.get(i + 1) == Some(&b'u') => return true,
-            b'\\' => i += 1,
-            b'"' if line[i + 1..].starts_with(b"event\"") => {
-                let mut rest = line[i + 7..].iter().skip_while(|b| ws(b));
-                if rest.next() == Some(&b':') && rest.find(|b| !ws(b)) == Some(&b'"') {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
+fn may_be_event(line: &str) -> bool {
+    if line.contains("\\u") {
+        return true;
     }
-    false
+    if !line.contains("\"event\"") {
+        return false;
+    }
+    let ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    line.match_indices("\"event\"").any(|(i, _)| {
+        line[i + 7..]
+            .trim_start_matches(ws)
+            .strip_prefix(':')
+            .is_some_and(|v| v.trim_start_matches(ws).starts_with('"'))
+    })
 }
 
 pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
