@@ -59,11 +59,9 @@ use crate::output::{ColorChoice, Out};
 use anyhow::Context as _;
 use state::State;
 use std::borrow::Cow;
-use std::cell::RefCell;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::rc::Rc;
 use view::Ev;
 
 const AFTER_HELP: &str = "\
@@ -164,19 +162,6 @@ impl Reducer {
     }
 }
 
-/// A writer into a buffer its owner empties between lines: the converter's output.
-struct Shared(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Reads one source: InsightsEvent lines are parsed as written (their `seq` kept), any other
 /// line goes through the converter (one per source, as in `insights convert`) and its events
 /// follow. `each` sees every event fed.
@@ -195,10 +180,8 @@ pub fn read_source(
             return Ok(());
         }
     };
-    let converted = Rc::new(RefCell::new(Vec::new()));
-    let mut out = Out {
-        w: BufWriter::with_capacity(0, Shared(Rc::clone(&converted))),
-    };
+    // The converter's events, taken back after each line.
+    let mut out = Out::new(Vec::new());
     let mut conv = Converter::new(opts, &mut out);
     let mut rdr = LineReader::new(reader, opts.max_line);
     let mut buf = Vec::with_capacity(64 * 1024);
@@ -249,7 +232,9 @@ pub fn read_source(
         // unreadable and passes events through.
         conv.line(&buf, lineno, rdr.unterminated(), &name, diag)
             .context("cannot convert")?;
-        let mut out = converted.borrow_mut();
+        let out = conv.out();
+        out.flush().context("cannot convert")?;
+        let out = out.w.get_mut();
         // The converter writes UTF-8; the lossy copy is never made.
         let text = match std::str::from_utf8(&out) {
             Ok(t) => Cow::Borrowed(t),
