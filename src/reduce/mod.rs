@@ -42,6 +42,7 @@
 mod apply;
 mod entries;
 pub mod state;
+mod pretty;
 mod summary;
 mod time;
 mod totals;
@@ -348,7 +349,7 @@ fn write_state<W: Write>(
     st.finish();
     let res = match view {
         View::State if line => out.json_line(st),
-        View::State => serde_json::to_writer_pretty(&mut out.w, st)
+        View::State => pretty::to_writer(&mut out.w, st)
             .map_err(io::Error::from)
             .and_then(|_| out.w.write_all(b"\n")),
         View::Summary => {
