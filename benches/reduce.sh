@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Throughput of `insights reduce` next to `insights convert`, on a large generated log.
 #
-#   benches/reduce.sh [MB]      # default 200
+#   benches/reduce.sh [MB] [BASE]   # MB default 200; BASE: another insights binary to compare
 #
 # Builds the release binary, then writes into a scratch directory (under $TMPDIR, /tmp by
 # default; removed at the end):
@@ -12,10 +12,18 @@
 #   events.jsonl  raw.jsonl converted (`insights --no-timestamp`)
 # and prints MB/s for each command (input bytes / wall-clock seconds, best of 3 runs), the
 # ratios of reduce to convert measured in the same run, and the peak memory of each reduce.
+# With BASE (say, a build of an earlier commit), BASE reduces the same files in the same run,
+# its states are compared with this build's (the same bytes, but for times taken from the
+# clock on raw input), and the speed-ups are printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 target_mb=${1:-200}
+base=${2:-}
+if [ -n "$base" ] && [ ! -x "$base" ]; then
+  echo "reduce.sh: $base is not an executable" >&2
+  exit 2
+fi
 cargo build --release --quiet
 bin=$PWD/target/release/insights
 
@@ -93,3 +101,19 @@ echo "state written: $state_mb MB; peak memory: reduce events.jsonl $(peak_mb "$
 awk -v c="$t_convert" -v r="$t_raw" -v p="$t_passthrough" -v e="$t_ev" -v s="$t_sum" 'BEGIN {
   printf "reduce/convert throughput: raw %.2f, normalized %.2f (vs passthrough), normalized summary %.2f\n", c / r, p / e, p / s
 }'
+
+if [ -n "$base" ]; then
+  t_base_raw=$(best_of "$base" reduce "$scratch/raw.jsonl")
+  report "BASE reduce raw.jsonl" "$raw_mb" "$t_base_raw"
+  t_base_ev=$(best_of "$base" reduce "$scratch/events.jsonl")
+  report "BASE reduce events.jsonl" "$ev_mb" "$t_base_ev"
+  # Times read from the clock (converted raw lines) differ from run to run; nothing else may.
+  untimed() { sed -E 's/"20[0-9-]+T[0-9:.]+Z"/T/; s/"durationMs": [0-9]+/D/'; }
+  same=yes
+  cmp -s <("$bin" reduce "$scratch/events.jsonl") <("$base" reduce "$scratch/events.jsonl") || same=no
+  cmp -s <("$bin" reduce "$scratch/raw.jsonl" | untimed) <("$base" reduce "$scratch/raw.jsonl" | untimed) ||
+    same=no
+  awk -v br="$t_base_raw" -v r="$t_raw" -v be="$t_base_ev" -v e="$t_ev" -v same="$same" 'BEGIN {
+    printf "speed-up over BASE: reduce raw %.2fx, reduce normalized %.2fx; same states: %s\n", br / r, be / e, same
+  }'
+fi
