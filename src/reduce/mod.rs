@@ -41,8 +41,8 @@
 
 mod apply;
 mod entries;
-pub mod state;
 mod pretty;
+pub mod state;
 mod summary;
 mod time;
 mod totals;
@@ -237,9 +237,9 @@ pub fn read_source(
         out.flush().context("cannot convert")?;
         let out = out.w.get_mut();
         // The converter writes UTF-8; the lossy copy is never made.
-        let text = match std::str::from_utf8(&out) {
+        let text = match std::str::from_utf8(out) {
             Ok(t) => Cow::Borrowed(t),
-            Err(_) => String::from_utf8_lossy(&out),
+            Err(_) => String::from_utf8_lossy(out),
         };
         for l in text.split('\n').filter(|l| !l.is_empty()) {
             if red.stopped {

@@ -1083,9 +1083,18 @@ fn only_lines_that_cannot_be_events_skip_the_probe() {
         (r#"{"event":"text","text":"hi"}"#, true),
         (r#"{"seq":1, "event" : "text"}"#, true),
         (r#"{"ev\u0065nt":"text"}"#, true),
-        (r#"{"type":"stream_event","event":{"type":"message_start"}}"#, false),
-        (r#"{"type":"assistant","text":"say \"event\" twice"}"#, false),
-        (r#"{"type":"user","message":{"content":"an \"event\":\"x\" quoted"}}"#, false),
+        (
+            r#"{"type":"stream_event","event":{"type":"message_start"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"assistant","text":"say \"event\" twice"}"#,
+            false,
+        ),
+        (
+            r#"{"type":"user","message":{"content":"an \"event\":\"x\" quoted"}}"#,
+            false,
+        ),
         // Nested: the probe tells.
         (r#"{"type":"x","data":{"event":"y"}}"#, true),
         (r#"{"type":"system","subtype":"init"}"#, false),

@@ -16,8 +16,12 @@ pub type J<'a> = Option<&'a RawValue>;
 
 /// The type a member is read as: its field's own, or the one after `=>`.
 macro_rules! read_as {
-    ($ty:ty) => { $ty };
-    ($ty:ty, $via:ty) => { $via };
+    ($ty:ty) => {
+        $ty
+    };
+    ($ty:ty, $via:ty) => {
+        $via
+    };
 }
 
 /// Declares [`Ev`], one field per member (`"name" field: Type`, or `=> Via` to read it as
@@ -455,7 +459,16 @@ mod tests {
         for (k, f) in KEYS.iter().zip(FIELDS) {
             assert_eq!(field(k), Some(*f), "{k}");
         }
-        for k in ["", "id", "line", "raw", "extensions", "Event", "events", "textdelta"] {
+        for k in [
+            "",
+            "id",
+            "line",
+            "raw",
+            "extensions",
+            "Event",
+            "events",
+            "textdelta",
+        ] {
             assert_eq!(field(k), None, "{k}");
         }
     }
