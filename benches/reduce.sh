@@ -10,8 +10,9 @@
 #                 repetition is a session of its own (the state grows with the log, as a real
 #                 log of many sessions does)
 #   events.jsonl  raw.jsonl converted (`insights --no-timestamp`)
-# and prints MB/s for each command (input bytes / wall-clock seconds, best of 3 runs), the
-# ratios of reduce to convert measured in the same run, and the peak memory of each reduce.
+# and prints MB/s for each command (input bytes / seconds, best of 3 runs, by wall-clock and by
+# CPU time), the ratios of reduce to convert measured in the same run, and the peak memory of
+# each reduce.
 # With BASE (say, a build of an earlier commit), BASE reduces the same files in the same run,
 # its states are compared with this build's (the same bytes, but for times taken from the
 # clock on raw input), and the speed-ups are printed.
@@ -55,17 +56,16 @@ for ((k = 0; k < reps; k++)); do cat "${captures[@]}"; done |
 
 mb() { awk -v b="$(cat "$@" | wc -c)" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 
-# best_of CMD...: the fastest wall-clock time of 3 runs, in seconds.
+# best_of CMD...: the fastest wall-clock time and the least CPU time (user + system) of 3
+# runs, in seconds. CPU time hardly depends on what else the machine runs; wall-clock time does.
 best_of() {
-  local best= t0 t1 t
+  local wall= cpu= t
   for _ in 1 2 3; do
-    t0=$(date +%s.%N)
-    "$@" > /dev/null
-    t1=$(date +%s.%N)
-    t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-    if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+    t=$( { TIMEFORMAT='%R %U %S'; time "$@" > /dev/null 2>&1; } 2>&1 )
+    wall=$(awk -v t="${t%% *}" -v b="$wall" 'BEGIN { print (b == "" || t < b) ? t : b }')
+    cpu=$(echo "$t" | awk -v b="$cpu" '{ c = $2 + $3; print (b == "" || c < b) ? c : b }')
   done
-  echo "$best"
+  echo "$wall $cpu"
 }
 
 # peak_mb CMD...: the peak resident memory of one run, in MB (needs GNU time).
@@ -77,8 +77,16 @@ peak_mb() {
   fi
 }
 
-report() { # NAME BYTES_MB SECONDS
-  awk -v n="$1" -v mb="$2" -v s="$3" 'BEGIN { printf "%-44s %8.1f MB %7.2f s %8.1f MB/s\n", n, mb, s, mb / s }'
+report() { # NAME BYTES_MB "WALL CPU"
+  awk -v n="$1" -v mb="$2" -v t="$3" 'BEGIN {
+    split(t, s, " ")
+    printf "%-40s %7.1f MB %6.2f s %7.1f MB/s %6.2f s CPU %7.1f MB/s\n", n, mb, s[1], mb / s[1], s[2], mb / s[2]
+  }'
+}
+
+# ratio A B: A / B by CPU time and by wall-clock time, for "A is x times B".
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f (wall clock %.2f)", x[2] / y[2], x[1] / y[1] }'
 }
 
 raw_mb=$(mb "$scratch/raw.jsonl")
@@ -98,9 +106,9 @@ state_mb=$("$bin" reduce "$scratch/events.jsonl" | wc -c | awk '{ printf "%.1f",
 echo "state written: $state_mb MB; peak memory: reduce events.jsonl $(peak_mb "$bin" reduce "$scratch/events.jsonl") MB," \
   "reduce --view summary $(peak_mb "$bin" reduce --view summary "$scratch/events.jsonl") MB," \
   "convert $(peak_mb "$bin" --no-timestamp "$scratch/raw.jsonl") MB"
-awk -v c="$t_convert" -v r="$t_raw" -v p="$t_passthrough" -v e="$t_ev" -v s="$t_sum" 'BEGIN {
-  printf "reduce/convert throughput: raw %.2f, normalized %.2f (vs passthrough), normalized summary %.2f\n", c / r, p / e, p / s
-}'
+echo "reduce/convert throughput by CPU time: raw $(ratio "$t_convert" "$t_raw")," \
+  "normalized $(ratio "$t_passthrough" "$t_ev") (vs passthrough)," \
+  "normalized summary $(ratio "$t_passthrough" "$t_sum")"
 
 if [ -n "$base" ]; then
   t_base_raw=$(best_of "$base" reduce "$scratch/raw.jsonl")
@@ -113,7 +121,6 @@ if [ -n "$base" ]; then
   cmp -s <("$bin" reduce "$scratch/events.jsonl") <("$base" reduce "$scratch/events.jsonl") || same=no
   cmp -s <("$bin" reduce "$scratch/raw.jsonl" | untimed) <("$base" reduce "$scratch/raw.jsonl" | untimed) ||
     same=no
-  awk -v br="$t_base_raw" -v r="$t_raw" -v be="$t_base_ev" -v e="$t_ev" -v same="$same" 'BEGIN {
-    printf "speed-up over BASE: reduce raw %.2fx, reduce normalized %.2fx; same states: %s\n", br / r, be / e, same
-  }'
+  echo "speed-up over BASE by CPU time: reduce raw $(ratio "$t_base_raw" "$t_raw")," \
+    "reduce normalized $(ratio "$t_base_ev" "$t_ev"); same states: $same"
 fi
