@@ -99,6 +99,11 @@ impl<'o, W: Write> Converter<'o, W> {
         }
     }
 
+    /// The output the events are written to (a subcommand reading them back empties it).
+    pub fn out(&mut self) -> &mut Out<W> {
+        self.out
+    }
+
     /// Converts every line of one input. I/O errors on the output end the run (`Err`);
     /// a failure to read the input is reported and ends only this input.
     pub fn run_source(&mut self, src: &Source, diag: &mut Diag) -> anyhow::Result<()> {

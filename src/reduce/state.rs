@@ -184,23 +184,33 @@ struct EntryHead {
 
 impl Serialize for Entry {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// [`EntryHead`] borrowed, then the body.
         #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
         struct Out<'a> {
-            #[serde(flatten)]
-            head: EntryHead,
+            #[serde(rename = "type")]
+            ty: EntryType,
+            session_id: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            turn: Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            parent_call_id: Option<&'a str>,
+            seq: u64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            updated_seq: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            timestamp: Option<&'a str>,
             #[serde(flatten)]
             body: &'a Body,
         }
         Out {
-            head: EntryHead {
-                ty: self.body.ty(),
-                session_id: self.session_id.clone(),
-                turn: self.turn,
-                parent_call_id: self.parent_call_id.clone(),
-                seq: self.seq,
-                updated_seq: self.updated_seq,
-                timestamp: self.timestamp.clone(),
-            },
+            ty: self.body.ty(),
+            session_id: &self.session_id,
+            turn: self.turn,
+            parent_call_id: self.parent_call_id.as_deref(),
+            seq: self.seq,
+            updated_seq: self.updated_seq,
+            timestamp: self.timestamp.as_deref(),
             body: &self.body,
         }
         .serialize(s)
