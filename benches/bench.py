@@ -86,9 +86,10 @@ def generate(path, dirs, mb, seed):
 
 
 def run(cmd, stdin_path):
-    """Runs cmd with stdin from a file and stdout counted; returns (seconds, output lines, peak RSS KiB)."""
+    """Runs cmd with stdin from a file (or /dev/null) and stdout counted; returns (seconds,
+    output lines, peak RSS KiB)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    with open(stdin_path, "rb") as f:
+    with open(stdin_path or os.devnull, "rb") as f:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         lines = 0
@@ -101,16 +102,40 @@ def run(cmd, stdin_path):
 
 
 def peak_rss(cmd, stdin_path):
-    """Peak RSS of one child alone (ru_maxrss of children is a running maximum, so measure
-    each command in a fresh Python process)."""
-    code = (
-        "import resource,subprocess,sys\n"
-        "with open(sys.argv[1],'rb') as f:\n"
-        "    subprocess.run(sys.argv[2:],stdin=f,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code, stdin_path, *cmd], capture_output=True, text=True)
-    return int(out.stdout.strip() or 0)
+    """Peak RSS of the command, in KiB: its VmHWM, read from /proc every few milliseconds
+    while it runs. (getrusage's ru_maxrss is no good here: a child forked from Python starts
+    with Python's high-water mark.)"""
+    with open(stdin_path or os.devnull, "rb") as f:
+        p = subprocess.Popen(cmd, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        peak = 0
+        status = f"/proc/{p.pid}/status"
+        while p.poll() is None:
+            try:
+                with open(status) as st:
+                    for line in st:
+                        if line.startswith("VmHWM:"):
+                            peak = max(peak, int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.003)
+        return peak
+
+
+def same_output(cmd_a, cmd_b):
+    """Whether two commands write the same bytes (not timed)."""
+    a = subprocess.run(cmd_a, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    b = subprocess.run(cmd_b, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    return a == b
+
+
+def startup(cmd, samples):
+    """Median wall time of running `cmd` from Python, in ms."""
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
 
 
 def latency(samples):
@@ -161,13 +186,30 @@ def main():
             secs, lines, _ = run(["jq", "-c", JQ_CLAUDE], path)
             jq_mbs = mb / secs
             print(f"{name:<8} {'jq':<10} {jq_mbs:8.1f} {lines / secs:12.0f} {peak_rss(['jq', '-c', JQ_CLAUDE], path) / 1024:8.1f}MB {'1.0x':>7}")
+        one_core = None
         for cmd_name, cmd in commands:
             secs, lines, _ = run(cmd, path)
             mbs = mb / secs
+            one_core = one_core or mbs
             rss = peak_rss(cmd, path) / 1024
             ratio = f"{mbs / jq_mbs:.1f}x" if (jq_mbs and name == "claude") else ""
             print(f"{name:<8} {cmd_name:<10} {mbs:8.1f} {lines / secs:12.0f} {rss:8.1f}MB {ratio:>7}")
+        # --jobs: the file as an argument, one thread per core, against one thread.
+        cores = os.cpu_count() or 1
+        if cores > 1:
+            cmd = [BIN, "--no-timestamp", "--jobs", str(cores), path]
+            secs, lines, _ = run(cmd, None)
+            mbs = mb / secs
+            rss = peak_rss(cmd, None) / 1024
+            ratio = f"{mbs / jq_mbs:.1f}x" if (jq_mbs and name == "claude") else ""
+            same = same_output([BIN, "--no-timestamp", "--jobs", "1", path], cmd)
+            print(f"{name:<8} {'convert -j' + str(cores):<10} {mbs:8.1f} {lines / secs:12.0f} {rss:8.1f}MB {ratio:>7}"
+                  f"  {mbs / one_core:.2f}x one thread, output {'identical' if same else 'DIFFERENT'}")
 
+    k = 50 if args.quick else 200
+    true = shutil.which("true") or "/bin/true"
+    print(f"start-up, insights --version: median {startup([BIN, '--version'], k):.2f} ms"
+          f" (spawning `true` the same way: {startup([true], k):.2f} ms)")
     n = 300 if args.quick else 2000
     med, p99, worst = latency(n)
     print(f"live latency over a pipe, {n} lines: median {med:.3f} ms, p99 {p99:.3f} ms, max {worst:.3f} ms")

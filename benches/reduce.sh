@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Throughput of `insights reduce` next to `insights convert`, on a large generated log.
 #
-#   benches/reduce.sh [MB]      # default 200
+#   benches/reduce.sh [MB] [BASE]   # MB default 200; BASE: another insights binary to compare
 #
 # Builds the release binary, then writes into a scratch directory (under $TMPDIR, /tmp by
 # default; removed at the end):
@@ -10,12 +10,21 @@
 #                 repetition is a session of its own (the state grows with the log, as a real
 #                 log of many sessions does)
 #   events.jsonl  raw.jsonl converted (`insights --no-timestamp`)
-# and prints MB/s for each command (input bytes / wall-clock seconds, best of 3 runs), the
-# ratios of reduce to convert measured in the same run, and the peak memory of each reduce.
+# and prints MB/s for each command (input bytes / seconds, best of 3 runs, by wall-clock and by
+# CPU time), the ratios of reduce to convert measured in the same run, and the peak memory of
+# each reduce.
+# With BASE (say, a build of an earlier commit), BASE reduces the same files in the same run,
+# its states are compared with this build's (the same bytes, but for times taken from the
+# clock on raw input), and the speed-ups are printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 target_mb=${1:-200}
+base=${2:-}
+if [ -n "$base" ] && [ ! -x "$base" ]; then
+  echo "reduce.sh: $base is not an executable" >&2
+  exit 2
+fi
 cargo build --release --quiet
 bin=$PWD/target/release/insights
 
@@ -47,17 +56,16 @@ for ((k = 0; k < reps; k++)); do cat "${captures[@]}"; done |
 
 mb() { awk -v b="$(cat "$@" | wc -c)" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 
-# best_of CMD...: the fastest wall-clock time of 3 runs, in seconds.
+# best_of CMD...: the fastest wall-clock time and the least CPU time (user + system) of 3
+# runs, in seconds. CPU time hardly depends on what else the machine runs; wall-clock time does.
 best_of() {
-  local best= t0 t1 t
+  local wall= cpu= t
   for _ in 1 2 3; do
-    t0=$(date +%s.%N)
-    "$@" > /dev/null
-    t1=$(date +%s.%N)
-    t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-    if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+    t=$( { TIMEFORMAT='%R %U %S'; time "$@" > /dev/null 2>&1; } 2>&1 )
+    wall=$(awk -v t="${t%% *}" -v b="$wall" 'BEGIN { print (b == "" || t < b) ? t : b }')
+    cpu=$(echo "$t" | awk -v b="$cpu" '{ c = $2 + $3; print (b == "" || c < b) ? c : b }')
   done
-  echo "$best"
+  echo "$wall $cpu"
 }
 
 # peak_mb CMD...: the peak resident memory of one run, in MB (needs GNU time).
@@ -69,8 +77,16 @@ peak_mb() {
   fi
 }
 
-report() { # NAME BYTES_MB SECONDS
-  awk -v n="$1" -v mb="$2" -v s="$3" 'BEGIN { printf "%-44s %8.1f MB %7.2f s %8.1f MB/s\n", n, mb, s, mb / s }'
+report() { # NAME BYTES_MB "WALL CPU"
+  awk -v n="$1" -v mb="$2" -v t="$3" 'BEGIN {
+    split(t, s, " ")
+    printf "%-40s %7.1f MB %6.2f s %7.1f MB/s %6.2f s CPU %7.1f MB/s\n", n, mb, s[1], mb / s[1], s[2], mb / s[2]
+  }'
+}
+
+# ratio A B: A / B by CPU time and by wall-clock time, for "A is x times B".
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f (wall clock %.2f)", x[2] / y[2], x[1] / y[1] }'
 }
 
 raw_mb=$(mb "$scratch/raw.jsonl")
@@ -90,6 +106,21 @@ state_mb=$("$bin" reduce "$scratch/events.jsonl" | wc -c | awk '{ printf "%.1f",
 echo "state written: $state_mb MB; peak memory: reduce events.jsonl $(peak_mb "$bin" reduce "$scratch/events.jsonl") MB," \
   "reduce --view summary $(peak_mb "$bin" reduce --view summary "$scratch/events.jsonl") MB," \
   "convert $(peak_mb "$bin" --no-timestamp "$scratch/raw.jsonl") MB"
-awk -v c="$t_convert" -v r="$t_raw" -v p="$t_passthrough" -v e="$t_ev" -v s="$t_sum" 'BEGIN {
-  printf "reduce/convert throughput: raw %.2f, normalized %.2f (vs passthrough), normalized summary %.2f\n", c / r, p / e, p / s
-}'
+echo "reduce/convert throughput by CPU time: raw $(ratio "$t_convert" "$t_raw")," \
+  "normalized $(ratio "$t_passthrough" "$t_ev") (vs passthrough)," \
+  "normalized summary $(ratio "$t_passthrough" "$t_sum")"
+
+if [ -n "$base" ]; then
+  t_base_raw=$(best_of "$base" reduce "$scratch/raw.jsonl")
+  report "BASE reduce raw.jsonl" "$raw_mb" "$t_base_raw"
+  t_base_ev=$(best_of "$base" reduce "$scratch/events.jsonl")
+  report "BASE reduce events.jsonl" "$ev_mb" "$t_base_ev"
+  # Times read from the clock (converted raw lines) differ from run to run; nothing else may.
+  untimed() { sed -E 's/"20[0-9-]+T[0-9:.]+Z"/T/; s/"durationMs": [0-9]+/D/'; }
+  same=yes
+  cmp -s <("$bin" reduce "$scratch/events.jsonl") <("$base" reduce "$scratch/events.jsonl") || same=no
+  cmp -s <("$bin" reduce "$scratch/raw.jsonl" | untimed) <("$base" reduce "$scratch/raw.jsonl" | untimed) ||
+    same=no
+  echo "speed-up over BASE by CPU time: reduce raw $(ratio "$t_base_raw" "$t_raw")," \
+    "reduce normalized $(ratio "$t_base_ev" "$t_ev"); same states: $same"
+fi

@@ -15,7 +15,8 @@ Examples:
   insights schema > insights-event.schema.json
 
 Exit status: 0 every line was read, 1 some input lines could not be read,
-2 usage or I/O error.";
+2 usage or I/O error, 128+N ended by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP)
+after a whole line.";
 
 /// Normalize AI coding agents' streaming output into InsightsEvent JSONL.
 ///
@@ -126,6 +127,15 @@ pub struct ConvertArgs {
     /// `[REDACTED:anthropic-key]`. See the README's Robustness section for the exact shapes.
     #[arg(long)]
     pub redact: bool,
+
+    /// Convert on N threads; the output is the same, byte for byte.
+    ///
+    /// Lines are converted in chunks of about 1 MiB, on N cores, and written in input order.
+    /// The default is one thread for standard input, a terminal, `--line-buffered` or files
+    /// under 8 MiB in all, and one per core otherwise. With N > 1 on standard input, a chunk
+    /// goes out as soon as no further line is ready, so a live pipe still sees events at once.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 }
 
 /// Inputs of the commands that read events: normalized logs or any provider's raw output.

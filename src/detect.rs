@@ -115,7 +115,12 @@ pub enum Route {
 /// This is the only state detection keeps; converters stay stateless.
 #[derive(Default)]
 pub struct Detector {
-    last_jsonrpc: Option<&'static Provider>,
+    pub(crate) last_jsonrpc: Option<&'static Provider>,
+    /// A line of this run named a JSON-RPC provider.
+    named: bool,
+    /// A JSON-RPC answer was routed before any line named one: the result depended on the
+    /// state the detector started with (`--jobs` checks this at chunk boundaries).
+    pub(crate) depended: bool,
 }
 
 impl Detector {
@@ -131,8 +136,16 @@ impl Detector {
             Some(p) => {
                 if p.jsonrpc {
                     self.last_jsonrpc = Some(p);
+                    self.named = true;
                 }
                 Route::Provider(p)
+            }
+            None if probe.is_bare_response() && !self.named => {
+                self.depended = true;
+                match self.last_jsonrpc {
+                    Some(p) => Route::Provider(p),
+                    None => Route::Unknown,
+                }
             }
             None => match self.last_jsonrpc {
                 Some(p) if probe.is_bare_response() => Route::Provider(p),

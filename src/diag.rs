@@ -2,10 +2,13 @@
 //! status.
 
 use owo_colors::{OwoColorize, Style};
+use std::cell::RefCell;
 use std::io::{self, Write};
 
 pub struct Diag {
     color: bool,
+    /// Kept in memory instead of written (a chunk of `--jobs`), to be printed in order.
+    kept: Option<RefCell<Vec<u8>>>,
     /// Input lines that could not be read.
     pub bad_lines: u64,
     /// Files that could not be opened or read, and other I/O failures on input.
@@ -16,8 +19,34 @@ impl Diag {
     pub fn new(color: bool) -> Self {
         Diag {
             color,
+            kept: None,
             bad_lines: 0,
             io_errors: 0,
+        }
+    }
+
+    /// Whether messages are coloured.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// A diagnostics sink like this one that keeps its messages in memory.
+    pub fn kept(&self) -> Diag {
+        Diag {
+            kept: Some(RefCell::new(Vec::new())),
+            ..Diag::new(self.color)
+        }
+    }
+
+    /// Prints what `other` kept and adds its counts to this one's.
+    pub fn absorb(&mut self, other: Diag) {
+        self.bad_lines += other.bad_lines;
+        self.io_errors += other.io_errors;
+        if let Some(kept) = other.kept {
+            let kept = kept.into_inner();
+            if !kept.is_empty() {
+                let _ = io::stderr().lock().write_all(&kept);
+            }
         }
     }
 
@@ -41,7 +70,14 @@ impl Diag {
 
     fn write(&self, msg: std::fmt::Arguments) {
         // A failing stderr leaves nowhere to report to; the exit status still tells.
-        let _ = writeln!(io::stderr().lock(), "{msg}");
+        match &self.kept {
+            Some(kept) => {
+                let _ = writeln!(kept.borrow_mut(), "{msg}");
+            }
+            None => {
+                let _ = writeln!(io::stderr().lock(), "{msg}");
+            }
+        }
     }
 
     /// An input line that could not be read.

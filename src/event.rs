@@ -34,6 +34,11 @@ pub enum Json<'a> {
     Str(Str<'a>),
     U64(u64),
     Bool(bool),
+    /// An object a converter builds, its members written as they are: raw JSON in them
+    /// passes through untouched (a `Value` cannot hold every JSON text).
+    Object(Pairs<'a, Json<'a>>),
+    /// An array a converter builds, written the same way.
+    Array(Vec<Json<'a>>),
 }
 
 impl Serialize for Json<'_> {
@@ -44,6 +49,8 @@ impl Serialize for Json<'_> {
             Json::Str(v) => s.serialize_str(v),
             Json::U64(v) => s.serialize_u64(*v),
             Json::Bool(v) => s.serialize_bool(*v),
+            Json::Object(v) => v.serialize(s),
+            Json::Array(v) => s.collect_seq(v),
         }
     }
 }

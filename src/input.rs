@@ -4,6 +4,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use crate::signals::{self, UntilSignal};
+
 /// Where lines come from.
 #[derive(Debug, Clone)]
 pub enum Source {
@@ -28,7 +30,7 @@ impl Source {
         }
     }
 
-    pub fn open(&self) -> io::Result<Box<dyn Read>> {
+    pub fn open(&self) -> io::Result<Box<dyn Read + Send>> {
         Ok(match self {
             Source::Stdin => Box::new(io::stdin()),
             Source::File(p) => Box::new(File::open(p)?),
@@ -46,9 +48,10 @@ pub enum Line {
 }
 
 /// Reads `\n`-terminated byte lines. Handles CRLF, a UTF-8 BOM on the first line and a last
-/// line without a newline.
+/// line without a newline. Once a termination signal was caught (see [`crate::signals`]), it
+/// returns no further line, and drops a line that the signal cut short.
 pub struct LineReader<R> {
-    inner: BufReader<R>,
+    inner: BufReader<UntilSignal<R>>,
     max: usize,
     lineno: u64,
     /// Whether the last line returned ended at EOF without `\n`.
@@ -58,7 +61,7 @@ pub struct LineReader<R> {
 impl<R: Read> LineReader<R> {
     pub fn new(inner: R, max: usize) -> Self {
         LineReader {
-            inner: BufReader::with_capacity(64 * 1024, inner),
+            inner: BufReader::with_capacity(64 * 1024, UntilSignal(inner)),
             max,
             lineno: 0,
             unterminated: false,
@@ -83,6 +86,9 @@ impl<R: Read> LineReader<R> {
     /// Reads the next line into `buf` (cleared first). `None` at end of input.
     pub fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
         buf.clear();
+        if signals::caught().is_some() {
+            return Ok(None);
+        }
         // Room for the longest line plus its `\r\n`, which does not count.
         let cap = self.max as u64 + 2;
         let n = (&mut self.inner).take(cap).read_until(b'\n', buf)?;
@@ -101,11 +107,18 @@ impl<R: Read> LineReader<R> {
             let mut len = buf.len() as u64;
             if !terminated {
                 let (skipped, found) = self.skip_line()?;
+                if !found && signals::caught().is_some() {
+                    return Ok(None);
+                }
                 len += skipped;
                 self.unterminated = !found;
             }
             buf.clear();
             return Ok(Some(Line::TooLong { len }));
+        }
+        if !terminated && signals::caught().is_some() {
+            buf.clear();
+            return Ok(None);
         }
         self.unterminated = !terminated;
         if self.lineno == 1 && buf.starts_with(b"\xEF\xBB\xBF") {

@@ -9,12 +9,14 @@ mod diff;
 mod event;
 mod input;
 mod output;
+mod parallel;
 mod providers;
 mod providers_cmd;
 mod redact;
 mod reduce;
 mod replay;
 mod schema;
+mod signals;
 mod time;
 mod validate;
 mod wire;
@@ -101,20 +103,37 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
         max_line: args.max_line_bytes,
     };
     let sources = cli::sources(&args.files);
+    // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
+    signals::install();
     let mut diag = diag::Diag::new(color_err);
     // Only whole lines reach standard output, redacted with --redact (src/output.rs).
     let mut out = Out::new(output::WholeLines::new(
         std::io::stdout().lock(),
         args.redact,
     ));
-    let mut conv = convert::Converter::new(&opts, &mut out);
-    for src in &sources {
-        conv.run_source(src, &mut diag)?;
-        if conv.stats.stopped {
-            break;
+    let jobs = match args.jobs {
+        Some(n) => usize::from(n),
+        None => parallel::default_jobs(&sources, flush),
+    };
+    let stats = if jobs > 1 {
+        let mut par = parallel::Parallel::new(&opts, jobs);
+        for src in &sources {
+            par.run_source(src, &mut out, &mut diag)?;
+            if par.stats.stopped || signals::caught().is_some() {
+                break;
+            }
         }
-    }
-    let stats = std::mem::take(&mut conv.stats);
+        par.stats
+    } else {
+        let mut conv = convert::Converter::new(&opts, &mut out);
+        for src in &sources {
+            conv.run_source(src, &mut diag)?;
+            if conv.stats.stopped || signals::caught().is_some() {
+                break;
+            }
+        }
+        std::mem::take(&mut conv.stats)
+    };
     out.flush().context("cannot write to standard output")?;
     if !stats.dropped.is_empty() {
         let parts: Vec<String> = stats
@@ -128,7 +147,9 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
             parts.join(", ")
         ));
     }
-    Ok(if diag.io_errors > 0 {
+    Ok(if let Some(signo) = signals::caught() {
+        ExitCode::from(signals::exit_status(signo))
+    } else if diag.io_errors > 0 {
         ExitCode::from(2)
     } else if diag.bad_lines > 0 {
         ExitCode::from(1)

@@ -49,8 +49,52 @@ impl<W: Write> Out<W> {
         self.w.write_all(b"\n")
     }
 
+    /// Writes one JSON object line member by member, as `serde_json` would; `at_seq` is
+    /// called just before the value of the member `seq` is written.
+    pub fn object_line<'m, K, V>(
+        &mut self,
+        members: impl IntoIterator<Item = (&'m K, &'m V)>,
+        mut at_seq: impl FnMut(&mut BufWriter<W>) -> io::Result<()>,
+    ) -> io::Result<()>
+    where
+        K: AsRef<str> + ?Sized + 'm,
+        V: serde::Serialize + 'm,
+    {
+        self.w.write_all(b"{")?;
+        for (i, (k, v)) in members.into_iter().enumerate() {
+            if i > 0 {
+                self.w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut self.w, k.as_ref()).map_err(io::Error::from)?;
+            self.w.write_all(b":")?;
+            if k.as_ref() == "seq" {
+                at_seq(&mut self.w)?;
+            }
+            serde_json::to_writer(&mut self.w, v).map_err(io::Error::from)?;
+        }
+        self.w.write_all(b"}\n")
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.w.flush()
+    }
+}
+
+impl Out<Vec<u8>> {
+    /// Output of one chunk (`--jobs`), kept in memory.
+    pub fn chunk(buf: Vec<u8>) -> Self {
+        Out::new(buf)
+    }
+
+    /// What was written, after a flush.
+    pub fn chunk_bytes(w: &BufWriter<Vec<u8>>) -> &[u8] {
+        w.get_ref()
+    }
+
+    pub fn into_chunk(self) -> Vec<u8> {
+        let (mut buf, rest) = self.w.into_parts();
+        buf.extend_from_slice(&rest.unwrap_or_default());
+        buf
     }
 }
 
@@ -121,9 +165,10 @@ mod tests {
 /// The `BufWriter` of [`Out`] writes its buffer out when it is full, which is mostly in the
 /// middle of a line. Below it, this keeps the tail of each write back until its line is
 /// complete, so the operating system is only ever handed whole lines: a reader never sees half
-/// a line, and a run that is killed leaves output ending at a line end. (A disk that fills up
-/// in the middle of a write can still cut a line: that error is reported and ends the run
-/// with status 2.) [`WholeLines::flush`] passes on an incomplete line too.
+/// a line, and a run ended by a signal ([`crate::signals`]) leaves output ending at a line end.
+/// (A disk that fills up in the middle of a write can still cut a line: that error is reported
+/// and ends the run with status 2. So can SIGKILL, which stops a write to a file between
+/// pages.) [`WholeLines::flush`] passes on an incomplete line too.
 pub struct WholeLines<W: Write> {
     inner: W,
     /// The incomplete last line, held back.

@@ -6,6 +6,7 @@ mod codex;
 mod docs;
 mod errors;
 mod golden;
+mod parallel;
 mod providers;
 mod reduce;
 mod replay;

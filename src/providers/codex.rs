@@ -578,7 +578,7 @@ fn exec<'a>(line: &'a str, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped>
                 request_id: w.id.unwrap_or_default(),
                 tool_name: Cow::Borrowed("AskUserQuestion"),
                 tool_kind: ToolKind::Ask,
-                tool_input: Json::Value(json!({ "questions": w.questions })),
+                tool_input: object([("questions", or_null(w.questions))]),
                 tool_use_id: w.call_id,
                 reason: None,
                 blocked_path: None,
@@ -624,7 +624,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 // Completed items without a start (declined, or an older build) get one.
             }
             if started || !done {
-                let input = json!({ "command": it.command });
+                let input = object([("command", or_null(it.command))]);
                 let title = cmd
                     .as_deref()
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
@@ -634,7 +634,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                         ToolKind::Execute,
                         "Bash",
                         title,
-                        Json::Value(input),
+                        input,
                     ));
                 } else {
                     cx.push(ToolUpdate {
@@ -651,12 +651,12 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 }
             } else {
                 let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
-                let output = json!({
-                    "stdout": it.aggregated_output,
-                    "stderr": "",
-                    "exit_code": it.exit_code,
-                });
-                let mut c = completion(it.id, ok, Some(Json::Value(output)));
+                let output = object([
+                    ("stdout", or_null(it.aggregated_output)),
+                    ("stderr", Json::from("")),
+                    ("exit_code", or_null(it.exit_code.map(Value::from))),
+                ]);
+                let mut c = completion(it.id, ok, Some(output));
                 if status == "declined" {
                     c.status = ToolCallStatus::Cancelled;
                 }
@@ -668,22 +668,20 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             let changes = it.changes.unwrap_or_default();
             let paths: Vec<Str<'a>> = changes.iter().map(|c| c.path.clone()).collect();
             if started {
-                let input = json!({
-                    "changes": changes.iter().map(|c| json!({"path": c.path, "kind": c.kind})).collect::<Vec<_>>()
-                });
+                let input = object([("changes", exec_changes(&changes))]);
                 let mut inv = tool_invocation(
                     it.id,
                     ToolKind::Edit,
                     "FileChange",
                     paths.first().cloned(),
-                    Json::Value(input),
+                    input,
                 );
                 inv.locations = Some(paths);
                 cx.push(inv);
             } else if done {
                 let ok = status == "completed";
-                let output = json!({ "changes": changes.iter().map(|c| json!({"path": c.path, "kind": c.kind})).collect::<Vec<_>>() });
-                let mut c = completion(it.id.clone(), ok, Some(Json::Value(output)));
+                let output = object([("changes", exec_changes(&changes))]);
+                let mut c = completion(it.id.clone(), ok, Some(output));
                 c.locations = Some(paths);
                 cx.push(c);
                 if ok {
@@ -719,9 +717,11 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     ToolKind::Mcp,
                     "",
                     Some(Cow::Owned(format!("{server}.{tool}"))),
-                    Json::Value(
-                        json!({ "server": server, "tool": tool, "arguments": it.arguments }),
-                    ),
+                    object([
+                        ("server", Json::Str(server.clone())),
+                        ("tool", Json::Str(tool.clone())),
+                        ("arguments", or_null(it.arguments)),
+                    ]),
                 );
                 inv.tool_name = Cow::Owned(format!("mcp__{server}__{tool}"));
                 inv.mcp_server = Some(server);
@@ -750,23 +750,29 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
         "web_search" => {
             if done {
                 // exec reports searches only when done: invocation and completion together.
-                let input = json!({ "query": it.query, "action": it.action });
+                let input = object([
+                    ("query", or_null(it.query.clone())),
+                    ("action", or_null(it.action)),
+                ]);
                 cx.push(tool_invocation(
                     it.id.clone(),
                     ToolKind::Browse,
                     "WebSearch",
                     it.query.clone(),
-                    Json::Value(input),
+                    input,
                 ));
                 cx.push(completion(it.id, true, None));
             } else {
-                let input = json!({ "query": it.query, "action": it.action });
+                let input = object([
+                    ("query", or_null(it.query.clone())),
+                    ("action", or_null(it.action)),
+                ]);
                 cx.push(tool_invocation(
                     it.id,
                     ToolKind::Browse,
                     "WebSearch",
                     it.query,
-                    Json::Value(input),
+                    input,
                 ));
             }
         }
@@ -802,9 +808,11 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     ToolKind::Think,
                     "",
                     it.prompt.clone(),
-                    Json::Value(
-                        json!({ "tool": tool, "prompt": it.prompt, "receiver_thread_ids": it.receiver_thread_ids }),
-                    ),
+                    object([
+                        ("tool", Json::Str(tool.clone())),
+                        ("prompt", or_null(it.prompt.clone())),
+                        ("receiver_thread_ids", or_null(it.receiver_thread_ids)),
+                    ]),
                 );
                 inv.tool_name = Cow::Owned(name);
                 cx.push(inv);
@@ -1490,7 +1498,10 @@ fn method_call<'a>(
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Borrowed("Bash"),
                 tool_kind: ToolKind::Execute,
-                tool_input: Json::Value(json!({ "command": command, "cwd": p.cwd })),
+                tool_input: object([
+                    ("command", or_null(command.clone())),
+                    ("cwd", or_null(p.cwd)),
+                ]),
                 tool_use_id: p.item_id.or(p.call_id),
                 reason: p.reason,
                 blocked_path: None,
@@ -1515,9 +1526,10 @@ fn method_call<'a>(
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Borrowed("FileChange"),
                 tool_kind: ToolKind::Edit,
-                tool_input: Json::Value(
-                    json!({ "grantRoot": p.grant_root, "fileChanges": p.file_changes }),
-                ),
+                tool_input: object([
+                    ("grantRoot", or_null(p.grant_root.clone())),
+                    ("fileChanges", or_null(p.file_changes)),
+                ]),
                 tool_use_id: p.item_id.or(p.call_id),
                 reason: p.reason,
                 blocked_path: p.grant_root.clone(),
@@ -1533,7 +1545,7 @@ fn method_call<'a>(
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Borrowed("Permissions"),
                 tool_kind: ToolKind::Other,
-                tool_input: Json::Value(json!({ "permissions": p.permissions })),
+                tool_input: object([("permissions", or_null(p.permissions))]),
                 tool_use_id: p.item_id,
                 reason: p.reason,
                 blocked_path: None,
@@ -1548,7 +1560,7 @@ fn method_call<'a>(
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Borrowed("AskUserQuestion"),
                 tool_kind: ToolKind::Ask,
-                tool_input: Json::Value(json!({ "questions": p.questions })),
+                tool_input: object([("questions", or_null(p.questions))]),
                 tool_use_id: p.item_id,
                 reason: None,
                 blocked_path: None,
@@ -1593,6 +1605,38 @@ fn method_call<'a>(
     Ok(())
 }
 
+/// An object of the members given, in order. Raw JSON in them passes through untouched:
+/// `json!` would parse it into a `serde_json::Value`, which cannot hold every JSON text (a
+/// lone surrogate `"\ud800"`, `1e999`, nesting deeper than 128) and panics on it.
+fn object<'a, const N: usize>(members: [(&'static str, Json<'a>); N]) -> Json<'a> {
+    Json::Object(Pairs(
+        members
+            .into_iter()
+            .map(|(k, v)| (Cow::Borrowed(k), v))
+            .collect(),
+    ))
+}
+
+/// A member's value, or `null` when it is absent (as `json!` writes `None`).
+fn or_null<'a, T: Into<Json<'a>>>(v: Option<T>) -> Json<'a> {
+    v.map_or(Json::Value(Value::Null), Into::into)
+}
+
+/// The `changes` of an exec `file_change` item: `[{"path", "kind"}]`.
+fn exec_changes<'a>(changes: &[ExecChange<'a>]) -> Json<'a> {
+    Json::Array(
+        changes
+            .iter()
+            .map(|c| {
+                object([
+                    ("path", Json::Str(c.path.clone())),
+                    ("kind", or_null(c.kind.clone())),
+                ])
+            })
+            .collect(),
+    )
+}
+
 fn empty_object() -> &'static RawValue {
     static EMPTY: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
     EMPTY.get_or_init(|| RawValue::from_string("{}".into()).expect("valid JSON"))
@@ -1600,10 +1644,18 @@ fn empty_object() -> &'static RawValue {
 
 /// `{"httpConnectionFailed":{"httpStatusCode":502}}` → 502.
 fn http_status(info: &RawValue) -> Option<u64> {
-    let v: Value = serde_json::from_str(info.get()).ok()?;
-    v.as_object()?
-        .values()
-        .find_map(|inner| inner.get("httpStatusCode").and_then(Value::as_u64))
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Inner {
+        http_status_code: Option<u64>,
+    }
+    // Read member by member, not as a `Value`, which fails on other members it cannot hold.
+    let outer: Pairs<&RawValue> = serde_json::from_str(info.get()).ok()?;
+    outer.0.iter().find_map(|(_, inner)| {
+        serde_json::from_str::<Inner>(inner.get())
+            .ok()?
+            .http_status_code
+    })
 }
 
 fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
@@ -1687,19 +1739,26 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 let title = cmd
                     .as_deref()
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
-                let input =
-                    json!({ "command": cmd, "cwd": it.cwd, "commandActions": it.command_actions });
+                let input = object([
+                    ("command", or_null(cmd)),
+                    ("cwd", or_null(it.cwd)),
+                    ("commandActions", or_null(it.command_actions)),
+                ]);
                 cx.push(tool_invocation(
                     it.id,
                     ToolKind::Execute,
                     "Bash",
                     title,
-                    Json::Value(input),
+                    input,
                 ));
             } else {
                 let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
-                let output = json!({ "stdout": it.aggregated_output, "stderr": "", "exit_code": it.exit_code });
-                let mut c = completion(it.id, ok, Some(Json::Value(output)));
+                let output = object([
+                    ("stdout", or_null(it.aggregated_output)),
+                    ("stderr", Json::from("")),
+                    ("exit_code", or_null(it.exit_code.map(Value::from))),
+                ]);
+                let mut c = completion(it.id, ok, Some(output));
                 c.duration_ms = count(it.duration_ms);
                 if status == "declined" {
                     c.status = ToolCallStatus::Cancelled;
@@ -1712,19 +1771,23 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             let changes = it.changes.unwrap_or_default();
             let paths: Vec<Str<'a>> = changes.iter().map(|c| c.path.clone()).collect();
             if !done {
-                let input = json!({
-                    "changes": changes.iter().map(|c| json!({
-                        "path": c.path,
-                        "kind": c.kind.as_ref().and_then(|k| k.ty.clone()),
-                        "diff": c.diff,
-                    })).collect::<Vec<_>>()
-                });
+                let changes = changes
+                    .iter()
+                    .map(|c| {
+                        object([
+                            ("path", Json::Str(c.path.clone())),
+                            ("kind", or_null(c.kind.as_ref().and_then(|k| k.ty.clone()))),
+                            ("diff", or_null(c.diff.clone())),
+                        ])
+                    })
+                    .collect();
+                let input = object([("changes", Json::Array(changes))]);
                 let mut inv = tool_invocation(
                     it.id,
                     ToolKind::Edit,
                     "FileChange",
                     paths.first().cloned(),
-                    Json::Value(input),
+                    input,
                 );
                 inv.locations = Some(paths);
                 cx.push(inv);
@@ -1733,7 +1796,10 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 let mut c = completion(
                     it.id.clone(),
                     ok,
-                    Some(Json::Value(json!({ "status": status }))),
+                    Some(object([(
+                        "status",
+                        Json::Str(Cow::Owned(status.to_owned())),
+                    )])),
                 );
                 if status == "declined" {
                     c.status = ToolCallStatus::Cancelled;
@@ -1774,9 +1840,11 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     },
                     "",
                     None,
-                    Json::Value(
-                        json!({ "server": server, "tool": tool, "arguments": it.arguments }),
-                    ),
+                    object([
+                        ("server", Json::Str(server.clone())),
+                        ("tool", Json::Str(tool.clone())),
+                        ("arguments", or_null(it.arguments)),
+                    ]),
                 );
                 inv.tool_name = Cow::Owned(name);
                 if it.ty == "mcpToolCall" {
@@ -1795,29 +1863,27 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             }
         }
         "webSearch" => {
-            let input = json!({ "query": it.query, "action": it.action });
+            let input = object([
+                ("query", or_null(it.query.clone())),
+                ("action", or_null(it.action)),
+            ]);
             if !done {
                 cx.push(tool_invocation(
                     it.id,
                     ToolKind::Browse,
                     "WebSearch",
                     it.query,
-                    Json::Value(input),
+                    input,
                 ));
             } else {
-                cx.push(completion(it.id, true, Some(Json::Value(input))));
+                cx.push(completion(it.id, true, Some(input)));
             }
         }
         "imageView" => {
             if !done {
-                let input = json!({ "path": it.path });
-                let mut inv = tool_invocation(
-                    it.id,
-                    ToolKind::Read,
-                    "ImageView",
-                    it.path.clone(),
-                    Json::Value(input),
-                );
+                let input = object([("path", or_null(it.path.clone()))]);
+                let mut inv =
+                    tool_invocation(it.id, ToolKind::Read, "ImageView", it.path.clone(), input);
                 inv.locations = it.path.map(|p| vec![p]);
                 cx.push(inv);
             } else {
@@ -1828,14 +1894,13 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             let tool = it.tool.unwrap_or_default();
             let agent = it.new_thread_id.or(it.receiver_thread_id);
             if !done {
-                let input = json!({ "tool": tool, "prompt": it.prompt, "receiverThreadId": agent });
-                let mut inv = tool_invocation(
-                    it.id.clone(),
-                    ToolKind::Think,
-                    "",
-                    it.prompt.clone(),
-                    Json::Value(input),
-                );
+                let input = object([
+                    ("tool", Json::Str(tool.clone())),
+                    ("prompt", or_null(it.prompt.clone())),
+                    ("receiverThreadId", or_null(agent)),
+                ]);
+                let mut inv =
+                    tool_invocation(it.id.clone(), ToolKind::Think, "", it.prompt.clone(), input);
                 inv.tool_name = Cow::Owned(format!("collab:{tool}"));
                 cx.push(inv);
                 if tool == "spawn_agent" {
@@ -2020,7 +2085,7 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         cx.push(answer(
             Decision::Allow,
             true,
-            Some(Json::Value(json!({ "answers": a }))),
+            Some(object([("answers", Json::Raw(a))])),
             None,
         ));
     } else if let Some(action) = b.action {
@@ -2162,7 +2227,7 @@ fn legacy<'a>(
 ) -> Result<(), Unmapped> {
     let _ = env;
     let m: Msg = serde_json::from_str(msg.get())?;
-    if cx.sticky.codex_v2_seen {
+    if cx.sticky.codex_v2_seen() {
         let ext = cx.push(Notice {
             subtype: Cow::Owned(format!("codex/event/{}", m.ty)),
             message: None,
@@ -2243,7 +2308,10 @@ fn legacy<'a>(
                 ToolKind::Execute,
                 "Bash",
                 title,
-                Json::Value(json!({ "command": m.command, "cwd": m.cwd })),
+                object([
+                    ("command", or_null(m.command)),
+                    ("cwd", or_null(m.cwd.clone())),
+                ]),
             ));
         }
         "exec_command_output_delta" => {
@@ -2257,12 +2325,15 @@ fn legacy<'a>(
         }
         "exec_command_end" => {
             let ok = m.exit_code.unwrap_or(0) == 0;
-            let output = json!({
-                "stdout": m.aggregated_output.clone().or(m.stdout.clone()),
-                "stderr": m.stderr,
-                "exit_code": m.exit_code,
-            });
-            cx.push(completion(call(), ok, Some(Json::Value(output))));
+            let output = object([
+                (
+                    "stdout",
+                    or_null(m.aggregated_output.clone().or(m.stdout.clone())),
+                ),
+                ("stderr", or_null(m.stderr)),
+                ("exit_code", or_null(m.exit_code.map(Value::from))),
+            ]);
+            cx.push(completion(call(), ok, Some(output)));
         }
         "patch_apply_begin" => {
             cx.push(tool_invocation(
@@ -2270,7 +2341,7 @@ fn legacy<'a>(
                 ToolKind::Edit,
                 "FileChange",
                 None,
-                Json::Value(json!({ "changes": m.changes })),
+                object([("changes", or_null(m.changes))]),
             ));
         }
         "patch_apply_end" => {
@@ -2278,9 +2349,10 @@ fn legacy<'a>(
             cx.push(completion(
                 call(),
                 ok,
-                Some(Json::Value(
-                    json!({ "stdout": m.stdout, "stderr": m.stderr }),
-                )),
+                Some(object([
+                    ("stdout", or_null(m.stdout)),
+                    ("stderr", or_null(m.stderr)),
+                ])),
             ));
         }
         "mcp_tool_call_begin" => {
@@ -2333,7 +2405,7 @@ fn legacy<'a>(
             cx.push(completion(
                 call(),
                 true,
-                Some(Json::Value(json!({ "query": m.query }))),
+                Some(object([("query", or_null(m.query))])),
             ));
         }
         "token_count" => {
@@ -2407,7 +2479,7 @@ fn legacy<'a>(
                 request_id: call(),
                 tool_name: Cow::Borrowed("Bash"),
                 tool_kind: ToolKind::Execute,
-                tool_input: Json::Value(json!({ "command": cmd, "cwd": m.cwd })),
+                tool_input: object([("command", or_null(cmd.clone())), ("cwd", or_null(m.cwd))]),
                 tool_use_id: m.call_id.clone(),
                 reason: m.reason,
                 blocked_path: None,
@@ -2424,7 +2496,10 @@ fn legacy<'a>(
                 request_id: call(),
                 tool_name: Cow::Borrowed("FileChange"),
                 tool_kind: ToolKind::Edit,
-                tool_input: Json::Value(json!({ "changes": m.changes, "grantRoot": m.grant_root })),
+                tool_input: object([
+                    ("changes", or_null(m.changes)),
+                    ("grantRoot", or_null(m.grant_root.clone())),
+                ]),
                 tool_use_id: m.call_id.clone(),
                 reason: m.reason,
                 blocked_path: m.grant_root,
@@ -2599,6 +2674,7 @@ mod tests {
             line,
             Sticky {
                 codex_v2_seen: true,
+                ..Sticky::default()
             },
         );
         assert_eq!(ev[0]["event"], "notice");
@@ -2625,5 +2701,111 @@ mod tests {
     fn acp_initialize_is_not_codex() {
         let probe: Probe = serde_json::from_str(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#).unwrap();
         assert!(!sniff(&probe));
+    }
+
+    /// Each event of a line as its JSON text: `serde_json::Value` cannot hold what these
+    /// tests feed through.
+    fn conv_text(line: &str) -> Vec<(&'static str, String)> {
+        // (Converted as with `--from codex`: not every line here is one detection gives Codex.)
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        let mut cx = Cx::default();
+        convert(line, &probe, &mut cx).unwrap();
+        cx.events
+            .iter()
+            .map(|(b, _)| (b.kind(), serde_json::to_string(b).unwrap()))
+            .collect()
+    }
+
+    /// Values that `serde_json::Value` cannot hold (found by fuzz target `convert_codex`, where
+    /// `json!` over them panicked): they pass through untouched, in every wire format.
+    #[test]
+    fn values_a_json_value_cannot_hold_pass_through() {
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        for v in [r#""echo \ud800""#, "[\"echo\",1e999]", deep.as_str()] {
+            for (line, kind, member) in [
+                (
+                    format!(
+                        r#"{{"type":"item.started","item":{{"id":"i","type":"command_execution","command":{v},"status":"in_progress"}}}}"#
+                    ),
+                    "tool_invocation",
+                    format!(r#""input":{{"command":{v}}}"#),
+                ),
+                (
+                    format!(
+                        r#"{{"type":"item.started","item":{{"id":"i","type":"mcp_tool_call","server":"s","tool":"t","arguments":{v}}}}}"#
+                    ),
+                    "tool_invocation",
+                    format!(r#""arguments":{v}}}"#),
+                ),
+                (
+                    format!(
+                        r#"{{"type":"item.completed","item":{{"id":"i","type":"web_search","query":"q","action":{v}}}}}"#
+                    ),
+                    "tool_invocation",
+                    format!(r#""action":{v}}}"#),
+                ),
+                (
+                    format!(
+                        r#"{{"method":"item/started","params":{{"threadId":"t","turnId":"u","item":{{"id":"i","type":"commandExecution","command":"ls","cwd":"/w","commandActions":{v}}}}}}}"#
+                    ),
+                    "tool_invocation",
+                    format!(r#""commandActions":{v}}}"#),
+                ),
+                (
+                    format!(
+                        r#"{{"method":"item/fileChange/requestApproval","id":3,"params":{{"threadId":"t","turnId":"u","itemId":"i","fileChanges":{v}}}}}"#
+                    ),
+                    "permission_request",
+                    format!(r#""fileChanges":{v}}}"#),
+                ),
+                (
+                    format!(r#"{{"id":3,"result":{{"answers":{v}}}}}"#),
+                    "permission_response",
+                    format!(r#"{{"answers":{v}}}"#),
+                ),
+                (
+                    format!(
+                        r#"{{"method":"codex/event/exec_command_begin","params":{{"id":"1","msg":{{"type":"exec_command_begin","call_id":"c","command":{v},"cwd":"/w"}},"conversationId":"t"}}}}"#
+                    ),
+                    "tool_invocation",
+                    format!(r#""input":{{"command":{v},"cwd":"/w"}}"#),
+                ),
+                (
+                    format!(
+                        r#"{{"method":"codex/event/patch_apply_begin","params":{{"id":"1","msg":{{"type":"patch_apply_begin","call_id":"c","changes":{v}}},"conversationId":"t"}}}}"#
+                    ),
+                    "tool_invocation",
+                    format!(r#""input":{{"changes":{v}}}"#),
+                ),
+            ] {
+                let evs = conv_text(&line);
+                let (k, text) = &evs[0];
+                assert_eq!(*k, kind, "{line:.120}");
+                assert!(text.contains(&member), "{line:.120}\n{text:.300}");
+            }
+        }
+    }
+
+    /// The input of fuzz/known/convert_codex-json-lone-surrogate: the command keeps its lone
+    /// surrogate escape, the line yields its tool invocation.
+    #[test]
+    fn the_known_lone_surrogate_input_converts() {
+        let input = include_str!("../../fuzz/known/convert_codex-json-lone-surrogate");
+        let line = input
+            .lines()
+            .find(|l| l.contains(r"\ud800"))
+            .expect("the line with the lone surrogate");
+        let evs = conv_text(line);
+        assert_eq!(evs[0].0, "tool_invocation");
+        assert!(evs[0].1.contains(r"c\ud800king"), "{}", evs[0].1);
+    }
+
+    #[test]
+    fn http_status_is_read_beside_members_a_value_cannot_hold() {
+        let info: &RawValue = serde_json::from_str(
+            r#"{"other":"\ud800","httpConnectionFailed":{"x":1e999,"httpStatusCode":502}}"#,
+        )
+        .unwrap();
+        assert_eq!(http_status(info), Some(502));
     }
 }

@@ -144,6 +144,17 @@ pub struct Sticky {
     /// A Codex app-server v2 notification has been seen, so legacy `codex/event` lines
     /// duplicate v2 events (see `codex.rs`).
     pub codex_v2_seen: bool,
+    /// A converter read a fact before this run set it: its result depended on the state
+    /// the run started with (`--jobs` checks this at chunk boundaries).
+    pub depended: bool,
+}
+
+impl Sticky {
+    /// Reads [`Sticky::codex_v2_seen`], noting a dependence on the starting state.
+    pub fn codex_v2_seen(&mut self) -> bool {
+        self.depended |= !self.codex_v2_seen;
+        self.codex_v2_seen
+    }
 }
 
 impl<'a> Cx<'a> {

@@ -81,8 +81,8 @@ impl State {
         let current = self
             .cursor
             .session
-            .clone()
-            .and_then(|c| self.idx.sessions.get(&c).copied());
+            .as_deref()
+            .and_then(|c| self.idx.sessions.get(c).copied());
         let park = match current {
             Some(s) => {
                 (opener && self.open_turn_pos(s).is_none())
@@ -381,37 +381,59 @@ impl State {
         if ev.version.is_some() {
             node.version = own(&ev.version);
         }
-        // RULE 7: a new meta entry when the capabilities changed.
+        // RULE 7: a new meta entry when the capabilities changed. They are compared as the
+        // event carries them, and copied only when they changed (they are most of the line).
+        let none = Meta::default();
         let latest = self.idx.per[s]
             .meta
             .map(|i| match &self.entries[i as usize].body {
-                Body::Meta(m) => (**m).clone(),
-                _ => Meta::default(),
+                Body::Meta(m) => &**m,
+                _ => &none,
             });
-        let mut meta = latest.clone().unwrap_or_default();
-        let raw = |r: Option<&serde_json::value::RawValue>, into: &mut Option<RawJson>| {
-            if let Some(r) = r {
-                *into = Some(RawJson::of(r));
-            }
+        let str_new = |have: &Option<String>, v: &super::view::S| {
+            v.as_deref().is_some_and(|v| have.as_deref() != Some(v))
         };
-        let str = |v: &super::view::S, into: &mut Option<String>| {
-            if v.is_some() {
-                *into = own(v);
-            }
+        let raw_new = |have: &Option<RawJson>, v: Option<&serde_json::value::RawValue>| {
+            v.is_some_and(|v| have.as_ref().map(RawJson::get) != Some(v.get()))
         };
-        str(&ev.model, &mut meta.model);
-        str(&ev.reasoning_effort, &mut meta.reasoning_effort);
-        str(&ev.cwd, &mut meta.cwd);
-        str(&ev.version, &mut meta.version);
-        str(&ev.permission_mode, &mut meta.current_mode_id);
-        raw(ev.available_models, &mut meta.available_models);
-        raw(ev.available_tools, &mut meta.available_tools);
-        raw(ev.slash_commands, &mut meta.slash_commands);
-        raw(ev.mcp_servers, &mut meta.mcp_servers);
-        raw(ev.agents, &mut meta.agents);
-        raw(ev.skills, &mut meta.skills);
-        raw(ev.account, &mut meta.account);
-        if latest.as_ref() != Some(&meta) {
+        let changed = latest.is_none_or(|m| {
+            str_new(&m.model, &ev.model)
+                || str_new(&m.reasoning_effort, &ev.reasoning_effort)
+                || str_new(&m.cwd, &ev.cwd)
+                || str_new(&m.version, &ev.version)
+                || str_new(&m.current_mode_id, &ev.permission_mode)
+                || raw_new(&m.available_models, ev.available_models)
+                || raw_new(&m.available_tools, ev.available_tools)
+                || raw_new(&m.slash_commands, ev.slash_commands)
+                || raw_new(&m.mcp_servers, ev.mcp_servers)
+                || raw_new(&m.agents, ev.agents)
+                || raw_new(&m.skills, ev.skills)
+                || raw_new(&m.account, ev.account)
+        });
+        if changed {
+            let mut meta = latest.cloned().unwrap_or_default();
+            let raw = |r: Option<&serde_json::value::RawValue>, into: &mut Option<RawJson>| {
+                if let Some(r) = r {
+                    *into = Some(RawJson::of(r));
+                }
+            };
+            let str = |v: &super::view::S, into: &mut Option<String>| {
+                if v.is_some() {
+                    *into = own(v);
+                }
+            };
+            str(&ev.model, &mut meta.model);
+            str(&ev.reasoning_effort, &mut meta.reasoning_effort);
+            str(&ev.cwd, &mut meta.cwd);
+            str(&ev.version, &mut meta.version);
+            str(&ev.permission_mode, &mut meta.current_mode_id);
+            raw(ev.available_models, &mut meta.available_models);
+            raw(ev.available_tools, &mut meta.available_tools);
+            raw(ev.slash_commands, &mut meta.slash_commands);
+            raw(ev.mcp_servers, &mut meta.mcp_servers);
+            raw(ev.agents, &mut meta.agents);
+            raw(ev.skills, &mut meta.skills);
+            raw(ev.account, &mut meta.account);
             let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(meta)), false);
             self.idx.per[s].meta = Some(i);
         }

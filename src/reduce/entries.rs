@@ -62,19 +62,19 @@ impl State {
         let (streaming, start, msg) = (
             scope.streaming,
             scope.stream_start as usize,
-            scope.message_id.clone(),
+            scope.message_id.as_deref(),
         );
         if let Some(last) = scope.last_entry {
             let e = &mut self.entries[last as usize];
             if let Some((content, message_id, flag)) = continued(e, thought) {
-                if same_message(message_id.as_deref(), msg.as_deref()) {
+                if same_message(message_id.as_deref(), msg) {
                     let base = if streaming { start } else { content.len() };
                     if let Some(new) = extract_new_content(&content[base..], text) {
                         content.push_str(new);
                     }
                     *flag = true;
                     if message_id.is_none() {
-                        message_id.clone_from(&msg);
+                        *message_id = msg.map(str::to_owned);
                     }
                     touch(e, seq);
                     let scope = &mut self.cursor.sessions[s].scopes[sc];
@@ -89,6 +89,7 @@ impl State {
         if text.is_empty() {
             return;
         }
+        let msg = msg.map(str::to_owned);
         let body = if thought {
             Body::Thought(Thought {
                 content: text.to_owned(),
@@ -165,7 +166,6 @@ impl State {
         let (streaming, start) = (scope.streaming, scope.stream_start as usize);
         if let Some(last) = scope.last_entry {
             let e = &mut self.entries[last as usize];
-            let model = own(&ev.model);
             if let Some((content, message_id, flag)) = continued(e, thought) {
                 let mine = message_id.as_deref();
                 let theirs = ev.message_id.as_deref();
@@ -187,8 +187,8 @@ impl State {
                         *message_id = own(&ev.message_id);
                     }
                     match &mut e.body {
-                        Body::Message(m) if m.model.is_none() => m.model = model,
-                        Body::Thought(t) if t.model.is_none() => t.model = model,
+                        Body::Message(m) if m.model.is_none() => m.model = own(&ev.model),
+                        Body::Thought(t) if t.model.is_none() => t.model = own(&ev.model),
                         _ => {}
                     }
                     touch(e, seq);

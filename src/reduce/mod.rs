@@ -41,6 +41,7 @@
 
 mod apply;
 mod entries;
+mod pretty;
 pub mod state;
 mod summary;
 mod time;
@@ -58,11 +59,10 @@ use crate::input::{Line, LineReader, Source};
 use crate::output::{ColorChoice, Out};
 use anyhow::Context as _;
 use state::State;
-use std::cell::RefCell;
-use std::io::{self, BufWriter, Write};
+use std::borrow::Cow;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::rc::Rc;
 use view::Ev;
 
 const AFTER_HELP: &str = "\
@@ -145,7 +145,7 @@ impl Reducer {
     }
 
     /// Applies one event, numbering it after the one before when it has no `seq`.
-    pub fn feed(&mut self, mut ev: Ev) -> Fed {
+    pub fn feed(&mut self, ev: &mut Ev) -> Fed {
         let seq = ev.seq.unwrap_or(self.prev_seq + 1);
         self.prev_seq = seq;
         if seq <= self.floor {
@@ -156,23 +156,10 @@ impl Reducer {
             return Fed::Stop;
         }
         ev.seq = Some(seq);
-        self.state.apply(&ev);
+        self.state.apply(ev);
         Fed::Applied {
             turn_complete: ev.event == "turn_complete",
         }
-    }
-}
-
-/// A writer into a buffer its owner empties between lines: the converter's output.
-struct Shared(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 
@@ -194,10 +181,8 @@ pub fn read_source(
             return Ok(());
         }
     };
-    let converted = Rc::new(RefCell::new(Vec::new()));
-    let mut out = Out {
-        w: BufWriter::with_capacity(0, Shared(Rc::clone(&converted))),
-    };
+    // The converter's events, taken back after each line.
+    let mut out = Out::new(Vec::new());
     let mut conv = Converter::new(opts, &mut out);
     let mut rdr = LineReader::new(reader, opts.max_line);
     let mut buf = Vec::with_capacity(64 * 1024);
@@ -226,18 +211,20 @@ pub fn read_source(
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // InsightsEvents as `insights` writes them start so; others are probed.
+        // InsightsEvents as `insights` writes them start so; others are probed, unless a scan
+        // shows they cannot be one (provider output: the converter probes it anyway).
         let normalized = match std::str::from_utf8(&buf) {
             Ok(text) if buf.starts_with(b"{\"event\":\"") => Some(text),
-            Ok(text) => serde_json::from_str::<Probe>(text)
+            Ok(text) if may_be_event(text) => serde_json::from_str::<Probe>(text)
                 .ok()
                 .filter(Probe::is_insights_event)
                 .map(|_| text),
-            Err(_) => None,
+            _ => None,
         };
         if let Some(text) = normalized {
-            if let Ok(ev) = Ev::parse(text) {
-                let fed = red.feed(ev);
+            let mut ev = Ev::default();
+            if ev.read(text).is_ok() {
+                let fed = red.feed(&mut ev);
                 each(red, fed)?;
                 continue;
             }
@@ -246,18 +233,25 @@ pub fn read_source(
         // unreadable and passes events through.
         conv.line(&buf, lineno, rdr.unterminated(), &name, diag)
             .context("cannot convert")?;
-        let out = std::mem::take(&mut *converted.borrow_mut());
-        for l in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let out = conv.out();
+        out.flush().context("cannot convert")?;
+        let out = out.w.get_mut();
+        // The converter writes UTF-8; the lossy copy is never made.
+        let text = match std::str::from_utf8(out) {
+            Ok(t) => Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(out),
+        };
+        for l in text.split('\n').filter(|l| !l.is_empty()) {
             if red.stopped {
                 break;
             }
-            let text = String::from_utf8_lossy(l);
-            match Ev::parse(&text) {
-                Ok(mut ev) => {
+            let mut ev = Ev::default();
+            match ev.read(l) {
+                Ok(()) => {
                     if normalized.is_none() {
                         ev.seq = None;
                     }
-                    let fed = red.feed(ev);
+                    let fed = red.feed(&mut ev);
                     each(red, fed)?;
                 }
                 Err(e) => diag.bad_line(
@@ -271,8 +265,29 @@ pub fn read_source(
                 ),
             }
         }
+        drop(text);
+        out.clear();
     }
     Ok(())
+}
+
+/// Whether a line may be an InsightsEvent, an object with a member `event` whose value is a
+/// string; `false` is certain, so the line need not be parsed to know. Such a member is
+/// written `"event"`, then `:` and a string, unless its name has escapes (`\u0065vent`).
+fn may_be_event(line: &str) -> bool {
+    if line.contains("\\u") {
+        return true;
+    }
+    if !line.contains("\"event\"") {
+        return false;
+    }
+    let ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    line.match_indices("\"event\"").any(|(i, _)| {
+        line[i + 7..]
+            .trim_start_matches(ws)
+            .strip_prefix(':')
+            .is_some_and(|v| v.trim_start_matches(ws).starts_with('"'))
+    })
 }
 
 pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
@@ -313,6 +328,8 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         write_state(&mut out, &mut red.state, view, follow)?;
     }
     out.flush().context("cannot write to standard output")?;
+    // The process ends here: freeing a large state entry by entry would only cost time.
+    std::mem::forget(red);
     Ok(if diag.io_errors > 0 {
         ExitCode::from(2)
     } else if diag.bad_lines > 0 {
@@ -332,7 +349,7 @@ fn write_state<W: Write>(
     st.finish();
     let res = match view {
         View::State if line => out.json_line(st),
-        View::State => serde_json::to_writer_pretty(&mut out.w, st)
+        View::State => pretty::to_writer(&mut out.w, st)
             .map_err(io::Error::from)
             .and_then(|_| out.w.write_all(b"\n")),
         View::Summary => {

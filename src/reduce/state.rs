@@ -5,10 +5,8 @@
 //! later events depend on is in the JSON, in `cursor` where it is bookkeeping rather than
 //! something to show, so reducing a log in one go and in two parts gives the same state.
 
-use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// The version of the state's layout; `--from-state` refuses any other.
@@ -23,7 +21,11 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// Any JSON value kept as the event carried it (tool input and output, plan entries, …).
-/// Written verbatim; read back from any JSON, so a re-formatted snapshot still loads.
+/// Written verbatim and read back verbatim, as raw JSON text: never through
+/// `serde_json::Value`, which cannot hold every value an event may carry (members given twice,
+/// a lone surrogate escape `"\ud800"`, a number beyond `f64`, nesting deeper than 128), so a
+/// state reads back as it was written. A re-formatted snapshot still loads, its values as
+/// re-formatted.
 #[derive(Debug, Clone)]
 pub struct RawJson(pub Box<RawValue>);
 
@@ -50,10 +52,7 @@ impl Serialize for RawJson {
 
 impl<'de> Deserialize<'de> for RawJson {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        serde_json::value::to_raw_value(&v)
-            .map(RawJson)
-            .map_err(D::Error::custom)
+        Box::<RawValue>::deserialize(d).map(RawJson)
     }
 }
 
@@ -185,23 +184,33 @@ struct EntryHead {
 
 impl Serialize for Entry {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// [`EntryHead`] borrowed, then the body.
         #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
         struct Out<'a> {
-            #[serde(flatten)]
-            head: EntryHead,
+            #[serde(rename = "type")]
+            ty: EntryType,
+            session_id: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            turn: Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            parent_call_id: Option<&'a str>,
+            seq: u64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            updated_seq: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            timestamp: Option<&'a str>,
             #[serde(flatten)]
             body: &'a Body,
         }
         Out {
-            head: EntryHead {
-                ty: self.body.ty(),
-                session_id: self.session_id.clone(),
-                turn: self.turn,
-                parent_call_id: self.parent_call_id.clone(),
-                seq: self.seq,
-                updated_seq: self.updated_seq,
-                timestamp: self.timestamp.clone(),
-            },
+            ty: self.body.ty(),
+            session_id: &self.session_id,
+            turn: self.turn,
+            parent_call_id: self.parent_call_id.as_deref(),
+            seq: self.seq,
+            updated_seq: self.updated_seq,
+            timestamp: self.timestamp.as_deref(),
             body: &self.body,
         }
         .serialize(s)
@@ -210,21 +219,24 @@ impl Serialize for Entry {
 
 impl<'de> Deserialize<'de> for Entry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        let head = EntryHead::deserialize(&v).map_err(D::Error::custom)?;
-        fn of<'a, T: Deserialize<'a>, E: serde::de::Error>(v: &'a Value) -> Result<T, E> {
-            T::deserialize(v).map_err(E::custom)
+        // The entry is read twice, head and body, from its raw text: a `Value` in between
+        // would not hold every kept value (see [`RawJson`]).
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let v = raw.get();
+        fn of<T: serde::de::DeserializeOwned, E: serde::de::Error>(v: &str) -> Result<T, E> {
+            serde_json::from_str(v).map_err(|e| E::custom(crate::wire::without_position(&e)))
         }
+        let head: EntryHead = of(v)?;
         let body = match head.ty {
-            EntryType::Meta => Body::Meta(Box::new(of(&v)?)),
-            EntryType::Message => Body::Message(of(&v)?),
-            EntryType::Thought => Body::Thought(of(&v)?),
-            EntryType::ToolCall => Body::ToolCall(Box::new(of(&v)?)),
-            EntryType::PermissionRequest => Body::PermissionRequest(Box::new(of(&v)?)),
-            EntryType::Plan => Body::Plan(of(&v)?),
-            EntryType::ModeChange => Body::ModeChange(of(&v)?),
-            EntryType::Error => Body::Error(Box::new(of(&v)?)),
-            EntryType::Compaction => Body::Compaction(of(&v)?),
+            EntryType::Meta => Body::Meta(Box::new(of(v)?)),
+            EntryType::Message => Body::Message(of(v)?),
+            EntryType::Thought => Body::Thought(of(v)?),
+            EntryType::ToolCall => Body::ToolCall(Box::new(of(v)?)),
+            EntryType::PermissionRequest => Body::PermissionRequest(Box::new(of(v)?)),
+            EntryType::Plan => Body::Plan(of(v)?),
+            EntryType::ModeChange => Body::ModeChange(of(v)?),
+            EntryType::Error => Body::Error(Box::new(of(v)?)),
+            EntryType::Compaction => Body::Compaction(of(v)?),
         };
         Ok(Entry {
             session_id: head.session_id,
@@ -715,8 +727,24 @@ pub struct Node {
     pub ty: EntryType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "children"
+    )]
     pub children: Vec<Node>,
+}
+
+/// A node's children, each read from its raw text by a parse of its own: subagents nest
+/// without limit, and a single parse stops at 128 levels (a tree 60 subagents deep).
+fn children<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Node>, D::Error> {
+    let raw: Vec<Box<RawValue>> = Vec::deserialize(d)?;
+    raw.iter()
+        .map(|r| {
+            serde_json::from_str(r.get())
+                .map_err(|e| serde::de::Error::custom(crate::wire::without_position(&e)))
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------

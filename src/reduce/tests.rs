@@ -25,8 +25,8 @@ fn lines(events: &[Value]) -> Vec<String> {
 
 fn feed(red: &mut Reducer, lines: &[String]) {
     for l in lines {
-        let ev = Ev::parse(l).unwrap_or_else(|e| panic!("{l}: {e}"));
-        red.feed(ev);
+        let mut ev = Ev::parse(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+        red.feed(&mut ev);
     }
 }
 
@@ -840,7 +840,7 @@ fn resuming_skips_what_the_snapshot_has_seen() {
     let mut red = Reducer::new(State::from_json(&snap).unwrap(), None);
     let fed: Vec<Fed> = log
         .iter()
-        .map(|l| red.feed(Ev::parse(l).unwrap()))
+        .map(|l| red.feed(&mut Ev::parse(l).unwrap()))
         .collect();
     assert_eq!(
         fed,
@@ -861,7 +861,7 @@ fn at_stops_after_the_event() {
     let mut red = Reducer::new(State::new(), Some(2));
     let fed: Vec<Fed> = log
         .iter()
-        .map(|l| red.feed(Ev::parse(l).unwrap()))
+        .map(|l| red.feed(&mut Ev::parse(l).unwrap()))
         .collect();
     assert_eq!(fed[2], Fed::Stop);
     assert!(red.stopped);
@@ -1073,4 +1073,36 @@ fn session_info_titles_the_session_and_tool_update_fills_in_the_call() {
     assert_eq!(j["entries"][0]["title"], "make");
     assert_eq!(j["entries"][0]["input"], json!({"cmd": "make"}));
     assert_eq!(j["entries"][0]["locations"], json!(["Makefile"]));
+}
+
+#[test]
+fn only_lines_that_cannot_be_events_skip_the_probe() {
+    use super::may_be_event;
+    use crate::detect::Probe;
+    let cases = [
+        (r#"{"event":"text","text":"hi"}"#, true),
+        (r#"{"seq":1, "event" : "text"}"#, true),
+        (r#"{"ev\u0065nt":"text"}"#, true),
+        (
+            r#"{"type":"stream_event","event":{"type":"message_start"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"assistant","text":"say \"event\" twice"}"#,
+            false,
+        ),
+        (
+            r#"{"type":"user","message":{"content":"an \"event\":\"x\" quoted"}}"#,
+            false,
+        ),
+        // Nested: the probe tells.
+        (r#"{"type":"x","data":{"event":"y"}}"#, true),
+        (r#"{"type":"system","subtype":"init"}"#, false),
+    ];
+    for (line, may) in cases {
+        assert_eq!(may_be_event(line), may, "{line}");
+        // `false` is certain: the probe agrees.
+        let event = serde_json::from_str::<Probe>(line).is_ok_and(|p| p.is_insights_event());
+        assert!(may || !event, "{line}");
+    }
 }

@@ -5,232 +5,349 @@
 //! reducer decides to keep it.
 
 use crate::event::Pairs;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::fmt;
 
 pub type S<'a> = Option<Cow<'a, str>>;
 pub type J<'a> = Option<&'a RawValue>;
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Ev<'a> {
-    #[serde(borrow)]
-    pub event: Cow<'a, str>,
-    pub seq: Option<u64>,
-    #[serde(borrow)]
-    pub timestamp: S<'a>,
-    #[serde(borrow)]
-    pub provider: S<'a>,
-    #[serde(borrow)]
-    pub session_id: S<'a>,
-    #[serde(borrow)]
-    pub turn_id: S<'a>,
+/// The type a member is read as: its field's own, or the one after `=>`.
+macro_rules! read_as {
+    ($ty:ty) => {
+        $ty
+    };
+    ($ty:ty, $via:ty) => {
+        $via
+    };
+}
+
+/// Declares [`Ev`], one field per member (`"name" field: Type`, or `=> Via` to read it as
+/// `Via` and convert), and its reader: [`Field`], [`KEYS`] and `Ev::member`.
+macro_rules! view {
+    ($($key:literal $field:ident: $ty:ty $(=> $via:ty)?,)*) => {
+        #[derive(Debug, Default)]
+        pub struct Ev<'a> {
+            $(pub $field: $ty,)*
+            /// The line itself (not a member): kept for events parked until their session is
+            /// known.
+            pub line: &'a str,
+        }
+
+        /// A member the view reads.
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Field {
+            $($field,)*
+        }
+
+        /// Every field, in declaration order, and its member name.
+        const FIELDS: &[Field] = &[$(Field::$field,)*];
+        const KEYS: &[&str] = &[$($key,)*];
+
+        impl<'a> Ev<'a> {
+            /// Reads the value of member `f`.
+            fn member<A: MapAccess<'a>>(&mut self, f: Field, map: &mut A) -> Result<(), A::Error> {
+                match f {
+                    $(Field::$field => {
+                        self.$field = map.next_value::<read_as!($ty $(, $via)?)>()?.into();
+                    })*
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+view! {
+    "event" event: Cow<'a, str> => Str<'a>,
+    "seq" seq: Option<u64>,
+    "timestamp" timestamp: S<'a> => OptStr<'a>,
+    "provider" provider: S<'a> => OptStr<'a>,
+    "sessionId" session_id: S<'a> => OptStr<'a>,
+    "turnId" turn_id: S<'a> => OptStr<'a>,
 
     // Members several types share.
-    #[serde(borrow)]
-    pub text: S<'a>,
-    #[serde(borrow)]
-    pub kind: S<'a>,
-    #[serde(borrow)]
-    pub parent_call_id: S<'a>,
-    #[serde(borrow)]
-    pub model: S<'a>,
-    #[serde(borrow)]
-    pub message_id: S<'a>,
-    #[serde(borrow)]
-    pub call_id: S<'a>,
-    #[serde(borrow)]
-    pub tool_name: S<'a>,
-    #[serde(borrow)]
-    pub title: S<'a>,
-    #[serde(borrow)]
-    pub status: S<'a>,
-    #[serde(borrow)]
-    pub message: S<'a>,
-    #[serde(borrow)]
-    pub summary: S<'a>,
-    #[serde(borrow)]
-    pub description: S<'a>,
-    #[serde(borrow)]
-    pub agent_type: S<'a>,
-    #[serde(borrow)]
-    pub request_id: S<'a>,
-    #[serde(borrow)]
-    pub tool_use_id: S<'a>,
-    #[serde(borrow)]
-    pub input: J<'a>,
-    #[serde(borrow)]
-    pub output: J<'a>,
-    #[serde(borrow)]
-    pub content: J<'a>,
-    #[serde(borrow)]
-    pub locations: Option<Vec<Cow<'a, str>>>,
-    pub is_error: bool,
-    pub duration_ms: Option<u64>,
-    #[serde(borrow)]
-    pub usage: J<'a>,
+    "text" text: S<'a> => OptStr<'a>,
+    "kind" kind: S<'a> => OptStr<'a>,
+    "parentCallId" parent_call_id: S<'a> => OptStr<'a>,
+    "model" model: S<'a> => OptStr<'a>,
+    "messageId" message_id: S<'a> => OptStr<'a>,
+    "callId" call_id: S<'a> => OptStr<'a>,
+    "toolName" tool_name: S<'a> => OptStr<'a>,
+    "title" title: S<'a> => OptStr<'a>,
+    "status" status: S<'a> => OptStr<'a>,
+    "message" message: S<'a> => OptStr<'a>,
+    "summary" summary: S<'a> => OptStr<'a>,
+    "description" description: S<'a> => OptStr<'a>,
+    "agentType" agent_type: S<'a> => OptStr<'a>,
+    "requestId" request_id: S<'a> => OptStr<'a>,
+    "toolUseId" tool_use_id: S<'a> => OptStr<'a>,
+    "input" input: J<'a>,
+    "output" output: J<'a>,
+    "content" content: J<'a>,
+    "locations" locations: Option<Vec<Cow<'a, str>>>,
+    "isError" is_error: bool,
+    "durationMs" duration_ms: Option<u64>,
+    "usage" usage: J<'a>,
 
     // user_input
-    pub is_synthetic: bool,
-    #[serde(borrow)]
-    pub images: Option<Vec<&'a RawValue>>,
+    "isSynthetic" is_synthetic: bool,
+    "images" images: Option<Vec<&'a RawValue>>,
 
     // tool_invocation
-    #[serde(borrow)]
-    pub mcp_server: S<'a>,
-    #[serde(borrow)]
-    pub mcp_tool: S<'a>,
+    "mcpServer" mcp_server: S<'a> => OptStr<'a>,
+    "mcpTool" mcp_tool: S<'a> => OptStr<'a>,
 
     // session_init
-    #[serde(borrow)]
-    pub reasoning_effort: S<'a>,
-    #[serde(borrow)]
-    pub cwd: S<'a>,
-    #[serde(borrow)]
-    pub available_tools: J<'a>,
-    #[serde(borrow)]
-    pub mcp_servers: J<'a>,
-    #[serde(borrow)]
-    pub permission_mode: S<'a>,
-    #[serde(borrow)]
-    pub account: J<'a>,
-    #[serde(borrow)]
-    pub slash_commands: J<'a>,
-    #[serde(borrow)]
-    pub available_models: J<'a>,
-    #[serde(borrow)]
-    pub version: S<'a>,
-    #[serde(borrow)]
-    pub agents: J<'a>,
-    #[serde(borrow)]
-    pub skills: J<'a>,
+    "reasoningEffort" reasoning_effort: S<'a> => OptStr<'a>,
+    "cwd" cwd: S<'a> => OptStr<'a>,
+    "availableTools" available_tools: J<'a>,
+    "mcpServers" mcp_servers: J<'a>,
+    "permissionMode" permission_mode: S<'a> => OptStr<'a>,
+    "account" account: J<'a>,
+    "slashCommands" slash_commands: J<'a>,
+    "availableModels" available_models: J<'a>,
+    "version" version: S<'a> => OptStr<'a>,
+    "agents" agents: J<'a>,
+    "skills" skills: J<'a>,
 
     // turn_complete
-    #[serde(borrow)]
-    pub subtype: S<'a>,
-    pub errors: Option<Vec<String>>,
-    pub cost_usd: Option<f64>,
-    pub duration_api_ms: Option<u64>,
-    pub num_turns: Option<u64>,
-    #[serde(borrow)]
-    pub model_usage: Option<Pairs<'a, ModelUsage>>,
-    #[serde(borrow)]
-    pub permission_denials: Option<Vec<Denial<'a>>>,
-    #[serde(borrow)]
-    pub stop_reason: S<'a>,
+    "subtype" subtype: S<'a> => OptStr<'a>,
+    "errors" errors: Option<Vec<String>>,
+    "costUsd" cost_usd: Option<f64>,
+    "durationApiMs" duration_api_ms: Option<u64>,
+    "numTurns" num_turns: Option<u64>,
+    "modelUsage" model_usage: Option<Pairs<'a, ModelUsage>>,
+    "permissionDenials" permission_denials: Option<Vec<Denial<'a>>>,
+    "stopReason" stop_reason: S<'a> => OptStr<'a>,
 
     // context_compaction
-    #[serde(borrow)]
-    pub trigger: S<'a>,
-    pub pre_tokens: Option<u64>,
-    pub post_tokens: Option<u64>,
+    "trigger" trigger: S<'a> => OptStr<'a>,
+    "preTokens" pre_tokens: Option<u64>,
+    "postTokens" post_tokens: Option<u64>,
 
     // permission_request / permission_response
-    #[serde(borrow)]
-    pub tool_kind: S<'a>,
-    #[serde(borrow)]
-    pub tool_input: J<'a>,
-    #[serde(borrow)]
-    pub reason: S<'a>,
-    #[serde(borrow)]
-    pub blocked_path: S<'a>,
-    #[serde(borrow)]
-    pub suggestions: J<'a>,
-    #[serde(borrow)]
-    pub options: J<'a>,
-    #[serde(borrow)]
-    pub decision: S<'a>,
-    pub allowed: Option<bool>,
-    pub interrupt: bool,
-    #[serde(borrow)]
-    pub option_id: S<'a>,
+    "toolKind" tool_kind: S<'a> => OptStr<'a>,
+    "toolInput" tool_input: J<'a>,
+    "reason" reason: S<'a> => OptStr<'a>,
+    "blockedPath" blocked_path: S<'a> => OptStr<'a>,
+    "suggestions" suggestions: J<'a>,
+    "options" options: J<'a>,
+    "decision" decision: S<'a> => OptStr<'a>,
+    "allowed" allowed: Option<bool>,
+    "interrupt" interrupt: bool,
+    "optionId" option_id: S<'a> => OptStr<'a>,
 
     // config_options, available_commands, session_mode
-    #[serde(borrow)]
-    pub config_options: J<'a>,
-    #[serde(borrow)]
-    pub available_commands: J<'a>,
-    #[serde(borrow)]
-    pub current_mode_id: S<'a>,
-    #[serde(borrow)]
-    pub available_modes: J<'a>,
+    "configOptions" config_options: J<'a>,
+    "availableCommands" available_commands: J<'a>,
+    "currentModeId" current_mode_id: S<'a> => OptStr<'a>,
+    "availableModes" available_modes: J<'a>,
 
     // stream_delta
-    #[serde(borrow)]
-    pub text_delta: S<'a>,
+    "textDelta" text_delta: S<'a> => OptStr<'a>,
 
     // usage_update
-    pub step_usage: Option<StepUsage>,
-    pub total: Option<TokenUsage>,
-    pub context_window: Option<u64>,
-    pub context_tokens: Option<u64>,
+    "stepUsage" step_usage: Option<StepUsage>,
+    "total" total: Option<TokenUsage>,
+    "contextWindow" context_window: Option<u64>,
+    "contextTokens" context_tokens: Option<u64>,
 
     // plan_update
-    #[serde(borrow)]
-    pub entries: J<'a>,
-    #[serde(borrow)]
-    pub explanation: S<'a>,
+    "entries" entries: J<'a>,
+    "explanation" explanation: S<'a> => OptStr<'a>,
 
     // tool_update
-    pub elapsed_ms: Option<u64>,
+    "elapsedMs" elapsed_ms: Option<u64>,
 
     // file_change
-    #[serde(borrow)]
-    pub path: S<'a>,
-    #[serde(borrow)]
-    pub change_kind: S<'a>,
-    #[serde(borrow)]
-    pub move_path: S<'a>,
-    #[serde(borrow)]
-    pub diff: S<'a>,
-    pub cumulative: bool,
+    "path" path: S<'a> => OptStr<'a>,
+    "changeKind" change_kind: S<'a> => OptStr<'a>,
+    "movePath" move_path: S<'a> => OptStr<'a>,
+    "diff" diff: S<'a> => OptStr<'a>,
+    "cumulative" cumulative: bool,
 
     // error
-    #[serde(borrow)]
-    pub severity: S<'a>,
-    #[serde(borrow)]
-    pub code: S<'a>,
-    pub http_status: Option<u64>,
-    pub will_retry: Option<bool>,
-    pub attempt: Option<u64>,
-    pub max_retries: Option<u64>,
-    pub retry_delay_ms: Option<u64>,
+    "severity" severity: S<'a> => OptStr<'a>,
+    "code" code: S<'a> => OptStr<'a>,
+    "httpStatus" http_status: Option<u64>,
+    "willRetry" will_retry: Option<bool>,
+    "attempt" attempt: Option<u64>,
+    "maxRetries" max_retries: Option<u64>,
+    "retryDelayMs" retry_delay_ms: Option<u64>,
 
     // task_update
-    #[serde(borrow)]
-    pub task_id: S<'a>,
-    #[serde(borrow)]
-    pub phase: S<'a>,
-    #[serde(borrow)]
-    pub task_type: S<'a>,
-    #[serde(borrow)]
-    pub last_tool_name: S<'a>,
+    "taskId" task_id: S<'a> => OptStr<'a>,
+    "phase" phase: S<'a> => OptStr<'a>,
+    "taskType" task_type: S<'a> => OptStr<'a>,
+    "lastToolName" last_tool_name: S<'a> => OptStr<'a>,
 
     // subagent_spawn / subagent_complete
-    pub is_resume: bool,
-    #[serde(borrow)]
-    pub resume_agent_id: S<'a>,
-    #[serde(borrow)]
-    pub prompt: S<'a>,
-    #[serde(borrow)]
-    pub agent_id: S<'a>,
-    pub total_tokens: Option<u64>,
-    pub tool_use_count: Option<u64>,
+    "isResume" is_resume: bool,
+    "resumeAgentId" resume_agent_id: S<'a> => OptStr<'a>,
+    "prompt" prompt: S<'a> => OptStr<'a>,
+    "agentId" agent_id: S<'a> => OptStr<'a>,
+    "totalTokens" total_tokens: Option<u64>,
+    "toolUseCount" tool_use_count: Option<u64>,
 
     // rate_limit_update
-    #[serde(borrow)]
-    pub primary: J<'a>,
-    #[serde(borrow)]
-    pub secondary: J<'a>,
-    #[serde(borrow)]
-    pub plan_type: S<'a>,
-    #[serde(borrow)]
-    pub rate_limit_type: S<'a>,
+    "primary" primary: J<'a>,
+    "secondary" secondary: J<'a>,
+    "planType" plan_type: S<'a> => OptStr<'a>,
+    "rateLimitType" rate_limit_type: S<'a> => OptStr<'a>,
+}
 
-    /// The line itself (not a member): kept for events parked until their session is known.
-    #[serde(skip)]
-    pub line: &'a str,
+/// A string member, borrowed from the line when it has no escapes. (serde's
+/// `#[serde(borrow)]` borrows only a field whose type is literally `Cow<str>`; through
+/// `Option` or an alias it allocates every string.) Errors as `String` would.
+pub struct Str<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'a> Visitor<'a> for V {
+            type Value = Cow<'a, str>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'a str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+        }
+        d.deserialize_str(V).map(Str)
+    }
+}
+
+impl<'a> From<Str<'a>> for Cow<'a, str> {
+    fn from(s: Str<'a>) -> Self {
+        s.0
+    }
+}
+
+/// An optional string member (`null` is none), borrowed as [`Str`] is.
+pub struct OptStr<'a>(S<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for OptStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(OptStr(Option::<Str>::deserialize(d)?.map(|s| s.0)))
+    }
+}
+
+impl<'a> From<OptStr<'a>> for S<'a> {
+    fn from(s: OptStr<'a>) -> Self {
+        s.0
+    }
+}
+
+/// [`OptStr`] for `#[serde(deserialize_with)]`.
+fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<S<'a>, D::Error> {
+    OptStr::deserialize(d).map(|s| s.0)
+}
+
+/// Member name → position in [`KEYS`]: an open-addressing hash table built at compile time
+/// (one hash and usually one comparison per member, where a `match` compares up to all).
+const SLOTS: usize = 256;
+const EMPTY: u8 = u8::MAX;
+static TABLE: [u8; SLOTS] = {
+    let mut t = [EMPTY; SLOTS];
+    let mut i = 0;
+    while i < KEYS.len() {
+        let mut h = slot(KEYS[i]);
+        while t[h] != EMPTY {
+            h = (h + 1) % SLOTS;
+        }
+        t[h] = i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// FNV-1a of the name, folded to a slot.
+const fn slot(key: &str) -> usize {
+    let b = key.as_bytes();
+    let mut h: u32 = 0x811c_9dc5;
+    let mut i = 0;
+    while i < b.len() {
+        h ^= b[i] as u32;
+        h = h.wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    ((h ^ (h >> 16)) as usize) % SLOTS
+}
+
+fn field(key: &str) -> Option<Field> {
+    let mut h = slot(key);
+    loop {
+        let i = TABLE[h];
+        if i == EMPTY {
+            return None;
+        }
+        if KEYS[i as usize] == key {
+            return Some(FIELDS[i as usize]);
+        }
+        h = (h + 1) % SLOTS;
+    }
+}
+
+/// A member name, looked up as it is read.
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Option<Field>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for Key {
+    type Value = Option<Field>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(field(v))
+    }
+}
+
+/// Reads an event object into an [`Ev`] in place, as `#[derive(Deserialize)]` with
+/// `#[serde(default)]` would (unknown members skipped, a member given twice an error), without
+/// building the whole struct on the stack and moving it out.
+struct Fill<'r, 'a>(&'r mut Ev<'a>);
+
+impl<'a> Visitor<'a> for Fill<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("struct Ev")
+    }
+    fn visit_map<A: MapAccess<'a>>(self, mut map: A) -> Result<(), A::Error> {
+        const _: () = assert!(KEYS.len() <= 128, "`seen` has 128 bits");
+        let mut seen = 0u128;
+        while let Some(key) = map.next_key_seed(Key)? {
+            match key {
+                Some(f) => {
+                    let bit = 1u128 << (f as u32);
+                    if seen & bit != 0 {
+                        return Err(de::Error::duplicate_field(KEYS[f as usize]));
+                    }
+                    seen |= bit;
+                    self.0.member(f, &mut map)?;
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `stepUsage`: the four keys the event model documents. Other keys are the provider's and
@@ -296,16 +413,26 @@ impl ModelUsage {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Denial<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "opt_str")]
     pub tool_use_id: S<'a>,
 }
 
 impl<'a> Ev<'a> {
     /// Parses one InsightsEvent line.
     pub fn parse(line: &'a str) -> serde_json::Result<Ev<'a>> {
-        let mut ev: Ev = serde_json::from_str(line)?;
-        ev.line = line;
+        let mut ev = Ev::default();
+        ev.read(line)?;
         Ok(ev)
+    }
+
+    /// Parses one InsightsEvent line into `self`, which must be `Ev::default()`; after an
+    /// error it holds part of the line and is to be dropped.
+    pub fn read(&mut self, line: &'a str) -> serde_json::Result<()> {
+        let mut de = serde_json::Deserializer::from_str(line);
+        de::Deserializer::deserialize_map(&mut de, Fill(self))?;
+        de.end()?;
+        self.line = line;
+        Ok(())
     }
 
     /// The session id, `""` when the event names none.
@@ -321,4 +448,47 @@ impl<'a> Ev<'a> {
 /// A borrowed string member as an owned `Option<String>`.
 pub fn own(s: &S) -> Option<String> {
     s.as_deref().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_member_name_finds_its_field() {
+        for (k, f) in KEYS.iter().zip(FIELDS) {
+            assert_eq!(field(k), Some(*f), "{k}");
+        }
+        for k in [
+            "",
+            "id",
+            "line",
+            "raw",
+            "extensions",
+            "Event",
+            "events",
+            "textdelta",
+        ] {
+            assert_eq!(field(k), None, "{k}");
+        }
+    }
+
+    #[test]
+    fn members_read_as_derive_reads_them() {
+        let line = r#"{"event":"text","t\u0065xt":"a\"b","kind":null,"x":{"y":[1]},"seq":3,"sessionId":"s","input":{"a":1}}"#;
+        let ev = Ev::parse(line).unwrap();
+        assert_eq!(ev.event, "text");
+        assert_eq!(ev.text.as_deref(), Some("a\"b"));
+        assert_eq!(ev.kind, None);
+        assert_eq!(ev.seq, Some(3));
+        assert!(matches!(ev.session_id, Some(Cow::Borrowed("s"))));
+        assert_eq!(ev.input.map(RawValue::get), Some(r#"{"a":1}"#));
+        assert_eq!(ev.line, line);
+        let err = |l: &str| Ev::parse(l).unwrap_err().to_string();
+        assert!(err(r#"{"event":"x","text":"a","text":"b"}"#).contains("duplicate field `text`"));
+        assert!(err(r#"{"event":"x","isError":null}"#).contains("invalid type: null"));
+        assert!(err(r#"{"event":"x","text":5}"#).contains("expected a string"));
+        assert!(err(r#"{"event":"x"} {}"#).contains("trailing characters"));
+        assert!(Ev::parse(r#"{"event":"x","y":1,"y":2}"#).is_ok());
+    }
 }

@@ -1,0 +1,389 @@
+//! `--jobs N`: conversion on several cores, the output byte for byte that of one core.
+//!
+//! One thread reads lines and gathers them into chunks of about [`CHUNK_BYTES`] (whole lines);
+//! N workers convert chunks, each with a converter of its own, into memory; the calling thread
+//! writes the chunks out in input order. Lines convert independently, but for two things that
+//! cross chunk boundaries, both fixed up in order by the writing thread:
+//! - `seq`: each chunk numbers its events from 1, and the converter notes where each number
+//!   starts; the writer puts the run's numbers in their place.
+//! - what the converter remembers of the stream ([`StreamState`]: the JSON-RPC provider of
+//!   bare answers, Codex's v2 bit). A worker starts from the default state and notes whether
+//!   any line depended on it; if one did and the previous chunk really left another state, the
+//!   writer converts that chunk again from the right state (rare: only a JSON-RPC answer before
+//!   any line of its chunk names the provider, or a Codex legacy line before a v2 one).
+//!
+//! Diagnostics are kept per chunk and printed in order too. A termination signal ends the
+//! reading at a line boundary; what was read is still converted and written. At most `3 × N` chunks are in
+//! flight, so memory stays flat whatever the input's size.
+
+use crate::convert::{Converter, Options, Stats, StreamState};
+use crate::diag::Diag;
+use crate::input::{Line, LineReader, Source};
+use crate::output::{FlushPolicy, Out};
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Mutex;
+
+/// The size a chunk grows to before it is handed to a worker.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// Whole input lines, each followed by `\n` (a line over the size cap as an empty line).
+struct Chunk {
+    index: u64,
+    /// Number of the chunk's first line.
+    first_line: u64,
+    text: Vec<u8>,
+    /// Where each line ends in `text` (its `\n`).
+    ends: Vec<usize>,
+    /// Lines over the cap: their numbers and lengths.
+    too_long: Vec<(u64, u64)>,
+    /// The chunk's last line is the input's, and had no final newline.
+    unterminated: bool,
+}
+
+/// A converted chunk.
+struct Done {
+    chunk: Chunk,
+    out: Vec<u8>,
+    /// Where each event's `seq` digits start in `out`.
+    marks: Vec<usize>,
+    diag: Diag,
+    stats: Stats,
+    depended: bool,
+    state: StreamState,
+    /// An output error (an event that cannot be written): ends the run, as on one core.
+    error: Option<anyhow::Error>,
+}
+
+/// Converts every source with `jobs` workers, keeping `seq`, state and statistics across
+/// sources as one converter would.
+pub struct Parallel<'a> {
+    opts: &'a Options,
+    jobs: usize,
+    chunk_bytes: usize,
+    seq: u64,
+    state: StreamState,
+    pub stats: Stats,
+}
+
+impl<'a> Parallel<'a> {
+    pub fn new(opts: &'a Options, jobs: usize) -> Self {
+        Parallel {
+            opts,
+            jobs: jobs.max(1),
+            chunk_bytes: chunk_bytes(),
+            seq: 0,
+            state: StreamState::default(),
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn run_source<W: Write>(
+        &mut self,
+        src: &Source,
+        out: &mut Out<W>,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        let name = src.name();
+        let reader = match src.open() {
+            Ok(r) => r,
+            Err(e) => {
+                diag.io_error(&name, &e);
+                return Ok(());
+            }
+        };
+        // A pipe or terminal is live: a chunk goes out as soon as no further line is ready.
+        let live =
+            !matches!(src, Source::File(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        self.run_reader(reader, &name, live, out, diag)
+    }
+
+    pub fn run_reader<W: Write>(
+        &mut self,
+        reader: impl Read + Send,
+        name: &str,
+        live: bool,
+        out: &mut Out<W>,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        let jobs = self.jobs;
+        let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(jobs);
+        let work_rx = Mutex::new(work_rx);
+        let (done_tx, done_rx) = mpsc::channel::<Done>();
+        // One credit per chunk in flight: the reader takes one, the writer gives it back.
+        let (credit_tx, credit_rx) = mpsc::sync_channel::<()>(3 * jobs);
+        let opts = self.opts;
+        let color = diag.color();
+        let chunk_bytes = self.chunk_bytes;
+        // Termination signals go to the reading thread, whose blocking read they interrupt;
+        // the lines read by then are converted and written (src/signals.rs).
+        let _blocked = crate::signals::block();
+        std::thread::scope(|scope| {
+            let reader_thread = scope.spawn(move || {
+                crate::signals::unblock();
+                read_chunks(reader, opts.max_line, chunk_bytes, live, work_tx, credit_tx)
+            });
+            for _ in 0..jobs {
+                let work_rx = &work_rx;
+                let done_tx = done_tx.clone();
+                scope.spawn(move || loop {
+                    let next = match work_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(chunk) = next else { return };
+                    let done = convert_chunk(opts, chunk, name, StreamState::default(), color);
+                    if done_tx.send(done).is_err() {
+                        return;
+                    }
+                });
+            }
+            drop(done_tx);
+            let written = self.write_in_order(&done_rx, credit_rx, name, out, diag, color);
+            // Unblocks the reader and the workers if the writer stopped early.
+            drop(done_rx);
+            let read = reader_thread
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the reading thread panicked")));
+            written?;
+            if let Err(e) = read {
+                diag.io_error(name, &e);
+            }
+            Ok(())
+        })
+    }
+
+    /// The writer: takes converted chunks in input order, fixes them up and writes them.
+    fn write_in_order<W: Write>(
+        &mut self,
+        done_rx: &Receiver<Done>,
+        credit_rx: Receiver<()>,
+        name: &str,
+        out: &mut Out<W>,
+        diag: &mut Diag,
+        color: bool,
+    ) -> anyhow::Result<()> {
+        let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
+        let mut next = 0u64;
+        loop {
+            let mut done = match waiting.remove(&next) {
+                Some(d) => d,
+                None => match done_rx.recv() {
+                    Ok(d) if d.chunk.index == next => d,
+                    Ok(d) => {
+                        waiting.insert(d.chunk.index, d);
+                        continue;
+                    }
+                    Err(_) => return Ok(()),
+                },
+            };
+            next += 1;
+            let _ = credit_rx.try_recv();
+            if done.depended && self.state != StreamState::default() {
+                done = convert_chunk(self.opts, done.chunk, name, self.state, color);
+                self.state = done.state;
+            } else {
+                self.state = done.state.after(self.state);
+            }
+            diag.absorb(done.diag);
+            self.seq = write_renumbered(out, &done.out, &done.marks, self.seq)
+                .context("cannot write to standard output")?;
+            add_stats(&mut self.stats, done.stats);
+            if let Some(e) = done.error {
+                return Err(e);
+            }
+            if self.stats.stopped {
+                return Ok(());
+            }
+            if self.opts.flush.flush_now(waiting.contains_key(&next)) {
+                out.flush().context("cannot write to standard output")?;
+            }
+        }
+    }
+}
+
+/// The chunk size: [`CHUNK_BYTES`], or `INSIGHTS_CHUNK_BYTES` (for tests of tiny chunks).
+fn chunk_bytes() -> usize {
+    std::env::var("INSIGHTS_CHUNK_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(CHUNK_BYTES)
+}
+
+/// The reading thread: lines into chunks, chunks to the workers.
+fn read_chunks(
+    reader: impl Read,
+    max_line: usize,
+    chunk_bytes: usize,
+    live: bool,
+    work_tx: SyncSender<Chunk>,
+    credit_tx: SyncSender<()>,
+) -> io::Result<()> {
+    let mut rdr = LineReader::new(reader, max_line);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut index = 0u64;
+    let new_chunk = |index: u64, first_line: u64| Chunk {
+        index,
+        first_line,
+        text: Vec::with_capacity(chunk_bytes + 64 * 1024),
+        ends: Vec::new(),
+        too_long: Vec::new(),
+        unterminated: false,
+    };
+    let mut chunk = new_chunk(0, 1);
+    let send = |chunk: Chunk| -> bool { credit_tx.send(()).is_ok() && work_tx.send(chunk).is_ok() };
+    let result = loop {
+        match rdr.next_line(&mut buf) {
+            Ok(Some(line)) => {
+                if let Line::TooLong { len } = line {
+                    chunk.too_long.push((rdr.lineno(), len));
+                }
+                chunk.text.extend_from_slice(&buf);
+                chunk.ends.push(chunk.text.len());
+                chunk.text.push(b'\n');
+                chunk.unterminated = rdr.unterminated();
+                if chunk.text.len() >= chunk_bytes || (live && !rdr.has_buffered_line()) {
+                    index += 1;
+                    let full = std::mem::replace(&mut chunk, new_chunk(index, rdr.lineno() + 1));
+                    if !send(full) {
+                        return Ok(());
+                    }
+                }
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    if !chunk.text.is_empty() {
+        send(chunk);
+    }
+    result
+}
+
+/// Converts one chunk from `start`, into memory.
+fn convert_chunk(
+    opts: &Options,
+    chunk: Chunk,
+    name: &str,
+    start: StreamState,
+    color: bool,
+) -> Done {
+    let mut out = Out::chunk(Vec::with_capacity(chunk.text.len() * 2));
+    let mut diag = Diag::new(color).kept();
+    let mut conv = Converter::new(opts, &mut out);
+    conv.set_state(start);
+    conv.mark_seqs(Out::chunk_bytes);
+    let mut error = None;
+    let mut too_long = chunk.too_long.iter().peekable();
+    let count = chunk.ends.len();
+    let mut start = 0;
+    for (i, &end) in chunk.ends.iter().enumerate() {
+        let bytes = &chunk.text[start..end];
+        start = end + 1;
+        let lineno = chunk.first_line + i as u64;
+        let line = match too_long.peek() {
+            Some(&&(n, len)) if n == lineno => {
+                too_long.next();
+                Line::TooLong { len }
+            }
+            _ => Line::Ok,
+        };
+        let unterminated = chunk.unterminated && i + 1 == count;
+        match conv.input_line(line, bytes, lineno, unterminated, name, &mut diag) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let marks = conv.take_marks();
+    let depended = conv.depended_on_start();
+    let state = conv.state();
+    let stats = std::mem::take(&mut conv.stats);
+    drop(conv);
+    Done {
+        chunk,
+        out: out.into_chunk(),
+        marks,
+        diag,
+        stats,
+        depended,
+        state,
+        error,
+    }
+}
+
+/// Writes a chunk's output with its events numbered from `seq + 1`; returns the last number.
+fn write_renumbered<W: Write>(
+    out: &mut Out<W>,
+    bytes: &[u8],
+    marks: &[usize],
+    mut seq: u64,
+) -> io::Result<u64> {
+    let mut at = 0;
+    let (mut local_buf, mut seq_buf) = ([0u8; 20], [0u8; 20]);
+    for (i, &m) in marks.iter().enumerate() {
+        let local = digits(i as u64 + 1, &mut local_buf);
+        if bytes.get(m..m + local.len()) != Some(local) {
+            return Err(io::Error::other(format!(
+                "internal error: event {} of a chunk is numbered otherwise",
+                i + 1
+            )));
+        }
+        seq += 1;
+        out.w.write_all(&bytes[at..m])?;
+        out.w.write_all(digits(seq, &mut seq_buf))?;
+        at = m + local.len();
+    }
+    out.w.write_all(&bytes[at..])?;
+    Ok(seq)
+}
+
+/// The decimal digits of `n`, in `buf`.
+fn digits(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+fn add_stats(total: &mut Stats, part: Stats) {
+    total.lines += part.lines;
+    total.events += part.events;
+    total.raw_events += part.raw_events;
+    for (k, n) in part.dropped {
+        *total.dropped.entry(k).or_default() += n;
+    }
+    total.stopped |= part.stopped;
+}
+
+/// The `--jobs` to use when none is given: one for anything live or small, else one per core.
+pub fn default_jobs(sources: &[Source], flush: FlushPolicy) -> usize {
+    if flush == FlushPolicy::Line {
+        return 1;
+    }
+    let mut total = 0u64;
+    for s in sources {
+        match s {
+            Source::Stdin => return 1,
+            Source::File(p) => match std::fs::metadata(p) {
+                Ok(m) if m.is_file() => total += m.len(),
+                _ => return 1,
+            },
+        }
+    }
+    if total < 8 * CHUNK_BYTES as u64 {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
