@@ -22,10 +22,8 @@ use crate::providers::UNKNOWN;
 use jsonschema::Validator;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::{self, BufWriter, Read, Write};
-use std::rc::Rc;
+use std::io::Read;
 use std::sync::mpsc;
 
 /// What every log is checked with, shared by the worker threads.
@@ -282,20 +280,16 @@ struct ReadCounts {
 /// The reading stage: splits the log into lines, converts provider lines, parses every event,
 /// and hands each on as an [`Item`].
 fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)) -> ReadCounts {
-    // The converter writes each event straight into `converted` (a buffer of capacity 0 passes
-    // every write through), where it is taken out after each line. One converter serves the
-    // whole log, so what it remembers between lines (detection, provider facts) holds.
-    let converted = Rc::new(RefCell::new(Vec::new()));
-    let mut out = Out {
-        w: BufWriter::with_capacity(0, Shared(Rc::clone(&converted))),
-    };
+    // The converter writes its events into a buffered `Vec`, where they are taken out after
+    // each line. One converter serves the whole log, so what it remembers between lines
+    // (detection, provider facts) holds.
+    let mut out = Out::new(Vec::new());
     let mut r = Reader {
         cx,
         emit,
         read: ReadCounts::default(),
         detector: Detector::default(),
         conv: Converter::new(cx.opts, &mut out),
-        converted,
     };
     let mut rdr = LineReader::new(reader, cx.opts.max_line);
     let mut buf = Vec::with_capacity(64 * 1024);
@@ -327,28 +321,13 @@ fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)
     r.read
 }
 
-/// A writer into a buffer that its owner reads between writes.
-struct Shared(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 struct Reader<'a, 'o, F: FnMut(Piece)> {
     cx: &'a Context<'a>,
     emit: F,
     read: ReadCounts,
     /// Follows the converter's detection, to count lines by provider.
     detector: Detector,
-    conv: Converter<'o, Shared>,
-    /// What the converter wrote for the current line.
-    converted: Rc<RefCell<Vec<u8>>>,
+    conv: Converter<'o, Vec<u8>>,
 }
 
 impl<F: FnMut(Piece)> Reader<'_, '_, F> {
@@ -429,7 +408,9 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
         let _ = self
             .conv
             .line(text.as_bytes(), lineno, unterminated, name, &mut diag);
-        let mut out = std::mem::take(&mut *self.converted.borrow_mut());
+        let out = self.conv.out();
+        let _ = out.flush();
+        let out = std::mem::take(out.w.get_mut());
         if diag.bad_lines > 0 {
             self.unreadable(lineno, None, "the converter could not read the line".into());
         }
@@ -450,8 +431,9 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
             });
         }
         // Keep the buffer's allocation for the next line.
+        let mut out = out;
         out.clear();
-        *self.converted.borrow_mut() = out;
+        *self.conv.out().w.get_mut() = out;
     }
 
     /// Hands on a checked event.
