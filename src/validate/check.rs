@@ -4,8 +4,15 @@
 //! JSON object is provider output: it goes through the converter (the same code as
 //! `insights convert`, one line at a time), and each event it yields is checked in its place.
 //! Every event is validated against the schema and then fed to the rule engine.
+//!
+//! The schema check is the fast one of [`super::fast`] first, and the jsonschema validator on
+//! a `Value` only when that is not sure, so a valid event is parsed once and builds no tree.
+//! With two threads per log, the reading thread checks lines that are InsightsEvents already
+//! and the judging thread checks converted events (the reading thread is busy converting),
+//! then runs the rules in input order.
 
-use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule};
+use super::fast::{EventFacts, FastSchema};
+use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule, StoredFacts};
 use crate::convert::{Converter, Options};
 use crate::detect::{Detector, Probe, Route};
 use crate::diag::Diag;
@@ -14,15 +21,16 @@ use crate::output::Out;
 use crate::providers::UNKNOWN;
 use jsonschema::Validator;
 use serde_json::Value;
-use std::cell::RefCell;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::{self, BufWriter, Read, Write};
-use std::rc::Rc;
+use std::io::Read;
 use std::sync::mpsc;
 
 /// What every log is checked with, shared by the worker threads.
 pub struct Context<'a> {
     pub schema: &'a Validator,
+    /// The same schema, for the fast check that spares most events the full one.
+    pub fast: &'a FastSchema,
     pub opts: &'a Options,
     pub policy: &'a Policy,
 }
@@ -91,11 +99,14 @@ pub fn check_source(src: &Source, cx: &Context, pipelined: bool) -> FileReport {
 
 /// What the reading stage hands to the judging stage, in input order.
 enum Item {
-    /// An event parsed from line `line`; `normalized`: the line was an InsightsEvent already.
+    /// An event read from line `line`; `normalized`: the line was an InsightsEvent already.
+    /// `facts` (stored in the batch's text) is `None` for a JSON value that is not an object;
+    /// `schema` holds the schema violations (pointer, message).
     Event {
         line: u64,
         normalized: bool,
-        value: Value,
+        facts: Option<StoredFacts>,
+        schema: Vec<(String, String)>,
     },
     Unreadable {
         line: u64,
@@ -105,33 +116,106 @@ enum Item {
     TooDeep {
         line: u64,
     },
+    /// An event the converter wrote for line `line` of `provider`, not checked yet: its text
+    /// is `text[at..at + len]` of the batch. The judging stage checks it, so that the
+    /// converting thread has time to convert.
+    Converted {
+        line: u64,
+        provider: &'static str,
+        at: usize,
+        len: usize,
+    },
 }
 
-/// Items per message between the two threads of a pipelined log.
+/// What the reading stage hands on.
+enum Piece<'t> {
+    Item(Item),
+    /// A checked event (see [`Item::Event`]).
+    Event {
+        line: u64,
+        normalized: bool,
+        facts: Option<Facts<'t>>,
+        schema: Vec<(String, String)>,
+    },
+    Converted {
+        line: u64,
+        provider: &'static str,
+        text: &'t str,
+    },
+}
+
+/// Items in input order, with the text of the converted events among them.
+#[derive(Default)]
+struct Batch {
+    items: Vec<Item>,
+    text: String,
+}
+
+impl Batch {
+    fn push(&mut self, p: Piece) {
+        let it = match p {
+            Piece::Item(it) => it,
+            Piece::Event {
+                line,
+                normalized,
+                facts,
+                schema,
+            } => Item::Event {
+                line,
+                normalized,
+                facts: facts.map(|f| StoredFacts::store(&f, &mut self.text)),
+                schema,
+            },
+            Piece::Converted {
+                line,
+                provider,
+                text,
+            } => {
+                let at = self.text.len();
+                self.text.push_str(text);
+                Item::Converted {
+                    line,
+                    provider,
+                    at,
+                    len: text.len(),
+                }
+            }
+        };
+        self.items.push(it);
+    }
+
+    fn full(&self) -> bool {
+        self.items.len() >= BATCH || self.text.len() >= BATCH_TEXT
+    }
+}
+
+/// Items, and bytes of text, per batch between the two threads of a pipelined log.
 const BATCH: usize = 256;
+const BATCH_TEXT: usize = 256 * 1024;
 
 /// Checks every line of `reader`.
 pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bool) -> FileReport {
     let (read, judged) = if pipelined {
         std::thread::scope(|s| {
-            let (tx, rx) = mpsc::sync_channel::<Vec<Item>>(4);
+            let (tx, rx) = mpsc::sync_channel::<Batch>(4);
             let judge = s.spawn(move || {
                 let mut j = Judge::new(cx);
-                for it in rx.into_iter().flatten() {
-                    j.item(it);
+                for b in rx {
+                    for it in b.items {
+                        j.item(it, &b.text);
+                    }
                 }
                 j.finish()
             });
-            let mut batch = Vec::with_capacity(BATCH);
+            let mut batch = Batch::default();
             let mut open = true;
-            let read = read_log(reader, &name, cx, |it| {
+            let read = read_log(reader, &name, cx, |p| {
                 if !open {
                     return; // the judge is gone (it panicked; join reports it)
                 }
-                batch.push(it);
-                if batch.len() == BATCH {
-                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                    open = tx.send(full).is_ok();
+                batch.push(p);
+                if batch.full() {
+                    open = tx.send(std::mem::take(&mut batch)).is_ok();
                 }
             });
             if open {
@@ -145,9 +229,32 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         })
     } else {
         let mut j = Judge::new(cx);
-        let read = read_log(reader, &name, cx, |it| j.item(it));
+        let read = read_log(reader, &name, cx, |p| match p {
+            Piece::Item(it) => j.item(it, ""),
+            Piece::Event {
+                line,
+                normalized,
+                facts,
+                schema,
+            } => j.event(line, normalized, facts, schema),
+            Piece::Converted {
+                line,
+                provider,
+                text,
+            } => j.converted(line, provider, text),
+        });
         (read, j.finish())
     };
+    let mut health = read.health;
+    health.unreadable += judged.unreadable;
+    // Raw events among the converted ones were counted by the judging stage.
+    for (p, raw) in judged.raw {
+        let h = health.providers.entry(p).or_default();
+        h.raw += raw.raw;
+        for (reason, n) in raw.reasons {
+            *h.reasons.entry(reason).or_default() += n;
+        }
+    }
     FileReport {
         name,
         lines: read.lines,
@@ -156,7 +263,7 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         warnings: judged.warnings,
         findings: judged.findings,
         omitted: judged.omitted,
-        health: read.health,
+        health,
         io_error: read.io_error,
     }
 }
@@ -172,21 +279,17 @@ struct ReadCounts {
 
 /// The reading stage: splits the log into lines, converts provider lines, parses every event,
 /// and hands each on as an [`Item`].
-fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Item)) -> ReadCounts {
-    // The converter writes each event straight into `converted` (a buffer of capacity 0 passes
-    // every write through), where it is taken out after each line. One converter serves the
-    // whole log, so what it remembers between lines (detection, provider facts) holds.
-    let converted = Rc::new(RefCell::new(Vec::new()));
-    let mut out = Out {
-        w: BufWriter::with_capacity(0, Shared(Rc::clone(&converted))),
-    };
+fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)) -> ReadCounts {
+    // The converter writes its events into a buffered `Vec`, where they are taken out after
+    // each line. One converter serves the whole log, so what it remembers between lines
+    // (detection, provider facts) holds.
+    let mut out = Out::new(Vec::new());
     let mut r = Reader {
         cx,
         emit,
         read: ReadCounts::default(),
         detector: Detector::default(),
         conv: Converter::new(cx.opts, &mut out),
-        converted,
     };
     let mut rdr = LineReader::new(reader, cx.opts.max_line);
     let mut buf = Vec::with_capacity(64 * 1024);
@@ -218,38 +321,23 @@ fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Item))
     r.read
 }
 
-/// A writer into a buffer that its owner reads between writes.
-struct Shared(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-struct Reader<'a, 'o, F: FnMut(Item)> {
+struct Reader<'a, 'o, F: FnMut(Piece)> {
     cx: &'a Context<'a>,
     emit: F,
     read: ReadCounts,
     /// Follows the converter's detection, to count lines by provider.
     detector: Detector,
-    conv: Converter<'o, Shared>,
-    /// What the converter wrote for the current line.
-    converted: Rc<RefCell<Vec<u8>>>,
+    conv: Converter<'o, Vec<u8>>,
 }
 
-impl<F: FnMut(Item)> Reader<'_, '_, F> {
+impl<F: FnMut(Piece)> Reader<'_, '_, F> {
     fn unreadable(&mut self, line: u64, column: Option<u64>, message: String) {
         self.read.health.unreadable += 1;
-        (self.emit)(Item::Unreadable {
+        (self.emit)(Piece::Item(Item::Unreadable {
             line,
             column,
             message,
-        });
+        }));
     }
 
     fn line(&mut self, bytes: &[u8], lineno: u64, unterminated: bool, name: &str) {
@@ -271,14 +359,10 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         };
         // What `insights` writes starts so: an InsightsEvent, with no need to probe it.
         if text.starts_with("{\"event\":\"") {
-            if let Ok(value) = serde_json::from_str(text) {
+            let c = check_event(self.cx, text);
+            if matches!(c, Checked::Fast(_) | Checked::Slow { .. }) {
                 self.read.health.normalized += 1;
-                self.read.events += 1;
-                (self.emit)(Item::Event {
-                    line: lineno,
-                    normalized: true,
-                    value,
-                });
+                self.emit_checked(c, lineno, true);
                 return;
             }
         }
@@ -297,7 +381,8 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         let provider = match self.detector.route(&probe, self.cx.opts.forced) {
             Route::Passthrough => {
                 self.read.health.normalized += 1;
-                self.event(text, lineno, true);
+                let c = check_event(self.cx, text);
+                self.emit_checked(c, lineno, true);
                 return;
             }
             Route::Provider(p) => p.name,
@@ -306,7 +391,8 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         self.convert(text, lineno, unterminated, name, provider);
     }
 
-    /// Converts a provider line and hands on the events it yields.
+    /// Converts a provider line and hands on the events it yields, to be checked by the
+    /// judging stage.
     fn convert(
         &mut self,
         text: &str,
@@ -322,61 +408,124 @@ impl<F: FnMut(Item)> Reader<'_, '_, F> {
         let _ = self
             .conv
             .line(text.as_bytes(), lineno, unterminated, name, &mut diag);
-        let mut out = std::mem::take(&mut *self.converted.borrow_mut());
+        let out = self.conv.out();
+        let _ = out.flush();
+        let out = std::mem::take(out.w.get_mut());
         if diag.bad_lines > 0 {
             self.unreadable(lineno, None, "the converter could not read the line".into());
         }
-        self.read
-            .health
-            .providers
-            .entry(provider)
-            .or_default()
-            .lines += 1;
+        let h = self.read.health.providers.entry(provider).or_default();
+        h.lines += 1;
         for ev in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            // The converter writes UTF-8.
-            let ev = String::from_utf8_lossy(ev);
-            let raw = self.event(&ev, lineno, false);
-            let h = self.read.health.providers.entry(provider).or_default();
             h.events += 1;
-            if let Some(reason) = raw {
-                h.raw += 1;
-                let known = h.reasons.len() < KEEP_REASONS || h.reasons.contains_key(&reason);
-                let key = if known { reason } else { OTHER_REASONS.into() };
-                *h.reasons.entry(key).or_default() += 1;
-            }
+            self.read.events += 1;
+            // The converter writes UTF-8.
+            let ev = match std::str::from_utf8(ev) {
+                Ok(t) => Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(ev),
+            };
+            (self.emit)(Piece::Converted {
+                line: lineno,
+                provider,
+                text: &ev,
+            });
         }
         // Keep the buffer's allocation for the next line.
+        let mut out = out;
         out.clear();
-        *self.converted.borrow_mut() = out;
+        *self.conv.out().w.get_mut() = out;
     }
 
-    /// Parses one event and hands it on; returns the reason of a `raw` event.
-    fn event(&mut self, text: &str, line: u64, normalized: bool) -> Option<String> {
+    /// Hands on a checked event.
+    fn emit_checked(&mut self, c: Checked, line: u64, normalized: bool) {
         self.read.events += 1;
-        let value: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(e) => {
-                let msg = crate::wire::without_position(&e);
-                if msg.contains("recursion limit") {
-                    (self.emit)(Item::TooDeep { line });
-                } else {
-                    let col = Some(e.column() as u64);
-                    self.unreadable(line, col, format!("invalid JSON: {msg}"));
-                }
-                return None;
+        match c {
+            Checked::Fast(f) => (self.emit)(Piece::Event {
+                line,
+                normalized,
+                facts: Some(f.facts()),
+                schema: Vec::new(),
+            }),
+            Checked::Slow { value, schema } => (self.emit)(Piece::Event {
+                line,
+                normalized,
+                facts: value.as_object().map(Facts::of),
+                schema,
+            }),
+            Checked::TooDeep => (self.emit)(Piece::Item(Item::TooDeep { line })),
+            Checked::Unreadable { column, message } => {
+                self.read.health.unreadable += 1;
+                (self.emit)(Piece::Item(Item::Unreadable {
+                    line,
+                    column,
+                    message,
+                }));
             }
-        };
-        let raw = (value.get("event").and_then(Value::as_str) == Some("raw")).then(|| {
-            let reason = value.get("reason").and_then(Value::as_str);
-            reason.unwrap_or("").to_owned()
-        });
-        (self.emit)(Item::Event {
-            line,
-            normalized,
-            value,
-        });
-        raw
+        }
     }
+}
+
+/// One event, checked against the schema.
+enum Checked<'t> {
+    /// The fast check found it valid.
+    Fast(EventFacts<'t>),
+    /// Checked by the full validator: the violations (pointer, message).
+    Slow {
+        value: Value,
+        schema: Vec<(String, String)>,
+    },
+    TooDeep,
+    Unreadable {
+        column: Option<u64>,
+        message: String,
+    },
+}
+
+impl Checked<'_> {
+    /// What the rules read, for an event that is a JSON object.
+    fn facts(&self) -> Option<Facts<'_>> {
+        match self {
+            Checked::Fast(f) => Some(f.facts()),
+            Checked::Slow { value, .. } => value.as_object().map(Facts::of),
+            _ => None,
+        }
+    }
+}
+
+/// The fast check, and when it is not sure, the full validator on a `Value` (its violations
+/// are not listed when the schema rule is allowed).
+fn check_event<'t>(cx: &Context, text: &'t str) -> Checked<'t> {
+    if let Some(f) = cx.fast.check(text) {
+        return Checked::Fast(f);
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let msg = crate::wire::without_position(&e);
+            return if msg.contains("recursion limit") {
+                Checked::TooDeep
+            } else {
+                Checked::Unreadable {
+                    column: Some(e.column() as u64),
+                    message: format!("invalid JSON: {msg}"),
+                }
+            };
+        }
+    };
+    let mut schema = Vec::new();
+    if cx.policy.level(Rule::Schema).is_some() && !cx.schema.is_valid(&value) {
+        for e in cx.schema.iter_errors(&value) {
+            schema.push((e.instance_path().to_string(), e.to_string()));
+        }
+    }
+    Checked::Slow { value, schema }
+}
+
+/// Raw events among a provider's converted events, and why.
+#[derive(Default)]
+struct RawCount {
+    raw: u64,
+    reasons: BTreeMap<String, u64>,
 }
 
 /// What the judging stage found.
@@ -385,25 +534,34 @@ struct Judged {
     warnings: u64,
     findings: Vec<Finding>,
     omitted: Vec<(Rule, u64)>,
+    /// Of the converted events, which it checked.
+    raw: BTreeMap<&'static str, RawCount>,
+    unreadable: u64,
 }
 
-/// The judging stage: each event against the schema and the rules, in order.
+/// The judging stage: converted events against the schema, the schema violations found
+/// while reading, and the rules, in order.
 struct Judge<'a> {
-    schema: &'a Validator,
+    cx: &'a Context<'a>,
     findings: Findings<'a>,
     checker: Checker,
+    raw: BTreeMap<&'static str, RawCount>,
+    unreadable: u64,
 }
 
 impl<'a> Judge<'a> {
-    fn new(cx: &Context<'a>) -> Judge<'a> {
+    fn new(cx: &'a Context<'a>) -> Judge<'a> {
         Judge {
-            schema: cx.schema,
+            cx,
             findings: Findings::new(cx.policy),
             checker: Checker::new(),
+            raw: BTreeMap::new(),
+            unreadable: 0,
         }
     }
 
-    fn item(&mut self, it: Item) {
+    /// `text`: the text of the batch the item came in.
+    fn item(&mut self, it: Item, text: &str) {
         match it {
             Item::Unreadable {
                 line,
@@ -412,30 +570,72 @@ impl<'a> Judge<'a> {
             } => self
                 .findings
                 .push_at(Rule::UnreadableLine, line, column, None, message),
-            Item::TooDeep { line } => self.findings.push(
-                Rule::TooDeep,
-                line,
-                "the event nests deeper than 128 levels: not checked".into(),
-            ),
+            Item::TooDeep { line } => self.too_deep(line),
             Item::Event {
                 line,
                 normalized,
-                value,
-            } => self.event(&value, line, normalized),
+                facts,
+                schema,
+            } => self.event(line, normalized, facts.map(|f| f.facts(text)), schema),
+            Item::Converted {
+                line,
+                provider,
+                at,
+                len,
+            } => self.converted(line, provider, &text[at..at + len]),
         }
     }
 
-    fn event(&mut self, value: &Value, line: u64, normalized: bool) {
-        if self.findings.wants(Rule::Schema) && !self.schema.is_valid(value) {
-            for e in self.schema.iter_errors(value) {
-                let at = e.instance_path().to_string();
-                self.findings
-                    .push_at(Rule::Schema, line, None, Some(at), e.to_string());
+    fn too_deep(&mut self, line: u64) {
+        self.findings.push(Rule::TooDeep, line, || {
+            "the event nests deeper than 128 levels: not checked".into()
+        });
+    }
+
+    fn event(
+        &mut self,
+        line: u64,
+        normalized: bool,
+        facts: Option<Facts>,
+        schema: Vec<(String, String)>,
+    ) {
+        for (at, message) in schema {
+            self.findings
+                .push_at(Rule::Schema, line, None, Some(at), message);
+        }
+        if let Some(f) = facts {
+            self.checker.event(&f, line, normalized, &mut self.findings);
+        }
+    }
+
+    /// An event the converter wrote for line `line`.
+    fn converted(&mut self, line: u64, provider: &'static str, text: &str) {
+        let mut c = check_event(self.cx, text);
+        if let Some(f) = c.facts() {
+            if f.event == "raw" {
+                let h = self.raw.entry(provider).or_default();
+                h.raw += 1;
+                let reason = f.reason.unwrap_or("");
+                let known = h.reasons.len() < KEEP_REASONS || h.reasons.contains_key(reason);
+                let key = if known { reason } else { OTHER_REASONS };
+                *h.reasons.entry(key.to_owned()).or_default() += 1;
             }
         }
-        if let Value::Object(m) = value {
-            self.checker
-                .event(&Facts::of(m), line, normalized, &mut self.findings);
+        match &mut c {
+            Checked::Fast(_) | Checked::Slow { .. } => {
+                let schema = match &mut c {
+                    Checked::Slow { schema, .. } => std::mem::take(schema),
+                    _ => Vec::new(),
+                };
+                self.event(line, false, c.facts(), schema);
+            }
+            Checked::TooDeep => self.too_deep(line),
+            Checked::Unreadable { column, message } => {
+                self.unreadable += 1;
+                let message = std::mem::take(message);
+                self.findings
+                    .push_at(Rule::UnreadableLine, line, *column, None, message);
+            }
         }
     }
 
@@ -446,6 +646,8 @@ impl<'a> Judge<'a> {
             warnings: self.findings.warnings,
             omitted: self.findings.omitted().collect(),
             findings: self.findings.list,
+            raw: self.raw,
+            unreadable: self.unreadable,
         }
     }
 }
@@ -517,10 +719,12 @@ mod tests {
     fn run(input: &str) -> FileReport {
         let schema: Value = serde_json::from_str(crate::schema::EVENT_SCHEMA).unwrap();
         let v = super::super::compile(&schema).unwrap();
+        let fast = FastSchema::compile(&schema);
         let o = opts();
         let p = Policy::default();
         let cx = Context {
             schema: &v,
+            fast: &fast,
             opts: &o,
             policy: &p,
         };

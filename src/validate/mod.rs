@@ -10,6 +10,7 @@
 //! given. A log is streamed: memory is bounded by its open state (see [`rules`]), not its size.
 
 mod check;
+mod fast;
 mod report;
 mod rules;
 
@@ -104,8 +105,10 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
     let schema_json: Value = serde_json::from_str(crate::schema::EVENT_SCHEMA)
         .context("the embedded schema is not JSON")?;
     let schema = compile(&schema_json)?;
+    let fast = fast::FastSchema::compile(&schema_json);
     let cx = Context {
         schema: &schema,
+        fast: &fast,
         opts: &opts,
         policy: &policy,
     };

@@ -201,13 +201,9 @@ impl<'p> Findings<'p> {
         }
     }
 
-    /// Whether findings of `rule` are reported at all (skip costly messages otherwise).
-    pub fn wants(&self, rule: Rule) -> bool {
-        self.policy.level(rule).is_some()
-    }
-
-    pub fn push(&mut self, rule: Rule, line: u64, message: String) {
-        self.push_at(rule, line, None, None, message);
+    /// A finding of `rule` at `line`; the message is made only if the finding is kept.
+    pub fn push(&mut self, rule: Rule, line: u64, message: impl FnOnce() -> String) {
+        self.push_lazy(rule, line, None, None, message);
     }
 
     pub fn push_at(
@@ -217,6 +213,17 @@ impl<'p> Findings<'p> {
         column: Option<u64>,
         pointer: Option<String>,
         message: String,
+    ) {
+        self.push_lazy(rule, line, column, pointer, || message);
+    }
+
+    fn push_lazy(
+        &mut self,
+        rule: Rule,
+        line: u64,
+        column: Option<u64>,
+        pointer: Option<String>,
+        message: impl FnOnce() -> String,
     ) {
         let Some(level) = self.policy.level(rule) else {
             return;
@@ -234,7 +241,7 @@ impl<'p> Findings<'p> {
                 rule,
                 level,
                 pointer,
-                message,
+                message: message(),
             });
         }
     }
@@ -250,7 +257,7 @@ impl<'p> Findings<'p> {
 
 /// What the rules read from one event. Members that are missing or of the wrong type are
 /// `None` (the schema reports them).
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Facts<'a> {
     pub event: &'a str,
     pub id: Option<&'a str>,
@@ -291,6 +298,73 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// [`Facts`] whose strings were copied into a buffer that travels with them: what the reading
+/// stage hands to the judging stage.
+#[derive(Debug, Clone)]
+pub struct StoredFacts {
+    /// Where each string of [`Facts`] is in the buffer; `u32::MAX` for `None`.
+    spans: [(u32, u32); 11],
+    seq: Option<u64>,
+    block_index: Option<u64>,
+    is_error: bool,
+}
+
+impl StoredFacts {
+    /// Copies the strings of `f` to the end of `buf`.
+    pub fn store(f: &Facts, buf: &mut String) -> StoredFacts {
+        let strs = [
+            Some(f.event),
+            f.id,
+            Some(f.session),
+            f.turn_id,
+            f.call_id,
+            f.parent_call_id,
+            f.request_id,
+            f.kind,
+            f.status,
+            Some(f.provider),
+            f.reason,
+        ];
+        let mut spans = [(u32::MAX, 0); 11];
+        for (span, s) in spans.iter_mut().zip(strs) {
+            if let Some(s) = s {
+                *span = (buf.len() as u32, s.len() as u32);
+                buf.push_str(s);
+            }
+        }
+        StoredFacts {
+            spans,
+            seq: f.seq,
+            block_index: f.block_index,
+            is_error: f.is_error,
+        }
+    }
+
+    /// The facts, with `buf` the buffer they were stored in.
+    pub fn facts<'a>(&self, buf: &'a str) -> Facts<'a> {
+        let s = |i: usize| -> Option<&'a str> {
+            let (at, len) = self.spans[i];
+            (at != u32::MAX).then(|| &buf[at as usize..(at + len) as usize])
+        };
+        Facts {
+            event: s(0).unwrap_or(""),
+            id: s(1),
+            seq: self.seq,
+            session: s(2).unwrap_or(""),
+            turn_id: s(3),
+            call_id: s(4),
+            parent_call_id: s(5),
+            request_id: s(6),
+            kind: s(7),
+            status: s(8),
+            block_index: self.block_index,
+            is_error: self.is_error,
+            provider: s(9).unwrap_or(""),
+            reason: s(10),
+        }
+    }
+}
+
 /// Passes a precomputed 64-bit hash through unchanged.
 #[derive(Default)]
 struct Prehashed(u64);
@@ -323,8 +397,9 @@ fn hash64(k: &impl Hash) -> u64 {
 /// Open ones are kept whole; closed ones only as a hash.
 #[derive(Default)]
 struct Ledger {
-    /// Key → the line that opened it.
-    open: HashMap<(String, String), u64>,
+    /// Key → the line that opened it, and whether an interruption excuses it from being
+    /// closed.
+    open: HashMap<(String, String), (u64, bool)>,
     closed: HashSet64,
 }
 
@@ -341,7 +416,7 @@ impl Ledger {
         if self.closed.contains(&hash64(&k)) || self.open.contains_key(&k) {
             return false;
         }
-        self.open.insert(k, line);
+        self.open.insert(k, (line, false));
         true
     }
 
@@ -363,9 +438,29 @@ impl Ledger {
         self.open.contains_key(&k) || self.closed.contains(&hash64(&k))
     }
 
+    /// What is open in `session` (everywhere when `None`) need not be closed any more.
+    fn excuse(&mut self, session: Option<&str>) {
+        for ((s, _), (_, excused)) in self.open.iter_mut() {
+            if session.is_none_or(|x| x == s) {
+                *excused = true;
+            }
+        }
+    }
+
+    /// Opened and closed.
+    fn closed(&self, session: &str, key: &str) -> bool {
+        let k = (session.to_owned(), key.to_owned());
+        self.closed.contains(&hash64(&k))
+    }
+
     /// What is still open, by the line that opened it.
     fn take_open(&mut self) -> Vec<(u64, String, String)> {
-        let mut v: Vec<_> = self.open.drain().map(|((s, k), l)| (l, s, k)).collect();
+        let mut v: Vec<_> = self
+            .open
+            .drain()
+            .filter(|(_, (_, excused))| !excused)
+            .map(|((s, k), (l, _))| (l, s, k))
+            .collect();
         v.sort();
         v
     }
@@ -409,6 +504,8 @@ impl DeltaKind {
 struct Block {
     index: Option<u64>,
     call_id: Option<String>,
+    /// A `blockStart` opened it.
+    opened: bool,
     /// The kind of its deltas and the line of the first; `None` until a delta arrives.
     deltas: Option<(DeltaKind, u64)>,
     finished: bool,
@@ -421,8 +518,16 @@ impl Block {
 }
 
 /// One stream of messages: a session's main agent, or one of its subagents.
+///
+/// Only *framed* blocks are tracked: those opened by a `blockStart`, or streamed inside a
+/// message opened by `messageStart` (Claude Code, Qwen Code, Codex). Their provider sends the
+/// final event of each block. Bare deltas, with neither, are how delta-only providers stream
+/// (Gemini, ACP, Cursor's thinking, AceClaw): the deltas are the whole content and nothing
+/// final follows, so they are not tracked.
 #[derive(Default)]
 struct Stream {
+    /// A `messageStart` opened the current message.
+    framed: bool,
     blocks: Vec<Block>,
 }
 
@@ -434,6 +539,7 @@ impl Stream {
                 self.blocks.push(Block {
                     index,
                     call_id: None,
+                    opened: false,
                     deltas: None,
                     finished: false,
                 });
@@ -456,14 +562,18 @@ struct Turns {
 pub struct Checker {
     last_seq: Option<(u64, u64)>,
     ids: HashMap64<u64>,
-    /// Sessions whose session_init has been seen (or whose absence was reported).
+    /// Sessions whose session_init has been seen.
     sessions: HashSet<String>,
+    /// Sessions without a session_init so far: the line and type of their first event.
+    early: HashMap<String, (u64, String)>,
     tools: Ledger,
     permissions: Ledger,
     subagents: Ledger,
     turns: HashMap<String, Turns>,
-    /// By (session, parentCallId).
-    streams: HashMap<(String, String), Stream>,
+    /// By session, then parentCallId.
+    streams: HashMap<String, HashMap<String, Stream>>,
+    /// The session scope of the current event (kept to reuse its allocation).
+    scope: String,
 }
 
 impl Checker {
@@ -481,15 +591,23 @@ impl Checker {
         self.id(f, line, out);
         // Sessions are told apart by provider too: a log may mix agents, and events without a
         // session (`sessionId` "") of different providers have nothing to do with each other.
-        let scope = format!("{}\u{0}{}", f.provider, f.session);
-        let s = scope.as_str();
+        let mut scope = std::mem::take(&mut self.scope);
+        scope.clear();
+        scope.push_str(f.provider);
+        scope.push('\u{0}');
+        scope.push_str(f.session);
+        self.event_in(f, &scope, line, out);
+        self.scope = scope;
+    }
+
+    fn event_in(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
         self.session_init(f, s, line, out);
         if let Some(p) = f.parent_call_id {
             if !self.subagents.known(s, p) {
                 out.push(
                     Rule::SubagentUnknown,
                     line,
-                    format!(
+                    || format!(
                         "{} has parentCallId {p:?}, but no earlier subagent_spawn of the session has that callId",
                         f.event
                     ),
@@ -500,11 +618,9 @@ impl Checker {
             "tool_invocation" => {
                 if let Some(c) = f.call_id {
                     if !self.tools.open(s, c, line) {
-                        out.push(
-                            Rule::ToolInvokedTwice,
-                            line,
-                            format!("tool_invocation repeats callId {c:?}"),
-                        );
+                        out.push(Rule::ToolInvokedTwice, line, || {
+                            format!("tool_invocation repeats callId {c:?}")
+                        });
                     }
                     self.stream_finished(f, s, DeltaKind::ToolInput);
                 }
@@ -516,12 +632,12 @@ impl Checker {
                         Close::Unknown => out.push(
                             Rule::ToolUnknownCall,
                             line,
-                            format!("tool_completion for callId {c:?}, which no earlier tool_invocation of the session has"),
+                            || format!("tool_completion for callId {c:?}, which no earlier tool_invocation of the session has"),
                         ),
                         Close::Twice => out.push(
                             Rule::ToolCompletedTwice,
                             line,
-                            format!("callId {c:?} was completed before"),
+                            || format!("callId {c:?} was completed before"),
                         ),
                     }
                 }
@@ -532,7 +648,7 @@ impl Checker {
                         out.push(
                             Rule::ToolUnknownCall,
                             line,
-                            format!("tool_update for callId {c:?}, which no earlier tool_invocation of the session has"),
+                            || format!("tool_update for callId {c:?}, which no earlier tool_invocation of the session has"),
                         );
                     }
                 }
@@ -550,12 +666,12 @@ impl Checker {
                         Close::Unknown => out.push(
                             Rule::PermissionUnknownRequest,
                             line,
-                            format!("permission_response to requestId {r:?}, which no earlier permission_request has"),
+                            || format!("permission_response to requestId {r:?}, which no earlier permission_request has"),
                         ),
                         Close::Twice => out.push(
                             Rule::PermissionAnsweredTwice,
                             line,
-                            format!("requestId {r:?} was answered before"),
+                            || format!("requestId {r:?} was answered before"),
                         ),
                     }
                 }
@@ -574,12 +690,12 @@ impl Checker {
                         Close::Unknown => out.push(
                             Rule::SubagentUnknown,
                             line,
-                            format!("subagent_complete for callId {c:?}, which no earlier subagent_spawn of the session has"),
+                            || format!("subagent_complete for callId {c:?}, which no earlier subagent_spawn of the session has"),
                         ),
                         Close::Twice => out.push(
                             Rule::SubagentCompletedTwice,
                             line,
-                            format!("the subagent of callId {c:?} was completed before"),
+                            || format!("the subagent of callId {c:?} was completed before"),
                         ),
                     }
                 }
@@ -594,9 +710,12 @@ impl Checker {
                 self.end_streams(Some(s), !f.is_error, out);
             }
             "session_status" if f.status == Some("interrupted") => {
-                // An interrupted stream need not be finished. Control messages carry no session.
+                // An interrupted stream need not be finished, nor a running call completed
+                // (ACP leaves marking them cancelled to the client). Control messages carry no
+                // session.
                 let only = (!f.session.is_empty()).then_some(s);
                 self.end_streams(only, false, out);
+                self.tools.excuse(only);
             }
             "stream_delta" => self.stream_delta(f, s, line, out),
             "text" => {
@@ -604,15 +723,13 @@ impl Checker {
                     self.stream_finished(f, s, k);
                 }
             }
-            "raw" => out.push(
-                Rule::RawEvent,
-                line,
+            "raw" => out.push(Rule::RawEvent, line, || {
                 format!(
                     "unmapped input (provider {}): {}",
                     f.provider,
                     f.reason.unwrap_or("no reason given")
-                ),
-            ),
+                )
+            }),
             _ => {}
         }
     }
@@ -621,11 +738,9 @@ impl Checker {
         let Some(seq) = f.seq else { return };
         if let Some((prev, prev_line)) = self.last_seq {
             if seq <= prev {
-                out.push(
-                    Rule::SeqOrder,
-                    line,
-                    format!("seq {seq} is not greater than seq {prev} on line {prev_line}"),
-                );
+                out.push(Rule::SeqOrder, line, || {
+                    format!("seq {seq} is not greater than seq {prev} on line {prev_line}")
+                });
             }
         }
         self.last_seq = Some((seq, line));
@@ -634,11 +749,9 @@ impl Checker {
     fn id(&mut self, f: &Facts, line: u64, out: &mut Findings) {
         let Some(id) = f.id else { return };
         if let Some(first) = self.ids.insert(hash64(&id), line) {
-            out.push(
-                Rule::IdUnique,
-                line,
-                format!("id {id:?} was used before, on line {first}"),
-            );
+            out.push(Rule::IdUnique, line, || {
+                format!("id {id:?} was used before, on line {first}")
+            });
         }
     }
 
@@ -649,20 +762,25 @@ impl Checker {
         match f.event {
             "session_init" => {
                 self.sessions.insert(s.to_owned());
+                if let Some((first, ev)) = self.early.remove(s) {
+                    out.push(
+                        Rule::SessionInitFirst,
+                        first,
+                        || format!(
+                            "{ev} of session {:?} came before the session's session_init (line {line})",
+                            f.session
+                        ),
+                    );
+                }
             }
             // Claude Code runs SessionStart hooks before it reports the session.
             "hook" => {}
+            // Until the session_init comes, if it does: some providers (OpenCode) report no
+            // session start at all.
             ev => {
-                out.push(
-                    Rule::SessionInitFirst,
-                    line,
-                    format!(
-                        "{ev} of session {:?} before the session's session_init",
-                        f.session
-                    ),
-                );
-                // Once per session.
-                self.sessions.insert(s.to_owned());
+                if !self.early.contains_key(s) {
+                    self.early.insert(s.to_owned(), (line, ev.to_owned()));
+                }
             }
         }
     }
@@ -683,45 +801,72 @@ impl Checker {
             Some(i) => {
                 t.open.remove(i);
             }
-            None => out.push(
-                Rule::TurnUnstarted,
-                line,
-                match f.turn_id {
-                    Some(id) => format!("turn_complete of turnId {id:?} without its turn_start"),
-                    None => "turn_complete without an open turn_start".to_owned(),
-                },
-            ),
+            None => out.push(Rule::TurnUnstarted, line, || match f.turn_id {
+                Some(id) => format!("turn_complete of turnId {id:?} without its turn_start"),
+                None => "turn_complete without an open turn_start".to_owned(),
+            }),
         }
     }
 
-    fn stream_key(f: &Facts, s: &str) -> (String, String) {
-        (s.to_owned(), f.parent_call_id.unwrap_or("").to_owned())
+    /// The streams of session scope `s`.
+    fn session_streams(&mut self, s: &str) -> &mut HashMap<String, Stream> {
+        if !self.streams.contains_key(s) {
+            self.streams.insert(s.to_owned(), HashMap::new());
+        }
+        self.streams.get_mut(s).expect("just inserted")
+    }
+
+    /// The stream of the event's agent (`parentCallId`) in session scope `s`, if it has one.
+    fn stream(&mut self, f: &Facts, s: &str) -> Option<&mut Stream> {
+        let parent = f.parent_call_id.unwrap_or("");
+        self.streams.get_mut(s)?.get_mut(parent)
     }
 
     fn stream_delta(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
-        let key = Checker::stream_key(f, s);
+        let parent = f.parent_call_id.unwrap_or("");
         match f.kind {
             Some("messageStart") => {
-                if let Some(s) = self.streams.remove(&key) {
+                let streams = self.session_streams(s);
+                if let Some(s) = streams.remove(parent) {
                     Checker::report_unfinished(&s, "before the next message", true, out);
                 }
-                self.streams.insert(key, Stream::default());
+                let stream = Stream {
+                    framed: true,
+                    blocks: Vec::new(),
+                };
+                streams.insert(parent.to_owned(), stream);
             }
             Some("blockStart") => {
-                let b = self.streams.entry(key).or_default().block(f.block_index);
+                let streams = self.session_streams(s);
+                if !streams.contains_key(parent) {
+                    streams.insert(parent.to_owned(), Stream::default());
+                }
+                let stream = streams.get_mut(parent).expect("just inserted");
+                // A block of the same index that is done, or never streamed, is over: this
+                // starts a new one (Codex gives its items no index).
+                stream
+                    .blocks
+                    .retain(|b| b.index != f.block_index || b.pending().is_some());
+                let b = stream.block(f.block_index);
+                b.opened = true;
                 if let Some(c) = f.call_id {
                     b.call_id = Some(c.to_owned());
                 }
             }
             Some(k) => {
-                if let Some(k) = DeltaKind::of(k) {
-                    let b = self.streams.entry(key).or_default().block(f.block_index);
-                    if b.deltas.is_none() {
-                        b.deltas = Some((k, line));
-                    }
-                    if b.call_id.is_none() {
-                        b.call_id = f.call_id.map(str::to_owned);
-                    }
+                let Some(k) = DeltaKind::of(k) else { return };
+                let Some(stream) = self.stream(f, s) else {
+                    return; // a bare delta: see Stream
+                };
+                if !stream.framed && !stream.blocks.iter().any(|b| b.index == f.block_index) {
+                    return; // a bare delta: see Stream
+                }
+                let b = stream.block(f.block_index);
+                if b.deltas.is_none() {
+                    b.deltas = Some((k, line));
+                }
+                if b.call_id.is_none() {
+                    b.call_id = f.call_id.map(str::to_owned);
                 }
             }
             None => {}
@@ -731,7 +876,7 @@ impl Checker {
     /// A final event of `kind` arrived: it finishes the first unfinished streamed block of its
     /// kind (for a tool, the block of its callId).
     fn stream_finished(&mut self, f: &Facts, scope: &str, kind: DeltaKind) {
-        let Some(s) = self.streams.get_mut(&Checker::stream_key(f, scope)) else {
+        let Some(s) = self.stream(f, scope) else {
             return;
         };
         let mut pending = s
@@ -763,18 +908,22 @@ impl Checker {
     /// Streams of `session` (all streams when `None`) end: at a turn_complete (`check`), or
     /// after an interruption or a failed turn (no check).
     fn end_streams(&mut self, session: Option<&str>, check: bool, out: &mut Findings) {
-        let mut ended: Vec<(String, String)> = self
-            .streams
-            .keys()
-            .filter(|(s, _)| session.is_none_or(|x| x == s))
-            .cloned()
-            .collect();
-        ended.sort();
-        for k in ended {
-            if let Some(s) = self.streams.remove(&k) {
-                if check {
-                    Checker::report_unfinished(&s, "before turn_complete", true, out);
-                }
+        let ended: Vec<HashMap<String, Stream>> = match session {
+            Some(s) => self.streams.remove(s).into_iter().collect(),
+            None => {
+                let mut all: Vec<_> = self.streams.drain().collect();
+                all.sort_by(|a, b| a.0.cmp(&b.0));
+                all.into_iter().map(|(_, m)| m).collect()
+            }
+        };
+        if !check {
+            return;
+        }
+        for streams in ended {
+            let mut streams: Vec<_> = streams.into_iter().collect();
+            streams.sort_by(|a, b| a.0.cmp(&b.0));
+            for (_, s) in streams {
+                Checker::report_unfinished(&s, "before turn_complete", true, out);
             }
         }
     }
@@ -793,15 +942,13 @@ impl Checker {
             } else {
                 Rule::StreamOpenAtEnd
             };
-            out.push(
-                rule,
-                line,
+            out.push(rule, line, || {
                 format!(
                     "{} deltas of {block} were not followed by {} {when}",
                     kind.name(),
                     kind.final_event()
-                ),
-            );
+                )
+            });
         }
     }
 
@@ -809,28 +956,32 @@ impl Checker {
     pub fn finish(mut self, out: &mut Findings) {
         for (line, s, c) in self.tools.take_open() {
             let s = session_of(&s);
-            out.push(
-                Rule::ToolOpenAtEnd,
-                line,
-                format!("tool call {c:?} of session {s:?} was never completed"),
-            );
+            out.push(Rule::ToolOpenAtEnd, line, || {
+                format!("tool call {c:?} of session {s:?} was never completed")
+            });
         }
         for (line, _, r) in self.permissions.take_open() {
-            out.push(
-                Rule::PermissionUnanswered,
-                line,
-                format!("permission request {r:?} was never answered"),
-            );
+            out.push(Rule::PermissionUnanswered, line, || {
+                format!("permission request {r:?} was never answered")
+            });
         }
         for (line, s, c) in self.subagents.take_open() {
+            // The call that spawned it completed, so the subagent is over, even without a
+            // subagent_complete (which Amp's output gives no ground for, and CC-Insights never
+            // builds).
+            if self.tools.closed(&s, &c) {
+                continue;
+            }
             let s = session_of(&s);
-            out.push(
-                Rule::SubagentOpenAtEnd,
-                line,
-                format!("the subagent of callId {c:?} of session {s:?} never completed"),
-            );
+            out.push(Rule::SubagentOpenAtEnd, line, || {
+                format!("the subagent of callId {c:?} of session {s:?} never completed")
+            });
         }
-        let mut streams: Vec<_> = self.streams.into_iter().collect();
+        let mut streams: Vec<_> = self
+            .streams
+            .into_iter()
+            .flat_map(|(s, m)| m.into_iter().map(move |(p, st)| ((s.clone(), p), st)))
+            .collect();
         streams.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, s) in streams {
             Checker::report_unfinished(&s, "before the log ended", false, out);
@@ -872,7 +1023,11 @@ mod tests {
     }
 
     fn init() -> Value {
-        ev(1, "session_init", json!({}))
+        init_at(1)
+    }
+
+    fn init_at(n: u64) -> Value {
+        ev(n, "session_init", json!({}))
     }
 
     #[test]
@@ -1002,6 +1157,55 @@ mod tests {
     }
 
     #[test]
+    fn a_subagent_whose_call_completed_is_over() {
+        // Amp: the Task call completes, and no subagent_complete follows.
+        let evs = [
+            init(),
+            ev(2, "tool_invocation", json!({"callId": "a"})),
+            ev(3, "subagent_spawn", json!({"callId": "a"})),
+            ev(
+                4,
+                "tool_invocation",
+                json!({"callId": "b", "parentCallId": "a"}),
+            ),
+            ev(
+                5,
+                "tool_completion",
+                json!({"callId": "b", "parentCallId": "a"}),
+            ),
+            ev(6, "tool_completion", json!({"callId": "a"})),
+            ev(7, "tool_invocation", json!({"callId": "c"})),
+            ev(8, "subagent_spawn", json!({"callId": "c"})),
+        ];
+        let got: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(got, [(7, "tool-open-at-end"), (8, "subagent-open-at-end")]);
+    }
+
+    #[test]
+    fn an_interruption_excuses_running_calls() {
+        let interrupt = ev(4, "session_status", json!({"status": "interrupted"}));
+        let mut other = ev(5, "tool_invocation", json!({"callId": "u"}));
+        other["sessionId"] = json!("other");
+        let evs = [
+            init(),
+            ev(2, "tool_invocation", json!({"callId": "t"})),
+            ev(3, "tool_invocation", json!({"callId": "done"})),
+            interrupt,
+            other,
+            ev(6, "tool_completion", json!({"callId": "done"})),
+            ev(7, "tool_invocation", json!({"callId": "later"})),
+        ];
+        let got: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(got, [(5, "tool-open-at-end"), (7, "tool-open-at-end")]);
+    }
+
+    #[test]
     fn turns_only_where_starts_are_present() {
         let no_starts = [init(), ev(2, "turn_complete", json!({}))];
         assert_eq!(check(&no_starts, &Policy::default()), []);
@@ -1033,6 +1237,29 @@ mod tests {
         assert_eq!(
             check(&evs, &Policy::default()),
             [(3, "session-init-first", Level::Error)]
+        );
+    }
+
+    #[test]
+    fn a_session_that_never_reports_its_start_is_fine() {
+        // OpenCode's output has no session start: nothing to come first.
+        let evs = [
+            ev(1, "stream_delta", json!({"kind": "messageStart"})),
+            ev(2, "text", json!({"kind": "text"})),
+            ev(3, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&evs, &Policy::default()), []);
+        // Codex app-server: an event of the session, then its session_init. Reported once, at
+        // the first early event.
+        let evs = [
+            ev(1, "session_mode", json!({"currentModeId": "never"})),
+            ev(2, "config_options", json!({})),
+            init_at(3),
+            ev(4, "notice", json!({})),
+        ];
+        assert_eq!(
+            check(&evs, &Policy::default()),
+            [(1, "session-init-first", Level::Error)]
         );
     }
 
@@ -1072,6 +1299,63 @@ mod tests {
                 (3, "stream-unfinished", Level::Error),
                 (5, "stream-unfinished", Level::Error),
                 (8, "stream-open-at-end", Level::Warning),
+            ]
+        );
+    }
+
+    #[test]
+    fn bare_deltas_need_no_final_event() {
+        // Gemini, ACP, AceClaw: deltas with neither messageStart nor blockStart are the whole
+        // content; a turn_complete (or the log's end) comes and nothing else.
+        let bare = [
+            init(),
+            delta(2, "text", json!({})),
+            delta(3, "thinking", json!({})),
+            ev(4, "turn_complete", json!({})),
+            delta(5, "text", json!({})),
+        ];
+        assert_eq!(check(&bare, &Policy::default()), []);
+        // Cursor: a blockStop ends bare thinking deltas.
+        let cursor = [
+            init(),
+            delta(2, "thinking", json!({})),
+            delta(3, "blockStop", json!({})),
+            ev(4, "text", json!({"kind": "text"})),
+            ev(5, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&cursor, &Policy::default()), []);
+    }
+
+    #[test]
+    fn blocks_opened_by_block_start_need_their_final_event() {
+        // Codex: blockStart without messageStart or index; each item is a new block.
+        let good = [
+            init(),
+            delta(2, "blockStart", json!({})),
+            delta(3, "text", json!({})),
+            ev(4, "text", json!({"kind": "text"})),
+            delta(5, "blockStart", json!({})),
+            delta(6, "text", json!({})),
+            ev(7, "text", json!({"kind": "text"})),
+            ev(8, "turn_complete", json!({})),
+        ];
+        assert_eq!(check(&good, &Policy::default()), []);
+        let bad = [
+            init(),
+            delta(2, "blockStart", json!({})),
+            delta(3, "text", json!({})),
+            ev(4, "text", json!({"kind": "text"})),
+            delta(5, "blockStart", json!({})),
+            delta(6, "text", json!({})),
+            ev(7, "turn_complete", json!({})),
+            delta(8, "blockStart", json!({"blockIndex": 0})),
+            delta(9, "thinking", json!({"blockIndex": 0})),
+        ];
+        assert_eq!(
+            check(&bad, &Policy::default()),
+            [
+                (6, "stream-unfinished", Level::Error),
+                (9, "stream-open-at-end", Level::Warning),
             ]
         );
     }
@@ -1150,7 +1434,7 @@ mod tests {
         let policy = Policy::default();
         let mut out = Findings::new(&policy);
         for i in 0..KEEP_PER_RULE + 5 {
-            out.push(Rule::SeqOrder, i, String::new());
+            out.push(Rule::SeqOrder, i, || String::new());
         }
         assert_eq!(out.list.len() as u64, KEEP_PER_RULE);
         assert_eq!(out.errors, KEEP_PER_RULE + 5);
