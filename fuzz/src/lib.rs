@@ -201,6 +201,7 @@ pub mod targets {
 
     struct Validate {
         schema: jsonschema::Validator,
+        fast: crate::validate::fast::FastSchema,
         opts: Options,
         policy: crate::validate::rules::Policy,
     }
@@ -212,6 +213,7 @@ pub mod targets {
                 serde_json::from_str(crate::schema::EVENT_SCHEMA).unwrap();
             Validate {
                 schema: crate::validate::compile(&json).unwrap(),
+                fast: crate::validate::fast::FastSchema::compile(&json),
                 opts: options("auto"),
                 policy: crate::validate::rules::Policy::new(&[], &[]).unwrap(),
             }
@@ -224,6 +226,7 @@ pub mod targets {
         let v = validate_cx();
         let cx = check::Context {
             schema: &v.schema,
+            fast: &v.fast,
             opts: &v.opts,
             policy: &v.policy,
         };
