@@ -108,12 +108,8 @@ impl<'o, W: Write> Converter<'o, W> {
     /// a failure to read the input is reported and ends only this input.
     pub fn run_source(&mut self, src: &Source, diag: &mut Diag) -> anyhow::Result<()> {
         let name = src.name();
-        let reader = match src.open() {
-            Ok(r) => r,
-            Err(e) => {
-                diag.io_error(&name, &e);
-                return Ok(());
-            }
+        let Some(reader) = src.open_or_report(diag) else {
+            return Ok(());
         };
         self.run_reader(reader, &name, diag)
     }

@@ -30,6 +30,17 @@ impl Source {
         }
     }
 
+    /// Opens the input, or reports why it cannot be opened (`None`: go on with the next).
+    pub fn open_or_report(&self, diag: &mut crate::diag::Diag) -> Option<Box<dyn Read + Send>> {
+        match self.open() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                diag.io_error(&self.name(), &e);
+                None
+            }
+        }
+    }
+
     pub fn open(&self) -> io::Result<Box<dyn Read + Send>> {
         Ok(match self {
             Source::Stdin => Box::new(io::stdin()),

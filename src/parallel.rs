@@ -87,12 +87,8 @@ impl<'a> Parallel<'a> {
         diag: &mut Diag,
     ) -> anyhow::Result<()> {
         let name = src.name();
-        let reader = match src.open() {
-            Ok(r) => r,
-            Err(e) => {
-                diag.io_error(&name, &e);
-                return Ok(());
-            }
+        let Some(reader) = src.open_or_report(diag) else {
+            return Ok(());
         };
         // A pipe or terminal is live: a chunk goes out as soon as no further line is ready.
         let live =

@@ -174,12 +174,8 @@ pub fn read_source(
     each: &mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let name = src.name();
-    let reader = match src.open() {
-        Ok(r) => r,
-        Err(e) => {
-            diag.io_error(&name, &e);
-            return Ok(());
-        }
+    let Some(reader) = src.open_or_report(diag) else {
+        return Ok(());
     };
     // The converter's events, taken back after each line.
     let mut out = Out::new(Vec::new());
