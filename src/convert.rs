@@ -51,6 +51,7 @@ pub struct Converter<'o, W: Write> {
     detector: detect::Detector,
     sticky: crate::providers::Sticky,
     marks: Option<Marks<W>>,
+    clock: crate::time::Clock,
     pub stats: Stats,
 }
 
@@ -95,6 +96,7 @@ impl<'o, W: Write> Converter<'o, W> {
             detector: detect::Detector::default(),
             sticky: Default::default(),
             marks: None,
+            clock: Default::default(),
             stats: Stats::default(),
         }
     }
@@ -333,28 +335,34 @@ impl<'o, W: Write> Converter<'o, W> {
             None => Cow::Owned(content_id(text, lineno)),
         };
         let clock = if self.opts.clock && cx.timestamp.is_none() {
-            Some(crate::time::now_rfc3339())
+            Some(self.clock.now().to_owned())
         } else {
             None
         };
+        let timestamp = cx.timestamp.as_deref().or(clock.as_deref());
+        let session_id = cx.session_id.as_deref().unwrap_or_default();
         let raw = if self.opts.raw { raw_of(text) } else { None };
+        // Ids are `anchor:index`, written into one buffer for all of the line's events.
+        let mut id = String::with_capacity(anchor.len() + 4);
+        id.push_str(&anchor);
+        id.push(':');
+        let id_prefix = id.len();
         // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
         // events cannot be (a number beyond f64, nesting deeper than 128) is reported whole.
         let mut folded = Vec::new();
         for (k, (body, ext)) in cx.events.into_iter().enumerate() {
             self.seq += 1;
+            id.truncate(id_prefix);
+            push_decimal(&mut id, k as u64);
             let ev = Event {
                 event: body.kind(),
-                id: format!("{anchor}:{k}"),
+                id: Cow::Borrowed(&id),
                 seq: self.seq,
                 line: lineno,
-                timestamp: cx
-                    .timestamp
-                    .clone()
-                    .or_else(|| clock.clone().map(Cow::Owned)),
+                timestamp: timestamp.map(Cow::Borrowed),
                 provider,
-                session_id: cx.session_id.clone().unwrap_or_default(),
-                turn_id: cx.turn_id.clone(),
+                session_id: Cow::Borrowed(session_id),
+                turn_id: cx.turn_id.as_deref().map(Cow::Borrowed),
                 body,
                 raw,
                 extensions: ext,
@@ -420,13 +428,13 @@ impl<'o, W: Write> Converter<'o, W> {
         self.stats.raw_events += 1;
         let ev = Event {
             event: "raw",
-            id: format!("{}:0", content_id(text, lineno)),
+            id: Cow::Owned(format!("{}:0", content_id(text, lineno))),
             seq: self.seq,
             line: lineno,
             timestamp: self
                 .opts
                 .clock
-                .then(|| Cow::Owned(crate::time::now_rfc3339())),
+                .then(|| Cow::Owned(self.clock.now().to_owned())),
             provider,
             session_id: Cow::Borrowed(""),
             turn_id: None,
@@ -641,6 +649,16 @@ fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
 
 /// The id stem of a line without a provider id: its content hash and its line number, so
 /// identical lines get distinct ids and the same input always the same ones.
+/// Appends `n` in decimal.
+fn push_decimal(s: &mut String, n: u64) {
+    if n < 10 {
+        s.push(char::from(b'0' + n as u8));
+    } else {
+        use std::fmt::Write;
+        let _ = write!(s, "{n}");
+    }
+}
+
 fn content_id(text: &str, lineno: u64) -> String {
     format!("h{:016x}-{lineno}", content_hash(text.as_bytes()))
 }

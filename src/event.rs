@@ -137,7 +137,7 @@ impl<'a> Pairs<'a, Json<'a>> {
 #[serde(rename_all = "camelCase")]
 pub struct Event<'a> {
     pub event: &'static str,
-    pub id: String,
+    pub id: Str<'a>,
     pub seq: u64,
     pub line: u64,
     #[serde(skip_serializing_if = "Option::is_none")]

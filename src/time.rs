@@ -2,26 +2,74 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub fn now_rfc3339() -> String {
-    let d = SystemTime::now()
+fn now_millis() -> u64 {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format_millis(d.as_millis() as u64)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
+
+/// The clock's time stamp, formatted again only when the millisecond changes (many lines
+/// are read in the same millisecond).
+#[derive(Default)]
+pub struct Clock {
+    ms: u64,
+    text: String,
+}
+
+impl Clock {
+    /// The current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    pub fn now(&mut self) -> &str {
+        let ms = now_millis();
+        if ms != self.ms || self.text.is_empty() {
+            self.ms = ms;
+            self.text.clear();
+            write_millis(&mut self.text, ms);
+        }
+        &self.text
+    }
 }
 
 /// Formats milliseconds since the Unix epoch as RFC 3339 UTC.
 pub fn format_millis(ms: u64) -> String {
+    let mut s = String::with_capacity(24);
+    write_millis(&mut s, ms);
+    s
+}
+
+fn write_millis(out: &mut String, ms: u64) {
     let secs = ms / 1000;
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
+    if !(0..=9999).contains(&y) {
+        use std::fmt::Write;
+        let _ = write!(
+            out,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60,
+            ms % 1000
+        );
+        return;
+    }
+    // Fixed width: digits written in place, no formatting machinery (this runs per line
+    // under `--jobs` and whenever the clock stamps).
+    let mut b = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut v: u64| {
+        for i in (at..at + width).rev() {
+            b[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, 4, y as u64);
+    put(5, 2, u64::from(m));
+    put(8, 2, u64::from(d));
+    put(11, 2, rem / 3600);
+    put(14, 2, rem % 3600 / 60);
+    put(17, 2, rem % 60);
+    put(20, 3, ms % 1000);
+    out.push_str(std::str::from_utf8(&b).unwrap_or_default());
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
@@ -95,6 +143,16 @@ mod tests {
         assert_eq!(format_millis(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_millis(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(format_millis(1_795_314_000_091), "2026-11-22T02:20:00.091Z");
+        assert_eq!(
+            format_millis(253_402_300_799_999),
+            "9999-12-31T23:59:59.999Z"
+        );
+        assert_eq!(
+            format_millis(253_402_300_800_000),
+            "10000-01-01T00:00:00.000Z"
+        );
+        let mut c = Clock::default();
+        assert!(looks_rfc3339(c.now()));
     }
 
     #[test]

@@ -108,27 +108,122 @@ pub fn is_null(raw: &RawValue) -> bool {
 /// A list of strings from raw JSON: string elements as they are, objects by their `name`
 /// member; other elements are skipped. `None` when the value is not an array.
 pub fn names(raw: &RawValue) -> Option<Vec<Str<'_>>> {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Item<'a> {
-        #[serde(borrow)]
-        S(Cow<'a, str>),
-        N {
-            #[serde(borrow)]
-            name: Cow<'a, str>,
-        },
-        Other(serde::de::IgnoredAny),
+    serde_json::from_str::<Names>(raw.get()).ok().map(|n| n.0)
+}
+
+/// [`names`] as a visitor: a tagless `enum` would buffer every element first.
+struct Names<'a>(Vec<Str<'a>>);
+
+impl<'de> Deserialize<'de> for Names<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Names<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::new();
+                while let Some(NameItem(item)) = seq.next_element()? {
+                    v.extend(item);
+                }
+                Ok(Names(v))
+            }
+        }
+        d.deserialize_seq(V)
     }
-    let items: Vec<Item> = serde_json::from_str(raw.get()).ok()?;
-    Some(
-        items
-            .into_iter()
-            .filter_map(|i| match i {
-                Item::S(s) | Item::N { name: s } => Some(s),
-                Item::Other(_) => None,
-            })
-            .collect(),
-    )
+}
+
+/// One element of [`names`]: a string, or an object's string member `name`.
+struct NameItem<'a>(Option<Str<'a>>);
+
+impl<'de> Deserialize<'de> for NameItem<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrOrSkip { object_name: true })
+            .map(NameItem)
+    }
+}
+
+/// Any JSON value: `Some` for a string (or, with `object_name`, an object with one string
+/// member `name`), `None` for anything else, which is skipped.
+struct StrOrSkip {
+    object_name: bool,
+}
+
+impl<'de> Visitor<'de> for StrOrSkip {
+    type Value = Option<Str<'de>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut name, mut names) = (None, 0);
+        while let Some(NameKey(is_name)) = map.next_key()? {
+            if self.object_name && is_name {
+                names += 1;
+                name = map.next_value_seed(StrOrSkipSeed)?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        // A `name` given twice names nothing (as a derived struct would refuse it).
+        Ok(if names == 1 { name } else { None })
+    }
+}
+
+struct StrOrSkipSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for StrOrSkipSeed {
+    type Value = Option<Str<'de>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(StrOrSkip { object_name: false })
+    }
+}
+
+/// A member name, only as "is it `name`".
+struct NameKey(bool);
+
+impl<'de> Deserialize<'de> for NameKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NameKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<NameKey, E> {
+                Ok(NameKey(v == "name"))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 #[cfg(test)]
@@ -153,5 +248,12 @@ mod tests {
     fn names_from_mixed_list() {
         let raw: &RawValue = serde_json::from_str(r#"["a",{"name":"b","x":1},3]"#).unwrap();
         assert_eq!(names(raw).unwrap(), vec!["a", "b"]);
+        let raw: &RawValue = serde_json::from_str(
+            r#"["a\"b",{"x":[{"name":"no"}],"name":"c"},{"name":1},{"name":"d","name":"e"},["f"],null,{}]"#,
+        )
+        .unwrap();
+        assert_eq!(names(raw).unwrap(), vec!["a\"b", "c"]);
+        let raw: &RawValue = serde_json::from_str(r#"{"name":"x"}"#).unwrap();
+        assert_eq!(names(raw), None);
     }
 }
