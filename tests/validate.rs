@@ -327,43 +327,12 @@ const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
     ("acp-gemini/parallel-tools", 12, "tool-unknown-call"),
     ("acp-gemini/plan", 12, "tool-unknown-call"),
     ("acp-gemini/write-allowed", 12, "tool-unknown-call"),
-    // Codex app-server: the thread/start answer becomes `session_mode` of the thread before
-    // `thread/started` gives its `session_init`.
-    ("codex-app-server/api-error", 6, "session-init-first"),
-    (
-        "codex-app-server/command-accept-for-session",
-        6,
-        "session-init-first",
-    ),
-    ("codex-app-server/command-declined", 6, "session-init-first"),
-    ("codex-app-server/edit-file", 6, "session-init-first"),
-    ("codex-app-server/failing-tool", 6, "session-init-first"),
-    ("codex-app-server/interrupt", 6, "session-init-first"),
-    ("codex-app-server/parallel-tools", 6, "session-init-first"),
-    ("codex-app-server/plan", 6, "session-init-first"),
-    ("codex-app-server/text-only", 6, "session-init-first"),
-    ("codex-app-server/thinking-tool", 6, "session-init-first"),
-    ("codex-app-server/two-prompts", 6, "session-init-first"),
-    ("codex-app-server/write-allowed", 6, "session-init-first"),
-    ("codex-app-server/write-denied", 6, "session-init-first"),
-    (
-        "codex-app-server-0.100/command-declined",
-        5,
-        "session-init-first",
-    ),
     // Codex 0.100 sends no item/started for a declined command: its item/completed is the
     // first the v2 stream says of the call (the approval request names it).
     (
         "codex-app-server-0.100/command-declined",
-        33,
+        34,
         "tool-unknown-call",
-    ),
-    ("codex-app-server-0.100/edit-file", 5, "session-init-first"),
-    ("codex-app-server-0.100/interrupt", 5, "session-init-first"),
-    (
-        "codex-app-server-0.100/thinking-tool",
-        5,
-        "session-init-first",
     ),
 ];
 

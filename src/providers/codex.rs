@@ -1233,19 +1233,16 @@ fn method_call<'a>(
         }
         // --- notifications
         "thread/started" => {
+            // The answer to `thread/start` (`thread/resume`, `thread/fork`) came before and
+            // gave the thread's `session_init` already, if the stream holds the answers. This
+            // one repeats it: a stream of notifications only (or a thread the server started
+            // itself, a subagent's) has no other, and a second session_init of the same
+            // session states the same facts again (`validate` checks the first; `reduce` and
+            // `replay` take later ones as updates, and show nothing when nothing changed).
             let t = p
                 .thread
                 .ok_or_else(|| Unmapped("thread/started without a thread".into()))?;
-            cx.session_id = Some(t.id);
-            let ext = cx.push(SessionInit {
-                model: t.model,
-                reasoning_effort: t.reasoning_effort,
-                cwd: t.cwd,
-                version: t.cli_version,
-                ..SessionInit::default()
-            });
-            ext.put_opt("codex.modelProvider", t.model_provider);
-            ext.put_opt("codex.parentThreadId", t.parent_thread_id);
+            session_init(t, None, cx);
         }
         "thread/status/changed" => {
             #[derive(Deserialize)]
@@ -1996,6 +1993,10 @@ struct ResultBody<'a> {
     #[serde(borrow)]
     reasoning_effort: Option<Str<'a>>,
     #[serde(borrow)]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow)]
+    model_provider: Option<Str<'a>>,
+    #[serde(borrow)]
     scope: Option<Str<'a>>,
     #[serde(borrow)]
     permissions: Option<&'a RawValue>,
@@ -2005,6 +2006,31 @@ struct ResultBody<'a> {
     action: Option<Str<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
+}
+
+/// What an answer to `thread/start` says beside its thread: model, reasoning effort, cwd and
+/// model provider (Codex 0.100 puts the model there only).
+type ThreadAnswer<'a> = (
+    Option<Str<'a>>,
+    Option<Str<'a>>,
+    Option<Str<'a>>,
+    Option<Str<'a>>,
+);
+
+/// The `session_init` of a thread, from the `thread/started` notification or (with what the
+/// answer says beside the thread) from the answer to `thread/start`.
+fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx<'a>) {
+    let (model, effort, cwd, provider) = answer.unwrap_or_default();
+    cx.session_id = Some(t.id);
+    let ext = cx.push(SessionInit {
+        model: model.or(t.model),
+        reasoning_effort: effort.or(t.reasoning_effort),
+        cwd: t.cwd.or(cwd),
+        version: t.cli_version,
+        ..SessionInit::default()
+    });
+    ext.put_opt("codex.modelProvider", t.model_provider.or(provider));
+    ext.put_opt("codex.parentThreadId", t.parent_thread_id);
 }
 
 fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
@@ -2054,7 +2080,21 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         let ext = cx.push(r);
         ext.put("codex.decision", d);
     } else if let Some(t) = b.thread {
-        cx.session_id = Some(t.id);
+        if b.approval_policy.is_none() && b.model.is_none() {
+            // Other answers that carry a thread (`thread/read`, `thread/unarchive`, …)
+            // describe it; they start nothing.
+            cx.session_id = Some(t.id);
+            notice(cx, Cow::Borrowed("response/thread"), None);
+            return Ok(());
+        }
+        // The answer to `thread/start`, `thread/resume` or `thread/fork` (they share the
+        // shape, `approvalPolicy` and `model` required): it comes before the `thread/started`
+        // notification, so it gives the thread's `session_init`, then its approval policy.
+        session_init(
+            t,
+            Some((b.model, b.reasoning_effort, b.cwd, b.model_provider)),
+            cx,
+        );
         let ext = cx.push(SessionMode {
             current_mode_id: b
                 .approval_policy
@@ -2063,8 +2103,6 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             available_modes: Vec::new(),
         });
         ext.put_opt("codex.sandbox", b.sandbox.filter(|s| !is_null(s)));
-        ext.put_opt("codex.model", b.model);
-        ext.put_opt("codex.reasoningEffort", b.reasoning_effort);
         ext.put("codex.requestId", request_id);
     } else if let Some(t) = b.turn {
         cx.turn_id = Some(t.id);
@@ -2651,6 +2689,56 @@ mod tests {
             let ev = conv(&format!(r#"{{"id":0,"result":{{"decision":{d}}}}}"#));
             assert_eq!(ev[0]["decision"], want, "{d}");
         }
+    }
+
+    /// Line `n` (from 1) of a recorded capture.
+    fn line_of(capture: &'static str, n: usize) -> &'static str {
+        capture
+            .lines()
+            .nth(n - 1)
+            .expect("the capture has the line")
+    }
+
+    const APP_SERVER_DECLINED: &str =
+        include_str!("../../testdata/codex-app-server/command-declined.jsonl");
+    const APP_SERVER_0_100_DECLINED: &str =
+        include_str!("../../testdata/codex-app-server-0.100/command-declined.jsonl");
+
+    #[test]
+    fn thread_start_answer_gives_the_session_init_then_the_mode() {
+        // 0.169.0: the model is on the thread too; 0.100.0: beside it only.
+        for (line, version) in [
+            (line_of(APP_SERVER_DECLINED, 6), "0.169.0"),
+            (line_of(APP_SERVER_0_100_DECLINED, 5), "0.100.0"),
+        ] {
+            let (ev, cx) = conv_with(line, Sticky::default());
+            let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
+            assert_eq!(kinds, ["session_init", "session_mode"], "{version}");
+            assert_eq!(ev[0]["model"], "gpt-5.5", "{version}");
+            assert_eq!(ev[0]["cwd"], "/home/dev/work", "{version}");
+            assert_eq!(ev[0]["version"], version);
+            assert_eq!(ev[0]["extensions"]["codex.modelProvider"], "mock");
+            assert_eq!(ev[1]["currentModeId"], "untrusted", "{version}");
+            assert_eq!(ev[1]["extensions"]["codex.requestId"], "2", "{version}");
+            assert!(cx
+                .session_id
+                .as_deref()
+                .is_some_and(|s| s.starts_with("01a2012")));
+        }
+        // The thread/started notification that follows states the session again.
+        let ev = conv(line_of(APP_SERVER_0_100_DECLINED, 7));
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0]["event"], "session_init");
+        assert_eq!(ev[0]["cwd"], "/home/dev/work");
+    }
+
+    #[test]
+    fn other_thread_answers_start_nothing() {
+        // The shape of a `thread/read` answer: the thread alone.
+        let ev = conv(r#"{"id":7,"result":{"thread":{"id":"t1","cwd":"/w","turns":[]}}}"#);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0]["event"], "notice");
+        assert_eq!(ev[0]["subtype"], "response/thread");
     }
 
     #[test]
