@@ -327,13 +327,6 @@ const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
     ("acp-gemini/parallel-tools", 12, "tool-unknown-call"),
     ("acp-gemini/plan", 12, "tool-unknown-call"),
     ("acp-gemini/write-allowed", 12, "tool-unknown-call"),
-    // Codex 0.100 sends no item/started for a declined command: its item/completed is the
-    // first the v2 stream says of the call (the approval request names it).
-    (
-        "codex-app-server-0.100/command-declined",
-        34,
-        "tool-unknown-call",
-    ),
 ];
 
 /// `(path, line, rule, level)` of every finding of a `--format json` report.

@@ -1153,6 +1153,12 @@ struct Item<'a> {
     new_thread_id: Option<Str<'a>>,
     #[serde(borrow)]
     review: Option<&'a RawValue>,
+    /// Where a command came from (`agent`, `userShell`, …); items of Codex 0.100 lack it.
+    #[serde(borrow)]
+    source: Option<&'a RawValue>,
+    /// When the item started; items of Codex 0.100 lack it.
+    #[serde(borrow)]
+    started_at_ms: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -1732,7 +1738,16 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
         }
         "commandExecution" => {
             let cmd = command_text(it.command);
-            if !done {
+            // Codex 0.100 sends no `item/started` for a command the user declined: the item
+            // completes without having started (`testdata/codex-app-server-0.100/
+            // command-declined.jsonl`, line 33), so its completion also states the call. Later
+            // versions send `item/started` before the approval request, and their items carry
+            // `source` and `startedAtMs` (0.169.0: line 22 of
+            // `testdata/codex-app-server/command-declined.jsonl`); an item with either is
+            // known to have started.
+            let unstarted =
+                done && status == "declined" && it.source.is_none() && it.started_at_ms.is_none();
+            if !done || unstarted {
                 let title = cmd
                     .as_deref()
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
@@ -1741,14 +1756,18 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     ("cwd", or_null(it.cwd)),
                     ("commandActions", or_null(it.command_actions)),
                 ]);
-                cx.push(tool_invocation(
-                    it.id,
+                let ext = cx.push(tool_invocation(
+                    it.id.clone(),
                     ToolKind::Execute,
                     "Bash",
                     title,
                     input,
                 ));
-            } else {
+                if unstarted {
+                    ext.put("codex.itemStarted", false);
+                }
+            }
+            if done {
                 let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
                 let output = object([
                     ("stdout", or_null(it.aggregated_output)),
@@ -2739,6 +2758,28 @@ mod tests {
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0]["event"], "notice");
         assert_eq!(ev[0]["subtype"], "response/thread");
+    }
+
+    #[test]
+    fn a_declined_command_that_never_started_is_invoked_by_its_completion() {
+        // 0.100.0: no item/started for the declined command; its completion states the call.
+        let ev = conv(line_of(APP_SERVER_0_100_DECLINED, 33));
+        let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
+        assert_eq!(kinds, ["tool_invocation", "tool_completion"]);
+        assert_eq!(ev[0]["callId"], "call_kL61MR3k49EUSSqFxWuTy8J7");
+        assert_eq!(ev[0]["toolName"], "Bash");
+        assert_eq!(ev[0]["title"], "touch build.marker");
+        assert_eq!(ev[0]["input"]["cwd"], "/home/dev/work");
+        assert_eq!(ev[0]["extensions"]["codex.itemStarted"], false);
+        assert_eq!(ev[1]["status"], "cancelled");
+        // 0.169.0 sends item/started (line 18) first: the completion is only that.
+        let ev = conv(line_of(APP_SERVER_DECLINED, 22));
+        let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
+        assert_eq!(kinds, ["tool_completion"]);
+        assert_eq!(
+            conv(line_of(APP_SERVER_DECLINED, 18))[0]["event"],
+            "tool_invocation"
+        );
     }
 
     #[test]
