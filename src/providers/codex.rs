@@ -166,7 +166,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 e.message.unwrap_or(Cow::Borrowed("JSON-RPC error")),
                 Severity::Error,
             ));
-            ext.put_opt("jsonrpc.code", e.code.map(|c| Value::from(c)));
+            ext.put_opt("jsonrpc.code", e.code.map(Value::from));
             ext.put_opt("jsonrpc.data", e.data);
             if let Body::Error(err) = &mut cx.events.last_mut().expect("pushed").0 {
                 err.request_id = Some(env.id_text().into_owned().into());
@@ -214,7 +214,7 @@ fn notice<'a>(cx: &mut Cx<'a>, subtype: Str<'a>, data: Option<(&'static str, &'a
 pub fn unwrap_shell(cmd: &str) -> Cow<'_, str> {
     let Some(rest) = [" -lc ", " -c ", " -Command "]
         .iter()
-        .find_map(|flag| cmd.split_once(flag).map(|(shell, rest)| (shell, rest)))
+        .find_map(|flag| cmd.split_once(flag))
         .filter(|(shell, _)| {
             let name = shell.rsplit('/').next().unwrap_or(shell);
             matches!(name, "bash" | "sh" | "zsh" | "dash" | "pwsh" | "powershell")
