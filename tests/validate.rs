@@ -320,7 +320,12 @@ fn many_files_report_in_the_order_given() {
 const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
     // ACP (Gemini CLI): a call announced only in `session/request_permission` (`toolCall`)
     // completes by `tool_call_update` without a `tool_invocation` first; CC-Insights'
-    // acp_session.dart emits the invocation "if not yet emitted for callId".
+    // acp_session.dart emits the invocation "if not yet emitted for callId". No line says
+    // so on its own: the request cannot invoke the call, since codex-acp asks the same way
+    // (`toolCall` with status pending, title, kind) and then announces the call by a
+    // `tool_call` (tool-invoked-twice), and Gemini says nothing more of a call it was denied
+    // (write-denied: tool-open-at-end); the final `tool_call_update` of a gated call has the
+    // shape of one whose `tool_call` came before (thinking-tool, parallel-tools).
     ("acp-gemini/edit-file", 18, "tool-unknown-call"),
     ("acp-gemini/failing-tool", 12, "tool-unknown-call"),
     ("acp-gemini/interrupt", 13, "tool-unknown-call"),
