@@ -320,51 +320,18 @@ fn many_files_report_in_the_order_given() {
 const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
     // ACP (Gemini CLI): a call announced only in `session/request_permission` (`toolCall`)
     // completes by `tool_call_update` without a `tool_invocation` first; CC-Insights'
-    // acp_session.dart emits the invocation "if not yet emitted for callId".
+    // acp_session.dart emits the invocation "if not yet emitted for callId". No line says
+    // so on its own: the request cannot invoke the call, since codex-acp asks the same way
+    // (`toolCall` with status pending, title, kind) and then announces the call by a
+    // `tool_call` (tool-invoked-twice), and Gemini says nothing more of a call it was denied
+    // (write-denied: tool-open-at-end); the final `tool_call_update` of a gated call has the
+    // shape of one whose `tool_call` came before (thinking-tool, parallel-tools).
     ("acp-gemini/edit-file", 18, "tool-unknown-call"),
     ("acp-gemini/failing-tool", 12, "tool-unknown-call"),
     ("acp-gemini/interrupt", 13, "tool-unknown-call"),
     ("acp-gemini/parallel-tools", 12, "tool-unknown-call"),
     ("acp-gemini/plan", 12, "tool-unknown-call"),
     ("acp-gemini/write-allowed", 12, "tool-unknown-call"),
-    // Codex app-server: the thread/start answer becomes `session_mode` of the thread before
-    // `thread/started` gives its `session_init`.
-    ("codex-app-server/api-error", 6, "session-init-first"),
-    (
-        "codex-app-server/command-accept-for-session",
-        6,
-        "session-init-first",
-    ),
-    ("codex-app-server/command-declined", 6, "session-init-first"),
-    ("codex-app-server/edit-file", 6, "session-init-first"),
-    ("codex-app-server/failing-tool", 6, "session-init-first"),
-    ("codex-app-server/interrupt", 6, "session-init-first"),
-    ("codex-app-server/parallel-tools", 6, "session-init-first"),
-    ("codex-app-server/plan", 6, "session-init-first"),
-    ("codex-app-server/text-only", 6, "session-init-first"),
-    ("codex-app-server/thinking-tool", 6, "session-init-first"),
-    ("codex-app-server/two-prompts", 6, "session-init-first"),
-    ("codex-app-server/write-allowed", 6, "session-init-first"),
-    ("codex-app-server/write-denied", 6, "session-init-first"),
-    (
-        "codex-app-server-0.100/command-declined",
-        5,
-        "session-init-first",
-    ),
-    // Codex 0.100 sends no item/started for a declined command: its item/completed is the
-    // first the v2 stream says of the call (the approval request names it).
-    (
-        "codex-app-server-0.100/command-declined",
-        33,
-        "tool-unknown-call",
-    ),
-    ("codex-app-server-0.100/edit-file", 5, "session-init-first"),
-    ("codex-app-server-0.100/interrupt", 5, "session-init-first"),
-    (
-        "codex-app-server-0.100/thinking-tool",
-        5,
-        "session-init-first",
-    ),
 ];
 
 /// `(path, line, rule, level)` of every finding of a `--format json` report.

@@ -166,7 +166,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 e.message.unwrap_or(Cow::Borrowed("JSON-RPC error")),
                 Severity::Error,
             ));
-            ext.put_opt("jsonrpc.code", e.code.map(|c| Value::from(c)));
+            ext.put_opt("jsonrpc.code", e.code.map(Value::from));
             ext.put_opt("jsonrpc.data", e.data);
             if let Body::Error(err) = &mut cx.events.last_mut().expect("pushed").0 {
                 err.request_id = Some(env.id_text().into_owned().into());
@@ -214,7 +214,7 @@ fn notice<'a>(cx: &mut Cx<'a>, subtype: Str<'a>, data: Option<(&'static str, &'a
 pub fn unwrap_shell(cmd: &str) -> Cow<'_, str> {
     let Some(rest) = [" -lc ", " -c ", " -Command "]
         .iter()
-        .find_map(|flag| cmd.split_once(flag).map(|(shell, rest)| (shell, rest)))
+        .find_map(|flag| cmd.split_once(flag))
         .filter(|(shell, _)| {
             let name = shell.rsplit('/').next().unwrap_or(shell);
             matches!(name, "bash" | "sh" | "zsh" | "dash" | "pwsh" | "powershell")
@@ -1153,6 +1153,12 @@ struct Item<'a> {
     new_thread_id: Option<Str<'a>>,
     #[serde(borrow)]
     review: Option<&'a RawValue>,
+    /// Where a command came from (`agent`, `userShell`, …); items of Codex 0.100 lack it.
+    #[serde(borrow)]
+    source: Option<&'a RawValue>,
+    /// When the item started; items of Codex 0.100 lack it.
+    #[serde(borrow)]
+    started_at_ms: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -1233,19 +1239,16 @@ fn method_call<'a>(
         }
         // --- notifications
         "thread/started" => {
+            // The answer to `thread/start` (`thread/resume`, `thread/fork`) came before and
+            // gave the thread's `session_init` already, if the stream holds the answers. This
+            // one repeats it: a stream of notifications only (or a thread the server started
+            // itself, a subagent's) has no other, and a second session_init of the same
+            // session states the same facts again (`validate` checks the first; `reduce` and
+            // `replay` take later ones as updates, and show nothing when nothing changed).
             let t = p
                 .thread
                 .ok_or_else(|| Unmapped("thread/started without a thread".into()))?;
-            cx.session_id = Some(t.id);
-            let ext = cx.push(SessionInit {
-                model: t.model,
-                reasoning_effort: t.reasoning_effort,
-                cwd: t.cwd,
-                version: t.cli_version,
-                ..SessionInit::default()
-            });
-            ext.put_opt("codex.modelProvider", t.model_provider);
-            ext.put_opt("codex.parentThreadId", t.parent_thread_id);
+            session_init(t, None, cx);
         }
         "thread/status/changed" => {
             #[derive(Deserialize)]
@@ -1735,7 +1738,16 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
         }
         "commandExecution" => {
             let cmd = command_text(it.command);
-            if !done {
+            // Codex 0.100 sends no `item/started` for a command the user declined: the item
+            // completes without having started (`testdata/codex-app-server-0.100/
+            // command-declined.jsonl`, line 33), so its completion also states the call. Later
+            // versions send `item/started` before the approval request, and their items carry
+            // `source` and `startedAtMs` (0.169.0: line 22 of
+            // `testdata/codex-app-server/command-declined.jsonl`); an item with either is
+            // known to have started.
+            let unstarted =
+                done && status == "declined" && it.source.is_none() && it.started_at_ms.is_none();
+            if !done || unstarted {
                 let title = cmd
                     .as_deref()
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
@@ -1744,14 +1756,18 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     ("cwd", or_null(it.cwd)),
                     ("commandActions", or_null(it.command_actions)),
                 ]);
-                cx.push(tool_invocation(
-                    it.id,
+                let ext = cx.push(tool_invocation(
+                    it.id.clone(),
                     ToolKind::Execute,
                     "Bash",
                     title,
                     input,
                 ));
-            } else {
+                if unstarted {
+                    ext.put("codex.itemStarted", false);
+                }
+            }
+            if done {
                 let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
                 let output = object([
                     ("stdout", or_null(it.aggregated_output)),
@@ -1996,6 +2012,10 @@ struct ResultBody<'a> {
     #[serde(borrow)]
     reasoning_effort: Option<Str<'a>>,
     #[serde(borrow)]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow)]
+    model_provider: Option<Str<'a>>,
+    #[serde(borrow)]
     scope: Option<Str<'a>>,
     #[serde(borrow)]
     permissions: Option<&'a RawValue>,
@@ -2005,6 +2025,31 @@ struct ResultBody<'a> {
     action: Option<Str<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
+}
+
+/// What an answer to `thread/start` says beside its thread: model, reasoning effort, cwd and
+/// model provider (Codex 0.100 puts the model there only).
+type ThreadAnswer<'a> = (
+    Option<Str<'a>>,
+    Option<Str<'a>>,
+    Option<Str<'a>>,
+    Option<Str<'a>>,
+);
+
+/// The `session_init` of a thread, from the `thread/started` notification or (with what the
+/// answer says beside the thread) from the answer to `thread/start`.
+fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx<'a>) {
+    let (model, effort, cwd, provider) = answer.unwrap_or_default();
+    cx.session_id = Some(t.id);
+    let ext = cx.push(SessionInit {
+        model: model.or(t.model),
+        reasoning_effort: effort.or(t.reasoning_effort),
+        cwd: t.cwd.or(cwd),
+        version: t.cli_version,
+        ..SessionInit::default()
+    });
+    ext.put_opt("codex.modelProvider", t.model_provider.or(provider));
+    ext.put_opt("codex.parentThreadId", t.parent_thread_id);
 }
 
 fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
@@ -2054,7 +2099,21 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         let ext = cx.push(r);
         ext.put("codex.decision", d);
     } else if let Some(t) = b.thread {
-        cx.session_id = Some(t.id);
+        if b.approval_policy.is_none() && b.model.is_none() {
+            // Other answers that carry a thread (`thread/read`, `thread/unarchive`, …)
+            // describe it; they start nothing.
+            cx.session_id = Some(t.id);
+            notice(cx, Cow::Borrowed("response/thread"), None);
+            return Ok(());
+        }
+        // The answer to `thread/start`, `thread/resume` or `thread/fork` (they share the
+        // shape, `approvalPolicy` and `model` required): it comes before the `thread/started`
+        // notification, so it gives the thread's `session_init`, then its approval policy.
+        session_init(
+            t,
+            Some((b.model, b.reasoning_effort, b.cwd, b.model_provider)),
+            cx,
+        );
         let ext = cx.push(SessionMode {
             current_mode_id: b
                 .approval_policy
@@ -2063,8 +2122,6 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             available_modes: Vec::new(),
         });
         ext.put_opt("codex.sandbox", b.sandbox.filter(|s| !is_null(s)));
-        ext.put_opt("codex.model", b.model);
-        ext.put_opt("codex.reasoningEffort", b.reasoning_effort);
         ext.put("codex.requestId", request_id);
     } else if let Some(t) = b.turn {
         cx.turn_id = Some(t.id);
@@ -2651,6 +2708,78 @@ mod tests {
             let ev = conv(&format!(r#"{{"id":0,"result":{{"decision":{d}}}}}"#));
             assert_eq!(ev[0]["decision"], want, "{d}");
         }
+    }
+
+    /// Line `n` (from 1) of a recorded capture.
+    fn line_of(capture: &'static str, n: usize) -> &'static str {
+        capture
+            .lines()
+            .nth(n - 1)
+            .expect("the capture has the line")
+    }
+
+    const APP_SERVER_DECLINED: &str =
+        include_str!("../../testdata/codex-app-server/command-declined.jsonl");
+    const APP_SERVER_0_100_DECLINED: &str =
+        include_str!("../../testdata/codex-app-server-0.100/command-declined.jsonl");
+
+    #[test]
+    fn thread_start_answer_gives_the_session_init_then_the_mode() {
+        // 0.169.0: the model is on the thread too; 0.100.0: beside it only.
+        for (line, version) in [
+            (line_of(APP_SERVER_DECLINED, 6), "0.169.0"),
+            (line_of(APP_SERVER_0_100_DECLINED, 5), "0.100.0"),
+        ] {
+            let (ev, cx) = conv_with(line, Sticky::default());
+            let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
+            assert_eq!(kinds, ["session_init", "session_mode"], "{version}");
+            assert_eq!(ev[0]["model"], "gpt-5.5", "{version}");
+            assert_eq!(ev[0]["cwd"], "/home/dev/work", "{version}");
+            assert_eq!(ev[0]["version"], version);
+            assert_eq!(ev[0]["extensions"]["codex.modelProvider"], "mock");
+            assert_eq!(ev[1]["currentModeId"], "untrusted", "{version}");
+            assert_eq!(ev[1]["extensions"]["codex.requestId"], "2", "{version}");
+            assert!(cx
+                .session_id
+                .as_deref()
+                .is_some_and(|s| s.starts_with("01a2012")));
+        }
+        // The thread/started notification that follows states the session again.
+        let ev = conv(line_of(APP_SERVER_0_100_DECLINED, 7));
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0]["event"], "session_init");
+        assert_eq!(ev[0]["cwd"], "/home/dev/work");
+    }
+
+    #[test]
+    fn other_thread_answers_start_nothing() {
+        // The shape of a `thread/read` answer: the thread alone.
+        let ev = conv(r#"{"id":7,"result":{"thread":{"id":"t1","cwd":"/w","turns":[]}}}"#);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0]["event"], "notice");
+        assert_eq!(ev[0]["subtype"], "response/thread");
+    }
+
+    #[test]
+    fn a_declined_command_that_never_started_is_invoked_by_its_completion() {
+        // 0.100.0: no item/started for the declined command; its completion states the call.
+        let ev = conv(line_of(APP_SERVER_0_100_DECLINED, 33));
+        let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
+        assert_eq!(kinds, ["tool_invocation", "tool_completion"]);
+        assert_eq!(ev[0]["callId"], "call_kL61MR3k49EUSSqFxWuTy8J7");
+        assert_eq!(ev[0]["toolName"], "Bash");
+        assert_eq!(ev[0]["title"], "touch build.marker");
+        assert_eq!(ev[0]["input"]["cwd"], "/home/dev/work");
+        assert_eq!(ev[0]["extensions"]["codex.itemStarted"], false);
+        assert_eq!(ev[1]["status"], "cancelled");
+        // 0.169.0 sends item/started (line 18) first: the completion is only that.
+        let ev = conv(line_of(APP_SERVER_DECLINED, 22));
+        let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
+        assert_eq!(kinds, ["tool_completion"]);
+        assert_eq!(
+            conv(line_of(APP_SERVER_DECLINED, 18))[0]["event"],
+            "tool_invocation"
+        );
     }
 
     #[test]
