@@ -55,6 +55,49 @@ pub fn keep_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue
     <&'de RawValue>::deserialize(d).map(Some)
 }
 
+/// For `Option<Str>` fields, with `#[serde(borrow, default, deserialize_with = "opt_str")]`:
+/// serde borrows a `Cow<str>` only when it is not inside an `Option`; left to itself every
+/// optional string would be copied into an allocation of its own (7% of converting Claude
+/// output). A string with escapes is unescaped into an owned one, as before; `null` is none.
+pub fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Str<'a>>, D::Error> {
+    struct Opt;
+    impl<'de> Visitor<'de> for Opt {
+        type Value = Option<Str<'de>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("option")
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_str(CowStr).map(Some)
+        }
+    }
+    d.deserialize_option(Opt)
+}
+
+/// A string, borrowed when it has no escapes.
+struct CowStr;
+
+impl<'de> Visitor<'de> for CowStr {
+    type Value = Str<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
 /// `Option<Count>` to `Option<u64>`.
 pub fn count(c: Option<Count>) -> Option<u64> {
     c.map(|c| c.0)

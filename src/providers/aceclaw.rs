@@ -91,9 +91,9 @@ fn sniff(p: &Probe) -> bool {
 #[serde(rename_all = "camelCase")]
 struct Bridge<'a> {
     event_id: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     received_at: Option<Str<'a>>,
     #[serde(borrow)]
     event: &'a RawValue,
@@ -160,73 +160,73 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     timestamp: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     request_id: Option<Str<'a>>,
     turn_number: Option<Count>,
     duration_ms: Option<Count>,
     tool_count: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stop_reason: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     project_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     reason: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     delta: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_step_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     summary: Option<Str<'a>>,
     is_error: Option<bool>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     error: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     phase: Option<Str<'a>>,
     original_tokens: Option<Count>,
     compacted_tokens: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     agent_type: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     prompt: Option<Str<'a>>,
     input_tokens: Option<Count>,
     total_input_tokens: Option<Count>,
     total_output_tokens: Option<Count>,
     // plans
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     plan_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     goal: Option<Str<'a>>,
     #[serde(borrow)]
     steps: Option<Vec<PlanStep<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     step_id: Option<Str<'a>>,
     step_index: Option<Count>,
     total_steps: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     step_name: Option<Str<'a>>,
     success: Option<bool>,
     tokens_used: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     fallback_approach: Option<Str<'a>>,
     attempt: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     rationale: Option<Str<'a>>,
     // permissions
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_use_id: Option<Str<'a>>,
     approved: Option<bool>,
     remember: Option<bool>,
@@ -234,9 +234,9 @@ struct Params<'a> {
 
 #[derive(Deserialize)]
 struct PlanStep<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
 }
 
@@ -612,11 +612,11 @@ fn method_call<'a>(
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PromptResult<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     response: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stop_reason: Option<Str<'a>>,
     usage: Option<PromptUsage>,
 }

@@ -142,13 +142,13 @@ fn convert<'a>(line: &'a str, _probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(),
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
     #[serde(borrow)]
     update: Option<&'a RawValue>,
     #[serde(borrow)]
     prompt: Option<Vec<ContentBlock<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     mode_id: Option<Str<'a>>,
     #[serde(borrow)]
     tool_call: Option<&'a RawValue>,
@@ -159,11 +159,11 @@ struct Params<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct OptionWire<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     option_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     kind: Option<Str<'a>>,
 }
 
@@ -171,15 +171,20 @@ struct OptionWire<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ContentBlock<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     data: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     mime_type: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     uri: Option<Str<'a>>,
 }
 
@@ -187,23 +192,28 @@ struct ContentBlock<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Update<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_update: Option<Str<'a>>,
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_call_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     title: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     kind: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(borrow)]
     locations: Option<Vec<Location<'a>>>,
@@ -217,11 +227,11 @@ struct Update<'a> {
     entries: Option<Vec<Entry<'a>>>,
     #[serde(borrow)]
     available_commands: Option<Vec<&'a RawValue>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     current_mode_id: Option<Str<'a>>,
     #[serde(borrow)]
     config_options: Option<Vec<&'a RawValue>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     updated_at: Option<Str<'a>>,
     used: Option<Count>,
     size: Option<Count>,
@@ -231,7 +241,7 @@ struct Update<'a> {
 
 #[derive(Deserialize)]
 struct Location<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
 }
 
@@ -245,7 +255,7 @@ struct Meta<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ClaudeMeta<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_name: Option<Str<'a>>,
     #[serde(borrow)]
     tool_response: Option<&'a RawValue>,
@@ -253,18 +263,18 @@ struct ClaudeMeta<'a> {
 
 #[derive(Deserialize)]
 struct Entry<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     content: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     priority: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct Cost<'a> {
     amount: Option<f64>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     currency: Option<Str<'a>>,
 }
 
@@ -272,17 +282,22 @@ struct Cost<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ToolContent<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     old_text: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     new_text: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     terminal_id: Option<Str<'a>>,
 }
 
@@ -738,7 +753,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ResultBody<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
     #[serde(borrow)]
     modes: Option<Modes<'a>>,
@@ -753,7 +768,7 @@ struct ResultBody<'a> {
     agent_info: Option<AgentInfo<'a>>,
     #[serde(borrow)]
     auth_methods: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stop_reason: Option<Str<'a>>,
     usage: Option<PromptUsage>,
     #[serde(rename = "_meta", borrow)]
@@ -765,7 +780,7 @@ struct ResultBody<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Modes<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     current_mode_id: Option<Str<'a>>,
     #[serde(borrow, default)]
     available_modes: Vec<&'a RawValue>,
@@ -774,7 +789,7 @@ struct Modes<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Models<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     current_model_id: Option<Str<'a>>,
     #[serde(borrow, default)]
     available_models: Vec<&'a RawValue>,
@@ -782,9 +797,9 @@ struct Models<'a> {
 
 #[derive(Deserialize)]
 struct AgentInfo<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     version: Option<Str<'a>>,
 }
 
@@ -801,9 +816,9 @@ struct PromptUsage {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Outcome<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     outcome: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     option_id: Option<Str<'a>>,
 }
 
@@ -829,7 +844,7 @@ struct QuotaTokens {
 
 #[derive(Deserialize)]
 struct QuotaModel<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
     token_count: Option<QuotaTokens>,
 }

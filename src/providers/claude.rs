@@ -182,23 +182,33 @@ fn notice<'a>(
 
 #[derive(Deserialize)]
 struct Init<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cwd: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
     #[serde(borrow)]
     tools: Option<&'a RawValue>,
     #[serde(borrow)]
     mcp_servers: Option<Vec<WireMcp<'a>>>,
-    #[serde(rename = "permissionMode", borrow)]
+    #[serde(
+        rename = "permissionMode",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     permission_mode: Option<Str<'a>>,
     #[serde(borrow)]
     slash_commands: Option<&'a RawValue>,
-    #[serde(rename = "apiKeySource", borrow)]
+    #[serde(
+        rename = "apiKeySource",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     api_key_source: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     claude_code_version: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     output_style: Option<Str<'a>>,
     #[serde(borrow)]
     agents: Option<&'a RawValue>,
@@ -206,9 +216,9 @@ struct Init<'a> {
     skills: Option<&'a RawValue>,
     #[serde(borrow)]
     plugins: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     effort: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     fast_mode_state: Option<Str<'a>>,
 }
 
@@ -216,7 +226,7 @@ struct Init<'a> {
 struct WireMcp<'a> {
     #[serde(borrow)]
     name: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(rename = "serverInfo", borrow)]
     server_info: Option<&'a RawValue>,
@@ -240,13 +250,18 @@ fn mcp_server(m: WireMcp<'_>) -> McpServer<'_> {
 
 #[derive(Deserialize)]
 struct Status<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
-    #[serde(rename = "permissionMode", borrow)]
+    #[serde(
+        rename = "permissionMode",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     permission_mode: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     compact_result: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     compact_error: Option<Str<'a>>,
 }
 
@@ -258,7 +273,7 @@ struct CompactBoundary<'a> {
 
 #[derive(Deserialize)]
 struct CompactMeta<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     trigger: Option<Str<'a>>,
     pre_tokens: Option<Count>,
     post_tokens: Option<Count>,
@@ -267,54 +282,54 @@ struct CompactMeta<'a> {
 
 #[derive(Deserialize)]
 struct HookLine<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     hook_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     hook_name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     hook_event: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     outcome: Option<Str<'a>>,
     exit_code: Option<i64>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stdout: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stderr: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     output: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct TaskLine<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     task_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_use_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subagent_type: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     task_type: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     summary: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     last_tool_name: Option<Str<'a>>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
     #[serde(borrow)]
     patch: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     prompt: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     output_file: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct PatchStatus<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
 }
 
@@ -324,7 +339,7 @@ struct ApiRetry<'a> {
     max_retries: Option<Count>,
     retry_delay_ms: Option<Count>,
     error_status: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     error: Option<Str<'a>>,
 }
 
@@ -336,7 +351,7 @@ struct ThinkingTokens {
 
 #[derive(Deserialize)]
 struct StateChanged<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     state: Option<Str<'a>>,
 }
 
@@ -552,19 +567,19 @@ pub(crate) fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Re
 struct Assistant<'a> {
     #[serde(borrow)]
     message: AssistantMessage<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_tool_use_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     error: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     request_id: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct AssistantMessage<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
     #[serde(borrow, default)]
     content: Vec<Block<'a>>,
@@ -577,17 +592,17 @@ struct AssistantMessage<'a> {
 struct Block<'a> {
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     thinking: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_use_id: Option<Str<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
@@ -598,50 +613,55 @@ struct Block<'a> {
 
 #[derive(Deserialize)]
 struct ImageSource<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     media_type: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     data: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     url: Option<Str<'a>>,
 }
 
 /// The members of a tool input that titles, locations, subagents and plans are made from.
 #[derive(Deserialize, Default)]
 struct InputHints<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     file_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     notebook_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     pattern: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     command: Option<Str<'a>>,
     /// Amp's Bash.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cmd: Option<Str<'a>>,
     /// Amp's glob.
-    #[serde(rename = "filePattern", borrow)]
+    #[serde(
+        rename = "filePattern",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     file_pattern: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     url: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     query: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     prompt: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subagent_type: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     task: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     resume: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subject: Option<Str<'a>>,
     #[serde(borrow)]
     todos: Option<Vec<Todo<'a>>>,
@@ -649,13 +669,18 @@ struct InputHints<'a> {
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     content: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     priority: Option<Str<'a>>,
-    #[serde(rename = "activeForm", borrow)]
+    #[serde(
+        rename = "activeForm",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     active_form: Option<Str<'a>>,
 }
 
@@ -908,7 +933,7 @@ impl serde::Serialize for BlockEcho<'_, '_> {
 struct User<'a> {
     #[serde(borrow)]
     message: UserMessage<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_tool_use_id: Option<Str<'a>>,
     #[serde(borrow)]
     tool_use_result: Option<&'a RawValue>,
@@ -927,9 +952,14 @@ struct UserMessage<'a> {
 /// What Claude Code reports about a finished tool call (`tool_use_result`), the parts used here.
 #[derive(Deserialize, Default)]
 struct ToolUseResult<'a> {
-    #[serde(rename = "agentId", borrow)]
+    #[serde(
+        rename = "agentId",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     agent_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(rename = "totalDurationMs")]
     total_duration_ms: Option<Count>,
@@ -939,9 +969,19 @@ struct ToolUseResult<'a> {
     total_tool_use_count: Option<Count>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
-    #[serde(rename = "filePath", borrow)]
+    #[serde(
+        rename = "filePath",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     file_path: Option<Str<'a>>,
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
     #[serde(rename = "structuredPatch", borrow)]
     structured_patch: Option<Vec<Hunk<'a>>>,
@@ -1020,9 +1060,14 @@ fn content_text(raw: &RawValue) -> Option<String> {
     }
     #[derive(Deserialize)]
     struct T<'a> {
-        #[serde(rename = "type", borrow)]
+        #[serde(
+            rename = "type",
+            borrow,
+            default,
+            deserialize_with = "crate::wire::opt_str"
+        )]
         ty: Option<Str<'a>>,
-        #[serde(borrow)]
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
         text: Option<Str<'a>>,
     }
     let blocks: Vec<T> = serde_json::from_str(raw.get()).ok()?;
@@ -1165,15 +1210,15 @@ fn user<'a>(line: &'a str, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped>
 
 #[derive(Deserialize)]
 struct ResultLine<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subtype: Option<Str<'a>>,
     is_error: Option<bool>,
     duration_ms: Option<Count>,
     duration_api_ms: Option<Count>,
     num_turns: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     result: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stop_reason: Option<Str<'a>>,
     total_cost_usd: Option<f64>,
     usage: Option<WireUsage>,
@@ -1183,7 +1228,7 @@ struct ResultLine<'a> {
     permission_denials: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     errors: Option<Vec<Str<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     terminal_reason: Option<Str<'a>>,
     api_error_status: Option<Count>,
 }
@@ -1272,7 +1317,7 @@ fn result<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 struct StreamLine<'a> {
     #[serde(borrow)]
     event: StreamEvent<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_tool_use_id: Option<Str<'a>>,
     ttft_ms: Option<Count>,
 }
@@ -1296,35 +1341,40 @@ struct StreamEvent<'a> {
 struct StreamBlock<'a> {
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct Delta<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     thinking: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     partial_json: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     signature: Option<Str<'a>>,
     #[serde(borrow)]
     citation: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stop_reason: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct StreamMessage<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
 }
 
@@ -1423,7 +1473,7 @@ fn stream_event<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 
 #[derive(Deserialize)]
 struct ControlRequest<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     request_id: Option<Str<'a>>,
     #[serde(borrow)]
     request: RequestBody<'a>,
@@ -1433,53 +1483,68 @@ struct ControlRequest<'a> {
 struct RequestBody<'a> {
     #[serde(borrow)]
     subtype: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_name: Option<Str<'a>>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_use_id: Option<Str<'a>>,
     #[serde(borrow)]
     permission_suggestions: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     suggestions: Option<Vec<&'a RawValue>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     blocked_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     decision_reason: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     title: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     display_name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     agent_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     mode: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct WireSuggestion<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
     #[serde(borrow)]
     rules: Option<Vec<Rule<'a>>>,
     #[serde(borrow)]
     directories: Option<Vec<Str<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     mode: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     behavior: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     destination: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct Rule<'a> {
-    #[serde(rename = "toolName", borrow)]
+    #[serde(
+        rename = "toolName",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     tool_name: Option<Str<'a>>,
-    #[serde(rename = "ruleContent", borrow)]
+    #[serde(
+        rename = "ruleContent",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     rule_content: Option<Str<'a>>,
 }
 
@@ -1604,11 +1669,11 @@ struct ControlResponse<'a> {
 
 #[derive(Deserialize)]
 struct ResponseEnvelope<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subtype: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     request_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     error: Option<Str<'a>>,
     #[serde(borrow)]
     response: Option<&'a RawValue>,
@@ -1616,16 +1681,21 @@ struct ResponseEnvelope<'a> {
 
 #[derive(Deserialize)]
 struct ResponseBody<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     behavior: Option<Str<'a>>,
     #[serde(rename = "updatedInput", borrow)]
     updated_input: Option<&'a RawValue>,
     #[serde(rename = "updatedPermissions", borrow)]
     updated_permissions: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
     interrupt: Option<bool>,
-    #[serde(rename = "toolUseID", borrow)]
+    #[serde(
+        rename = "toolUseID",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     tool_use_id: Option<Str<'a>>,
     #[serde(borrow)]
     commands: Option<Vec<SlashWire<'a>>>,
@@ -1635,32 +1705,37 @@ struct ResponseBody<'a> {
     account: Option<AccountWire<'a>>,
     #[serde(borrow)]
     agents: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     output_style: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct SlashWire<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(rename = "argumentHint", borrow)]
+    #[serde(
+        rename = "argumentHint",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     argument_hint: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AccountWire<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     email: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     organization: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subscription_type: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     token_source: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     api_key_source: Option<Str<'a>>,
 }
 
@@ -1756,7 +1831,7 @@ fn control_response<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> 
 
 #[derive(Deserialize)]
 struct ControlCancel<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     request_id: Option<Str<'a>>,
 }
 
@@ -1788,10 +1863,10 @@ struct RateLimitLine<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RateLimitInfo<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     resets_at: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     rate_limit_type: Option<Str<'a>>,
     utilization: Option<f64>,
 }
@@ -1832,14 +1907,14 @@ fn rate_limit<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 
 #[derive(Deserialize)]
 struct ToolProgress<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_use_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_tool_use_id: Option<Str<'a>>,
     elapsed_time_seconds: Option<f64>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     task_id: Option<Str<'a>>,
 }
 

@@ -418,30 +418,30 @@ fn delta<'a>(
 
 #[derive(Deserialize)]
 struct ExecLine<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     thread_id: Option<Str<'a>>,
     #[serde(borrow)]
     item: Option<ExecItem<'a>>,
     usage: Option<ExecUsage>,
     #[serde(borrow)]
     error: Option<MessageOnly<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     item_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     delta: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     call_id: Option<Str<'a>>,
     #[serde(borrow)]
     questions: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct MessageOnly<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
 }
 
@@ -460,20 +460,20 @@ struct ExecItem<'a> {
     id: Str<'a>,
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     aggregated_output: Option<Str<'a>>,
     exit_code: Option<i64>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(borrow)]
     changes: Option<Vec<ExecChange<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     server: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool: Option<Str<'a>>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
@@ -481,15 +481,15 @@ struct ExecItem<'a> {
     result: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     query: Option<Str<'a>>,
     #[serde(borrow)]
     action: Option<&'a RawValue>,
     #[serde(borrow)]
     items: Option<Vec<TodoItem<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     prompt: Option<Str<'a>>,
     #[serde(borrow)]
     receiver_thread_ids: Option<&'a RawValue>,
@@ -501,13 +501,13 @@ struct ExecItem<'a> {
 struct ExecChange<'a> {
     #[serde(borrow)]
     path: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     kind: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct TodoItem<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
     completed: Option<bool>,
 }
@@ -894,13 +894,13 @@ fn text<'a>(cx: &mut Cx<'a>, text: Str<'a>, kind: TextKind, message_id: Option<S
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     thread_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     turn_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     item_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     delta: Option<Str<'a>>,
     summary_index: Option<Count>,
     content_index: Option<Count>,
@@ -913,9 +913,9 @@ struct Params<'a> {
     #[serde(borrow)]
     status: Option<&'a RawValue>,
     token_usage: Option<TokenUsageWire>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     diff: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     explanation: Option<Str<'a>>,
     #[serde(borrow)]
     plan: Option<Vec<PlanStep<'a>>>,
@@ -924,43 +924,43 @@ struct Params<'a> {
     will_retry: Option<bool>,
     #[serde(borrow)]
     rate_limits: Option<RateLimitsWire<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     reason: Option<Str<'a>>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cwd: Option<Str<'a>>,
     #[serde(borrow)]
     command_actions: Option<&'a RawValue>,
     #[serde(borrow)]
     available_decisions: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     grant_root: Option<Str<'a>>,
     #[serde(borrow)]
     permissions: Option<&'a RawValue>,
     #[serde(borrow)]
     questions: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     server_name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     summary: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     details: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     from_model: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     to_model: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     call_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     conversation_id: Option<Str<'a>>,
     #[serde(borrow)]
     file_changes: Option<&'a RawValue>,
     #[serde(borrow)]
     msg: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stdin: Option<Str<'a>>,
     #[serde(borrow)]
     request_id: Option<&'a RawValue>,
@@ -971,17 +971,17 @@ struct Params<'a> {
 struct Thread<'a> {
     #[serde(borrow)]
     id: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cwd: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cli_version: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     reasoning_effort: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model_provider: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_thread_id: Option<Str<'a>>,
 }
 
@@ -990,7 +990,7 @@ struct Thread<'a> {
 struct Turn<'a> {
     #[serde(borrow)]
     id: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(borrow)]
     error: Option<ErrorWire<'a>>,
@@ -1000,11 +1000,11 @@ struct Turn<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorWire<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
     #[serde(borrow)]
     codex_error_info: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     additional_details: Option<Str<'a>>,
 }
 
@@ -1053,9 +1053,9 @@ impl TokenBreakdown {
 
 #[derive(Deserialize)]
 struct PlanStep<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     step: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
 }
 
@@ -1064,7 +1064,7 @@ struct PlanStep<'a> {
 struct RateLimitsWire<'a> {
     primary: Option<WindowWire>,
     secondary: Option<WindowWire>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     plan_type: Option<Str<'a>>,
     #[serde(borrow)]
     credits: Option<&'a RawValue>,
@@ -1091,13 +1091,18 @@ impl WindowWire {
 
 #[derive(Deserialize)]
 struct InputItem<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     url: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
 }
 
@@ -1109,7 +1114,7 @@ struct Item<'a> {
     ty: Str<'a>,
     #[serde(borrow)]
     id: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
     #[serde(borrow)]
     summary: Option<Vec<Str<'a>>>,
@@ -1117,21 +1122,21 @@ struct Item<'a> {
     content: Option<&'a RawValue>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cwd: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(borrow)]
     command_actions: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     aggregated_output: Option<Str<'a>>,
     exit_code: Option<i64>,
     duration_ms: Option<Count>,
     #[serde(borrow)]
     changes: Option<Vec<ChangeWire<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     server: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool: Option<Str<'a>>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
@@ -1139,17 +1144,17 @@ struct Item<'a> {
     result: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     query: Option<Str<'a>>,
     #[serde(borrow)]
     action: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     prompt: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     receiver_thread_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     new_thread_id: Option<Str<'a>>,
     #[serde(borrow)]
     review: Option<&'a RawValue>,
@@ -1167,15 +1172,20 @@ struct ChangeWire<'a> {
     path: Str<'a>,
     #[serde(borrow)]
     kind: Option<ChangeKindWire<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     diff: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct ChangeKindWire<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     move_path: Option<Str<'a>>,
 }
 
@@ -1254,7 +1264,12 @@ fn method_call<'a>(
             #[derive(Deserialize)]
             #[serde(rename_all = "camelCase")]
             struct St<'a> {
-                #[serde(rename = "type", borrow)]
+                #[serde(
+                    rename = "type",
+                    borrow,
+                    default,
+                    deserialize_with = "crate::wire::opt_str"
+                )]
                 ty: Option<Str<'a>>,
                 #[serde(borrow, default)]
                 active_flags: Vec<Str<'a>>,
@@ -2007,21 +2022,21 @@ struct ResultBody<'a> {
     approval_policy: Option<&'a RawValue>,
     #[serde(borrow)]
     sandbox: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     reasoning_effort: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cwd: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model_provider: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     scope: Option<Str<'a>>,
     #[serde(borrow)]
     permissions: Option<&'a RawValue>,
     #[serde(borrow)]
     answers: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     action: Option<Str<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
@@ -2170,54 +2185,54 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 struct Msg<'a> {
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     delta: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     call_id: Option<Str<'a>>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     cwd: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     chunk: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stdout: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stderr: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     aggregated_output: Option<Str<'a>>,
     exit_code: Option<i64>,
     #[serde(borrow)]
     changes: Option<&'a RawValue>,
     success: Option<bool>,
     info: Option<LegacyTokenInfo>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     last_agent_message: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     unified_diff: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     explanation: Option<Str<'a>>,
     #[serde(borrow)]
     plan: Option<Vec<PlanStep<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     reason: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
     #[serde(borrow)]
     invocation: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     query: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     turn_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     grant_root: Option<Str<'a>>,
 }
 
@@ -2415,9 +2430,9 @@ fn legacy<'a>(
         "mcp_tool_call_begin" => {
             #[derive(Deserialize)]
             struct Inv<'a> {
-                #[serde(borrow)]
+                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
                 server: Option<Str<'a>>,
-                #[serde(borrow)]
+                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
                 tool: Option<Str<'a>>,
             }
             let inv: Option<Inv> = m

@@ -114,13 +114,13 @@ fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
 
 #[derive(Deserialize)]
 struct Extra<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model_call_id: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct Thinking<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
 }
 
@@ -155,13 +155,13 @@ fn thinking<'a>(line: &'a str, subtype: &str, cx: &mut Cx<'a>) -> Result<(), Unm
 
 #[derive(Deserialize)]
 struct ToolCallLine<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subtype: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     call_id: Option<Str<'a>>,
     #[serde(borrow)]
     tool_call: &'a RawValue,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model_call_id: Option<Str<'a>>,
     #[serde(rename = "startedAtMs", borrow)]
     started_at_ms: Option<&'a RawValue>,
@@ -177,12 +177,12 @@ struct Tool<'a> {
     args: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
     // `function`: a tool outside Cursor's own set.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     arguments: Option<Str<'a>>,
 }
 
@@ -190,28 +190,28 @@ struct Tool<'a> {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Args<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     command: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     glob_pattern: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     pattern: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     target_directory: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     query: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     url: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
     // mcpToolCall
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     provider_identifier: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_name: Option<Str<'a>>,
     // updateTodosToolCall
     #[serde(borrow)]
@@ -220,9 +220,9 @@ struct Args<'a> {
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     content: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
 }
 
@@ -230,9 +230,9 @@ struct Todo<'a> {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Success<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     diff_string: Option<Str<'a>>,
     exit_code: Option<i64>,
     /// updateTodosToolCall: the list after the update.
@@ -472,14 +472,14 @@ fn tool_call<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 
 #[derive(Deserialize)]
 struct ResultLine<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     subtype: Option<Str<'a>>,
     is_error: Option<bool>,
     duration_ms: Option<Count>,
     duration_api_ms: Option<Count>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     result: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     request_id: Option<Str<'a>>,
     usage: Option<Usage>,
 }

@@ -69,30 +69,30 @@ fn sniff(p: &Probe) -> bool {
 
 #[derive(Deserialize)]
 struct Line<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     role: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     content: Option<Str<'a>>,
     delta: Option<bool>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_name: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_id: Option<Str<'a>>,
     #[serde(borrow)]
     parameters: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(borrow)]
     output: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<ErrorWire<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     severity: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
     #[serde(borrow)]
     stats: Option<Stats<'a>>,
@@ -100,9 +100,14 @@ struct Line<'a> {
 
 #[derive(Deserialize)]
 struct ErrorWire<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
 }
 
@@ -130,27 +135,27 @@ struct ModelStats {
 /// The members of tool parameters that titles, locations, subagents and plans come from.
 #[derive(Deserialize, Default)]
 struct Params<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     command: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     file_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     absolute_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     dir_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     pattern: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     url: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     prompt: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     query: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     agent_name: Option<Str<'a>>,
     #[serde(borrow)]
     todos: Option<Vec<Todo<'a>>>,
@@ -158,9 +163,9 @@ struct Params<'a> {
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
 }
 

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 pub struct Envelope<'a> {
     #[serde(borrow)]
     pub id: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     pub method: Option<Str<'a>>,
     #[serde(borrow)]
     pub params: Option<&'a RawValue>,
@@ -65,7 +65,7 @@ impl Envelope<'_> {
 #[derive(Debug, Deserialize)]
 pub struct RpcError<'a> {
     pub code: Option<i64>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     pub message: Option<Str<'a>>,
     #[serde(borrow)]
     pub data: Option<&'a RawValue>,

@@ -62,7 +62,12 @@ fn sniff(p: &Probe) -> bool {
 #[derive(Deserialize)]
 struct Line<'a> {
     timestamp: Option<Count>,
-    #[serde(rename = "sessionID", borrow)]
+    #[serde(
+        rename = "sessionID",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     session_id: Option<Str<'a>>,
     #[serde(borrow)]
     part: Option<Part<'a>>,
@@ -73,26 +78,36 @@ struct Line<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Part<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
-    #[serde(rename = "messageID", borrow)]
+    #[serde(
+        rename = "messageID",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     message_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
     synthetic: Option<bool>,
     #[serde(borrow)]
     metadata: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     snapshot: Option<Str<'a>>,
     // step-finish
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     reason: Option<Str<'a>>,
     cost: Option<f64>,
     tokens: Option<Tokens>,
     // tool
-    #[serde(rename = "callID", borrow)]
+    #[serde(
+        rename = "callID",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     call_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool: Option<Str<'a>>,
     #[serde(borrow)]
     state: Option<State<'a>>,
@@ -115,7 +130,7 @@ struct Cache {
 
 #[derive(Deserialize)]
 struct State<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
@@ -123,7 +138,7 @@ struct State<'a> {
     output: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     title: Option<Str<'a>>,
     #[serde(borrow)]
     metadata: Option<&'a RawValue>,
@@ -259,18 +274,23 @@ fn tool_kind(name: &str) -> ToolKind {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Input<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     file_path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     path: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     content: Option<Str<'a>>,
     // task
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     description: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     prompt: Option<Str<'a>>,
-    #[serde(rename = "subagent_type", borrow)]
+    #[serde(
+        rename = "subagent_type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     subagent_type: Option<Str<'a>>,
     // todowrite
     #[serde(borrow)]
@@ -279,11 +299,11 @@ struct Input<'a> {
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     content: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     priority: Option<Str<'a>>,
 }
 
@@ -294,24 +314,24 @@ struct Meta<'a> {
     /// bash: the exit code.
     exit: Option<i64>,
     /// task: the child session.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
     /// edit: the change.
     #[serde(borrow)]
     filediff: Option<FileDiff<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     diff: Option<Str<'a>>,
     /// write: whether the file was there before.
     exists: Option<bool>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     filepath: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
 struct FileDiff<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     file: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     patch: Option<Str<'a>>,
 }
 
@@ -490,7 +510,7 @@ fn task_result(output: &str) -> &str {
 
 #[derive(Deserialize)]
 struct ErrorObject<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     name: Option<Str<'a>>,
     #[serde(borrow)]
     data: Option<&'a RawValue>,
@@ -499,7 +519,7 @@ struct ErrorObject<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorData<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
     status_code: Option<Count>,
 }

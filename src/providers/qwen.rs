@@ -120,9 +120,9 @@ fn event_type(raw: &RawValue) -> Option<&str> {
 
 #[derive(Deserialize)]
 struct InitExtra<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     qwen_code_version: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     permission_mode: Option<Str<'a>>,
 }
 
@@ -152,7 +152,7 @@ struct ResultError<'a> {
 
 #[derive(Deserialize)]
 struct ErrorObject<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
 }
 
@@ -217,9 +217,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 
 #[derive(Deserialize)]
 struct TaskDone<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_use_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     status: Option<Str<'a>>,
     usage: Option<TaskUsage>,
 }
