@@ -24,7 +24,7 @@ use anyhow::Context;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The size a chunk grows to before it is handed to a worker.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -106,7 +106,10 @@ impl<'a> Parallel<'a> {
     ) -> anyhow::Result<()> {
         let jobs = self.jobs;
         let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(jobs);
-        let work_rx = Mutex::new(work_rx);
+        // Owned by the workers alone: when the writer stops early (a closed pipe), they stop
+        // at their next chunk, the channel closes, and the reader's next send fails instead of
+        // waiting forever for room.
+        let work_rx = Arc::new(Mutex::new(work_rx));
         let (done_tx, done_rx) = mpsc::channel::<Done>();
         // One credit per chunk in flight: the reader takes one, the writer gives it back.
         let (credit_tx, credit_rx) = mpsc::sync_channel::<()>(3 * jobs);
@@ -122,7 +125,7 @@ impl<'a> Parallel<'a> {
                 read_chunks(reader, opts.max_line, chunk_bytes, live, work_tx, credit_tx)
             });
             for _ in 0..jobs {
-                let work_rx = &work_rx;
+                let work_rx = Arc::clone(&work_rx);
                 let done_tx = done_tx.clone();
                 scope.spawn(move || loop {
                     let next = match work_rx.lock() {
@@ -137,6 +140,7 @@ impl<'a> Parallel<'a> {
                 });
             }
             drop(done_tx);
+            drop(work_rx);
             let written = self.write_in_order(&done_rx, credit_rx, name, out, diag, color);
             // Unblocks the reader and the workers if the writer stopped early.
             drop(done_rx);

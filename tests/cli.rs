@@ -4,7 +4,7 @@
 //! that goes away).
 
 use crate::golden::{captures, golden_of};
-use crate::util::{insights, root, run};
+use crate::util::{files_ending, insights, root, run};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -803,6 +803,50 @@ fn a_reader_that_goes_away_ends_the_run_quietly() {
         out.status
     );
     assert!(out.stderr.is_empty(), "stderr: {}", stderr(&out));
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_a_run_on_several_threads() {
+    // `insights -j2 big-file | head -1`: the writer stops, and the reader and workers must
+    // not wait forever for it (they did: the reader blocked on a full work queue).
+    // Claude SDK captures (long `control_response` lines) repeated to 24 MB: chunks of the
+    // default size, the shape that deadlocked.
+    let mut input = Vec::new();
+    for f in files_ending(&root().join("testdata/claude-sdk"), ".jsonl") {
+        if !f.to_string_lossy().ends_with(".events.jsonl") {
+            input.extend(std::fs::read(&f).expect("read capture"));
+        }
+    }
+    let one = input.clone();
+    while input.len() < 24 << 20 {
+        input.extend_from_slice(&one);
+    }
+    let path = std::env::temp_dir().join(format!("insights-epipe-{}.jsonl", std::process::id()));
+    std::fs::write(&path, &input).expect("write input");
+    let mut child = insights()
+        .args(["--jobs", "2"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn insights");
+    // `head -c 100`: gone after the first chunk, while the reader is chunks ahead.
+    let mut stdout = child.stdout.take().expect("stdout");
+    stdout.read_exact(&mut [0; 100]).expect("read 100 bytes");
+    drop(stdout);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("insights -j2 still running 30 s after its reader went away");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(status.code(), Some(0), "exit status after the reader left");
 }
 
 #[test]
