@@ -98,6 +98,58 @@ impl<'de> Visitor<'de> for CowStr {
     }
 }
 
+/// A member read as `T` when it is an object, and as nothing when it is anything else: one
+/// pass over it, where capturing a `RawValue` and parsing that again took two.
+pub struct IfObject<T>(pub Option<T>);
+
+impl<T> Default for IfObject<T> {
+    fn default() -> Self {
+        IfObject(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for IfObject<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = IfObject<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|t| IfObject(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(IfObject(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(IfObject(None))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
 /// `Option<Count>` to `Option<u64>`.
 pub fn count(c: Option<Count>) -> Option<u64> {
     c.map(|c| c.0)
@@ -298,5 +350,32 @@ mod tests {
         assert_eq!(names(raw).unwrap(), vec!["a\"b", "c"]);
         let raw: &RawValue = serde_json::from_str(r#"{"name":"x"}"#).unwrap();
         assert_eq!(names(raw), None);
+    }
+
+    #[test]
+    fn if_object_reads_objects_only() {
+        #[derive(serde::Deserialize)]
+        struct T<'a> {
+            #[serde(borrow)]
+            a: &'a str,
+        }
+        #[derive(serde::Deserialize)]
+        struct W<'a> {
+            #[serde(borrow, default)]
+            x: IfObject<T<'a>>,
+        }
+        let w: W = serde_json::from_str(r#"{"x":{"a":"b","c":[1]}}"#).unwrap();
+        assert_eq!(w.x.0.map(|t| t.a), Some("b"));
+        for other in [
+            r#"{"x":[{"a":"b"}]}"#,
+            r#"{"x":"s"}"#,
+            r#"{"x":null}"#,
+            r#"{"x":1.5}"#,
+            "{}",
+        ] {
+            let w: W = serde_json::from_str(other).unwrap();
+            assert!(w.x.0.is_none(), "{other}");
+        }
+        assert!(serde_json::from_str::<W>(r#"{"x":{"a":1}}"#).is_err());
     }
 }

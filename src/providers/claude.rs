@@ -1675,8 +1675,8 @@ struct ResponseEnvelope<'a> {
     request_id: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     error: Option<Str<'a>>,
-    #[serde(borrow)]
-    response: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    response: crate::wire::IfObject<ResponseBody<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -1758,10 +1758,7 @@ fn control_response<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> 
         });
         return Ok(());
     }
-    let body: Option<ResponseBody> = match env.response {
-        Some(r) if is_object(r) => Some(serde_json::from_str(r.get())?),
-        _ => None,
-    };
+    let body = env.response.0;
     match body {
         Some(b) if b.behavior.is_some() => {
             let behavior = b.behavior.as_deref().unwrap_or("");
@@ -1823,7 +1820,19 @@ fn control_response<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> 
                 message: None,
             });
             ext.put("claude.requestId", request_id);
-            ext.put_opt("response", env.response.filter(|r| !is_null(r)));
+            // Rare: the body is read again, whole, for the notice.
+            #[derive(Deserialize)]
+            struct Raw<'a> {
+                #[serde(borrow)]
+                response: RawEnvelope<'a>,
+            }
+            #[derive(Deserialize)]
+            struct RawEnvelope<'a> {
+                #[serde(borrow)]
+                response: Option<&'a RawValue>,
+            }
+            let raw: Raw = serde_json::from_str(line)?;
+            ext.put_opt("response", raw.response.response.filter(|r| !is_null(r)));
         }
     }
     Ok(())
