@@ -200,13 +200,58 @@ pub fn is_null(raw: &RawValue) -> bool {
     raw.get() == "null"
 }
 
-/// A list of strings from raw JSON: string elements as they are, objects by their `name`
-/// member; other elements are skipped. `None` when the value is not an array.
-pub fn names(raw: &RawValue) -> Option<Vec<Str<'_>>> {
-    serde_json::from_str::<Names>(raw.get()).ok().map(|n| n.0)
+/// A list of strings, read in the same pass as the rest of the line: string elements as they
+/// are, objects by their `name` member; other elements are skipped. `None` when the member
+/// is not an array (or is missing, with `#[serde(default)]`).
+#[derive(Default)]
+pub struct NameList<'a>(pub Option<Vec<Str<'a>>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for NameList<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NameList<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                Names::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(|n| NameList(Some(n.0)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(NameList(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(NameList(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(NameList(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(NameList(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(NameList(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(NameList(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(NameList(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
-/// [`names`] as a visitor: a tagless `enum` would buffer every element first.
+/// The array of a [`NameList`], as a visitor: a tagless `enum` would buffer every element.
 struct Names<'a>(Vec<Str<'a>>);
 
 impl<'de> Deserialize<'de> for Names<'de> {
@@ -232,7 +277,7 @@ impl<'de> Deserialize<'de> for Names<'de> {
     }
 }
 
-/// One element of [`names`]: a string, or an object's string member `name`.
+/// One element of a [`NameList`]: a string, or an object's string member `name`.
 struct NameItem<'a>(Option<Str<'a>>);
 
 impl<'de> Deserialize<'de> for NameItem<'de> {
@@ -337,6 +382,10 @@ mod tests {
         let p: Pairs<Count> = serde_json::from_str(r#"{"b":1,"a":2}"#).unwrap();
         assert_eq!(p.0[0].0, "b");
         assert_eq!(p.0[1].1, Count(2));
+    }
+
+    fn names(raw: &RawValue) -> Option<Vec<Str<'_>>> {
+        serde_json::from_str::<NameList>(raw.get()).unwrap().0
     }
 
     #[test]

@@ -31,7 +31,7 @@
 use super::{split_mcp, sub, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, is_null, is_object, names, raw_str, Count};
+use crate::wire::{count, is_null, is_object, raw_str, Count};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -186,8 +186,8 @@ struct Init<'a> {
     cwd: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     model: Option<Str<'a>>,
-    #[serde(borrow)]
-    tools: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tools: crate::wire::NameList<'a>,
     #[serde(borrow)]
     mcp_servers: Option<Vec<WireMcp<'a>>>,
     #[serde(
@@ -197,8 +197,8 @@ struct Init<'a> {
         deserialize_with = "crate::wire::opt_str"
     )]
     permission_mode: Option<Str<'a>>,
-    #[serde(borrow)]
-    slash_commands: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    slash_commands: crate::wire::NameList<'a>,
     #[serde(
         rename = "apiKeySource",
         borrow,
@@ -210,10 +210,10 @@ struct Init<'a> {
     claude_code_version: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     output_style: Option<Str<'a>>,
-    #[serde(borrow)]
-    agents: Option<&'a RawValue>,
-    #[serde(borrow)]
-    skills: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    agents: crate::wire::NameList<'a>,
+    #[serde(borrow, default)]
+    skills: crate::wire::NameList<'a>,
     #[serde(borrow)]
     plugins: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
@@ -366,7 +366,7 @@ pub(crate) fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Re
                 model: w.model,
                 reasoning_effort: w.effort,
                 cwd: w.cwd,
-                available_tools: w.tools.and_then(names),
+                available_tools: w.tools.0,
                 mcp_servers: w
                     .mcp_servers
                     .map(|v| v.into_iter().map(mcp_server).collect()),
@@ -375,7 +375,7 @@ pub(crate) fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Re
                     api_key_source: Some(k),
                     ..Account::default()
                 }),
-                slash_commands: w.slash_commands.and_then(names).map(|v| {
+                slash_commands: w.slash_commands.0.map(|v| {
                     v.into_iter()
                         .map(|name| SlashCommand {
                             name,
@@ -386,8 +386,8 @@ pub(crate) fn system<'a>(line: &'a str, subtype: &'a str, cx: &mut Cx<'a>) -> Re
                 }),
                 available_models: None,
                 version: w.claude_code_version,
-                agents: w.agents.and_then(names),
-                skills: w.skills.and_then(names),
+                agents: w.agents.0,
+                skills: w.skills.0,
             };
             let ext = cx.push(init);
             ext.put_opt("claude.outputStyle", ext_style);
@@ -1703,8 +1703,8 @@ struct ResponseBody<'a> {
     models: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     account: Option<AccountWire<'a>>,
-    #[serde(borrow)]
-    agents: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    agents: crate::wire::NameList<'a>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     output_style: Option<Str<'a>>,
 }
@@ -1807,7 +1807,7 @@ fn control_response<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> 
                     token_source: a.token_source,
                     api_key_source: a.api_key_source,
                 }),
-                agents: b.agents.and_then(names),
+                agents: b.agents.0,
                 ..SessionInit::default()
             };
             let ext = cx.push(init);
