@@ -29,8 +29,8 @@ fn main() {
 /// (drop inner attributes, which `include!` does not allow).
 fn rewrite(file: &Path, dir: &Path, out: &Path, root: bool) -> String {
     println!("cargo:rerun-if-changed={}", file.display());
-    let text = std::fs::read_to_string(file)
-        .unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+    let text =
+        std::fs::read_to_string(file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
     let mut s = String::new();
     for line in text.lines() {
         let t = line.trim();

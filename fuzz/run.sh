@@ -17,7 +17,8 @@ cargo fuzz build -O -s none
 cargo run -q --release --no-default-features --features stdfuzz --bin stdfuzz -- --write-corpus
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    mapfile -t targets < <(cargo fuzz list)
+    # stdfuzz is the std-only driver (a [[bin]] of this crate), not a cargo-fuzz target.
+    mapfile -t targets < <(cargo fuzz list | grep -vx stdfuzz)
 fi
 mkdir -p logs
 bin=target/x86_64-unknown-linux-gnu/release
