@@ -7,6 +7,28 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
+/// Visitor methods for `true`/`false`, numbers and `null`, all giving `$none`: for visitors
+/// that read one kind of value and take any other for nothing.
+macro_rules! scalars_are {
+    ($none:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($none)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($none)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($none)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($none)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($none)
+        }
+    };
+}
+
 /// A JSON number read as a non-negative integer, whatever its JSON spelling (`5`, `5.0`, `-1`).
 /// Negative numbers become 0; fractions are rounded. Anything else fails the parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,21 +152,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for IfObject<T> {
             fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
                 Ok(IfObject(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(IfObject(None))
-            }
+            scalars_are!(IfObject(None));
         }
         d.deserialize_any(V(PhantomData))
     }
@@ -231,21 +239,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for NameList<'a> {
             fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
                 Ok(NameList(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(NameList(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(NameList(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(NameList(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(NameList(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(NameList(None))
-            }
+            scalars_are!(NameList(None));
         }
         d.deserialize_any(V)
     }
@@ -304,21 +298,7 @@ impl<'de> Visitor<'de> for StrOrSkip {
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Some(Cow::Owned(v.to_owned())))
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    scalars_are!(None);
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
         Ok(None)
