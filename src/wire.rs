@@ -101,8 +101,8 @@ pub fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Str<'a>
     d.deserialize_option(Opt)
 }
 
-/// A string, borrowed when it has no escapes.
-struct CowStr;
+/// A string, borrowed when it has no escapes (a visitor for `deserialize_str`).
+pub struct CowStr;
 
 impl<'de> Visitor<'de> for CowStr {
     type Value = Str<'de>;

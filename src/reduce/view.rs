@@ -207,23 +207,7 @@ pub struct Str<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'a> Visitor<'a> for V {
-            type Value = Cow<'a, str>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'a str) -> Result<Self::Value, E> {
-                Ok(Cow::Borrowed(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Cow::Owned(v.to_owned()))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Cow::Owned(v))
-            }
-        }
-        d.deserialize_str(V).map(Str)
+        d.deserialize_str(crate::wire::CowStr).map(Str)
     }
 }
 
@@ -246,11 +230,6 @@ impl<'a> From<OptStr<'a>> for S<'a> {
     fn from(s: OptStr<'a>) -> Self {
         s.0
     }
-}
-
-/// [`OptStr`] for `#[serde(deserialize_with)]`.
-fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<S<'a>, D::Error> {
-    OptStr::deserialize(d).map(|s| s.0)
 }
 
 /// Member name → position in [`KEYS`]: an open-addressing hash table built at compile time
@@ -413,7 +392,7 @@ impl ModelUsage {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Denial<'a> {
-    #[serde(borrow, deserialize_with = "opt_str")]
+    #[serde(borrow, deserialize_with = "crate::wire::opt_str")]
     pub tool_use_id: S<'a>,
 }
 
