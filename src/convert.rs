@@ -284,7 +284,7 @@ impl<'o, W: Write> Converter<'o, W> {
             diag.bad_line(name, lineno, Some(col), &msg);
             return Ok(false);
         }
-        let probe: Probe = match serde_json::from_str(text) {
+        let probe = match Probe::read(text) {
             Ok(p) => p,
             Err(e) => {
                 let (col, msg) = json_problem(&e, unterminated);

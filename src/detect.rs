@@ -14,61 +14,64 @@
 //! With `--from NAME` rule 2 is replaced by "always NAME"; rule 1 still applies.
 
 use crate::providers::{Provider, PROVIDERS};
+use crate::wire::Raw;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// The members of a line that detection looks at, borrowed and unparsed.
-#[derive(Debug, Default, Deserialize)]
+///
+/// [`Probe::read`] fills it in one pass with [`crate::scan`]; serde reads the lines that pass
+/// refuses (and reports what is wrong with a line that is not JSON).
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub struct Probe<'a> {
     #[serde(rename = "type", borrow)]
-    pub ty: Option<&'a RawValue>,
+    pub ty: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub subtype: Option<&'a RawValue>,
+    pub subtype: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub event: Option<&'a RawValue>,
+    pub event: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub message: Option<&'a RawValue>,
+    pub message: Option<Raw<'a>>,
     // JSON-RPC members (Codex app-server, ACP) and Codex's legacy `{id, msg}` envelope.
     #[serde(borrow)]
-    pub jsonrpc: Option<&'a RawValue>,
+    pub jsonrpc: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub method: Option<&'a RawValue>,
+    pub method: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub id: Option<&'a RawValue>,
+    pub id: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
-    pub result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
-    pub error: Option<&'a RawValue>,
+    pub params: Option<Raw<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null_raw")]
+    pub result: Option<Raw<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null_raw")]
+    pub error: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub msg: Option<&'a RawValue>,
+    pub msg: Option<Raw<'a>>,
     // Envelope members several providers share, read here so converters need no extra pass.
     #[serde(borrow)]
-    pub session_id: Option<&'a RawValue>,
+    pub session_id: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub uuid: Option<&'a RawValue>,
+    pub uuid: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub timestamp: Option<&'a RawValue>,
+    pub timestamp: Option<Raw<'a>>,
     // Members that tell the Claude-like formats apart (see each provider's `sniff`).
     /// Every OpenCode line (`testdata/opencode/text-only.jsonl` line 1).
     #[serde(rename = "sessionID", borrow)]
-    pub session_id_oc: Option<&'a RawValue>,
+    pub session_id_oc: Option<Raw<'a>>,
     /// Cursor's time stamp (`assistant`, `thinking`, `tool_call` lines).
     #[serde(borrow)]
-    pub timestamp_ms: Option<&'a RawValue>,
+    pub timestamp_ms: Option<Raw<'a>>,
     /// Top-level usage: camelCase on Cursor's `result`, with `total_tokens` on Qwen Code's.
     #[serde(borrow)]
-    pub usage: Option<&'a RawValue>,
+    pub usage: Option<Raw<'a>>,
     /// Qwen Code's `system/init` (`testdata/qwen/text-only.jsonl` line 1).
     #[serde(borrow)]
-    pub qwen_code_version: Option<&'a RawValue>,
+    pub qwen_code_version: Option<Raw<'a>>,
     /// Qwen Code's `system/task_*` lines keep their fields in `data`.
     #[serde(borrow)]
-    pub data: Option<&'a RawValue>,
+    pub data: Option<Raw<'a>>,
     /// AceClaw's WebSocket bridge envelope `{eventId, sessionId, receivedAt, event}`.
     #[serde(rename = "eventId", borrow)]
-    pub event_id: Option<&'a RawValue>,
+    pub event_id: Option<Raw<'a>>,
 }
 
 impl<'a> Probe<'a> {
@@ -92,10 +95,59 @@ impl<'a> Probe<'a> {
     pub fn is_insights_event(&self) -> bool {
         self.event.is_some_and(|e| e.get().starts_with('"'))
     }
+
+    /// Reads the probe's members of `line`, which must be one JSON object.
+    pub fn read(line: &'a str) -> serde_json::Result<Self> {
+        match Self::scan(line) {
+            Some(p) => Ok(p),
+            None => serde_json::from_str(line),
+        }
+    }
+
+    /// One validating pass over the line ([`crate::scan::members`]); `None` for anything it
+    /// or this does not read as serde would (a probe member twice: serde says which).
+    pub(crate) fn scan(line: &'a str) -> Option<Self> {
+        let mut p = Probe::default();
+        let mut seen = 0u32;
+        crate::scan::members(line, |key, value| {
+            let (bit, slot, keep_null) = match key {
+                "type" => (0, &mut p.ty, false),
+                "subtype" => (1, &mut p.subtype, false),
+                "event" => (2, &mut p.event, false),
+                "message" => (3, &mut p.message, false),
+                "jsonrpc" => (4, &mut p.jsonrpc, false),
+                "method" => (5, &mut p.method, false),
+                "id" => (6, &mut p.id, false),
+                "params" => (7, &mut p.params, false),
+                "result" => (8, &mut p.result, true),
+                "error" => (9, &mut p.error, true),
+                "msg" => (10, &mut p.msg, false),
+                "session_id" => (11, &mut p.session_id, false),
+                "uuid" => (12, &mut p.uuid, false),
+                "timestamp" => (13, &mut p.timestamp, false),
+                "sessionID" => (14, &mut p.session_id_oc, false),
+                "timestamp_ms" => (15, &mut p.timestamp_ms, false),
+                "usage" => (16, &mut p.usage, false),
+                "qwen_code_version" => (17, &mut p.qwen_code_version, false),
+                "data" => (18, &mut p.data, false),
+                "eventId" => (19, &mut p.event_id, false),
+                _ => return Some(()),
+            };
+            if seen & 1 << bit != 0 {
+                return None;
+            }
+            seen |= 1 << bit;
+            if keep_null || value != "null" {
+                *slot = Some(Raw::new(value));
+            }
+            Some(())
+        })?;
+        Some(p)
+    }
 }
 
 /// The contents of a JSON string literal that needs no unescaping.
-fn plain_str(raw: &RawValue) -> Option<&str> {
+fn plain_str(raw: Raw<'_>) -> Option<&str> {
     let s = raw.get();
     let inner = s.strip_prefix('"')?.strip_suffix('"')?;
     (!inner.contains('\\')).then_some(inner)
@@ -224,11 +276,53 @@ mod tests {
         );
     }
 
+    /// The one-pass probe reads every recorded line as serde reads it, or leaves it to serde.
+    #[test]
+    fn scanned_probes_are_serde_probes() {
+        let (mut lines, mut scanned) = (0, 0);
+        for path in crate::test_support::testdata_jsonl() {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for line in text.lines() {
+                lines += 1;
+                let Some(fast) = Probe::scan(line) else {
+                    continue;
+                };
+                scanned += 1;
+                let slow: Probe = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{}: serde refuses ({e}): {line}", path.display()));
+                assert_eq!(fast, slow, "{}: {line}", path.display());
+            }
+        }
+        // Only the malformed captures are left to serde.
+        assert!(
+            scanned * 100 > lines * 95,
+            "{scanned} of {lines} lines scanned"
+        );
+    }
+
+    #[test]
+    fn what_serde_says_about_probe_members() {
+        // `null` is no member, but for a JSON-RPC answer's `result` and `error`.
+        let p = Probe::read(r#"{"type":null,"id":1,"result":null,"error":null}"#).unwrap();
+        assert_eq!(
+            p,
+            serde_json::from_str(r#"{"type":null,"id":1,"result":null,"error":null}"#).unwrap()
+        );
+        assert!(p.ty.is_none() && p.result.is_some() && p.error.is_some());
+        // A probe member twice is an error, as serde says; other members may repeat.
+        let twice = r#"{"type":"a","x":1,"x":2,"type":"b"}"#;
+        assert!(Probe::scan(twice).is_none());
+        let e = Probe::read(twice).unwrap_err().to_string();
+        assert!(e.contains("duplicate field `type`"), "{e}");
+        assert!(Probe::scan(r#"{"type":"a","x":1,"x":2}"#).is_some());
+        // An escaped key is left to serde, which unescapes it.
+        let p = Probe::read(r#"{"typ\u0065":"system"}"#).unwrap();
+        assert_eq!(p.ty(), Some("system"));
+    }
+
     #[test]
     fn plain_strings_only() {
-        let raw: &RawValue = serde_json::from_str(r#""a\"b""#).unwrap();
-        assert_eq!(plain_str(raw), None);
-        let raw: &RawValue = serde_json::from_str(r#""init""#).unwrap();
-        assert_eq!(plain_str(raw), Some("init"));
+        assert_eq!(plain_str(Raw::new(r#""a\"b""#)), None);
+        assert_eq!(plain_str(Raw::new(r#""init""#)), Some("init"));
     }
 }

@@ -15,8 +15,11 @@ mod providers_cmd;
 mod redact;
 mod reduce;
 mod replay;
+mod scan;
 mod schema;
 mod signals;
+#[cfg(test)]
+mod test_support;
 mod time;
 mod validate;
 mod wire;

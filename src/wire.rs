@@ -77,6 +77,11 @@ pub fn keep_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue
     <&'de RawValue>::deserialize(d).map(Some)
 }
 
+/// [`keep_null`] for a [`Raw`].
+pub fn keep_null_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Raw<'de>>, D::Error> {
+    Raw::deserialize(d).map(Some)
+}
+
 /// For `Option<Str>` fields, with `#[serde(borrow, default, deserialize_with = "opt_str")]`:
 /// serde borrows a `Cow<str>` only when it is not inside an `Option`; left to itself every
 /// optional string would be copied into an allocation of its own (7% of converting Claude
@@ -185,16 +190,49 @@ impl<'de: 'a, 'a, V: Deserialize<'de>> Deserialize<'de> for Pairs<'a, V> {
 
 /// The text of a JSON string held as raw JSON, or `None` for any other JSON value.
 pub fn raw_str(raw: &RawValue) -> Option<Str<'_>> {
-    let s = raw.get();
-    if let Some(inner) = s.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+    json_str(raw.get())
+}
+
+/// The text of the JSON string `json`, or `None` for any other JSON value.
+fn json_str(json: &str) -> Option<Str<'_>> {
+    if let Some(inner) = json.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
         if !inner.contains('\\') {
             return Some(Cow::Borrowed(inner));
         }
     }
-    if s.starts_with('"') {
-        serde_json::from_str::<Cow<str>>(raw.get()).ok()
+    if json.starts_with('"') {
+        serde_json::from_str::<Cow<str>>(json).ok()
     } else {
         None
+    }
+}
+
+/// A member's JSON text, unparsed: detection's probe holds its members so. Like a
+/// `&RawValue`, which only serde_json can make; a `Raw` also comes from [`crate::scan`],
+/// which checks the text on its own way through the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// Text that is one JSON value (as [`crate::scan::members`] hands it out).
+    pub fn new(json: &'a str) -> Self {
+        Raw(json)
+    }
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+    /// The string's text, or `None` for any other JSON value.
+    pub fn str(self) -> Option<Str<'a>> {
+        json_str(self.0)
+    }
+    pub fn is_object(self) -> bool {
+        self.0.starts_with('{')
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(|r| Raw(r.get()))
     }
 }
 

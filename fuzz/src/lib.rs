@@ -299,10 +299,26 @@ pub mod targets {
         p
     }
 
+    /// Detection (`convert("auto", …)`), and its one-pass probe: a line that
+    /// `Probe::scan` reads, serde_json reads too, with the same members.
+    pub fn detect(data: &[u8]) {
+        for line in data.split(|&b| b == b'\n') {
+            let Ok(text) = std::str::from_utf8(line) else {
+                continue;
+            };
+            if let Some(fast) = crate::detect::Probe::scan(text) {
+                let slow: crate::detect::Probe = serde_json::from_str(text)
+                    .unwrap_or_else(|e| panic!("scanned, but serde_json says {e}: {text}"));
+                assert_eq!(fast, slow, "{text}");
+            }
+        }
+        convert("auto", data)
+    }
+
     /// Every target by name: `convert_<provider>`, `detect`, `validate`, `reduce`, `redact`.
     pub fn by_name(name: &str) -> Option<Box<dyn Fn(&[u8])>> {
         let f: Box<dyn Fn(&[u8])> = match name {
-            "detect" => Box::new(|d| convert("auto", d)),
+            "detect" => Box::new(detect),
             "validate" => Box::new(validate),
             "reduce" => Box::new(reduce),
             "redact" => Box::new(redact),

@@ -73,12 +73,12 @@ fn sniff(p: &Probe) -> bool {
     if let Some(m) = p.method() {
         return METHOD_PREFIXES.iter().any(|pre| m.starts_with(pre));
     }
-    if p.event_id.is_some() && p.event.is_some_and(is_object) {
+    if p.event_id.is_some() && p.event.is_some_and(|r| r.is_object()) {
         return true;
     }
     if p.is_bare_response() {
         if let Some(r) = p.result {
-            let names = super::jsonrpc::member_names(r);
+            let names = super::jsonrpc::member_names(r.get());
             let has = |k: &str| names.iter().any(|n| n == k);
             return has("response") && has("stopReason");
         }
@@ -644,7 +644,9 @@ const PROMPT_FLAGS: &[&str] = &[
 fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let request_id = Cow::Owned(env.id_text().into_owned());
     let result = env.result.filter(|r| is_object(r));
-    let names = result.map(super::jsonrpc::member_names).unwrap_or_default();
+    let names = result
+        .map(|r| super::jsonrpc::member_names(r.get()))
+        .unwrap_or_default();
     let has = |k: &str| names.iter().any(|n| n == k);
     match result {
         Some(r) if has("stopReason") && has("response") => {

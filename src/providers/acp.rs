@@ -94,7 +94,7 @@ fn sniff(p: &Probe) -> bool {
     }
     if p.is_bare_response() {
         if let Some(r) = p.result {
-            return super::jsonrpc::member_names(r)
+            return super::jsonrpc::member_names(r.get())
                 .iter()
                 .any(|k| RESULT_KEYS.contains(&k.as_ref()));
         }

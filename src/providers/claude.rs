@@ -85,7 +85,7 @@ fn sniff(p: &Probe) -> bool {
     match p.ty() {
         Some("user" | "assistant") => p.message.is_some(),
         Some("system" | "result") => p.subtype.is_some(),
-        Some("stream_event") => p.event.is_some_and(is_object),
+        Some("stream_event") => p.event.is_some_and(|r| r.is_object()),
         Some(t) => TYPES.contains(&t),
         None => false,
     }
@@ -127,11 +127,14 @@ pub(crate) fn convert_as<'a>(
     cx: &mut Cx<'a>,
     d: &Dialect,
 ) -> Result<(), Unmapped> {
-    cx.session_id = probe.session_id.and_then(raw_str).filter(|s| !s.is_empty());
-    cx.anchor = probe.uuid.and_then(raw_str);
+    cx.session_id = probe
+        .session_id
+        .and_then(|r| r.str())
+        .filter(|s| !s.is_empty());
+    cx.anchor = probe.uuid.and_then(|r| r.str());
     cx.timestamp = probe
         .timestamp
-        .and_then(raw_str)
+        .and_then(|r| r.str())
         .filter(|t| crate::time::looks_rfc3339(t));
     let ty = probe.ty().unwrap_or("");
     match ty {

@@ -116,12 +116,12 @@ fn sniff(p: &Probe) -> bool {
         }
         return METHODS.contains(&m) || METHOD_PREFIXES.iter().any(|pre| m.starts_with(pre));
     }
-    if p.msg.is_some_and(is_object) && p.id.is_some() {
+    if p.msg.is_some_and(|r| r.is_object()) && p.id.is_some() {
         return true;
     }
     if p.is_bare_response() {
         if let Some(r) = p.result {
-            return super::jsonrpc::member_names(r)
+            return super::jsonrpc::member_names(r.get())
                 .iter()
                 .any(|k| RESULT_KEYS.contains(&k.as_ref()));
         }
@@ -1451,8 +1451,8 @@ fn method_call<'a>(
             ev.will_retry = Some(will_retry);
             let info = e.and_then(|e| e.codex_error_info);
             if let Some(info) = info {
-                ev.code =
-                    raw_str(info).or_else(|| super::jsonrpc::member_names(info).into_iter().next());
+                ev.code = raw_str(info)
+                    .or_else(|| super::jsonrpc::member_names(info.get()).into_iter().next());
                 ev.http_status = http_status(info);
             }
             cx.push(ev);
@@ -2098,7 +2098,7 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     };
     if let Some(d) = b.decision {
         let word = raw_str(d)
-            .or_else(|| super::jsonrpc::member_names(d).into_iter().next())
+            .or_else(|| super::jsonrpc::member_names(d.get()).into_iter().next())
             .unwrap_or_default();
         let (decision, allowed) = match &*word {
             "accept" | "approved" => (Decision::Allow, true),

@@ -67,7 +67,7 @@ fn sniff(p: &Probe) -> bool {
         Some("result") => {
             p.timestamp_ms.is_some()
                 || p.usage
-                    .is_some_and(|u| is_object(u) && u.get().contains("\"inputTokens\""))
+                    .is_some_and(|u| u.is_object() && u.get().contains("\"inputTokens\""))
         }
         _ => false,
     }
@@ -103,7 +103,10 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 
 /// `session_id` and the line's time (`timestamp_ms`).
 fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
-    cx.session_id = probe.session_id.and_then(raw_str).filter(|s| !s.is_empty());
+    cx.session_id = probe
+        .session_id
+        .and_then(|r| r.str())
+        .filter(|s| !s.is_empty());
     if let Some(ms) = probe
         .timestamp_ms
         .and_then(|t| serde_json::from_str::<Count>(t.get()).ok())

@@ -194,7 +194,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     let w: Line = serde_json::from_str(line)?;
     cx.timestamp = probe
         .timestamp
-        .and_then(crate::wire::raw_str)
+        .and_then(|r| r.str())
         .filter(|t| crate::time::looks_rfc3339(t));
     cx.session_id = w.session_id.clone();
     match probe.ty().unwrap_or("") {

@@ -71,12 +71,12 @@ pub struct RpcError<'a> {
     pub data: Option<&'a RawValue>,
 }
 
-/// The names of the members of a raw JSON object (empty for anything else).
-pub fn member_names(raw: &RawValue) -> Vec<Str<'_>> {
-    if !raw.get().starts_with('{') {
+/// The names of the members of a JSON object (empty for anything else).
+pub fn member_names(json: &str) -> Vec<Str<'_>> {
+    if !json.starts_with('{') {
         return Vec::new();
     }
-    serde_json::from_str::<crate::event::Pairs<&RawValue>>(raw.get())
+    serde_json::from_str::<crate::event::Pairs<&RawValue>>(json)
         .map(|p| p.0.into_iter().map(|(k, _)| k).collect())
         .unwrap_or_default()
 }

@@ -90,11 +90,13 @@ fn sniff(p: &Probe) -> bool {
         (Some("system"), Some("session_start")) => true,
         (Some("system"), Some("init")) => p.qwen_code_version.is_some(),
         // testdata/qwen/subagent.jsonl line 5: `{"type":"system","subtype":"task_started",…,"data":{…}}`.
-        (Some("system"), Some(s)) => s.starts_with("task_") && p.data.is_some_and(is_object),
+        (Some("system"), Some(s)) => {
+            s.starts_with("task_") && p.data.is_some_and(|r| r.is_object())
+        }
         // testdata/qwen/text-only.jsonl line 4: the run's usage has `total_tokens`.
         (Some("result"), _) => p
             .usage
-            .is_some_and(|u| is_object(u) && u.get().contains("\"total_tokens\"")),
+            .is_some_and(|u| u.is_object() && u.get().contains("\"total_tokens\"")),
         // A substring test first: every Claude `stream_event` line comes through here.
         (Some("stream_event"), _) => p.event.is_some_and(|e| {
             e.get().contains("\"goal_state\"") && event_type(e) == Some("goal_state")
@@ -104,13 +106,13 @@ fn sniff(p: &Probe) -> bool {
 }
 
 /// The `type` of a stream event.
-fn event_type(raw: &RawValue) -> Option<&str> {
+fn event_type(raw: crate::wire::Raw<'_>) -> Option<&str> {
     #[derive(Deserialize)]
     struct T<'a> {
         #[serde(rename = "type", borrow)]
         ty: Option<&'a RawValue>,
     }
-    if !is_object(raw) {
+    if !raw.is_object() {
         return None;
     }
     let t: T = serde_json::from_str(raw.get()).ok()?;
@@ -257,11 +259,14 @@ fn subagent_done<'a>(data: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped
 
 /// The members every line shares, as the Claude converter reads them.
 fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
-    cx.session_id = probe.session_id.and_then(raw_str).filter(|s| !s.is_empty());
-    cx.anchor = probe.uuid.and_then(raw_str);
+    cx.session_id = probe
+        .session_id
+        .and_then(|r| r.str())
+        .filter(|s| !s.is_empty());
+    cx.anchor = probe.uuid.and_then(|r| r.str());
     cx.timestamp = probe
         .timestamp
-        .and_then(raw_str)
+        .and_then(|r| r.str())
         .filter(|t| crate::time::looks_rfc3339(t));
 }
 

@@ -1176,7 +1176,7 @@ mod tests {
     use crate::validate::check::{check_reader, Context, FileReport};
     use crate::validate::rules::Policy;
     use jsonschema::Validator;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     struct Both {
         full: Validator,
@@ -1192,26 +1192,6 @@ mod tests {
     }
 
     /// Every `*.jsonl` file below `testdata/`, sorted.
-    fn files() -> Vec<PathBuf> {
-        fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-            for e in std::fs::read_dir(d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    walk(&p, out);
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
-                    out.push(p);
-                }
-            }
-        }
-        let mut v = Vec::new();
-        walk(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
-            &mut v,
-        );
-        v.sort();
-        v
-    }
-
     /// The fast check may only say "valid" where the full validator does, with the same facts.
     /// Returns whether it said so.
     fn agree(b: &Both, line: &str) -> bool {
@@ -1240,7 +1220,7 @@ mod tests {
     fn every_golden_event_takes_the_fast_path_and_agrees() {
         let b = both();
         let (mut lines, mut fast) = (0, 0);
-        for f in files() {
+        for f in crate::test_support::testdata_jsonl() {
             let text = std::fs::read(&f).unwrap();
             let text = String::from_utf8_lossy(&text);
             let golden = f.to_string_lossy().ends_with(".events.jsonl")
@@ -1359,7 +1339,7 @@ mod tests {
         let b = both();
         // One event of each type and set of members, from the golden files.
         let mut shapes = std::collections::BTreeMap::new();
-        for f in files() {
+        for f in crate::test_support::testdata_jsonl() {
             if !f.to_string_lossy().ends_with(".events.jsonl") {
                 continue;
             }
@@ -1479,7 +1459,7 @@ mod tests {
         let b = both();
         // A schema the fast check supports nothing of: every event takes the full path.
         let none = FastSchema::compile(&json!({"not": {}}));
-        for f in files() {
+        for f in crate::test_support::testdata_jsonl() {
             // Both stages on one thread, and on two.
             let with = report(&b, &b.fast, &f, false);
             let without = report(&b, &none, &f, true);

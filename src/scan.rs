@@ -1,0 +1,359 @@
+//! One validating pass over a line's top-level JSON object, for detection's probe.
+//!
+//! [`members`] walks an object and hands out each member's key and the text of its value,
+//! checking the JSON grammar on the way, so that a line it accepts is one serde_json accepts
+//! too. It refuses more than JSON does (a key with an escape, nesting deeper than
+//! [`MAX_DEPTH`]); whoever calls it then asks serde_json, which either says exactly what is
+//! wrong with the line or reads what this refused. It is faster than serde_json's skipping of
+//! values because it does less per token and looks at string contents eight bytes at a time.
+
+/// The deepest nesting of a value that [`members`] reads (serde_json stops at 128).
+pub const MAX_DEPTH: u32 = 100;
+
+/// Calls `member(key, value)` for each top-level member of `text`, in order, where `value` is
+/// the member's JSON text. `None` when `text` is not one JSON object (surrounded by nothing but
+/// whitespace) by the rules above, or when `member` says `None`; `member` may have been called
+/// for earlier members by then.
+pub fn members<'a>(
+    text: &'a str,
+    mut member: impl FnMut(&'a str, &'a str) -> Option<()>,
+) -> Option<()> {
+    let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let end = string_end(b, i + 1)?;
+            let key = text.get(i + 1..end - 1)?;
+            if key.as_bytes().contains(&b'\\') {
+                return None;
+            }
+            i = ws(b, end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            let start = ws(b, i + 1);
+            i = value_end(b, start)?;
+            member(key, text.get(start..i)?)?;
+            i = ws(b, i);
+            match b.get(i)? {
+                b',' => i = ws(b, i + 1),
+                b'}' => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (ws(b, i) == b.len()).then_some(())
+}
+
+/// The index after the whitespace at `i`.
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in each byte of `v` that is zero (exact for the lowest such byte).
+fn zero_bytes(v: u64) -> u64 {
+    v.wrapping_sub(ONES) & !v & HIGHS
+}
+
+/// The index after the closing quote of the string whose contents start at `i`.
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        // Eight bytes at a time to the first quote, backslash or control character.
+        while let Some(chunk) = b.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let v = u64::from_le_bytes(word);
+            let special = zero_bytes(v ^ (ONES * b'"' as u64))
+                | zero_bytes(v ^ (ONES * b'\\' as u64))
+                | (v.wrapping_sub(ONES * 0x20) & !v & HIGHS);
+            if special != 0 {
+                i += (special.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        match *b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => match *b.get(i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' => {
+                    let hex = b.get(i + 2..i + 6)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
+                    }
+                    i += 6;
+                }
+                _ => return None,
+            },
+            0..=0x1f => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The index after the number that starts at `i`.
+fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match *b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits(i + 1),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        let end = digits(i + 1);
+        if end == i + 1 {
+            return None;
+        }
+        i = end;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        let end = digits(i);
+        if end == i {
+            return None;
+        }
+        i = end;
+    }
+    Some(i)
+}
+
+/// The index after `word` (a literal) at `i`.
+fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    (b.get(i..i + word.len())? == word).then_some(i + word.len())
+}
+
+/// The index after the value that starts at `i`, any nesting read without recursion.
+fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
+    // Bit d of `objects`: whether the container at depth d + 1 is an object.
+    let mut objects: u128 = 0;
+    let mut depth: u32 = 0;
+    loop {
+        // A value starts at `i`.
+        match *b.get(i)? {
+            open @ (b'{' | b'[') => {
+                if depth == MAX_DEPTH {
+                    return None;
+                }
+                let object = open == b'{';
+                objects = objects << 1 | object as u128;
+                depth += 1;
+                i = ws(b, i + 1);
+                let close = if object { b'}' } else { b']' };
+                if b.get(i) == Some(&close) {
+                    i += 1;
+                    depth -= 1;
+                    objects >>= 1;
+                } else {
+                    if object {
+                        i = after_key(b, i)?;
+                    }
+                    continue;
+                }
+            }
+            b'"' => i = string_end(b, i + 1)?,
+            b't' => i = literal_end(b, i, b"true")?,
+            b'f' => i = literal_end(b, i, b"false")?,
+            b'n' => i = literal_end(b, i, b"null")?,
+            b'-' | b'0'..=b'9' => i = number_end(b, i)?,
+            _ => return None,
+        }
+        // A value ended at `i`: close containers until the next element.
+        loop {
+            if depth == 0 {
+                return Some(i);
+            }
+            i = ws(b, i);
+            let object = objects & 1 == 1;
+            match (*b.get(i)?, object) {
+                (b',', _) => {
+                    i = ws(b, i + 1);
+                    if object {
+                        i = after_key(b, i)?;
+                    }
+                    break;
+                }
+                (b'}', true) | (b']', false) => {
+                    i += 1;
+                    depth -= 1;
+                    objects >>= 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// The start of the value after the key (and colon) at `i`.
+fn after_key(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let i = ws(b, string_end(b, i + 1)?);
+    if b.get(i) != Some(&b':') {
+        return None;
+    }
+    Some(ws(b, i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+
+    fn scan(text: &str) -> Option<Vec<(&str, &str)>> {
+        let mut v = Vec::new();
+        members(text, |k, val| {
+            v.push((k, val));
+            Some(())
+        })?;
+        Some(v)
+    }
+
+    /// What serde_json makes of the same text: `None` when it refuses it.
+    fn serde(text: &str) -> Option<Vec<(String, String)>> {
+        let m: Vec<(String, &RawValue)> =
+            serde_json::from_str::<crate::event::Pairs<&RawValue>>(text)
+                .ok()?
+                .0
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), v))
+                .collect();
+        Some(
+            m.into_iter()
+                .map(|(k, v)| (k, v.get().to_owned()))
+                .collect(),
+        )
+    }
+
+    /// Whatever `members` accepts, serde_json accepts with the same members.
+    fn agrees(text: &str) {
+        if let Some(ours) = scan(text) {
+            let theirs =
+                serde(text).unwrap_or_else(|| panic!("serde refuses what we read: {text}"));
+            let ours: Vec<(String, String)> = ours
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect();
+            assert_eq!(ours, theirs, "{text}");
+        }
+    }
+
+    #[test]
+    fn reads_members_and_their_text() {
+        assert_eq!(
+            scan(
+                r#" {"type":"stream_event", "event" : {"a":[1,-2.5e+3,true,null,"x\"y"]},"n":0} "#
+            ),
+            Some(vec![
+                ("type", r#""stream_event""#),
+                ("event", r#"{"a":[1,-2.5e+3,true,null,"x\"y"]}"#),
+                ("n", "0"),
+            ])
+        );
+        assert_eq!(scan("{}"), Some(vec![]));
+        assert_eq!(
+            scan(r#"{"a":{},"b":[],"c":[[]],"d":""}"#).map(|v| v.len()),
+            Some(4)
+        );
+    }
+
+    #[test]
+    fn refuses_what_json_refuses() {
+        for bad in [
+            "",
+            "[]",
+            "{",
+            "{}x",
+            r#"{"a"}"#,
+            r#"{"a":}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":[1,]}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":.5}"#,
+            r#"{"a":1e}"#,
+            r#"{"a":+1}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":nul}"#,
+            r#"{"a":"\x"}"#,
+            r#"{"a":"\u12g4"}"#,
+            "{\"a\":\"\u{1}\"}",
+            "{\"a\":\"tab\there\"}",
+            r#"{"a":{"b":1]}"#,
+            r#"{"a":[1}"#,
+            r#"{"a":{1:2}}"#,
+            r#"{"a":"unterminated}"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1 "b":2}"#,
+        ] {
+            assert_eq!(scan(bad), None, "{bad:?}");
+            agrees(bad);
+        }
+    }
+
+    #[test]
+    fn refuses_more_than_json_and_leaves_it_to_serde() {
+        // A key with an escape names the same member as one without: serde decides.
+        assert_eq!(scan(r#"{"typ\u0065":"x"}"#), None);
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(101), "]".repeat(101));
+        assert_eq!(scan(&deep), None);
+        let ok = format!("{{\"a\":{}{}}}", "[".repeat(100), "]".repeat(100));
+        assert!(scan(&ok).is_some());
+        agrees(&ok);
+    }
+
+    #[test]
+    fn strings_across_the_eight_byte_steps() {
+        for n in 0..20 {
+            for tail in ["\"", "\\\"\"", "\\u00e9\"", "é\""] {
+                let text = format!("{{\"k\":\"{}{tail}}}", "x".repeat(n));
+                assert!(scan(&text).is_some(), "{text}");
+                agrees(&text);
+            }
+            let bad = format!("{{\"k\":\"{}\u{7}\"}}", "x".repeat(n));
+            assert_eq!(scan(&bad), None);
+        }
+    }
+
+    #[test]
+    fn every_testdata_line_reads_as_serde_reads_it() {
+        let mut lines = 0;
+        for path in crate::test_support::testdata_jsonl() {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for line in text.lines() {
+                agrees(line);
+                lines += 1;
+            }
+        }
+        assert!(lines > 1000, "{lines} lines");
+    }
+}
