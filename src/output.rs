@@ -28,6 +28,9 @@ impl FlushPolicy {
 /// Buffered standard output.
 pub struct Out<W: Write> {
     pub w: BufWriter<W>,
+    /// One line as it is serialized (writing into a `Vec` costs less per piece than into
+    /// the `BufWriter`).
+    line: Vec<u8>,
 }
 
 impl Out<io::StdoutLock<'static>> {
@@ -40,13 +43,16 @@ impl<W: Write> Out<W> {
     pub fn new(w: W) -> Self {
         Out {
             w: BufWriter::with_capacity(64 * 1024, w),
+            line: Vec::with_capacity(4096),
         }
     }
 
     /// Writes one JSON line.
     pub fn json_line<T: serde::Serialize>(&mut self, v: &T) -> io::Result<()> {
-        serde_json::to_writer(&mut self.w, v).map_err(io::Error::from)?;
-        self.w.write_all(b"\n")
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, v).map_err(io::Error::from)?;
+        self.line.push(b'\n');
+        self.w.write_all(&self.line)
     }
 
     /// Writes one JSON object line member by member, as `serde_json` would; `at_seq` is
