@@ -67,6 +67,9 @@ pub struct LineReader<R> {
     lineno: u64,
     /// Whether the last line returned ended at EOF without `\n`.
     unterminated: bool,
+    /// Where the next `\n` is in the buffer, as [`LineReader::has_buffered_line`] found it
+    /// (so `next_line` need not look again); `None` when not known.
+    next_newline: Option<usize>,
 }
 
 impl<R: Read> LineReader<R> {
@@ -76,6 +79,7 @@ impl<R: Read> LineReader<R> {
             max,
             lineno: 0,
             unterminated: false,
+            next_newline: None,
         }
     }
 
@@ -90,8 +94,9 @@ impl<R: Read> LineReader<R> {
     }
 
     /// Whether a complete further line is already buffered, so reading it will not block.
-    pub fn has_buffered_line(&self) -> bool {
-        self.inner.buffer().contains(&b'\n')
+    pub fn has_buffered_line(&mut self) -> bool {
+        self.next_newline = memchr::memchr(b'\n', self.inner.buffer());
+        self.next_newline.is_some()
     }
 
     /// Reads the next line into `buf` (cleared first). `None` at end of input.
@@ -102,7 +107,14 @@ impl<R: Read> LineReader<R> {
         }
         // Room for the longest line plus its `\r\n`, which does not count.
         let cap = self.max as u64 + 2;
-        let n = (&mut self.inner).take(cap).read_until(b'\n', buf)?;
+        let n = match self.next_newline.take() {
+            Some(i) if (i as u64) < cap => {
+                buf.extend_from_slice(&self.inner.buffer()[..=i]);
+                self.inner.consume(i + 1);
+                i + 1
+            }
+            _ => read_until_newline(&mut (&mut self.inner).take(cap), buf)?,
+        };
         if n == 0 {
             return Ok(None);
         }
@@ -146,13 +158,42 @@ impl<R: Read> LineReader<R> {
             if avail.is_empty() {
                 return Ok((skipped, false));
             }
-            if let Some(i) = avail.iter().position(|&b| b == b'\n') {
+            if let Some(i) = memchr::memchr(b'\n', avail) {
                 self.inner.consume(i + 1);
                 return Ok((skipped + i as u64, true));
             }
             let n = avail.len();
             self.inner.consume(n);
             skipped += n as u64;
+        }
+    }
+}
+
+/// `read_until(b'\n', buf)`, finding the newline with [`memchr`]: the bytes read.
+fn read_until_newline(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let (done, used) = {
+            let avail = match r.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            match memchr::memchr(b'\n', avail) {
+                Some(i) => {
+                    buf.extend_from_slice(&avail[..=i]);
+                    (true, i + 1)
+                }
+                None => {
+                    buf.extend_from_slice(avail);
+                    (avail.is_empty(), avail.len())
+                }
+            }
+        };
+        r.consume(used);
+        read += used;
+        if done {
+            return Ok(read);
         }
     }
 }
