@@ -868,7 +868,7 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
             _ => {
                 // Server tool results and block types this version does not know: keep the
                 // block whole as a notice.
-                let raw = serde_json::to_value(BlockEcho(&b)).unwrap_or(Value::Null);
+                let raw = block_echo(&b);
                 let ext = cx.push(Notice {
                     subtype: Cow::Owned(format!("assistant/{}", b.ty)),
                     message: None,
@@ -895,38 +895,34 @@ fn assistant<'a>(line: &'a str, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
     Ok(())
 }
 
-/// Re-serializes the members of a block this converter does not interpret.
-struct BlockEcho<'b, 'a>(&'b Block<'a>);
-
-impl serde::Serialize for BlockEcho<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let b = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("type", &b.ty)?;
-        if let Some(v) = &b.id {
-            m.serialize_entry("id", v)?;
+/// The members of a block this converter does not interpret, as they are (raw JSON in them
+/// passes through untouched; a `Value` could not hold every number).
+fn block_echo<'a>(b: &Block<'a>) -> Json<'a> {
+    let mut m = Pairs::default();
+    let mut put = |k: &'static str, v: Json<'a>| m.0.push((Cow::Borrowed(k), v));
+    put("type", Json::Str(b.ty.clone()));
+    for (k, v) in [
+        ("id", &b.id),
+        ("name", &b.name),
+        ("tool_use_id", &b.tool_use_id),
+    ] {
+        if let Some(v) = v {
+            put(k, Json::Str(v.clone()));
         }
-        if let Some(v) = &b.name {
-            m.serialize_entry("name", v)?;
-        }
-        if let Some(v) = &b.tool_use_id {
-            m.serialize_entry("tool_use_id", v)?;
-        }
-        if let Some(v) = &b.text {
-            m.serialize_entry("text", v)?;
-        }
-        if let Some(v) = b.input {
-            m.serialize_entry("input", v)?;
-        }
-        if let Some(v) = b.content {
-            m.serialize_entry("content", v)?;
-        }
-        if let Some(v) = b.is_error {
-            m.serialize_entry("is_error", &v)?;
-        }
-        m.end()
     }
+    if let Some(v) = &b.text {
+        put("text", Json::Str(v.clone()));
+    }
+    if let Some(v) = b.input {
+        put("input", Json::Raw(v));
+    }
+    if let Some(v) = b.content {
+        put("content", Json::Raw(v));
+    }
+    if let Some(v) = b.is_error {
+        put("is_error", Json::Bool(v));
+    }
+    Json::Object(m)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1971,6 +1967,22 @@ mod tests {
                 v
             })
             .collect()
+    }
+
+    /// A block of a kind this converter does not know is kept whole, raw JSON as written
+    /// (it went through a `Value` before, and a number beyond f64 made it `null`).
+    #[test]
+    fn unknown_blocks_are_kept_as_written() {
+        let line = r#"{"type":"assistant","message":{"content":[{"type":"future_block","id":"s1","name":"web_search","input":{"n":1e999,"q":"x"}}]}}"#;
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        let mut cx = Cx::default();
+        convert(line, &probe, &mut cx).unwrap();
+        let (body, ext) = &cx.events[0];
+        assert_eq!(body.kind(), "notice");
+        assert_eq!(
+            serde_json::to_string(ext).unwrap(),
+            r#"{"claude.block":{"type":"future_block","id":"s1","name":"web_search","input":{"n":1e999,"q":"x"}}}"#
+        );
     }
 
     #[test]
