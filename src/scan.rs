@@ -344,6 +344,76 @@ mod tests {
         }
     }
 
+    /// Random token soup, mostly near-JSON: whatever the scan accepts, serde accepts alike.
+    #[test]
+    fn random_near_json_reads_as_serde_reads_it() {
+        const TOKENS: &[&str] = &[
+            "{",
+            "}",
+            "[",
+            "]",
+            "\"",
+            "\\",
+            ",",
+            ":",
+            "0",
+            "1",
+            "9",
+            "-",
+            ".",
+            "e",
+            "E",
+            "+",
+            "true",
+            "false",
+            "null",
+            "nul",
+            "x",
+            " ",
+            "\t",
+            "\\u00e9",
+            "é",
+            "\u{1}",
+            "\"k\":",
+            "\"type\":",
+            "\"result\":",
+            "\"id\":",
+            "\"s\"",
+            "{\"a\":1}",
+            "[1,2]",
+            "\\u12",
+            "\\n",
+            "\\\"",
+            "1.5e-3",
+            "-0",
+            "01",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut accepted, mut n) = (0, 0);
+        while n < 200_000 {
+            let len = 1 + next() % 12;
+            let mut text = String::from(if next() % 4 == 0 { "{" } else { "{\"k\":" });
+            for _ in 0..len {
+                text.push_str(TOKENS[(next() % TOKENS.len() as u64) as usize]);
+            }
+            if next() % 2 == 0 {
+                text.push('}');
+            }
+            n += 1;
+            if scan(&text).is_some() {
+                accepted += 1;
+            }
+            agrees(&text);
+        }
+        assert!(accepted > 1000, "only {accepted} of {n} accepted");
+    }
+
     #[test]
     fn every_testdata_line_reads_as_serde_reads_it() {
         let mut lines = 0;
