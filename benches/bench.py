@@ -5,7 +5,8 @@
     python3 benches/bench.py --mb 50 --quick # smaller inputs, fewer latency samples
 
 It builds the release binary, generates large inputs from the recorded captures in
-testdata/ (seeded, so the same bytes every run; ids are varied so lines are distinct),
+testdata/ (seeded, so the same bytes every run; each repetition of the captures gets its own
+session, call and request ids, so it reads as a log of many sessions),
 and prints, per provider and command: MB/s, events/s, peak RSS, and the ratio to a jq
 mapping of the same Claude file when jq is installed. Then it measures live latency: the
 time from writing one line into a pipe to reading its first event from the other pipe.
@@ -16,6 +17,7 @@ Figures depend on the machine: compare ratios from one run, not absolute numbers
 import argparse
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -54,34 +56,52 @@ else {event:"raw", raw:.} end
 '''
 
 
-def capture_lines(dirs):
-    lines = []
+def captures(dirs):
+    """The lines of each capture file (one session each) in `dirs`."""
+    files = []
     for d in dirs:
         full = os.path.join(ROOT, "testdata", d)
         for name in sorted(os.listdir(full)):
             if name.endswith(".jsonl") and ".events." not in name:
                 with open(os.path.join(full, name), encoding="utf-8") as f:
-                    lines.extend(l for l in f.read().splitlines() if l.strip())
-    return lines
+                    files.append([l for l in f.read().splitlines() if l.strip()])
+    return files
+
+
+# The members that name a session, turn, item, call or request: each repetition of the
+# captures gets its own values, so a generated file reads as many sessions one after another
+# (as a long log does), not as the same calls made again and again, which `validate` would
+# report by the thousand.
+ID_STRING = re.compile(
+    r'"(uuid|session_id|sessionId|id|callId|call_id|tool_id|toolCallId|tool_use_id|toolUseId'
+    r'|itemId|item_id|threadId|thread_id|turnId|turn_id|requestId|request_id'
+    r'|parent_tool_use_id|parentToolUseId)":"'
+)
+# JSON-RPC request ids (numbers): moved by a million per repetition.
+ID_NUMBER = re.compile(r'"id":(\d+)')
 
 
 def generate(path, dirs, mb, seed):
-    """Repeats the captures until the file holds `mb` megabytes; every repetition gets its
-    own uuids and ids (a counter spliced into them), so no two lines are identical."""
+    """Repeats the captures until the file holds `mb` megabytes; every copy of a capture gets
+    its own session, call and request ids (a tag spliced into them), so no two lines are
+    identical and no id is used twice."""
     rnd = random.Random(seed)
-    lines = capture_lines(dirs)
+    files = captures(dirs)
     target = mb * 1_000_000
     size = 0
-    rep = 0
+    copy = 0
     with open(path, "w", encoding="utf-8") as out:
         while size < target:
-            rep += 1
-            tag = f"{rnd.getrandbits(32):08x}"
-            for l in lines:
-                l = l.replace('"uuid":"', f'"uuid":"{tag}{rep}-').replace('"session_id":"', f'"session_id":"{tag}-')
-                out.write(l)
-                out.write("\n")
-                size += len(l) + 1
+            for lines in files:
+                copy += 1
+                tag = f"{rnd.getrandbits(32):08x}{copy}-"
+                shift = copy * 1_000_000
+                for l in lines:
+                    l = ID_STRING.sub(lambda m: m.group(0) + tag, l)
+                    l = ID_NUMBER.sub(lambda m: f'"id":{int(m.group(1)) + shift}', l)
+                    out.write(l)
+                    out.write("\n")
+                    size += len(l) + 1
     return size
 
 
