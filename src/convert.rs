@@ -292,14 +292,27 @@ impl<'o, W: Write> Converter<'o, W> {
                 return Ok(false);
             }
         };
-        match self.detector.route(&probe, self.opts.forced) {
+        self.probed_line(text, &probe, lineno, name, diag)
+    }
+
+    /// Converts a line that is a JSON object, whose probe the caller has read already
+    /// (`validate` reads it to count lines by provider).
+    pub fn probed_line<'a>(
+        &mut self,
+        text: &'a str,
+        probe: &Probe<'a>,
+        lineno: u64,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<bool> {
+        match self.detector.route(probe, self.opts.forced) {
             Route::Passthrough => return self.passthrough(text, lineno, name, diag),
             Route::Provider(p) => {
                 let mut cx = Cx {
                     sticky: self.sticky,
                     ..Cx::default()
                 };
-                let result = convert_guarded(p, text, &probe, &mut cx);
+                let result = convert_guarded(p, text, probe, &mut cx);
                 self.sticky = cx.sticky;
                 match result {
                     Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),

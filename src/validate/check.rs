@@ -370,7 +370,7 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
             self.unreadable(lineno, Some(col), msg);
             return;
         }
-        let probe: Probe = match serde_json::from_str(text) {
+        let probe = match Probe::read(text) {
             Ok(p) => p,
             Err(e) => {
                 let (col, msg) = json_problem(&e, unterminated);
@@ -388,7 +388,7 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
             Route::Provider(p) => p.name,
             Route::Unknown => UNKNOWN,
         };
-        self.convert(text, lineno, unterminated, name, provider);
+        self.convert(text, &probe, lineno, name, provider);
     }
 
     /// Converts a provider line and hands on the events it yields, to be checked by the
@@ -396,8 +396,8 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
     fn convert(
         &mut self,
         text: &str,
+        probe: &Probe,
         lineno: u64,
-        unterminated: bool,
         name: &str,
         provider: &'static str,
     ) {
@@ -405,9 +405,7 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
         // Diag that did would still count the line below.
         let mut diag = Diag::new(false);
         // Writing into a Vec cannot fail.
-        let _ = self
-            .conv
-            .line(text.as_bytes(), lineno, unterminated, name, &mut diag);
+        let _ = self.conv.probed_line(text, probe, lineno, name, &mut diag);
         let out = self.conv.out();
         let _ = out.flush();
         let out = std::mem::take(out.w.get_mut());
