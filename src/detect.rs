@@ -300,6 +300,53 @@ mod tests {
         );
     }
 
+    /// The names serde reads `Probe`'s fields by (its derive hands them to the deserializer).
+    fn probe_field_names() -> &'static [&'static str] {
+        use serde::de::{Deserializer, Error, Visitor};
+        struct Names(&'static [&'static str]);
+        impl<'de> Deserializer<'de> for &mut Names {
+            type Error = serde::de::value::Error;
+            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+                Err(Error::custom("only structs"))
+            }
+            fn deserialize_struct<V: Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                self.0 = fields;
+                Err(Error::custom("names taken"))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+                identifier ignored_any
+            }
+        }
+        let mut names = Names(&[]);
+        let _ = Probe::deserialize(&mut names);
+        names.0
+    }
+
+    /// Every member serde reads into the probe, the one-pass scan reads too.
+    #[test]
+    fn the_scan_reads_every_probe_member() {
+        let names = probe_field_names();
+        assert!(names.len() >= 20, "{names:?}");
+        for name in names {
+            for value in [r#""x""#, "{}", "null"] {
+                let line = format!("{{\"{name}\":{value}}}");
+                let fast = Probe::scan(&line).unwrap_or_else(|| panic!("not scanned: {line}"));
+                let slow: Probe = serde_json::from_str(&line).unwrap();
+                assert_eq!(fast, slow, "{line}");
+                if value != "null" {
+                    assert_ne!(fast, Probe::default(), "{line}: member not read");
+                }
+            }
+        }
+    }
+
     #[test]
     fn what_serde_says_about_probe_members() {
         // `null` is no member, but for a JSON-RPC answer's `result` and `error`.
