@@ -23,7 +23,7 @@ use super::jsonrpc::{Envelope, Kind, RpcError};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, is_null, is_object, raw_str, Count};
+use crate::wire::{count, is_null, is_object, raw_str, Count, IfObject};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -142,15 +142,22 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         let b: Bare = serde_json::from_str(line)?;
         return legacy(b.msg, None, cx);
     }
-    let env: Envelope = serde_json::from_str(line)?;
+    let m: Message = serde_json::from_str(line)?;
+    let env = Envelope {
+        id: m.id,
+        method: m.method,
+        params: None,
+        result: m.result,
+        error: m.error,
+        emitted_at_ms: m.emitted_at_ms,
+    };
     match env.kind() {
         Some(Kind::Notification) | Some(Kind::Request) => {
             let method = env.method.clone().unwrap_or_default();
-            let params = env.params.filter(|p| is_object(p));
             if let Some(ms) = env.emitted_at_ms {
                 cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
             }
-            method_call(&method, &env, params, cx)
+            method_call(&method, &env, m.params, line, cx)
         }
         Some(Kind::Response) => response(&env, cx),
         Some(Kind::ErrorResponse) => {
@@ -177,6 +184,32 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             "neither a JSON-RPC message nor a Codex line".into(),
         )),
     }
+}
+
+/// A JSON-RPC message as Codex's converter reads it: the JSON-RPC envelope, with `params`
+/// read in the same pass (capturing it raw and parsing that again scanned most of every line
+/// twice).
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    method: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    params: IfObject<Params<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
+    error: Option<&'a RawValue>,
+    #[serde(rename = "emittedAtMs")]
+    emitted_at_ms: Option<Count>,
+}
+
+/// The `params` object of a JSON-RPC line as written, for the few methods whose notice keeps
+/// it whole: the line is parsed again ([`Message`] reads `params` typed).
+fn raw_params(line: &str) -> Option<&RawValue> {
+    let env: Envelope = serde_json::from_str(line).ok()?;
+    env.params.filter(|p| is_object(p))
 }
 
 fn error_event<'a>(message: Str<'a>, severity: Severity) -> ErrorEvent<'a> {
@@ -1192,24 +1225,19 @@ struct ChangeKindWire<'a> {
 fn method_call<'a>(
     method: &str,
     env: &Envelope<'a>,
-    params: Option<&'a RawValue>,
+    params: IfObject<Params<'a>>,
+    line: &'a str,
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
+    let p = params.0.unwrap_or_default();
     if method == "codex/event" || method.starts_with("codex/event/") {
-        let p: Params = match params {
-            Some(p) => serde_json::from_str(p.get())?,
-            None => Params::default(),
-        };
         cx.session_id = p.conversation_id;
         let msg = p
             .msg
             .ok_or_else(|| Unmapped("codex/event without a msg".into()))?;
         return legacy(msg, Some(env), cx);
     }
-    let p: Params = match params {
-        Some(p) => serde_json::from_str(p.get())?,
-        None => Params::default(),
-    };
+    let params = || raw_params(line);
     cx.session_id = p.thread_id.clone();
     cx.turn_id = p.turn_id.clone();
     let request_id = || env.id_text().into_owned();
@@ -1228,7 +1256,7 @@ fn method_call<'a>(
             notice(
                 cx,
                 Cow::Owned(method.to_owned()),
-                params.map(|p| ("params", p)),
+                params().map(|p| ("params", p)),
             );
         }
         "turn/start" | "turn/steer" => {
@@ -1237,7 +1265,7 @@ fn method_call<'a>(
             notice(
                 cx,
                 Cow::Owned(method.to_owned()),
-                params.map(|p| ("params", p)),
+                params().map(|p| ("params", p)),
             );
         }
         "turn/interrupt" => {
@@ -1594,7 +1622,7 @@ fn method_call<'a>(
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Owned(format!("mcp__{server}")),
                 tool_kind: ToolKind::Ask,
-                tool_input: Json::Raw(params.unwrap_or_else(|| empty_object())),
+                tool_input: Json::Raw(params().unwrap_or_else(|| empty_object())),
                 tool_use_id: None,
                 reason: p.message,
                 blocked_path: None,
@@ -1608,7 +1636,7 @@ fn method_call<'a>(
             notice(
                 cx,
                 Cow::Owned(other.to_owned()),
-                params.map(|p| ("params", p)),
+                params().map(|p| ("params", p)),
             );
         }
     }
