@@ -123,7 +123,8 @@ impl<'a> Redactor<'a> {
     fn string(&mut self, start: usize) -> usize {
         let src = self.src;
         let mut i = start;
-        // Just past the last escape sequence: a word boundary.
+        // Just past the last escape sequence or redaction: a word boundary (a redaction ends
+        // with `]`, so a second pass sees one there too).
         let mut esc_end = start;
         while i < src.len() {
             let b = src[i];
@@ -145,7 +146,10 @@ impl<'a> Redactor<'a> {
                         continue;
                     }
                     i = match self.at(i, start, boundary) {
-                        Some(next) => next,
+                        Some(next) => {
+                            esc_end = next;
+                            next
+                        }
                         None => i + 1,
                     };
                 }
@@ -653,6 +657,19 @@ mod tests {
             redact(b"{\"a\":\"nothing here\"}\n"),
             Cow::Borrowed(_)
         ));
+    }
+
+    /// Found by fuzz target `redact`: a secret right after another one (no separator between
+    /// them) was only seen on the second pass, where the first one's `]` is a word boundary.
+    #[test]
+    fn a_secret_right_after_a_redaction_is_seen_at_once() {
+        let input = "{\"a\":\"- AKIA4444444444444445-----BEGIN RSA PRIVATE KEY-----2f\"}\n";
+        let once = r(input);
+        assert_eq!(
+            once,
+            "{\"a\":\"- [REDACTED:aws-access-key][REDACTED:private-key]\"}\n"
+        );
+        assert_eq!(r(&once), once, "idempotent");
     }
 
     #[test]
