@@ -318,20 +318,10 @@ fn many_files_report_in_the_order_given() {
 /// file, line, rule). Each is still expected, so that fixing the converter fails this test until
 /// its entry is removed. No warning is expected on any golden file.
 const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
-    // ACP (Gemini CLI): a call announced only in `session/request_permission` (`toolCall`)
-    // completes by `tool_call_update` without a `tool_invocation` first; CC-Insights'
-    // acp_session.dart emits the invocation "if not yet emitted for callId". No line says
-    // so on its own: the request cannot invoke the call, since codex-acp asks the same way
-    // (`toolCall` with status pending, title, kind) and then announces the call by a
-    // `tool_call` (tool-invoked-twice), and Gemini says nothing more of a call it was denied
-    // (write-denied: tool-open-at-end); the final `tool_call_update` of a gated call has the
-    // shape of one whose `tool_call` came before (thinking-tool, parallel-tools).
-    ("acp-gemini/edit-file", 18, "tool-unknown-call"),
-    ("acp-gemini/failing-tool", 12, "tool-unknown-call"),
-    ("acp-gemini/interrupt", 13, "tool-unknown-call"),
-    ("acp-gemini/parallel-tools", 12, "tool-unknown-call"),
-    ("acp-gemini/plan", 12, "tool-unknown-call"),
-    ("acp-gemini/write-allowed", 12, "tool-unknown-call"),
+    // None at present. ACP (Gemini CLI) names a call first in `session/request_permission`
+    // and completes it without a `tool_call`; no line says so on its own (codex-acp asks the
+    // same way and then announces the call), so `validate` knows such a call from the
+    // permission request's `toolUseId` instead (rules.rs, `announced`).
 ];
 
 /// `(path, line, rule, level)` of every finding of a `--format json` report.

@@ -680,6 +680,7 @@ pub struct EventFacts<'a> {
     pub call_id: Option<Cow<'a, str>>,
     pub parent_call_id: Option<Cow<'a, str>>,
     pub request_id: Option<Cow<'a, str>>,
+    pub tool_use_id: Option<Cow<'a, str>>,
     pub kind: Option<Cow<'a, str>>,
     pub status: Option<Cow<'a, str>>,
     pub block_index: Option<u64>,
@@ -700,6 +701,7 @@ impl EventFacts<'_> {
             call_id: self.call_id.as_deref(),
             parent_call_id: self.parent_call_id.as_deref(),
             request_id: self.request_id.as_deref(),
+            tool_use_id: self.tool_use_id.as_deref(),
             kind: self.kind.as_deref(),
             status: self.status.as_deref(),
             block_index: self.block_index,
@@ -803,7 +805,7 @@ impl<'de> Visitor<'de> for Top<'_> {
 }
 
 /// The members the rules read ([`Facts`]), numbered from 1 in this order.
-const FACTS: [&str; 14] = [
+const FACTS: [&str; 15] = [
     "event",
     "id",
     "seq",
@@ -818,6 +820,7 @@ const FACTS: [&str; 14] = [
     "isError",
     "provider",
     "reason",
+    "toolUseId",
 ];
 
 /// The last occurrence of a member wins, whatever its type (as in a `Value`).
@@ -837,6 +840,7 @@ fn set_fact<'de>(f: &mut EventFacts<'de>, fact: u8, v: Scalar<'de>) {
         12 => f.is_error = matches!(v, Scalar::Bool(true)),
         13 => f.provider = v.str(),
         14 => f.reason = v.str(),
+        15 => f.tool_use_id = v.str(),
         _ => {}
     }
 }

@@ -267,6 +267,8 @@ pub struct Facts<'a> {
     pub call_id: Option<&'a str>,
     pub parent_call_id: Option<&'a str>,
     pub request_id: Option<&'a str>,
+    /// The call a `permission_request` asks about.
+    pub tool_use_id: Option<&'a str>,
     pub kind: Option<&'a str>,
     pub status: Option<&'a str>,
     pub block_index: Option<u64>,
@@ -288,6 +290,7 @@ impl<'a> Facts<'a> {
             call_id: s("callId"),
             parent_call_id: s("parentCallId"),
             request_id: s("requestId"),
+            tool_use_id: s("toolUseId"),
             kind: s("kind"),
             status: s("status"),
             block_index: n("blockIndex"),
@@ -303,7 +306,7 @@ impl<'a> Facts<'a> {
 #[derive(Debug, Clone)]
 pub struct StoredFacts {
     /// Where each string of [`Facts`] is in the buffer; `u32::MAX` for `None`.
-    spans: [(u32, u32); 11],
+    spans: [(u32, u32); 12],
     seq: Option<u64>,
     block_index: Option<u64>,
     is_error: bool,
@@ -324,8 +327,9 @@ impl StoredFacts {
             f.status,
             Some(f.provider),
             f.reason,
+            f.tool_use_id,
         ];
-        let mut spans = [(u32::MAX, 0); 11];
+        let mut spans = [(u32::MAX, 0); 12];
         for (span, s) in spans.iter_mut().zip(strs) {
             if let Some(s) = s {
                 *span = (buf.len() as u32, s.len() as u32);
@@ -361,6 +365,7 @@ impl StoredFacts {
             is_error: self.is_error,
             provider: s(9).unwrap_or(""),
             reason: s(10),
+            tool_use_id: s(11),
         }
     }
 }
@@ -430,6 +435,12 @@ impl Ledger {
             None if self.closed.contains(&hash64(&k)) => Close::Twice,
             None => Close::Unknown,
         }
+    }
+
+    /// Records `key` as closed without its having been opened (a call known from a permission
+    /// request); `false` if it was closed before.
+    fn close_unopened(&mut self, session: &str, key: &str) -> bool {
+        self.closed.insert(hash64(&(session, key)))
     }
 
     /// Opened at some point (open now or closed).
@@ -567,6 +578,10 @@ pub struct Checker {
     /// Sessions without a session_init so far: the line and type of their first event.
     early: HashMap<String, (u64, String)>,
     tools: Ledger,
+    /// Calls a `permission_request` named (`toolUseId`) before any `tool_invocation`: an agent
+    /// may ask first and report the call only by its updates and completion (ACP, Gemini CLI).
+    /// Known, but not open: nothing is owed for them at the end.
+    announced: HashSet64,
     permissions: Ledger,
     subagents: Ledger,
     turns: HashMap<String, Turns>,
@@ -629,6 +644,9 @@ impl Checker {
                 if let Some(c) = f.call_id {
                     match self.tools.close(s, c) {
                         Close::Closed => {}
+                        Close::Unknown if self.announced.contains(&hash64(&(s, c))) => {
+                            self.tools.close_unopened(s, c);
+                        }
                         Close::Unknown => out.push(
                             Rule::ToolUnknownCall,
                             line,
@@ -644,7 +662,7 @@ impl Checker {
             }
             "tool_update" => {
                 if let Some(c) = f.call_id {
-                    if !self.tools.known(s, c) {
+                    if !self.tools.known(s, c) && !self.announced.contains(&hash64(&(s, c))) {
                         out.push(
                             Rule::ToolUnknownCall,
                             line,
@@ -654,6 +672,9 @@ impl Checker {
                 }
             }
             "permission_request" => {
+                if let Some(t) = f.tool_use_id {
+                    self.announced.insert(hash64(&(s, t)));
+                }
                 if let Some(r) = f.request_id {
                     // A repeated request is answered by the same response: nothing to add.
                     self.permissions.open("", r, line);
@@ -1086,6 +1107,63 @@ mod tests {
                 (8, "tool-unknown-call"),
                 (7, "tool-open-at-end"),
             ]
+        );
+    }
+
+    /// ACP (Gemini CLI) names a call first in its permission request and never sends a
+    /// `tool_invocation` for it (testdata/acp-gemini/edit-file.jsonl).
+    #[test]
+    fn a_call_named_by_a_permission_request_is_known_but_not_open() {
+        let ask = |n, call: &str| {
+            ev(
+                n,
+                "permission_request",
+                json!({"requestId": format!("r{n}"), "toolUseId": call}),
+            )
+        };
+        let evs = [
+            ev(1, "session_init", json!({})),
+            // Asked, updated, completed: fine; a second completion is one too many.
+            ask(2, "a"),
+            ev(3, "tool_update", json!({"callId": "a"})),
+            ev(4, "tool_completion", json!({"callId": "a"})),
+            ev(5, "tool_completion", json!({"callId": "a"})),
+            // Asked, then invoked (codex-acp), then completed: fine.
+            ask(6, "b"),
+            ev(7, "tool_invocation", json!({"callId": "b"})),
+            ev(8, "tool_completion", json!({"callId": "b"})),
+            // Asked and never heard of again (denied): nothing is owed at the end.
+            ask(9, "c"),
+            // Named by no request: still unknown.
+            ev(10, "tool_completion", json!({"callId": "d"})),
+            // Asked and invoked but never completed: open at the end.
+            ask(11, "e"),
+            ev(12, "tool_invocation", json!({"callId": "e"})),
+        ];
+        let ids: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .filter(|(_, r)| r.starts_with("tool-"))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (5, "tool-completed-twice"),
+                (10, "tool-unknown-call"),
+                (12, "tool-open-at-end"),
+            ]
+        );
+        // The request names the call of its own session only.
+        let mut elsewhere = ev(3, "tool_completion", json!({"callId": "a"}));
+        elsewhere["sessionId"] = json!("other");
+        let got = check(
+            &[ev(1, "session_init", json!({})), ask(2, "a"), elsewhere],
+            &Policy::default(),
+        );
+        assert!(
+            got.iter()
+                .any(|(l, r, _)| (*l, *r) == (3, "tool-unknown-call")),
+            "{got:?}"
         );
     }
 
