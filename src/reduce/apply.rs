@@ -91,14 +91,13 @@ impl State {
             None => quiet(&ev.event),
         };
         if park && self.cursor.unattributed.len() < MAX_PARKED {
-            self.cursor.unattributed.push(Parked {
-                seq,
-                event: RawJson(
-                    serde_json::value::RawValue::from_string(ev.line.to_owned())
-                        .expect("an event line is JSON"),
-                ),
-            });
-            return None;
+            if let Some(line) = ev.line_json() {
+                self.cursor.unattributed.push(Parked {
+                    seq,
+                    event: RawJson(line),
+                });
+                return None;
+            }
         }
         let s = match current {
             Some(s) => s,
@@ -402,13 +401,13 @@ impl State {
                 || str_new(&m.cwd, &ev.cwd)
                 || str_new(&m.version, &ev.version)
                 || str_new(&m.current_mode_id, &ev.permission_mode)
-                || raw_new(&m.available_models, ev.available_models)
-                || raw_new(&m.available_tools, ev.available_tools)
-                || raw_new(&m.slash_commands, ev.slash_commands)
-                || raw_new(&m.mcp_servers, ev.mcp_servers)
-                || raw_new(&m.agents, ev.agents)
-                || raw_new(&m.skills, ev.skills)
-                || raw_new(&m.account, ev.account)
+                || raw_new(&m.available_models, ev.available_models.as_deref())
+                || raw_new(&m.available_tools, ev.available_tools.as_deref())
+                || raw_new(&m.slash_commands, ev.slash_commands.as_deref())
+                || raw_new(&m.mcp_servers, ev.mcp_servers.as_deref())
+                || raw_new(&m.agents, ev.agents.as_deref())
+                || raw_new(&m.skills, ev.skills.as_deref())
+                || raw_new(&m.account, ev.account.as_deref())
         });
         if changed {
             let mut meta = latest.cloned().unwrap_or_default();
@@ -427,13 +426,13 @@ impl State {
             str(&ev.cwd, &mut meta.cwd);
             str(&ev.version, &mut meta.version);
             str(&ev.permission_mode, &mut meta.current_mode_id);
-            raw(ev.available_models, &mut meta.available_models);
-            raw(ev.available_tools, &mut meta.available_tools);
-            raw(ev.slash_commands, &mut meta.slash_commands);
-            raw(ev.mcp_servers, &mut meta.mcp_servers);
-            raw(ev.agents, &mut meta.agents);
-            raw(ev.skills, &mut meta.skills);
-            raw(ev.account, &mut meta.account);
+            raw(ev.available_models.as_deref(), &mut meta.available_models);
+            raw(ev.available_tools.as_deref(), &mut meta.available_tools);
+            raw(ev.slash_commands.as_deref(), &mut meta.slash_commands);
+            raw(ev.mcp_servers.as_deref(), &mut meta.mcp_servers);
+            raw(ev.agents.as_deref(), &mut meta.agents);
+            raw(ev.skills.as_deref(), &mut meta.skills);
+            raw(ev.account.as_deref(), &mut meta.account);
             let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(meta)), false);
             self.idx.per[s].meta = Some(i);
         }
@@ -462,17 +461,17 @@ impl State {
         if let Some(mode) = ev.current_mode_id.as_deref() {
             self.set_mode(s, mode, ev, seq);
         }
-        if let Some(modes) = ev.available_modes.filter(|m| m.get() != "[]") {
+        if let Some(modes) = ev.available_modes.as_deref().filter(|m| m.get() != "[]") {
             self.update_meta(s, ev, seq, |m| m.available_modes = Some(RawJson::of(modes)));
         }
     }
 
     /// RULE 12: commands and configuration options update the latest meta entry in place.
     fn commands(&mut self, s: usize, ev: &Ev, seq: u64) {
-        if let Some(c) = ev.available_commands {
+        if let Some(c) = ev.available_commands.as_deref() {
             self.update_meta(s, ev, seq, |m| m.available_commands = Some(RawJson::of(c)));
         }
-        if let Some(c) = ev.config_options {
+        if let Some(c) = ev.config_options.as_deref() {
             self.update_meta(s, ev, seq, |m| m.config_options = Some(RawJson::of(c)));
         }
     }
@@ -512,8 +511,8 @@ impl State {
             status: own(&ev.status),
             rate_limit_type: own(&ev.rate_limit_type),
             plan_type: own(&ev.plan_type),
-            primary: ev.primary.map(RawJson::of),
-            secondary: ev.secondary.map(RawJson::of),
+            primary: ev.primary.as_deref().map(RawJson::of),
+            secondary: ev.secondary.as_deref().map(RawJson::of),
             seq,
         });
     }
@@ -559,7 +558,7 @@ impl State {
     }
 
     fn plan_update(&mut self, s: usize, ev: &Ev, seq: u64) {
-        let Some(entries) = ev.entries else {
+        let Some(entries) = ev.entries.as_deref() else {
             return;
         };
         let body = Body::Plan(Plan {

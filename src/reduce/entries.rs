@@ -231,11 +231,7 @@ impl State {
             model: None,
             streaming: false,
             synthetic: ev.is_synthetic,
-            images: ev
-                .images
-                .as_ref()
-                .map(|i| i.len() as u64)
-                .filter(|&n| n > 0),
+            images: ev.images.filter(|&n| n > 0),
         });
         self.push_entry(s, ev.parent(), ev, seq, body, true);
     }
@@ -384,10 +380,10 @@ impl State {
         } else {
             status
         };
-        if let Some(o) = ev.output {
+        if let Some(o) = ev.output.as_deref() {
             t.output = Some(RawJson::of(o));
         }
-        if let Some(c) = ev.content {
+        if let Some(c) = ev.content.as_deref() {
             t.content = Some(RawJson::of(c));
         }
         t.is_error = ev.is_error;
@@ -435,7 +431,7 @@ impl State {
         }
         // ACP sends a call's title, input and locations after it began.
         set(&mut t.title, &ev.title);
-        if let Some(i) = ev.input {
+        if let Some(i) = ev.input.as_deref() {
             t.input = Some(RawJson::of(i));
         }
         if let Some(l) = &ev.locations {
@@ -513,7 +509,7 @@ impl State {
         set(&mut task.description, &ev.description);
         set(&mut task.summary, &ev.summary);
         set(&mut task.last_tool_name, &ev.last_tool_name);
-        if let Some(u) = ev.usage {
+        if let Some(u) = ev.usage.as_deref() {
             task.usage = Some(RawJson::of(u));
         }
         let per = &mut self.idx.per[s];
@@ -589,9 +585,9 @@ impl State {
             title: own(&ev.title),
             reason: own(&ev.reason),
             blocked_path: own(&ev.blocked_path),
-            input: ev.tool_input.map(RawJson::of),
-            suggestions: ev.suggestions.map(RawJson::of),
-            options: ev.options.map(RawJson::of),
+            input: ev.tool_input.as_deref().map(RawJson::of),
+            suggestions: ev.suggestions.as_deref().map(RawJson::of),
+            options: ev.options.as_deref().map(RawJson::of),
             response: None,
         }));
         let i = self.push_entry(s, parent.as_deref(), ev, seq, body, false);
@@ -682,7 +678,7 @@ fn fill_call(t: &mut ToolCall, ev: &Ev) {
     set(&mut t.tool_name, &ev.tool_name);
     set(&mut t.kind, &ev.kind);
     set(&mut t.title, &ev.title);
-    if let Some(i) = ev.input {
+    if let Some(i) = ev.input.as_deref() {
         t.input = Some(RawJson::of(i));
     }
     if let Some(l) = &ev.locations {

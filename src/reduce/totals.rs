@@ -102,7 +102,7 @@ impl Account {
             self.run_models = reported;
             sum_tokens(&self.run_models).minus(&before)
         } else {
-            let t = match (turn_total, ev.usage) {
+            let t = match (turn_total, ev.usage.as_deref()) {
                 (Some(t), _) => t,
                 (None, Some(u)) => {
                     let t = serde_json::from_str::<TokenUsage>(u.get())
