@@ -230,29 +230,32 @@ impl State {
         self.end_scopes(s);
         let sess = &mut self.tree.sessions[s];
         let index = sess.turns.len() as u32 + 1;
-        sess.turns.push(Turn {
-            index,
-            status: TurnStatus::Running,
-            turn_id: own(&ev.turn_id),
-            model: self.pending.sessions[s].model.clone(),
-            start_seq: seq,
-            end_seq: None,
-            started_at: own(&ev.timestamp),
-            ended_at: None,
-            interrupted: false,
-            is_error: false,
-            subtype: None,
-            stop_reason: None,
-            errors: None,
-            duration_ms: None,
-            duration_api_ms: None,
-            num_turns: None,
-            cost_usd: None,
-            tokens: Tokens::default(),
-            tools: 0,
-            children: Vec::new(),
-            file_changes: Vec::new(),
-        });
+        push_small(
+            &mut sess.turns,
+            Turn {
+                index,
+                status: TurnStatus::Running,
+                turn_id: own(&ev.turn_id),
+                model: self.pending.sessions[s].model.clone(),
+                start_seq: seq,
+                end_seq: None,
+                started_at: own(&ev.timestamp),
+                ended_at: None,
+                interrupted: false,
+                is_error: false,
+                subtype: None,
+                stop_reason: None,
+                errors: None,
+                duration_ms: None,
+                duration_api_ms: None,
+                num_turns: None,
+                cost_usd: None,
+                tokens: Tokens::default(),
+                tools: 0,
+                children: Vec::new(),
+                file_changes: Vec::new(),
+            },
+        );
         self.pending.sessions[s].turn = Some(index);
     }
 
@@ -355,6 +358,8 @@ impl State {
         p.tools = kept;
         p.questions
             .retain(|q| !gone.iter().any(|g| g.call_id == q.call_id));
+        free(&mut p.tools);
+        free(&mut p.questions);
         for g in gone {
             let e = &mut self.entries[g.entry as usize];
             touch(e, seq);
@@ -641,7 +646,7 @@ impl State {
         if let Some(c) = &node.call_id {
             per.nodes.insert(c.clone(), (t, path));
         }
-        list.push(node);
+        push_small(list, node);
         Some(t)
     }
 
@@ -654,10 +659,13 @@ impl State {
         {
             Some(i) => i,
             None => {
-                scopes.push(Scope {
-                    parent_call_id: parent.map(str::to_owned),
-                    ..Scope::default()
-                });
+                push_small(
+                    scopes,
+                    Scope {
+                        parent_call_id: parent.map(str::to_owned),
+                        ..Scope::default()
+                    },
+                );
                 scopes.len() - 1
             }
         }
@@ -685,7 +693,7 @@ impl State {
         for sc in 0..self.cursor.sessions[s].scopes.len() {
             self.end_stream(s, sc);
         }
-        self.cursor.sessions[s].scopes.clear();
+        self.cursor.sessions[s].scopes = Vec::new();
     }
 }
 

@@ -286,9 +286,9 @@ impl State {
                 };
                 let p = &mut self.pending.sessions[s];
                 if ev.kind.as_deref() == Some("ask") {
-                    p.questions.push(pt.clone());
+                    push_small(&mut p.questions, pt.clone());
                 }
-                p.tools.push(pt);
+                push_small(&mut p.tools, pt);
                 if let Some(t) = self.entries[i as usize].turn {
                     self.tree.sessions[s].turns[t as usize - 1].tools += 1;
                 }
@@ -401,6 +401,8 @@ impl State {
         let p = &mut self.pending.sessions[s];
         p.tools.retain(|x| x.call_id != call_id);
         p.questions.retain(|x| x.call_id != call_id);
+        free(&mut p.tools);
+        free(&mut p.questions);
         if was_running {
             let c = &mut self.totals.sessions[s].counts;
             match status {
@@ -446,7 +448,7 @@ impl State {
         let i = self.call_entry(s, ev, seq, call_id);
         let t = self.call_mut(i, seq);
         let first = t.subagent.is_none();
-        let a = t.subagent.get_or_insert_with(Subagent::default);
+        let a = t.subagent.get_or_insert_with(Box::default);
         set(&mut a.agent_type, &ev.agent_type);
         set(&mut a.description, &ev.description);
         set(&mut a.prompt, &ev.prompt);
@@ -463,7 +465,7 @@ impl State {
         };
         let i = self.call_entry(s, ev, seq, call_id);
         let t = self.call_mut(i, seq);
-        let a = t.subagent.get_or_insert_with(Subagent::default);
+        let a = t.subagent.get_or_insert_with(Box::default);
         set(&mut a.agent_id, &ev.agent_id);
         set(&mut a.status, &ev.status);
         set(&mut a.summary, &ev.summary);
@@ -497,10 +499,10 @@ impl State {
             _ => None,
         };
         if old.is_some() || t.task.is_none() {
-            t.task = Some(Task {
+            t.task = Some(Box::new(Task {
                 task_id: task_id.to_owned(),
                 ..Task::default()
-            });
+            }));
         }
         let task = t.task.as_mut().expect("set above");
         set(&mut task.task_type, &ev.task_type);
@@ -558,7 +560,7 @@ impl State {
                 return;
             }
         }
-        list.push(rec);
+        push_small(list, rec);
         self.totals.sessions[s].counts.file_changes += 1;
     }
 
@@ -600,15 +602,16 @@ impl State {
             });
         }
         self.idx.per[s].requests.insert(req.to_owned(), i);
-        self.pending.sessions[s]
-            .permissions
-            .push(PendingPermission {
+        push_small(
+            &mut self.pending.sessions[s].permissions,
+            PendingPermission {
                 request_id: req.to_owned(),
                 tool_name,
                 call_id: call.map(str::to_owned),
                 entry: i,
                 seq,
-            });
+            },
+        );
         self.totals.sessions[s].counts.permission_requests += 1;
     }
 
@@ -638,9 +641,9 @@ impl State {
                 }
             }
         }
-        self.pending.sessions[s]
-            .permissions
-            .retain(|p| p.request_id != req);
+        let pending = &mut self.pending.sessions[s].permissions;
+        pending.retain(|p| p.request_id != req);
+        free(pending);
         if let Some(c) = call.as_deref() {
             if let Some(&i) = self.idx.per[s].calls.get(c) {
                 let t = self.call_mut(i, seq);
