@@ -52,8 +52,13 @@ pub struct Converter<'o, W: Write> {
     sticky: crate::providers::Sticky,
     marks: Option<Marks<W>>,
     clock: crate::time::Clock,
+    /// Where events go instead of `out`, when set ([`Converter::tap`]).
+    tap: Option<Tap<'o>>,
     pub stats: Stats,
 }
+
+/// Takes each event the converter makes, in place of writing it.
+pub type Tap<'o> = &'o mut (dyn FnMut(&Event<'_>) -> io::Result<()> + 'o);
 
 /// Chunk mode: where each event's `seq` digits start in the chunk's output.
 struct Marks<W: Write> {
@@ -97,8 +102,15 @@ impl<'o, W: Write> Converter<'o, W> {
             sticky: Default::default(),
             marks: None,
             clock: Default::default(),
+            tap: None,
             stats: Stats::default(),
         }
+    }
+
+    /// Hands each event made from provider output to `f` instead of writing it (`reduce`
+    /// reads them so, without their JSON). Lines passed through are still written to `out`.
+    pub fn tap(&mut self, f: Tap<'o>) {
+        self.tap = Some(f);
     }
 
     /// The output the events are written to (a subcommand reading them back empties it).
@@ -217,6 +229,9 @@ impl<'o, W: Write> Converter<'o, W> {
 
     /// Writes an event (whose first members are `event`, `id`, `seq`).
     fn write_event(&mut self, ev: &Event) -> io::Result<()> {
+        if let Some(tap) = &mut self.tap {
+            return tap(ev);
+        }
         let Some(m) = &mut self.marks else {
             return self.out.json_line(ev);
         };

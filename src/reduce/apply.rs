@@ -91,14 +91,13 @@ impl State {
             None => quiet(&ev.event),
         };
         if park && self.cursor.unattributed.len() < MAX_PARKED {
-            self.cursor.unattributed.push(Parked {
-                seq,
-                event: RawJson(
-                    serde_json::value::RawValue::from_string(ev.line.to_owned())
-                        .expect("an event line is JSON"),
-                ),
-            });
-            return None;
+            if let Some(line) = ev.line_json() {
+                self.cursor.unattributed.push(Parked {
+                    seq,
+                    event: RawJson(line),
+                });
+                return None;
+            }
         }
         let s = match current {
             Some(s) => s,
@@ -231,29 +230,32 @@ impl State {
         self.end_scopes(s);
         let sess = &mut self.tree.sessions[s];
         let index = sess.turns.len() as u32 + 1;
-        sess.turns.push(Turn {
-            index,
-            status: TurnStatus::Running,
-            turn_id: own(&ev.turn_id),
-            model: self.pending.sessions[s].model.clone(),
-            start_seq: seq,
-            end_seq: None,
-            started_at: own(&ev.timestamp),
-            ended_at: None,
-            interrupted: false,
-            is_error: false,
-            subtype: None,
-            stop_reason: None,
-            errors: None,
-            duration_ms: None,
-            duration_api_ms: None,
-            num_turns: None,
-            cost_usd: None,
-            tokens: Tokens::default(),
-            tools: 0,
-            children: Vec::new(),
-            file_changes: Vec::new(),
-        });
+        push_small(
+            &mut sess.turns,
+            Turn {
+                index,
+                status: TurnStatus::Running,
+                turn_id: own(&ev.turn_id),
+                model: self.pending.sessions[s].model.clone(),
+                start_seq: seq,
+                end_seq: None,
+                started_at: own(&ev.timestamp),
+                ended_at: None,
+                interrupted: false,
+                is_error: false,
+                subtype: None,
+                stop_reason: None,
+                errors: None,
+                duration_ms: None,
+                duration_api_ms: None,
+                num_turns: None,
+                cost_usd: None,
+                tokens: Tokens::default(),
+                tools: 0,
+                children: Vec::new(),
+                file_changes: Vec::new(),
+            },
+        );
         self.pending.sessions[s].turn = Some(index);
     }
 
@@ -356,6 +358,8 @@ impl State {
         p.tools = kept;
         p.questions
             .retain(|q| !gone.iter().any(|g| g.call_id == q.call_id));
+        free(&mut p.tools);
+        free(&mut p.questions);
         for g in gone {
             let e = &mut self.entries[g.entry as usize];
             touch(e, seq);
@@ -402,13 +406,13 @@ impl State {
                 || str_new(&m.cwd, &ev.cwd)
                 || str_new(&m.version, &ev.version)
                 || str_new(&m.current_mode_id, &ev.permission_mode)
-                || raw_new(&m.available_models, ev.available_models)
-                || raw_new(&m.available_tools, ev.available_tools)
-                || raw_new(&m.slash_commands, ev.slash_commands)
-                || raw_new(&m.mcp_servers, ev.mcp_servers)
-                || raw_new(&m.agents, ev.agents)
-                || raw_new(&m.skills, ev.skills)
-                || raw_new(&m.account, ev.account)
+                || raw_new(&m.available_models, ev.available_models.as_deref())
+                || raw_new(&m.available_tools, ev.available_tools.as_deref())
+                || raw_new(&m.slash_commands, ev.slash_commands.as_deref())
+                || raw_new(&m.mcp_servers, ev.mcp_servers.as_deref())
+                || raw_new(&m.agents, ev.agents.as_deref())
+                || raw_new(&m.skills, ev.skills.as_deref())
+                || raw_new(&m.account, ev.account.as_deref())
         });
         if changed {
             let mut meta = latest.cloned().unwrap_or_default();
@@ -427,13 +431,13 @@ impl State {
             str(&ev.cwd, &mut meta.cwd);
             str(&ev.version, &mut meta.version);
             str(&ev.permission_mode, &mut meta.current_mode_id);
-            raw(ev.available_models, &mut meta.available_models);
-            raw(ev.available_tools, &mut meta.available_tools);
-            raw(ev.slash_commands, &mut meta.slash_commands);
-            raw(ev.mcp_servers, &mut meta.mcp_servers);
-            raw(ev.agents, &mut meta.agents);
-            raw(ev.skills, &mut meta.skills);
-            raw(ev.account, &mut meta.account);
+            raw(ev.available_models.as_deref(), &mut meta.available_models);
+            raw(ev.available_tools.as_deref(), &mut meta.available_tools);
+            raw(ev.slash_commands.as_deref(), &mut meta.slash_commands);
+            raw(ev.mcp_servers.as_deref(), &mut meta.mcp_servers);
+            raw(ev.agents.as_deref(), &mut meta.agents);
+            raw(ev.skills.as_deref(), &mut meta.skills);
+            raw(ev.account.as_deref(), &mut meta.account);
             let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(meta)), false);
             self.idx.per[s].meta = Some(i);
         }
@@ -462,17 +466,17 @@ impl State {
         if let Some(mode) = ev.current_mode_id.as_deref() {
             self.set_mode(s, mode, ev, seq);
         }
-        if let Some(modes) = ev.available_modes.filter(|m| m.get() != "[]") {
+        if let Some(modes) = ev.available_modes.as_deref().filter(|m| m.get() != "[]") {
             self.update_meta(s, ev, seq, |m| m.available_modes = Some(RawJson::of(modes)));
         }
     }
 
     /// RULE 12: commands and configuration options update the latest meta entry in place.
     fn commands(&mut self, s: usize, ev: &Ev, seq: u64) {
-        if let Some(c) = ev.available_commands {
+        if let Some(c) = ev.available_commands.as_deref() {
             self.update_meta(s, ev, seq, |m| m.available_commands = Some(RawJson::of(c)));
         }
-        if let Some(c) = ev.config_options {
+        if let Some(c) = ev.config_options.as_deref() {
             self.update_meta(s, ev, seq, |m| m.config_options = Some(RawJson::of(c)));
         }
     }
@@ -512,8 +516,8 @@ impl State {
             status: own(&ev.status),
             rate_limit_type: own(&ev.rate_limit_type),
             plan_type: own(&ev.plan_type),
-            primary: ev.primary.map(RawJson::of),
-            secondary: ev.secondary.map(RawJson::of),
+            primary: ev.primary.as_deref().map(RawJson::of),
+            secondary: ev.secondary.as_deref().map(RawJson::of),
             seq,
         });
     }
@@ -559,7 +563,7 @@ impl State {
     }
 
     fn plan_update(&mut self, s: usize, ev: &Ev, seq: u64) {
-        let Some(entries) = ev.entries else {
+        let Some(entries) = ev.entries.as_deref() else {
             return;
         };
         let body = Body::Plan(Plan {
@@ -642,7 +646,7 @@ impl State {
         if let Some(c) = &node.call_id {
             per.nodes.insert(c.clone(), (t, path));
         }
-        list.push(node);
+        push_small(list, node);
         Some(t)
     }
 
@@ -655,10 +659,13 @@ impl State {
         {
             Some(i) => i,
             None => {
-                scopes.push(Scope {
-                    parent_call_id: parent.map(str::to_owned),
-                    ..Scope::default()
-                });
+                push_small(
+                    scopes,
+                    Scope {
+                        parent_call_id: parent.map(str::to_owned),
+                        ..Scope::default()
+                    },
+                );
                 scopes.len() - 1
             }
         }
@@ -686,7 +693,7 @@ impl State {
         for sc in 0..self.cursor.sessions[s].scopes.len() {
             self.end_stream(s, sc);
         }
-        self.cursor.sessions[s].scopes.clear();
+        self.cursor.sessions[s].scopes = Vec::new();
     }
 }
 

@@ -231,11 +231,7 @@ impl State {
             model: None,
             streaming: false,
             synthetic: ev.is_synthetic,
-            images: ev
-                .images
-                .as_ref()
-                .map(|i| i.len() as u64)
-                .filter(|&n| n > 0),
+            images: ev.images.filter(|&n| n > 0),
         });
         self.push_entry(s, ev.parent(), ev, seq, body, true);
     }
@@ -290,9 +286,9 @@ impl State {
                 };
                 let p = &mut self.pending.sessions[s];
                 if ev.kind.as_deref() == Some("ask") {
-                    p.questions.push(pt.clone());
+                    push_small(&mut p.questions, pt.clone());
                 }
-                p.tools.push(pt);
+                push_small(&mut p.tools, pt);
                 if let Some(t) = self.entries[i as usize].turn {
                     self.tree.sessions[s].turns[t as usize - 1].tools += 1;
                 }
@@ -384,10 +380,10 @@ impl State {
         } else {
             status
         };
-        if let Some(o) = ev.output {
+        if let Some(o) = ev.output.as_deref() {
             t.output = Some(RawJson::of(o));
         }
-        if let Some(c) = ev.content {
+        if let Some(c) = ev.content.as_deref() {
             t.content = Some(RawJson::of(c));
         }
         t.is_error = ev.is_error;
@@ -405,6 +401,8 @@ impl State {
         let p = &mut self.pending.sessions[s];
         p.tools.retain(|x| x.call_id != call_id);
         p.questions.retain(|x| x.call_id != call_id);
+        free(&mut p.tools);
+        free(&mut p.questions);
         if was_running {
             let c = &mut self.totals.sessions[s].counts;
             match status {
@@ -435,7 +433,7 @@ impl State {
         }
         // ACP sends a call's title, input and locations after it began.
         set(&mut t.title, &ev.title);
-        if let Some(i) = ev.input {
+        if let Some(i) = ev.input.as_deref() {
             t.input = Some(RawJson::of(i));
         }
         if let Some(l) = &ev.locations {
@@ -450,7 +448,7 @@ impl State {
         let i = self.call_entry(s, ev, seq, call_id);
         let t = self.call_mut(i, seq);
         let first = t.subagent.is_none();
-        let a = t.subagent.get_or_insert_with(Subagent::default);
+        let a = t.subagent.get_or_insert_with(Box::default);
         set(&mut a.agent_type, &ev.agent_type);
         set(&mut a.description, &ev.description);
         set(&mut a.prompt, &ev.prompt);
@@ -467,7 +465,7 @@ impl State {
         };
         let i = self.call_entry(s, ev, seq, call_id);
         let t = self.call_mut(i, seq);
-        let a = t.subagent.get_or_insert_with(Subagent::default);
+        let a = t.subagent.get_or_insert_with(Box::default);
         set(&mut a.agent_id, &ev.agent_id);
         set(&mut a.status, &ev.status);
         set(&mut a.summary, &ev.summary);
@@ -501,10 +499,10 @@ impl State {
             _ => None,
         };
         if old.is_some() || t.task.is_none() {
-            t.task = Some(Task {
+            t.task = Some(Box::new(Task {
                 task_id: task_id.to_owned(),
                 ..Task::default()
-            });
+            }));
         }
         let task = t.task.as_mut().expect("set above");
         set(&mut task.task_type, &ev.task_type);
@@ -513,7 +511,7 @@ impl State {
         set(&mut task.description, &ev.description);
         set(&mut task.summary, &ev.summary);
         set(&mut task.last_tool_name, &ev.last_tool_name);
-        if let Some(u) = ev.usage {
+        if let Some(u) = ev.usage.as_deref() {
             task.usage = Some(RawJson::of(u));
         }
         let per = &mut self.idx.per[s];
@@ -562,7 +560,7 @@ impl State {
                 return;
             }
         }
-        list.push(rec);
+        push_small(list, rec);
         self.totals.sessions[s].counts.file_changes += 1;
     }
 
@@ -589,9 +587,9 @@ impl State {
             title: own(&ev.title),
             reason: own(&ev.reason),
             blocked_path: own(&ev.blocked_path),
-            input: ev.tool_input.map(RawJson::of),
-            suggestions: ev.suggestions.map(RawJson::of),
-            options: ev.options.map(RawJson::of),
+            input: ev.tool_input.as_deref().map(RawJson::of),
+            suggestions: ev.suggestions.as_deref().map(RawJson::of),
+            options: ev.options.as_deref().map(RawJson::of),
             response: None,
         }));
         let i = self.push_entry(s, parent.as_deref(), ev, seq, body, false);
@@ -604,15 +602,16 @@ impl State {
             });
         }
         self.idx.per[s].requests.insert(req.to_owned(), i);
-        self.pending.sessions[s]
-            .permissions
-            .push(PendingPermission {
+        push_small(
+            &mut self.pending.sessions[s].permissions,
+            PendingPermission {
                 request_id: req.to_owned(),
                 tool_name,
                 call_id: call.map(str::to_owned),
                 entry: i,
                 seq,
-            });
+            },
+        );
         self.totals.sessions[s].counts.permission_requests += 1;
     }
 
@@ -642,9 +641,9 @@ impl State {
                 }
             }
         }
-        self.pending.sessions[s]
-            .permissions
-            .retain(|p| p.request_id != req);
+        let pending = &mut self.pending.sessions[s].permissions;
+        pending.retain(|p| p.request_id != req);
+        free(pending);
         if let Some(c) = call.as_deref() {
             if let Some(&i) = self.idx.per[s].calls.get(c) {
                 let t = self.call_mut(i, seq);
@@ -682,7 +681,7 @@ fn fill_call(t: &mut ToolCall, ev: &Ev) {
     set(&mut t.tool_name, &ev.tool_name);
     set(&mut t.kind, &ev.kind);
     set(&mut t.title, &ev.title);
-    if let Some(i) = ev.input {
+    if let Some(i) = ev.input.as_deref() {
         t.input = Some(RawJson::of(i));
     }
     if let Some(l) = &ev.locations {

@@ -41,6 +41,7 @@
 
 mod apply;
 mod entries;
+mod from_event;
 mod pretty;
 pub mod state;
 mod summary;
@@ -55,11 +56,13 @@ use crate::cli::InputArgs;
 use crate::convert::{Converter, Options};
 use crate::detect::Probe;
 use crate::diag::Diag;
+use crate::event::Event;
 use crate::input::{Line, LineReader, Source};
 use crate::output::{ColorChoice, Out};
 use anyhow::Context as _;
 use state::State;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -163,6 +166,59 @@ impl Reducer {
     }
 }
 
+/// Where events go: the converter's (through its tap) and those of lines read as they are.
+struct Sink<'r> {
+    red: &'r mut Reducer,
+    each: &'r mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
+    /// The line being converted was taken for an InsightsEvent: its events keep their `seq`.
+    keep_seq: bool,
+    /// Why `each` failed, which ends the run.
+    failed: Option<anyhow::Error>,
+    /// Why events of the line being converted could not be read, to be reported.
+    unreadable: Vec<String>,
+}
+
+impl Sink<'_> {
+    /// Feeds one event; `Err` ends the run.
+    fn feed(&mut self, ev: &mut Ev) -> anyhow::Result<()> {
+        let fed = self.red.feed(ev);
+        (self.each)(self.red, fed)
+    }
+
+    /// An event the converter made. Read as its line would be, without the line, unless only
+    /// the line tells how (then it is written and read). `Err` only if it cannot be written.
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        if self.red.stopped || self.failed.is_some() {
+            return Ok(());
+        }
+        let line;
+        let mut ev = match Ev::from_event(event) {
+            Some(ev) => ev,
+            None => {
+                line = serde_json::to_string(event)?;
+                match Ev::parse(&line) {
+                    Ok(ev) => ev,
+                    Err(e) => {
+                        self.unreadable.push(format!(
+                            "not an InsightsEvent reduce can read: {}",
+                            crate::wire::without_position(&e)
+                        ));
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        if !self.keep_seq {
+            ev.seq = None;
+        }
+        if let Err(e) = self.feed(&mut ev) {
+            self.failed = Some(e);
+            return Err(io::Error::other("reduce stopped"));
+        }
+        Ok(())
+    }
+}
+
 /// Reads one source: InsightsEvent lines are parsed as written (their `seq` kept), any other
 /// line goes through the converter (one per source, as in `insights convert`) and its events
 /// follow. `each` sees every event fed.
@@ -177,12 +233,29 @@ pub fn read_source(
     let Some(reader) = src.open_or_report(diag) else {
         return Ok(());
     };
-    // The converter's events, taken back after each line.
+    let sink = RefCell::new(Sink {
+        red,
+        each,
+        keep_seq: false,
+        failed: None,
+        unreadable: Vec::new(),
+    });
+    let busy = || anyhow::anyhow!("internal error: the reducer was fed while it was busy");
+    // The converter hands its events over; lines it passes through are written here and
+    // taken back after each line.
+    let mut tap = |event: &Event| match sink.try_borrow_mut() {
+        Ok(mut s) => s.event(event),
+        Err(_) => Err(io::Error::other(busy())),
+    };
     let mut out = Out::new(Vec::new());
     let mut conv = Converter::new(opts, &mut out);
+    conv.tap(&mut tap);
     let mut rdr = LineReader::new(reader, opts.max_line);
     let mut buf = Vec::with_capacity(64 * 1024);
-    while !red.stopped {
+    loop {
+        if sink.try_borrow().map_err(|_| busy())?.red.stopped {
+            break;
+        }
         let line = match rdr.next_line(&mut buf) {
             Ok(Some(l)) => l,
             Ok(None) => break,
@@ -220,15 +293,22 @@ pub fn read_source(
         if let Some(text) = normalized {
             let mut ev = Ev::default();
             if ev.read(text).is_ok() {
-                let fed = red.feed(&mut ev);
-                each(red, fed)?;
+                sink.try_borrow_mut().map_err(|_| busy())?.feed(&mut ev)?;
                 continue;
             }
         }
         // Provider output, or an event the view cannot read: the converter reports what is
-        // unreadable and passes events through.
-        conv.line(&buf, lineno, rdr.unterminated(), &name, diag)
-            .context("cannot convert")?;
+        // unreadable, hands its events over and passes InsightsEvents through.
+        sink.try_borrow_mut().map_err(|_| busy())?.keep_seq = normalized.is_some();
+        let converted = conv.line(&buf, lineno, rdr.unterminated(), &name, diag);
+        let mut s = sink.try_borrow_mut().map_err(|_| busy())?;
+        if let Some(e) = s.failed.take() {
+            return Err(e);
+        }
+        converted.context("cannot convert")?;
+        for msg in s.unreadable.drain(..) {
+            diag.bad_line(&name, lineno, None, &msg);
+        }
         let out = conv.out();
         out.flush().context("cannot convert")?;
         let out = out.w.get_mut();
@@ -238,7 +318,7 @@ pub fn read_source(
             Err(_) => String::from_utf8_lossy(out),
         };
         for l in text.split('\n').filter(|l| !l.is_empty()) {
-            if red.stopped {
+            if s.red.stopped {
                 break;
             }
             let mut ev = Ev::default();
@@ -247,8 +327,7 @@ pub fn read_source(
                     if normalized.is_none() {
                         ev.seq = None;
                     }
-                    let fed = red.feed(&mut ev);
-                    each(red, fed)?;
+                    s.feed(&mut ev)?;
                 }
                 Err(e) => diag.bad_line(
                     &name,

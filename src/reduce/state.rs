@@ -20,6 +20,24 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Appends to a list that usually stays short. Its capacity grows 1, 2, 4, … where `push`
+/// starts at 4: a state of many sessions holds tens of thousands of one- or two-element lists
+/// (turns, models, nodes), and that spare room was most of its memory.
+pub fn push_small<T>(list: &mut Vec<T>, x: T) {
+    if list.len() == list.capacity() {
+        list.reserve_exact(list.len().max(1));
+    }
+    list.push(x);
+}
+
+/// Empties a list and frees its room: a session's scratch lists (running calls, agents of the
+/// turn, per-request usage) are empty most of the time.
+pub fn free<T>(list: &mut Vec<T>) {
+    if list.is_empty() && list.capacity() > 0 {
+        *list = Vec::new();
+    }
+}
+
 /// Any JSON value kept as the event carried it (tool input and output, plan entries, …).
 /// Written verbatim and read back verbatim, as raw JSON text: never through
 /// `serde_json::Value`, which cannot hold every value an event may carry (members given twice,
@@ -407,9 +425,9 @@ pub struct ToolCall {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_changes: Vec<FileChangeRec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subagent: Option<Subagent>,
+    pub subagent: Option<Box<Subagent>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<Task>,
+    pub task: Option<Box<Task>>,
 }
 
 impl ToolCall {

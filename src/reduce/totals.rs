@@ -46,7 +46,7 @@ fn merge_model(into: &mut Vec<ModelTotals>, m: &ModelTotals) {
                 x.max_output_tokens = m.max_output_tokens;
             }
         }
-        None => into.push(m.clone()),
+        None => push_small(into, m.clone()),
     }
 }
 
@@ -63,7 +63,7 @@ impl Account {
             self.report_cost(c);
         }
         let cost = self.turn_cost.take();
-        let reported: Vec<ModelTotals> = ev
+        let mut reported: Vec<ModelTotals> = ev
             .model_usage
             .iter()
             .flat_map(|p| p.0.iter())
@@ -76,9 +76,11 @@ impl Account {
                 max_output_tokens: u.max_output_tokens,
             })
             .collect();
+        // Kept as `run_models`, one list per session.
+        reported.shrink_to_fit();
         let live = self.live_sum();
         let turn_total = self.turn_total.take();
-        self.live.clear();
+        self.live = Vec::new();
         let model = model.or(self.last_model.as_deref()).map(str::to_owned);
         let t = if !reported.is_empty() {
             let reset = self.run_models.iter().any(|old| {
@@ -102,7 +104,7 @@ impl Account {
             self.run_models = reported;
             sum_tokens(&self.run_models).minus(&before)
         } else {
-            let t = match (turn_total, ev.usage) {
+            let t = match (turn_total, ev.usage.as_deref()) {
                 (Some(t), _) => t,
                 (None, Some(u)) => {
                     let t = serde_json::from_str::<TokenUsage>(u.get())
@@ -161,7 +163,7 @@ impl Account {
                 l
             }
         };
-        self.live.clear();
+        self.live = Vec::new();
         (t, self.turn_cost.take())
     }
 
@@ -245,10 +247,13 @@ impl State {
                     .find(|l| l.message_id.as_deref() == Some(id))
             }) {
                 Some(l) => l.tokens = t,
-                None => acc.live.push(LiveUsage {
-                    message_id: id.map(str::to_owned),
-                    tokens: t,
-                }),
+                None => push_small(
+                    &mut acc.live,
+                    LiveUsage {
+                        message_id: id.map(str::to_owned),
+                        tokens: t,
+                    },
+                ),
             }
         }
         let ctx = &mut self.totals.sessions[s].context;

@@ -4,7 +4,7 @@
 //! Arbitrary JSON (tool input, output, plan entries, …) stays unparsed as `&RawValue` until the
 //! reducer decides to keep it.
 
-use crate::event::Pairs;
+use crate::event::{Event, Pairs};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -12,7 +12,9 @@ use std::borrow::Cow;
 use std::fmt;
 
 pub type S<'a> = Option<Cow<'a, str>>;
-pub type J<'a> = Option<&'a RawValue>;
+/// A JSON value as written: borrowed from the line, or serialized from an event handed over
+/// without a line (see `from_event.rs`).
+pub type J<'a> = Option<Cow<'a, RawValue>>;
 
 /// The type a member is read as: its field's own, or the one after `=>`.
 macro_rules! read_as {
@@ -34,6 +36,9 @@ macro_rules! view {
             /// The line itself (not a member): kept for events parked until their session is
             /// known.
             pub line: &'a str,
+            /// The event, when it was handed over without a line: its line is written only
+            /// if the event is parked ([`Ev::line_json`]).
+            pub source: Option<&'a Event<'a>>,
         }
 
         /// A member the view reads.
@@ -85,17 +90,17 @@ view! {
     "agentType" agent_type: S<'a> => OptStr<'a>,
     "requestId" request_id: S<'a> => OptStr<'a>,
     "toolUseId" tool_use_id: S<'a> => OptStr<'a>,
-    "input" input: J<'a>,
-    "output" output: J<'a>,
-    "content" content: J<'a>,
+    "input" input: J<'a> => OptRaw<'a>,
+    "output" output: J<'a> => OptRaw<'a>,
+    "content" content: J<'a> => OptRaw<'a>,
     "locations" locations: Option<Vec<Cow<'a, str>>>,
     "isError" is_error: bool,
     "durationMs" duration_ms: Option<u64>,
-    "usage" usage: J<'a>,
+    "usage" usage: J<'a> => OptRaw<'a>,
 
     // user_input
     "isSynthetic" is_synthetic: bool,
-    "images" images: Option<Vec<&'a RawValue>>,
+    "images" images: Option<u64> => OptCount,
 
     // tool_invocation
     "mcpServer" mcp_server: S<'a> => OptStr<'a>,
@@ -104,15 +109,15 @@ view! {
     // session_init
     "reasoningEffort" reasoning_effort: S<'a> => OptStr<'a>,
     "cwd" cwd: S<'a> => OptStr<'a>,
-    "availableTools" available_tools: J<'a>,
-    "mcpServers" mcp_servers: J<'a>,
+    "availableTools" available_tools: J<'a> => OptRaw<'a>,
+    "mcpServers" mcp_servers: J<'a> => OptRaw<'a>,
     "permissionMode" permission_mode: S<'a> => OptStr<'a>,
-    "account" account: J<'a>,
-    "slashCommands" slash_commands: J<'a>,
-    "availableModels" available_models: J<'a>,
+    "account" account: J<'a> => OptRaw<'a>,
+    "slashCommands" slash_commands: J<'a> => OptRaw<'a>,
+    "availableModels" available_models: J<'a> => OptRaw<'a>,
     "version" version: S<'a> => OptStr<'a>,
-    "agents" agents: J<'a>,
-    "skills" skills: J<'a>,
+    "agents" agents: J<'a> => OptRaw<'a>,
+    "skills" skills: J<'a> => OptRaw<'a>,
 
     // turn_complete
     "subtype" subtype: S<'a> => OptStr<'a>,
@@ -131,21 +136,21 @@ view! {
 
     // permission_request / permission_response
     "toolKind" tool_kind: S<'a> => OptStr<'a>,
-    "toolInput" tool_input: J<'a>,
+    "toolInput" tool_input: J<'a> => OptRaw<'a>,
     "reason" reason: S<'a> => OptStr<'a>,
     "blockedPath" blocked_path: S<'a> => OptStr<'a>,
-    "suggestions" suggestions: J<'a>,
-    "options" options: J<'a>,
+    "suggestions" suggestions: J<'a> => OptRaw<'a>,
+    "options" options: J<'a> => OptRaw<'a>,
     "decision" decision: S<'a> => OptStr<'a>,
     "allowed" allowed: Option<bool>,
     "interrupt" interrupt: bool,
     "optionId" option_id: S<'a> => OptStr<'a>,
 
     // config_options, available_commands, session_mode
-    "configOptions" config_options: J<'a>,
-    "availableCommands" available_commands: J<'a>,
+    "configOptions" config_options: J<'a> => OptRaw<'a>,
+    "availableCommands" available_commands: J<'a> => OptRaw<'a>,
     "currentModeId" current_mode_id: S<'a> => OptStr<'a>,
-    "availableModes" available_modes: J<'a>,
+    "availableModes" available_modes: J<'a> => OptRaw<'a>,
 
     // stream_delta
     "textDelta" text_delta: S<'a> => OptStr<'a>,
@@ -157,7 +162,7 @@ view! {
     "contextTokens" context_tokens: Option<u64>,
 
     // plan_update
-    "entries" entries: J<'a>,
+    "entries" entries: J<'a> => OptRaw<'a>,
     "explanation" explanation: S<'a> => OptStr<'a>,
 
     // tool_update
@@ -194,8 +199,8 @@ view! {
     "toolUseCount" tool_use_count: Option<u64>,
 
     // rate_limit_update
-    "primary" primary: J<'a>,
-    "secondary" secondary: J<'a>,
+    "primary" primary: J<'a> => OptRaw<'a>,
+    "secondary" secondary: J<'a> => OptRaw<'a>,
     "planType" plan_type: S<'a> => OptStr<'a>,
     "rateLimitType" rate_limit_type: S<'a> => OptStr<'a>,
 }
@@ -229,6 +234,60 @@ impl<'de: 'a, 'a> Deserialize<'de> for OptStr<'a> {
 impl<'a> From<OptStr<'a>> for S<'a> {
     fn from(s: OptStr<'a>) -> Self {
         s.0
+    }
+}
+
+/// An optional JSON value (`null` is none), borrowed from the line.
+pub struct OptRaw<'a>(J<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for OptRaw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(OptRaw(
+            Option::<&RawValue>::deserialize(d)?.map(Cow::Borrowed),
+        ))
+    }
+}
+
+impl<'a> From<OptRaw<'a>> for J<'a> {
+    fn from(r: OptRaw<'a>) -> Self {
+        r.0
+    }
+}
+
+/// The length of an optional array (`null` is none): what the reducer keeps of `images`.
+/// Errors as `Option<Vec<_>>` would.
+pub struct OptCount(Option<u64>);
+
+impl<'de> Deserialize<'de> for OptCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Count;
+        impl<'de> Visitor<'de> for Count {
+            type Value = u64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<u64, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(n)
+            }
+        }
+        // Read as an Option of a sequence, so that `null` and errors are those of `Option<Vec>`.
+        struct Len(u64);
+        impl<'de> Deserialize<'de> for Len {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_seq(Count).map(Len)
+            }
+        }
+        Ok(OptCount(Option::<Len>::deserialize(d)?.map(|l| l.0)))
+    }
+}
+
+impl From<OptCount> for Option<u64> {
+    fn from(c: OptCount) -> Self {
+        c.0
     }
 }
 
@@ -414,6 +473,15 @@ impl<'a> Ev<'a> {
         Ok(())
     }
 
+    /// The event's line: the one read, or the one `insights` writes for an event handed over
+    /// without one. `None` only if that event cannot be written as JSON.
+    pub fn line_json(&self) -> Option<Box<RawValue>> {
+        match self.source {
+            Some(e) => serde_json::value::to_raw_value(e).ok(),
+            None => RawValue::from_string(self.line.to_owned()).ok(),
+        }
+    }
+
     /// The session id, `""` when the event names none.
     pub fn session(&self) -> &str {
         self.session_id.as_deref().unwrap_or("")
@@ -461,7 +529,7 @@ mod tests {
         assert_eq!(ev.kind, None);
         assert_eq!(ev.seq, Some(3));
         assert!(matches!(ev.session_id, Some(Cow::Borrowed("s"))));
-        assert_eq!(ev.input.map(RawValue::get), Some(r#"{"a":1}"#));
+        assert_eq!(ev.input.as_deref().map(RawValue::get), Some(r#"{"a":1}"#));
         assert_eq!(ev.line, line);
         let err = |l: &str| Ev::parse(l).unwrap_err().to_string();
         assert!(err(r#"{"event":"x","text":"a","text":"b"}"#).contains("duplicate field `text`"));
