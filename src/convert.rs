@@ -31,6 +31,22 @@ pub struct Options {
     pub max_line: usize,
 }
 
+#[cfg(test)]
+impl Options {
+    /// Detection, no clock, block-buffered, lines up to `max_line` bytes: what unit tests use.
+    pub fn for_tests(max_line: usize) -> Options {
+        Options {
+            forced: None,
+            raw: false,
+            clock: false,
+            flush: FlushPolicy::Block,
+            strict: false,
+            cc_insights: false,
+            max_line,
+        }
+    }
+}
+
 /// What a run saw, for the exit status and the closing notes.
 #[derive(Default, Debug)]
 pub struct Stats {
@@ -735,15 +751,7 @@ mod tests {
     use super::*;
 
     fn opts() -> Options {
-        Options {
-            forced: None,
-            raw: false,
-            clock: false,
-            flush: FlushPolicy::Block,
-            strict: false,
-            cc_insights: false,
-            max_line: 1 << 20,
-        }
+        Options::for_tests(1 << 20)
     }
 
     fn run(input: &str, opts: &Options) -> (String, Stats, u64) {

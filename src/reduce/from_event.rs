@@ -368,7 +368,7 @@ mod tests {
     use super::*;
     use crate::convert::{Converter, Options};
     use crate::diag::Diag;
-    use crate::output::{FlushPolicy, Out};
+    use crate::output::Out;
     use std::path::Path;
 
     /// The view with what may differ between the two ways of making it blanked: where it
@@ -382,15 +382,7 @@ mod tests {
     /// Converts a file's lines and compares, for every event, the view made from the event
     /// with the one read from its line; returns how many events were compared.
     fn compare(path: &Path) -> u64 {
-        let opts = Options {
-            forced: None,
-            raw: false,
-            clock: false,
-            flush: FlushPolicy::Block,
-            strict: false,
-            cc_insights: false,
-            max_line: 64 << 20,
-        };
+        let opts = Options::for_tests(64 << 20);
         let mut n = 0;
         let mut tap = |event: &Event| {
             let line = serde_json::to_string(event).unwrap();

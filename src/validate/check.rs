@@ -700,18 +700,9 @@ fn levels(r: &FileReport) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::FlushPolicy;
 
     fn opts() -> Options {
-        Options {
-            forced: None,
-            raw: false,
-            clock: false,
-            flush: FlushPolicy::Block,
-            strict: false,
-            cc_insights: false,
-            max_line: 1 << 20,
-        }
+        Options::for_tests(1 << 20)
     }
 
     fn run(input: &str) -> FileReport {
