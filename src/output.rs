@@ -50,7 +50,7 @@ impl<W: Write> Out<W> {
     /// Writes one JSON line.
     pub fn json_line<T: serde::Serialize>(&mut self, v: &T) -> io::Result<()> {
         self.line.clear();
-        serde_json::to_writer(&mut self.line, v).map_err(io::Error::from)?;
+        crate::json_writer::write(&mut self.line, v).map_err(io::Error::from)?;
         self.line.push(b'\n');
         self.w.write_all(&self.line)
     }

@@ -1,0 +1,817 @@
+//! Compact JSON text for our output, byte for byte what `serde_json::to_writer` writes, but
+//! cheaper per piece: member names the derive hands over as `&'static str` are written
+//! without an escape scan, and string contents are searched 16 bytes at a time
+//! ([`string_special`]; serde_json looks up every byte in a table). Converting Claude output spent 15% of its time in
+//! serde_json's `serialize_str`.
+//!
+//! `serde_json::value::RawValue` serializes itself as a struct with a private marker name;
+//! its text is written as it is, like serde_json does.
+
+use crate::scan::string_special;
+use serde::ser::{self, Error as _, Impossible, Serialize};
+use serde_json::Error;
+
+/// The struct name `RawValue` serializes under (serde_json's, stable since 1.0.29).
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Appends `value` as compact JSON to `out`.
+pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), Error> {
+    value.serialize(Writer { out })
+}
+
+/// Appends `s` as a JSON string (quoted, escaped the way serde_json escapes).
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut done = 0;
+    loop {
+        let i = string_special(bytes, done);
+        out.extend_from_slice(&bytes[done..i]);
+        let Some(&b) = bytes.get(i) else { break };
+        push_escape(out, b);
+        done = i + 1;
+    }
+    out.push(b'"');
+}
+
+fn push_escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short = match b {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        0x08 => b'b',
+        0x0c => b'f',
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        _ => {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]);
+            return;
+        }
+    };
+    out.extend_from_slice(&[b'\\', short]);
+}
+
+/// A member name of our own types: written as it is (checked in debug builds).
+#[inline]
+fn write_static_key(out: &mut Vec<u8>, key: &'static str) {
+    debug_assert!(string_special(key.as_bytes(), 0) == key.len(), "{key:?}");
+    out.reserve(key.len() + 3);
+    out.push(b'"');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+fn write_number<T: Serialize>(out: &mut Vec<u8>, n: T) -> Result<(), Error> {
+    serde_json::to_writer(out, &n)
+}
+
+struct Writer<'w> {
+    out: &'w mut Vec<u8>,
+}
+
+/// An object or array being written; `first` until its first member.
+pub struct Compound<'w> {
+    out: &'w mut Vec<u8>,
+    first: bool,
+    /// The value of a `{"variant": …}` object is open too (closed by `end`).
+    variant: bool,
+    /// `RawValue`'s marker struct: its one field is text written as it is.
+    raw: bool,
+}
+
+impl Compound<'_> {
+    #[inline]
+    fn comma(&mut self) {
+        if self.first {
+            self.first = false;
+        } else {
+            self.out.push(b',');
+        }
+    }
+}
+
+impl<'w> Writer<'w> {
+    fn open(self, bracket: u8, variant: Option<&'static str>) -> Compound<'w> {
+        if let Some(v) = variant {
+            self.out.push(b'{');
+            write_static_key(self.out, v);
+        }
+        self.out.push(bracket);
+        Compound {
+            out: self.out,
+            first: true,
+            variant: variant.is_some(),
+            raw: false,
+        }
+    }
+}
+
+impl<'w> ser::Serializer for Writer<'w> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'w>;
+    type SerializeTuple = Compound<'w>;
+    type SerializeTupleStruct = Compound<'w>;
+    type SerializeTupleVariant = Compound<'w>;
+    type SerializeMap = Compound<'w>;
+    type SerializeStruct = Compound<'w>;
+    type SerializeStructVariant = Compound<'w>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.out
+            .extend_from_slice(if v { b"true" } else { b"false" });
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        write_number(self.out, v)
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        write_str(self.out, v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        write_str(self.out, v);
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
+        use ser::SerializeSeq;
+        let mut seq = self.serialize_seq(Some(v.len()))?;
+        for b in v {
+            seq.serialize_element(b)?;
+        }
+        seq.end()
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<(), Error> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        write_str(self.out, variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        self.out.push(b'{');
+        write_static_key(self.out, variant);
+        v.serialize(Writer { out: self.out })?;
+        self.out.push(b'}');
+        Ok(())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'w>, Error> {
+        Ok(self.open(b'[', None))
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'w>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Compound<'w>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Compound<'w>, Error> {
+        Ok(self.open(b'[', Some(variant)))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Compound<'w>, Error> {
+        Ok(self.open(b'{', None))
+    }
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'w>, Error> {
+        if name == RAW_VALUE_TOKEN {
+            return Ok(Compound {
+                out: self.out,
+                first: true,
+                variant: false,
+                raw: true,
+            });
+        }
+        Ok(self.open(b'{', None))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Compound<'w>, Error> {
+        Ok(self.open(b'{', Some(variant)))
+    }
+}
+
+impl Compound<'_> {
+    fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.comma();
+        v.serialize(Writer { out: self.out })
+    }
+    fn close(self, bracket: u8) -> Result<(), Error> {
+        self.out.push(bracket);
+        if self.variant {
+            self.out.push(b'}');
+        }
+        Ok(())
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.element(v)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.close(b']')
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.element(v)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.close(b']')
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.element(v)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.close(b']')
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.element(v)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.close(b']')
+    }
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        self.comma();
+        key.serialize(KeyWriter { out: self.out })?;
+        self.out.push(b':');
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        v.serialize(Writer { out: self.out })
+    }
+    fn end(self) -> Result<(), Error> {
+        self.close(b'}')
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        if self.raw {
+            return if key == RAW_VALUE_TOKEN {
+                v.serialize(RawText { out: self.out })
+            } else {
+                Err(Error::custom("RawValue with a member of its own"))
+            };
+        }
+        self.comma();
+        write_static_key(self.out, key);
+        v.serialize(Writer { out: self.out })
+    }
+    fn end(self) -> Result<(), Error> {
+        if self.raw {
+            return Ok(());
+        }
+        self.close(b'}')
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        self.comma();
+        write_static_key(self.out, key);
+        v.serialize(Writer { out: self.out })
+    }
+    fn end(self) -> Result<(), Error> {
+        self.close(b'}')
+    }
+}
+
+fn key_must_be_a_string() -> Error {
+    Error::custom("key must be a string")
+}
+
+/// A map key: strings, and numbers, chars and booleans quoted (as serde_json does).
+struct KeyWriter<'w> {
+    out: &'w mut Vec<u8>,
+}
+
+impl KeyWriter<'_> {
+    fn quoted<T: Serialize>(self, v: T) -> Result<(), Error> {
+        self.out.push(b'"');
+        serde_json::to_writer(&mut *self.out, &v)?;
+        self.out.push(b'"');
+        Ok(())
+    }
+}
+
+impl ser::Serializer for KeyWriter<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Impossible<(), Error>;
+    type SerializeTuple = Impossible<(), Error>;
+    type SerializeTupleStruct = Impossible<(), Error>;
+    type SerializeTupleVariant = Impossible<(), Error>;
+    type SerializeMap = Impossible<(), Error>;
+    type SerializeStruct = Impossible<(), Error>;
+    type SerializeStructVariant = Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        write_str(self.out, v);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        write_str(self.out, v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        if v.is_finite() {
+            self.quoted(v)
+        } else {
+            Err(Error::custom(
+                "float key must be finite (got NaN or +/-inf)",
+            ))
+        }
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        if v.is_finite() {
+            self.quoted(v)
+        } else {
+            Err(Error::custom(
+                "float key must be finite (got NaN or +/-inf)",
+            ))
+        }
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        write_str(self.out, variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        v.serialize(self)
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(key_must_be_a_string())
+    }
+}
+
+/// The text inside a `RawValue`: only a string is expected, and written as it is.
+struct RawText<'w> {
+    out: &'w mut Vec<u8>,
+}
+
+fn not_raw_text() -> Error {
+    Error::custom("RawValue holding something other than its text")
+}
+
+impl ser::Serializer for RawText<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Impossible<(), Error>;
+    type SerializeTuple = Impossible<(), Error>;
+    type SerializeTupleStruct = Impossible<(), Error>;
+    type SerializeTupleVariant = Impossible<(), Error>;
+    type SerializeMap = Impossible<(), Error>;
+    type SerializeStruct = Impossible<(), Error>;
+    type SerializeStructVariant = Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.out.extend_from_slice(v.as_bytes());
+        Ok(())
+    }
+    fn serialize_bool(self, _: bool) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_i64(self, _: i64) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_u64(self, _: u64) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_i8(self, _: i8) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_i16(self, _: i16) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_i32(self, _: i32) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_u8(self, _: u8) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_u16(self, _: u16) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_u32(self, _: u32) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_f32(self, _: f32) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_f64(self, _: f64) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_char(self, _: char) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(not_raw_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    fn same_as_serde_json<T: Serialize + ?Sized>(v: &T) {
+        let mut ours = Vec::new();
+        write(&mut ours, v).expect("ours");
+        let theirs = serde_json::to_vec(v).expect("serde_json");
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs)
+        );
+    }
+
+    #[test]
+    fn every_byte_is_escaped_as_serde_json_escapes_it() {
+        let all: String = (0u8..0x80).map(char::from).collect();
+        same_as_serde_json(&all);
+        // Every position of an escape within and around an eight-byte word.
+        for len in 0..20 {
+            for at in 0..len {
+                for b in [b'"', b'\\', b'\n', 0x1f, 0x00, 0x7f, b' ', b'!', b'#', b'['] {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    same_as_serde_json(std::str::from_utf8(&s).expect("ascii"));
+                }
+            }
+        }
+        same_as_serde_json("héllo \u{2028} 😀 \u{7f}\u{80}\u{ff} \"q\" \\ \t\r\n\u{0}\u{1b}");
+    }
+
+    #[test]
+    fn random_strings_are_written_as_serde_json_writes_them() {
+        // A fixed xorshift: the same strings every run.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let pieces = [
+            "a", "\"", "\\", "\n", "\u{1}", "é", "😀", " ", "\u{7f}", "xyz0123",
+        ];
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for k in 0..(x % 40) {
+                s.push_str(pieces[((x >> (k % 50)) as usize + k as usize) % pieces.len()]);
+            }
+            same_as_serde_json(&s);
+        }
+    }
+
+    #[test]
+    fn values_of_every_shape_are_written_as_serde_json_writes_them() {
+        let v: Value = serde_json::from_str(
+            r#"{"a":[1,-2,3.5,1e300,-0.0,true,false,null,"s\u0001"],"b":{"":{},"c":[]},"d":18446744073709551615,"e":-9223372036854775808}"#,
+        )
+        .expect("json");
+        same_as_serde_json(&v);
+        let raw: Box<RawValue> = serde_json::from_str(r#"  {"x" : [1, 2]}"#).expect("raw");
+        same_as_serde_json(&raw);
+        same_as_serde_json(&vec![Some(&*raw), None]);
+        let mut keys = BTreeMap::new();
+        keys.insert(3u32, "three");
+        keys.insert(10, "ten");
+        same_as_serde_json(&keys);
+        same_as_serde_json(&('x', 1u8, -1i8, 2.5f32, u128::MAX, i128::MIN, f64::NAN));
+
+        #[derive(serde::Serialize)]
+        enum E {
+            Unit,
+            New(u8),
+            Tuple(u8, String),
+            Struct { a: u8, b: Option<String> },
+        }
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct S {
+            one_two: Vec<E>,
+            #[serde(flatten)]
+            rest: BTreeMap<String, Value>,
+            unit: (),
+            bytes: &'static [u8],
+        }
+        let mut rest = BTreeMap::new();
+        rest.insert("k\"ey".to_owned(), Value::from("v"));
+        same_as_serde_json(&S {
+            one_two: vec![
+                E::Unit,
+                E::New(1),
+                E::Tuple(2, "t".into()),
+                E::Struct { a: 3, b: None },
+            ],
+            rest,
+            unit: (),
+            bytes: b"ab",
+        });
+    }
+
+    #[test]
+    fn events_of_every_testdata_line_are_written_as_serde_json_writes_them() {
+        for path in crate::test_support::testdata_jsonl() {
+            let bytes = std::fs::read(&path).expect("testdata");
+            for line in bytes.split(|&b| b == b'\n') {
+                let Ok(v) = serde_json::from_slice::<Value>(line) else {
+                    continue;
+                };
+                let mut ours = Vec::new();
+                write(&mut ours, &v).expect("ours");
+                assert_eq!(
+                    ours,
+                    serde_json::to_vec(&v).expect("theirs"),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_map_key_that_is_not_a_string_or_number_is_an_error() {
+        let mut m = BTreeMap::new();
+        m.insert(vec![1u8], 1);
+        assert!(write(&mut Vec::new(), &m).is_err());
+        assert!(serde_json::to_vec(&m).is_err());
+    }
+}
