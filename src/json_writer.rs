@@ -6,17 +6,67 @@
 //!
 //! `serde_json::value::RawValue` serializes itself as a struct with a private marker name;
 //! its text is written as it is, like serde_json does.
+//!
+//! [`write_pretty`] writes the same pieces laid out as `serde_json::to_writer_pretty` lays
+//! them out (two spaces per level), for `reduce`'s state.
 
 use crate::scan::string_special;
 use serde::ser::{self, Error as _, Impossible, Serialize};
 use serde_json::Error;
+use std::io::{self, Write};
 
 /// The struct name `RawValue` serializes under (serde_json's, stable since 1.0.29).
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Appends `value` as compact JSON to `out`.
 pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), Error> {
-    value.serialize(Writer { out })
+    value.serialize(Writer::<false> {
+        out,
+        level: 0,
+        spill: None,
+    })
+}
+
+/// How much pretty text is gathered before it is written out.
+pub const SPILL_AT: usize = 64 * 1024;
+
+/// Writes `value` as pretty JSON to `w`, byte for byte as `serde_json::to_writer_pretty`,
+/// gathering it in `buf` (cleared first) and writing that out whenever it holds
+/// [`SPILL_AT`] bytes, so that a large value is never all in memory as text.
+pub fn write_pretty<T: Serialize + ?Sized>(
+    w: &mut dyn Write,
+    buf: &mut Vec<u8>,
+    value: &T,
+) -> io::Result<()> {
+    buf.clear();
+    value.serialize(Writer::<true> {
+        out: buf,
+        level: 0,
+        spill: Some(&mut *w),
+    })?;
+    w.write_all(buf)?;
+    buf.clear();
+    Ok(())
+}
+
+/// `,`, a line break and the indentation of level 64, to write a prefix of.
+const BREAK: [u8; 2 + 2 * 64] = {
+    let mut b = [b' '; 2 + 2 * 64];
+    b[0] = b',';
+    b[1] = b'\n';
+    b
+};
+
+/// A line break (after a comma unless `first`) and the indentation of `level`.
+fn newline(out: &mut Vec<u8>, level: usize, first: bool) {
+    let start = usize::from(first);
+    match BREAK.get(start..2 + 2 * level) {
+        Some(b) => out.extend_from_slice(b),
+        None => {
+            out.extend_from_slice(&BREAK[start..2]);
+            out.resize(out.len() + 2 * level, b' ');
+        }
+    }
 }
 
 /// Appends `s` as a JSON string (quoted, escaped the way serde_json escapes).
@@ -62,25 +112,33 @@ fn push_escape(out: &mut Vec<u8>, b: u8) {
 
 /// A member name of our own types: written as it is (checked in debug builds).
 #[inline]
-fn write_static_key(out: &mut Vec<u8>, key: &'static str) {
+fn write_static_key<const P: bool>(out: &mut Vec<u8>, key: &'static str) {
     debug_assert!(string_special(key.as_bytes(), 0) == key.len(), "{key:?}");
-    out.reserve(key.len() + 3);
+    out.reserve(key.len() + 4);
     out.push(b'"');
     out.extend_from_slice(key.as_bytes());
-    out.extend_from_slice(b"\":");
+    out.extend_from_slice(if P { b"\": " } else { b"\":" });
 }
 
 fn write_number<T: Serialize>(out: &mut Vec<u8>, n: T) -> Result<(), Error> {
     serde_json::to_writer(out, &n)
 }
 
-struct Writer<'w> {
+/// Writes one value; `P`: pretty, with line breaks and indentation.
+struct Writer<'w, const P: bool> {
     out: &'w mut Vec<u8>,
+    /// How many containers the value is in (pretty only).
+    level: usize,
+    /// Where the text goes when `out` grows large (pretty only).
+    spill: Option<&'w mut dyn Write>,
 }
 
 /// An object or array being written; `first` until its first member.
-pub struct Compound<'w> {
+pub struct Compound<'w, const P: bool> {
     out: &'w mut Vec<u8>,
+    /// How many containers its members are in (pretty only).
+    level: usize,
+    spill: Option<&'w mut dyn Write>,
     first: bool,
     /// The value of a `{"variant": …}` object is open too (closed by `end`).
     variant: bool,
@@ -88,26 +146,58 @@ pub struct Compound<'w> {
     raw: bool,
 }
 
-impl Compound<'_> {
+impl<const P: bool> Compound<'_, P> {
+    /// What comes before a member: a comma unless it is the first, and in pretty text a line
+    /// break and indentation; pretty text gathered so far may be written out first.
     #[inline]
-    fn comma(&mut self) {
-        if self.first {
+    fn comma(&mut self) -> Result<(), Error> {
+        if P {
+            if self.out.len() >= SPILL_AT {
+                if let Some(w) = self.spill.as_deref_mut() {
+                    w.write_all(self.out).map_err(Error::io)?;
+                    self.out.clear();
+                }
+            }
+            newline(self.out, self.level, self.first);
+            self.first = false;
+        } else if self.first {
             self.first = false;
         } else {
             self.out.push(b',');
         }
+        Ok(())
+    }
+
+    /// A writer for a member's value.
+    #[inline]
+    fn value(&mut self) -> Writer<'_, P> {
+        Writer {
+            out: self.out,
+            level: self.level,
+            spill: match &mut self.spill {
+                Some(w) => Some(&mut **w),
+                None => None,
+            },
+        }
     }
 }
 
-impl<'w> Writer<'w> {
-    fn open(self, bracket: u8, variant: Option<&'static str>) -> Compound<'w> {
+impl<'w, const P: bool> Writer<'w, P> {
+    fn open(self, bracket: u8, variant: Option<&'static str>) -> Compound<'w, P> {
+        let mut level = self.level + 1;
         if let Some(v) = variant {
             self.out.push(b'{');
-            write_static_key(self.out, v);
+            if P {
+                newline(self.out, level, true);
+                level += 1;
+            }
+            write_static_key::<P>(self.out, v);
         }
         self.out.push(bracket);
         Compound {
             out: self.out,
+            level,
+            spill: self.spill,
             first: true,
             variant: variant.is_some(),
             raw: false,
@@ -115,16 +205,16 @@ impl<'w> Writer<'w> {
     }
 }
 
-impl<'w> ser::Serializer for Writer<'w> {
+impl<'w, const P: bool> ser::Serializer for Writer<'w, P> {
     type Ok = ();
     type Error = Error;
-    type SerializeSeq = Compound<'w>;
-    type SerializeTuple = Compound<'w>;
-    type SerializeTupleStruct = Compound<'w>;
-    type SerializeTupleVariant = Compound<'w>;
-    type SerializeMap = Compound<'w>;
-    type SerializeStruct = Compound<'w>;
-    type SerializeStructVariant = Compound<'w>;
+    type SerializeSeq = Compound<'w, P>;
+    type SerializeTuple = Compound<'w, P>;
+    type SerializeTupleStruct = Compound<'w, P>;
+    type SerializeTupleVariant = Compound<'w, P>;
+    type SerializeMap = Compound<'w, P>;
+    type SerializeStruct = Compound<'w, P>;
+    type SerializeStructVariant = Compound<'w, P>;
 
     fn serialize_bool(self, v: bool) -> Result<(), Error> {
         self.out
@@ -220,18 +310,31 @@ impl<'w> ser::Serializer for Writer<'w> {
         v: &T,
     ) -> Result<(), Error> {
         self.out.push(b'{');
-        write_static_key(self.out, variant);
-        v.serialize(Writer { out: self.out })?;
+        if P {
+            newline(self.out, self.level + 1, true);
+        }
+        write_static_key::<P>(self.out, variant);
+        v.serialize(Writer::<P> {
+            out: &mut *self.out,
+            level: self.level + 1,
+            spill: match self.spill {
+                Some(w) => Some(&mut *w),
+                None => None,
+            },
+        })?;
+        if P {
+            newline(self.out, self.level, true);
+        }
         self.out.push(b'}');
         Ok(())
     }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'w>, Error> {
+    fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'w, P>, Error> {
         Ok(self.open(b'[', None))
     }
-    fn serialize_tuple(self, len: usize) -> Result<Compound<'w>, Error> {
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'w, P>, Error> {
         self.serialize_seq(Some(len))
     }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Compound<'w>, Error> {
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Compound<'w, P>, Error> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
@@ -240,16 +343,18 @@ impl<'w> ser::Serializer for Writer<'w> {
         _: u32,
         variant: &'static str,
         _: usize,
-    ) -> Result<Compound<'w>, Error> {
+    ) -> Result<Compound<'w, P>, Error> {
         Ok(self.open(b'[', Some(variant)))
     }
-    fn serialize_map(self, _: Option<usize>) -> Result<Compound<'w>, Error> {
+    fn serialize_map(self, _: Option<usize>) -> Result<Compound<'w, P>, Error> {
         Ok(self.open(b'{', None))
     }
-    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'w>, Error> {
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'w, P>, Error> {
         if name == RAW_VALUE_TOKEN {
             return Ok(Compound {
                 out: self.out,
+                level: self.level,
+                spill: self.spill,
                 first: true,
                 variant: false,
                 raw: true,
@@ -263,26 +368,32 @@ impl<'w> ser::Serializer for Writer<'w> {
         _: u32,
         variant: &'static str,
         _: usize,
-    ) -> Result<Compound<'w>, Error> {
+    ) -> Result<Compound<'w, P>, Error> {
         Ok(self.open(b'{', Some(variant)))
     }
 }
 
-impl Compound<'_> {
+impl<const P: bool> Compound<'_, P> {
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.comma();
-        v.serialize(Writer { out: self.out })
+        self.comma()?;
+        v.serialize(self.value())
     }
     fn close(self, bracket: u8) -> Result<(), Error> {
+        if P && !self.first {
+            newline(self.out, self.level - 1, true);
+        }
         self.out.push(bracket);
         if self.variant {
+            if P {
+                newline(self.out, self.level - 2, true);
+            }
             self.out.push(b'}');
         }
         Ok(())
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
+impl<const P: bool> ser::SerializeSeq for Compound<'_, P> {
     type Ok = ();
     type Error = Error;
     fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
@@ -293,7 +404,7 @@ impl ser::SerializeSeq for Compound<'_> {
     }
 }
 
-impl ser::SerializeTuple for Compound<'_> {
+impl<const P: bool> ser::SerializeTuple for Compound<'_, P> {
     type Ok = ();
     type Error = Error;
     fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
@@ -304,7 +415,7 @@ impl ser::SerializeTuple for Compound<'_> {
     }
 }
 
-impl ser::SerializeTupleStruct for Compound<'_> {
+impl<const P: bool> ser::SerializeTupleStruct for Compound<'_, P> {
     type Ok = ();
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
@@ -315,7 +426,7 @@ impl ser::SerializeTupleStruct for Compound<'_> {
     }
 }
 
-impl ser::SerializeTupleVariant for Compound<'_> {
+impl<const P: bool> ser::SerializeTupleVariant for Compound<'_, P> {
     type Ok = ();
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
@@ -326,24 +437,24 @@ impl ser::SerializeTupleVariant for Compound<'_> {
     }
 }
 
-impl ser::SerializeMap for Compound<'_> {
+impl<const P: bool> ser::SerializeMap for Compound<'_, P> {
     type Ok = ();
     type Error = Error;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
-        self.comma();
+        self.comma()?;
         key.serialize(KeyWriter { out: self.out })?;
-        self.out.push(b':');
+        self.out.extend_from_slice(if P { b": " } else { b":" });
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        v.serialize(Writer { out: self.out })
+        v.serialize(self.value())
     }
     fn end(self) -> Result<(), Error> {
         self.close(b'}')
     }
 }
 
-impl ser::SerializeStruct for Compound<'_> {
+impl<const P: bool> ser::SerializeStruct for Compound<'_, P> {
     type Ok = ();
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(
@@ -358,9 +469,9 @@ impl ser::SerializeStruct for Compound<'_> {
                 Err(Error::custom("RawValue with a member of its own"))
             };
         }
-        self.comma();
-        write_static_key(self.out, key);
-        v.serialize(Writer { out: self.out })
+        self.comma()?;
+        write_static_key::<P>(self.out, key);
+        v.serialize(self.value())
     }
     fn end(self) -> Result<(), Error> {
         if self.raw {
@@ -370,7 +481,7 @@ impl ser::SerializeStruct for Compound<'_> {
     }
 }
 
-impl ser::SerializeStructVariant for Compound<'_> {
+impl<const P: bool> ser::SerializeStructVariant for Compound<'_, P> {
     type Ok = ();
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(
@@ -378,9 +489,9 @@ impl ser::SerializeStructVariant for Compound<'_> {
         key: &'static str,
         v: &T,
     ) -> Result<(), Error> {
-        self.comma();
-        write_static_key(self.out, key);
-        v.serialize(Writer { out: self.out })
+        self.comma()?;
+        write_static_key::<P>(self.out, key);
+        v.serialize(self.value())
     }
     fn end(self) -> Result<(), Error> {
         self.close(b'}')
@@ -695,6 +806,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn same_as_serde_json<T: Serialize + ?Sized>(v: &T) {
+        pretty_as_serde_json(v);
         let mut ours = Vec::new();
         write(&mut ours, v).expect("ours");
         let theirs = serde_json::to_vec(v).expect("serde_json");
@@ -738,6 +850,16 @@ mod tests {
             }
             same_as_serde_json(&s);
         }
+    }
+
+    fn pretty_as_serde_json<T: Serialize + ?Sized>(v: &T) {
+        let mut ours = Vec::new();
+        write_pretty(&mut ours, &mut Vec::new(), v).expect("ours");
+        let theirs = serde_json::to_vec_pretty(v).expect("serde_json");
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs)
+        );
     }
 
     #[test]
@@ -805,6 +927,24 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn pretty_text_deeper_than_the_indentation_at_hand_and_larger_than_a_spill() {
+        let mut deep = serde_json::json!("leaf");
+        for i in 0..80 {
+            deep = serde_json::json!({ "k": deep, "n": i, "a": [], "o": {}, "l": [1, {"x": [true, null]}] });
+        }
+        pretty_as_serde_json(&deep);
+        let big: Vec<Value> = (0..20_000)
+            .map(|i| serde_json::json!({ "i": i, "s": "x".repeat(i % 50), "e": [] }))
+            .collect();
+        let mut ours = Vec::new();
+        let mut buf = Vec::new();
+        write_pretty(&mut ours, &mut buf, &big).expect("ours");
+        assert_eq!(ours, serde_json::to_vec_pretty(&big).expect("theirs"));
+        assert!(ours.len() > 4 * SPILL_AT);
+        assert!(buf.capacity() <= 2 * SPILL_AT, "{}", buf.capacity());
     }
 
     #[test]

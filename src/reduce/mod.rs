@@ -42,7 +42,6 @@
 mod apply;
 mod entries;
 mod from_event;
-mod pretty;
 pub mod state;
 mod summary;
 mod time;
@@ -424,9 +423,11 @@ fn write_state<W: Write>(
     st.finish();
     let res = match view {
         View::State if line => out.json_line(st),
-        View::State => pretty::to_writer(&mut out.w, st)
-            .map_err(io::Error::from)
-            .and_then(|_| out.w.write_all(b"\n")),
+        View::State => {
+            let mut buf = Vec::with_capacity(crate::json_writer::SPILL_AT + 4096);
+            crate::json_writer::write_pretty(&mut out.w, &mut buf, st)
+                .and_then(|_| out.w.write_all(b"\n"))
+        }
         View::Summary => {
             let text = summary::render(st);
             out.w.write_all(text.as_bytes()).and_then(|_| {
