@@ -132,26 +132,210 @@ impl<'a> Pairs<'a, Json<'a>> {
     }
 }
 
-/// One normalized event.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One normalized event: the base members, the type's own (`body`), then `raw` and
+/// `extensions`, serialized as one flat object ([`Serialize`] below).
+#[derive(Debug)]
 pub struct Event<'a> {
     pub event: &'static str,
     pub id: Str<'a>,
     pub seq: u64,
     pub line: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Str<'a>>,
     pub provider: &'static str,
     pub session_id: Str<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<Str<'a>>,
-    #[serde(flatten)]
     pub body: Body<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Extensions::is_empty")]
     pub extensions: Extensions<'a>,
+}
+
+/// What `#[serde(flatten)]` of the body would write, as one struct rather than a map: member
+/// names stay `&'static str`, which [`crate::json_writer`] writes without an escape scan (a
+/// flattened body goes through `serialize_map`, whose keys are searched like any string).
+impl Serialize for Event<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        // The length is a hint only; never 0, which serde_json takes for `{}` already closed.
+        let mut st = s.serialize_struct("Event", 12)?;
+        st.serialize_field("event", self.event)?;
+        st.serialize_field("id", &self.id)?;
+        st.serialize_field("seq", &self.seq)?;
+        st.serialize_field("line", &self.line)?;
+        match &self.timestamp {
+            Some(t) => st.serialize_field("timestamp", t)?,
+            None => st.skip_field("timestamp")?,
+        }
+        st.serialize_field("provider", self.provider)?;
+        st.serialize_field("sessionId", &self.session_id)?;
+        match &self.turn_id {
+            Some(t) => st.serialize_field("turnId", t)?,
+            None => st.skip_field("turnId")?,
+        }
+        self.body.serialize(BodyMembers(&mut st))?;
+        match self.raw {
+            Some(r) => st.serialize_field("raw", r)?,
+            None => st.skip_field("raw")?,
+        }
+        if self.extensions.is_empty() {
+            st.skip_field("extensions")?;
+        } else {
+            st.serialize_field("extensions", &self.extensions)?;
+        }
+        st.end()
+    }
+}
+
+/// Serializes a body (a struct) as members of the event's struct `.0`.
+struct BodyMembers<'s, T>(&'s mut T);
+
+fn body_not_a_struct<E: serde::ser::Error>() -> E {
+    E::custom("internal error: an event body that is not a struct")
+}
+
+impl<T: serde::ser::SerializeStruct> serde::ser::SerializeStruct for BodyMembers<'_, T> {
+    type Ok = ();
+    type Error = T::Error;
+    fn serialize_field<V: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &V,
+    ) -> Result<(), T::Error> {
+        self.0.serialize_field(key, v)
+    }
+    fn skip_field(&mut self, key: &'static str) -> Result<(), T::Error> {
+        self.0.skip_field(key)
+    }
+    fn end(self) -> Result<(), T::Error> {
+        Ok(())
+    }
+}
+
+impl<'s, T: serde::ser::SerializeStruct> Serializer for BodyMembers<'s, T> {
+    type Ok = ();
+    type Error = T::Error;
+    type SerializeSeq = serde::ser::Impossible<(), T::Error>;
+    type SerializeTuple = serde::ser::Impossible<(), T::Error>;
+    type SerializeTupleStruct = serde::ser::Impossible<(), T::Error>;
+    type SerializeTupleVariant = serde::ser::Impossible<(), T::Error>;
+    type SerializeMap = serde::ser::Impossible<(), T::Error>;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = serde::ser::Impossible<(), T::Error>;
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, T::Error> {
+        Ok(self)
+    }
+    fn serialize_bool(self, _: bool) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_i64(self, _: i64) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_u64(self, _: u64) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_f64(self, _: f64) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_i8(self, _: i8) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_i16(self, _: i16) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_i32(self, _: i32) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_u8(self, _: u8) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_u16(self, _: u16) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_u32(self, _: u32) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_f32(self, _: f32) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_char(self, _: char) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_str(self, _: &str) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_none(self) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_some<V: Serialize + ?Sized>(self, _: &V) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_unit(self) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+    ) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_newtype_struct<V: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &V,
+    ) -> Result<(), T::Error> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<V: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &V,
+    ) -> Result<(), T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, T::Error> {
+        Err(body_not_a_struct())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, T::Error> {
+        Err(body_not_a_struct())
+    }
 }
 
 macro_rules! bodies {
