@@ -71,10 +71,20 @@ pub struct RpcError<'a> {
     pub data: Option<&'a RawValue>,
 }
 
-/// The names of the members of a JSON object (empty for anything else).
+/// The names of the members of a JSON object (empty for anything else). Detection asks this
+/// of JSON-RPC answers, so it reads them with [`crate::scan::members`] (no value is built),
+/// and with serde_json only what that refuses (a name with an escape, say).
 pub fn member_names(json: &str) -> Vec<Str<'_>> {
     if !json.starts_with('{') {
         return Vec::new();
+    }
+    let mut names = Vec::new();
+    let scanned = crate::scan::members(json, |name, _| {
+        names.push(Str::Borrowed(name));
+        Some(())
+    });
+    if scanned.is_some() {
+        return names;
     }
     serde_json::from_str::<crate::event::Pairs<&RawValue>>(json)
         .map(|p| p.0.into_iter().map(|(k, _)| k).collect())
@@ -87,6 +97,15 @@ mod tests {
 
     fn env(s: &str) -> Envelope<'_> {
         serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn member_names_as_serde_reads_them() {
+        assert_eq!(member_names(r#"{"a":1, "b" : {"c":[2]},"a":null}"#), ["a", "b", "a"]);
+        assert_eq!(member_names(r#"{"\u0061b":1,"c":2}"#), ["ab", "c"]);
+        assert!(member_names(r#"{"a":1,}"#).is_empty());
+        assert!(member_names("[1]").is_empty());
+        assert!(member_names("{}").is_empty());
     }
 
     #[test]
