@@ -102,15 +102,69 @@ struct Node {
 /// An open-addressing hash table of positions in a list of strings.
 #[derive(Debug, Clone, Default)]
 struct Index {
-    /// Position + 1, or 0 for an empty slot; the length is a power of two (or 0).
-    slots: Vec<u16>,
+    /// The length is a power of two (or 0).
+    slots: Vec<Slot>,
+    /// 64 minus the log2 of the number of slots: a hash shifted right by it is a slot.
+    shift: u32,
 }
 
-/// FNV-1a: quick for the short keys of events.
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// A slot of an [`Index`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    /// The key's [`key_word`].
+    word: u64,
+    /// The key's length.
+    len: usize,
+    /// The key's position + 1, or 0 for an empty slot.
+    pos: u16,
+}
+
+/// The first 4 and the last 4 bytes of `s`, overlapping when it is shorter than 8 (for fewer
+/// than 4 bytes: its first, middle and last byte). With the length, this is the whole string
+/// when it has at most 8 bytes.
+#[inline]
+fn key_word(s: &[u8]) -> u64 {
+    match (s.first_chunk::<4>(), s.last_chunk::<4>()) {
+        (Some(head), Some(tail)) => {
+            (u64::from(u32::from_le_bytes(*head)) << 32) | u64::from(u32::from_le_bytes(*tail))
+        }
+        _ => match s {
+            [] => 0,
+            [a, ..] => {
+                let mid = s[s.len() / 2];
+                let last = s[s.len() - 1];
+                u64::from(*a) | (u64::from(mid) << 8) | (u64::from(last) << 16)
+            }
+        },
+    }
+}
+
+/// Whether `a` and `b`, of the same length of over 8 bytes, are equal: up to 16 bytes, by
+/// their first and last 8 bytes, without a call to `memcmp`.
+#[inline]
+fn same_long(a: &[u8], b: &[u8]) -> bool {
+    let word = |w: Option<&[u8; 8]>| w.map(|w| u64::from_le_bytes(*w));
+    if a.len() <= 16 {
+        if let (Some(ah), Some(at), Some(bh), Some(bt)) = (
+            word(a.first_chunk()),
+            word(a.last_chunk()),
+            word(b.first_chunk()),
+            word(b.last_chunk()),
+        ) {
+            return ah == bh && at == bt;
+        }
+    }
+    a == b
+}
+
+/// The slot where probing for a key of `word` and `len` starts (multiply-shift hashing: the
+/// top bits of the product).
+#[inline]
+fn home(word: u64, len: usize, shift: u32) -> usize {
+    (word
+        .wrapping_add(len as u64)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        >> shift) as usize
 }
 
 impl Index {
@@ -123,15 +177,21 @@ impl Index {
             return None;
         }
         let len = (n * 2).next_power_of_two().max(4);
-        let mut slots = vec![0u16; len];
+        let shift = 64 - len.trailing_zeros();
+        let mut slots = vec![Slot::default(); len];
         for (i, k) in keys.enumerate() {
-            let mut at = fnv(k) as usize & (len - 1);
-            while slots[at] != 0 {
+            let word = key_word(k.as_bytes());
+            let mut at = home(word, k.len(), shift);
+            while slots[at].pos != 0 {
                 at = (at + 1) & (len - 1);
             }
-            slots[at] = i as u16 + 1;
+            slots[at] = Slot {
+                word,
+                len: k.len(),
+                pos: i as u16 + 1,
+            };
         }
-        Some(Index { slots })
+        Some(Index { slots, shift })
     }
 
     /// The position of `key` in `keys` (the list the index was built over).
@@ -141,13 +201,22 @@ impl Index {
         if len == 0 {
             return None;
         }
-        let mut i = fnv(key) as usize & (len - 1);
+        let word = key_word(key.as_bytes());
+        let mut i = home(word, key.len(), self.shift);
         loop {
-            match self.slots[i] {
-                0 => return None,
-                p if at(p as usize - 1) == key => return Some(p as usize - 1),
-                _ => i = (i + 1) & (len - 1),
+            let slot = self.slots[i];
+            if slot.pos == 0 {
+                return None;
             }
+            let p = slot.pos as usize - 1;
+            // Up to 8 bytes, the word and the length are the whole key.
+            if slot.word == word
+                && slot.len == key.len()
+                && (key.len() <= 8 || same_long(at(p).as_bytes(), key.as_bytes()))
+            {
+                return Some(p);
+            }
+            i = (i + 1) & (len - 1);
         }
     }
 }
@@ -191,6 +260,7 @@ impl Node {
             || !self.items.is_empty()
     }
 
+    #[inline]
     fn prop(&self, key: &str) -> Option<&Prop> {
         let i = self.prop_index.find(key, |i| &self.props[i].key)?;
         Some(&self.props[i])
@@ -1218,6 +1288,49 @@ mod tests {
                 true
             }
         }
+    }
+
+    #[test]
+    fn an_index_finds_its_keys_and_nothing_else() {
+        // Every string of up to 10 bytes over {a, b}, and a few longer ones that share their
+        // first and last 4 or 8 bytes: the index over every third finds exactly those.
+        let mut all = vec![String::new()];
+        for len in 1..=10 {
+            for bits in 0..1u32 << len {
+                all.push(
+                    (0..len)
+                        .map(|i| if bits >> i & 1 == 1 { 'b' } else { 'a' })
+                        .collect(),
+                );
+            }
+        }
+        all.extend(
+            [
+                "abcdXYZwxyz",
+                "abcdXYwxyz",
+                "abcdZYXwxyz",
+                "0123456789abcdef",
+                "0123456789abcdeF",
+                "0123456_89abcdef",
+                "01234567x9abcdef",
+                "0123456789abcdefg",
+                "01234567X89abcdefg",
+                "01234567Y89abcdefg",
+                "é",
+                "aé",
+                "éa",
+                "\0",
+                "a\0",
+            ]
+            .map(String::from),
+        );
+        let keys: Vec<&str> = all.iter().step_by(3).map(String::as_str).collect();
+        let index = Index::build(keys.iter().copied()).expect("small enough");
+        for (i, k) in all.iter().enumerate() {
+            let want = (i % 3 == 0).then_some(i / 3);
+            assert_eq!(index.find(k, |p| keys[p]), want, "{k:?}");
+        }
+        assert_eq!(Index::default().find("a", |p| keys[p]), None);
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! an 8-byte hash of every event id and of every finished call, so that duplicates are found.
 
 use serde_json::{Map, Value};
-use std::collections::hash_map::DefaultHasher;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -391,20 +391,128 @@ impl Hasher for Prehashed {
 type HashSet64 = HashSet<u64, BuildHasherDefault<Prehashed>>;
 type HashMap64<V> = HashMap<u64, V, BuildHasherDefault<Prehashed>>;
 
-/// A stable 64-bit hash (SipHash with fixed keys) of a key.
-fn hash64(k: &impl Hash) -> u64 {
-    let mut h = DefaultHasher::new();
-    k.hash(&mut h);
+/// Where a [`Hash64`] starts (digits of pi).
+const HASH_SEED: u64 = 0x243f_6a88_85a3_08d3;
+/// The odd multiplier of a [`Hash64`] step (the golden ratio in 64 bits).
+const HASH_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The 128-bit product of `a` and `b`, its halves xored: every bit of the result depends on
+/// every bit of `a`.
+#[inline]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// A stable 64-bit hash, quick for the short strings of events: each `write` mixes in the
+/// length, then the bytes 8 at a time (the last word padded with zeros), one multiply per word.
+/// Not SipHash: a log is not an attacker, and the hash of a key is the same in every run.
+#[derive(Clone, Copy)]
+struct Hash64(u64);
+
+impl Default for Hash64 {
+    fn default() -> Self {
+        Hash64(HASH_SEED)
+    }
+}
+
+impl Hasher for Hash64 {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = fold_mul(self.0 ^ bytes.len() as u64, HASH_MUL);
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            h = fold_mul(h ^ u64::from_le_bytes(word), HASH_MUL);
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            h = fold_mul(h ^ u64::from_le_bytes(word), HASH_MUL);
+        }
+        self.0 = h;
+    }
+
+    #[inline]
+    fn write_u8(&mut self, b: u8) {
+        self.0 = fold_mul(self.0 ^ u64::from(b), HASH_MUL);
+    }
+}
+
+/// A map keyed by strings, hashed with [`Hash64`].
+type StrMap<V> = HashMap<String, V, BuildHasherDefault<Hash64>>;
+/// A set of strings, hashed with [`Hash64`].
+type StrSet = HashSet<String, BuildHasherDefault<Hash64>>;
+
+/// The stable 64-bit hash of a string.
+fn hash64(s: &str) -> u64 {
+    let mut h = Hash64::default();
+    h.write(s.as_bytes());
     h.finish()
+}
+
+/// The stable 64-bit hash of a pair of strings: each is hashed with its length, so
+/// `("ab", "c")` and `("a", "bc")` differ.
+fn hash_pair(a: &str, b: &str) -> u64 {
+    let mut h = Hash64::default();
+    h.write(a.as_bytes());
+    h.write(b.as_bytes());
+    h.finish()
+}
+
+/// Something open in a [`Ledger`].
+struct Open {
+    /// The session, then the key.
+    text: String,
+    /// Where the key starts in `text`.
+    split: usize,
+    /// The line that opened it.
+    line: u64,
+    /// An interruption excuses it from being closed.
+    excused: bool,
+}
+
+impl Open {
+    fn new(session: &str, key: &str, line: u64) -> Open {
+        let mut text = String::with_capacity(session.len() + key.len());
+        text.push_str(session);
+        text.push_str(key);
+        Open {
+            text,
+            split: session.len(),
+            line,
+            excused: false,
+        }
+    }
+
+    fn session(&self) -> &str {
+        &self.text[..self.split]
+    }
+
+    fn key(&self) -> &str {
+        &self.text[self.split..]
+    }
+
+    fn is(&self, session: &str, key: &str) -> bool {
+        self.split == session.len() && self.session() == session && self.key() == key
+    }
 }
 
 /// Things that are opened once and closed once: tool calls, permission requests, subagents.
 /// Open ones are kept whole; closed ones only as a hash.
 #[derive(Default)]
 struct Ledger {
-    /// Key → the line that opened it, and whether an interruption excuses it from being
-    /// closed.
-    open: HashMap<(String, String), (u64, bool)>,
+    /// What is open, by [`hash_pair`] of session and key.
+    open: HashMap64<Open>,
+    /// What is open but whose hash another open entry of `open` has already (almost never).
+    collided: Vec<(u64, Open)>,
+    /// [`hash_pair`] of what was closed.
     closed: HashSet64,
 }
 
@@ -415,62 +523,98 @@ enum Close {
 }
 
 impl Ledger {
+    /// Whether `session` and `key`, of hash `h`, are open.
+    fn is_open(&self, h: u64, session: &str, key: &str) -> bool {
+        self.open.get(&h).is_some_and(|o| o.is(session, key))
+            || self
+                .collided
+                .iter()
+                .any(|(c, o)| *c == h && o.is(session, key))
+    }
+
+    /// Removes `session` and `key`, of hash `h`, from what is open; `false` if it was not.
+    fn remove_open(&mut self, h: u64, session: &str, key: &str) -> bool {
+        if self.open.get(&h).is_some_and(|o| o.is(session, key)) {
+            self.open.remove(&h);
+            return true;
+        }
+        match self
+            .collided
+            .iter()
+            .position(|(c, o)| *c == h && o.is(session, key))
+        {
+            Some(i) => {
+                self.collided.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Opens `key`; `false` if it was opened before.
     fn open(&mut self, session: &str, key: &str, line: u64) -> bool {
-        let k = (session.to_owned(), key.to_owned());
-        if self.closed.contains(&hash64(&k)) || self.open.contains_key(&k) {
+        let h = hash_pair(session, key);
+        if self.closed.contains(&h) || self.is_open(h, session, key) {
             return false;
         }
-        self.open.insert(k, (line, false));
+        let o = Open::new(session, key, line);
+        match self.open.entry(h) {
+            Entry::Occupied(_) => self.collided.push((h, o)),
+            Entry::Vacant(v) => {
+                v.insert(o);
+            }
+        }
         true
     }
 
     fn close(&mut self, session: &str, key: &str) -> Close {
-        let k = (session.to_owned(), key.to_owned());
-        match self.open.remove(&k) {
-            Some(_) => {
-                self.closed.insert(hash64(&k));
-                Close::Closed
-            }
-            None if self.closed.contains(&hash64(&k)) => Close::Twice,
-            None => Close::Unknown,
+        let h = hash_pair(session, key);
+        if self.remove_open(h, session, key) {
+            self.closed.insert(h);
+            Close::Closed
+        } else if self.closed.contains(&h) {
+            Close::Twice
+        } else {
+            Close::Unknown
         }
     }
 
     /// Records `key` as closed without its having been opened (a call known from a permission
     /// request); `false` if it was closed before.
     fn close_unopened(&mut self, session: &str, key: &str) -> bool {
-        self.closed.insert(hash64(&(session, key)))
+        self.closed.insert(hash_pair(session, key))
     }
 
     /// Opened at some point (open now or closed).
     fn known(&self, session: &str, key: &str) -> bool {
-        let k = (session.to_owned(), key.to_owned());
-        self.open.contains_key(&k) || self.closed.contains(&hash64(&k))
+        let h = hash_pair(session, key);
+        self.is_open(h, session, key) || self.closed.contains(&h)
     }
 
     /// What is open in `session` (everywhere when `None`) need not be closed any more.
     fn excuse(&mut self, session: Option<&str>) {
-        for ((s, _), (_, excused)) in self.open.iter_mut() {
-            if session.is_none_or(|x| x == s) {
-                *excused = true;
+        let open = self.open.values_mut();
+        for o in open.chain(self.collided.iter_mut().map(|(_, o)| o)) {
+            if session.is_none_or(|x| x == o.session()) {
+                o.excused = true;
             }
         }
     }
 
     /// Opened and closed.
     fn closed(&self, session: &str, key: &str) -> bool {
-        let k = (session.to_owned(), key.to_owned());
-        self.closed.contains(&hash64(&k))
+        self.closed.contains(&hash_pair(session, key))
     }
 
     /// What is still open, by the line that opened it.
     fn take_open(&mut self) -> Vec<(u64, String, String)> {
+        let collided = std::mem::take(&mut self.collided);
         let mut v: Vec<_> = self
             .open
             .drain()
-            .filter(|(_, (_, excused))| !excused)
-            .map(|((s, k), (l, _))| (l, s, k))
+            .chain(collided)
+            .filter(|(_, o)| !o.excused)
+            .map(|(_, o)| (o.line, o.session().to_owned(), o.key().to_owned()))
             .collect();
         v.sort();
         v
@@ -574,9 +718,9 @@ pub struct Checker {
     last_seq: Option<(u64, u64)>,
     ids: HashMap64<u64>,
     /// Sessions whose session_init has been seen.
-    sessions: HashSet<String>,
+    sessions: StrSet,
     /// Sessions without a session_init so far: the line and type of their first event.
-    early: HashMap<String, (u64, String)>,
+    early: StrMap<(u64, String)>,
     tools: Ledger,
     /// Calls a `permission_request` named (`toolUseId`) before any `tool_invocation`: an agent
     /// may ask first and report the call only by its updates and completion (ACP, Gemini CLI).
@@ -584,9 +728,9 @@ pub struct Checker {
     announced: HashSet64,
     permissions: Ledger,
     subagents: Ledger,
-    turns: HashMap<String, Turns>,
+    turns: StrMap<Turns>,
     /// By session, then parentCallId.
-    streams: HashMap<String, HashMap<String, Stream>>,
+    streams: StrMap<StrMap<Stream>>,
     /// The session scope of the current event (kept to reuse its allocation).
     scope: String,
 }
@@ -644,7 +788,7 @@ impl Checker {
                 if let Some(c) = f.call_id {
                     match self.tools.close(s, c) {
                         Close::Closed => {}
-                        Close::Unknown if self.announced.contains(&hash64(&(s, c))) => {
+                        Close::Unknown if self.announced.contains(&hash_pair(s, c)) => {
                             self.tools.close_unopened(s, c);
                         }
                         Close::Unknown => out.push(
@@ -662,7 +806,7 @@ impl Checker {
             }
             "tool_update" => {
                 if let Some(c) = f.call_id {
-                    if !self.tools.known(s, c) && !self.announced.contains(&hash64(&(s, c))) {
+                    if !self.tools.known(s, c) && !self.announced.contains(&hash_pair(s, c)) {
                         out.push(
                             Rule::ToolUnknownCall,
                             line,
@@ -673,7 +817,7 @@ impl Checker {
             }
             "permission_request" => {
                 if let Some(t) = f.tool_use_id {
-                    self.announced.insert(hash64(&(s, t)));
+                    self.announced.insert(hash_pair(s, t));
                 }
                 if let Some(r) = f.request_id {
                     // A repeated request is answered by the same response: nothing to add.
@@ -722,7 +866,10 @@ impl Checker {
                 }
             }
             "turn_start" => {
-                let t = self.turns.entry(s.to_owned()).or_default();
+                if !self.turns.contains_key(s) {
+                    self.turns.insert(s.to_owned(), Turns::default());
+                }
+                let t = self.turns.get_mut(s).expect("just inserted");
                 t.started = true;
                 t.open.push(f.turn_id.map(str::to_owned));
             }
@@ -769,7 +916,7 @@ impl Checker {
 
     fn id(&mut self, f: &Facts, line: u64, out: &mut Findings) {
         let Some(id) = f.id else { return };
-        if let Some(first) = self.ids.insert(hash64(&id), line) {
+        if let Some(first) = self.ids.insert(hash64(id), line) {
             out.push(Rule::IdUnique, line, || {
                 format!("id {id:?} was used before, on line {first}")
             });
@@ -830,9 +977,9 @@ impl Checker {
     }
 
     /// The streams of session scope `s`.
-    fn session_streams(&mut self, s: &str) -> &mut HashMap<String, Stream> {
+    fn session_streams(&mut self, s: &str) -> &mut StrMap<Stream> {
         if !self.streams.contains_key(s) {
-            self.streams.insert(s.to_owned(), HashMap::new());
+            self.streams.insert(s.to_owned(), StrMap::default());
         }
         self.streams.get_mut(s).expect("just inserted")
     }
@@ -848,14 +995,19 @@ impl Checker {
         match f.kind {
             Some("messageStart") => {
                 let streams = self.session_streams(s);
-                if let Some(s) = streams.remove(parent) {
-                    Checker::report_unfinished(&s, "before the next message", true, out);
-                }
                 let stream = Stream {
                     framed: true,
                     blocks: Vec::new(),
                 };
-                streams.insert(parent.to_owned(), stream);
+                match streams.get_mut(parent) {
+                    Some(old) => {
+                        let old = std::mem::replace(old, stream);
+                        Checker::report_unfinished(&old, "before the next message", true, out);
+                    }
+                    None => {
+                        streams.insert(parent.to_owned(), stream);
+                    }
+                }
             }
             Some("blockStart") => {
                 let streams = self.session_streams(s);
@@ -929,8 +1081,14 @@ impl Checker {
     /// Streams of `session` (all streams when `None`) end: at a turn_complete (`check`), or
     /// after an interruption or a failed turn (no check).
     fn end_streams(&mut self, session: Option<&str>, check: bool, out: &mut Findings) {
-        let ended: Vec<HashMap<String, Stream>> = match session {
-            Some(s) => self.streams.remove(s).into_iter().collect(),
+        let ended: Vec<StrMap<Stream>> = match session {
+            // The session's entry stays, empty, for its next message.
+            Some(s) => self
+                .streams
+                .get_mut(s)
+                .map(std::mem::take)
+                .into_iter()
+                .collect(),
             None => {
                 let mut all: Vec<_> = self.streams.drain().collect();
                 all.sort_by(|a, b| a.0.cmp(&b.0));
@@ -1517,6 +1675,60 @@ mod tests {
         assert_eq!(out.list.len() as u64, KEEP_PER_RULE);
         assert_eq!(out.errors, KEEP_PER_RULE + 5);
         assert_eq!(out.omitted().collect::<Vec<_>>(), [(Rule::SeqOrder, 5)]);
+    }
+
+    #[test]
+    fn the_hash_tells_pairs_apart_and_is_stable() {
+        assert_ne!(hash_pair("ab", "c"), hash_pair("a", "bc"));
+        assert_ne!(hash_pair("a", ""), hash_pair("", "a"));
+        assert_ne!(hash64("a"), hash64("a\0"));
+        assert_ne!(hash64(""), hash64("\0"));
+        // The same in every run and on every machine (computed once, by hand).
+        assert_eq!(hash_pair("ab", "c"), 0x4cfc_d5b3_ac44_8468);
+        assert_eq!(hash_pair("a", "bc"), 0x819b_6f8a_0ac7_4af4);
+        assert_eq!(hash64(""), 0xe184_8576_4ba0_3644);
+        assert_eq!(hash64("toolu_01ABCDEFGHIJ"), 0x1759_a195_e59f_c3d9);
+        assert_eq!(hash_pair("codex\0s", "call_1"), 0xb3e2_e7b7_58d2_806c);
+    }
+
+    #[test]
+    fn a_ledger_tells_keys_of_the_same_hash_apart() {
+        // Two keys forced into the same slot: the second goes to `collided`.
+        let mut l = Ledger::default();
+        assert!(l.open("s", "a", 1));
+        let h = hash_pair("s", "b");
+        let a = l.open.remove(&hash_pair("s", "a")).expect("open");
+        l.open.insert(h, a);
+        // Now `open[h]` holds ("s", "a") under the hash of ("s", "b").
+        assert!(!l.is_open(h, "s", "b"));
+        assert!(l.is_open(h, "s", "a"));
+        l.collided.push((h, Open::new("s", "b", 2)));
+        assert!(l.is_open(h, "s", "b"));
+        assert!(l.remove_open(h, "s", "b"));
+        assert!(!l.is_open(h, "s", "b"));
+        assert!(l.is_open(h, "s", "a"));
+        assert!(l.remove_open(h, "s", "a"));
+        assert!(!l.remove_open(h, "s", "a"));
+        assert!(l.open.is_empty() && l.collided.is_empty());
+        // Opening a key whose slot is taken by another goes to `collided`, and is reported.
+        let mut l = Ledger::default();
+        l.open.insert(hash_pair("s", "x"), Open::new("s", "y", 1));
+        assert!(l.open("s", "x", 2));
+        assert!(!l.open("s", "x", 3));
+        assert_eq!(l.collided.len(), 1);
+        l.excuse(Some("s"));
+        assert!(l.take_open().is_empty());
+        let mut l = Ledger::default();
+        l.open.insert(hash_pair("s", "x"), Open::new("s", "y", 1));
+        assert!(l.open("s", "x", 2));
+        assert!(matches!(l.close("s", "y"), Close::Unknown));
+        assert_eq!(
+            l.take_open(),
+            [
+                (1, "s".to_owned(), "y".to_owned()),
+                (2, "s".to_owned(), "x".to_owned())
+            ]
+        );
     }
 
     #[test]
