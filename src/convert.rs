@@ -78,6 +78,8 @@ pub struct Converter<'o, W: Write> {
 /// `v` emptied, as a vector for another lifetime in the same allocation: std collects in
 /// place when the element types have one layout, as `Body<'a>` and `Body<'b>` do. Saves an
 /// allocation per line.
+// `filter` would keep the element type, and with it the old lifetime.
+#[allow(clippy::unnecessary_filter_map)]
 fn recycle<'b>(mut v: Vec<(Body<'_>, Extensions<'_>)>) -> Vec<(Body<'b>, Extensions<'b>)> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()

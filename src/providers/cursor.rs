@@ -427,7 +427,7 @@ fn tool_call<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 duration_ms,
                 output: outcome
                     .as_ref()
-                    .map(|(_, v)| Json::Raw(*v))
+                    .map(|(_, v)| Json::Raw(v))
                     .or(tool.result.map(Json::Raw)),
                 is_error: status != ToolCallStatus::Completed,
                 content: None,

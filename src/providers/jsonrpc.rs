@@ -101,7 +101,10 @@ mod tests {
 
     #[test]
     fn member_names_as_serde_reads_them() {
-        assert_eq!(member_names(r#"{"a":1, "b" : {"c":[2]},"a":null}"#), ["a", "b", "a"]);
+        assert_eq!(
+            member_names(r#"{"a":1, "b" : {"c":[2]},"a":null}"#),
+            ["a", "b", "a"]
+        );
         assert_eq!(member_names(r#"{"\u0061b":1,"c":2}"#), ["ab", "c"]);
         assert!(member_names(r#"{"a":1,}"#).is_empty());
         assert!(member_names("[1]").is_empty());

@@ -188,10 +188,8 @@ impl State {
         match ev.event.as_ref() {
             "session_init" => self.session_init(s, ev, seq),
             "session_status" => self.session_status(s, ev),
-            "session_info" => {
-                if ev.title.is_some() {
-                    self.tree.sessions[s].title = own(&ev.title);
-                }
+            "session_info" if ev.title.is_some() => {
+                self.tree.sessions[s].title = own(&ev.title);
             }
             "text" => self.text(s, ev, seq),
             "user_input" => self.user_input(s, ev, seq),
@@ -213,10 +211,8 @@ impl State {
             "file_change" => self.file_change(s, ev, seq),
             "error" => self.error(s, ev, seq),
             "task_update" => self.task_update(s, ev, seq),
-            "hook" => {
-                if ev.phase.as_deref() == Some("response") {
-                    self.totals.sessions[s].counts.hooks += 1;
-                }
+            "hook" if ev.phase.as_deref() == Some("response") => {
+                self.totals.sessions[s].counts.hooks += 1;
             }
             // turn_start is handled above; unknown types are ignored.
             _ => {}

@@ -38,10 +38,10 @@ fn same_message(a: Option<&str>, b: Option<&str>) -> bool {
 
 /// The text of a message or thought entry, when it is of the kind a chunk or a final text of
 /// kind `thought` continues: an assistant message of ordinary text, or a thought.
-fn continued<'e>(
-    e: &'e mut Entry,
+fn continued(
+    e: &mut Entry,
     thought: bool,
-) -> Option<(&'e mut String, &'e mut Option<String>, &'e mut bool)> {
+) -> Option<(&mut String, &mut Option<String>, &mut bool)> {
     match (&mut e.body, thought) {
         (Body::Message(m), false) if m.role == Role::Assistant && m.kind.is_none() => {
             Some((&mut m.content, &mut m.message_id, &mut m.streaming))
@@ -305,7 +305,7 @@ impl State {
     /// A tool_call entry for `call_id`, started by `ev`.
     fn new_call(&mut self, s: usize, ev: &Ev, seq: u64, call_id: &str) -> u32 {
         let mut t = ToolCall::new(call_id.to_owned());
-        self.from_request(s, &mut t);
+        self.apply_request(s, &mut t);
         fill_call(&mut t, ev);
         t.started_at = own(&ev.timestamp);
         let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
@@ -320,7 +320,7 @@ impl State {
             None => {
                 let mut t = ToolCall::new(call_id.to_owned());
                 t.tool_name = own(&ev.tool_name);
-                self.from_request(s, &mut t);
+                self.apply_request(s, &mut t);
                 let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
                 self.idx.per[s].calls.insert(call_id.to_owned(), i);
                 i
@@ -330,7 +330,7 @@ impl State {
 
     /// What a permission request that came before the call says about it (ACP agents may ask
     /// before they announce the call, or never announce it).
-    fn from_request(&self, s: usize, t: &mut ToolCall) {
+    fn apply_request(&self, s: usize, t: &mut ToolCall) {
         // The latest request for the call (the index is a hash map: pick by position).
         let req = self.idx.per[s]
             .requests

@@ -463,7 +463,9 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
     }
 }
 
-/// One event, checked against the schema.
+/// One event, checked against the schema. `Fast` is the common case and the large one:
+/// boxing it would allocate for every event.
+#[allow(clippy::large_enum_variant)]
 enum Checked<'t> {
     /// The fast check found it valid.
     Fast(EventFacts<'t>),

@@ -1670,7 +1670,7 @@ mod tests {
         let policy = Policy::default();
         let mut out = Findings::new(&policy);
         for i in 0..KEEP_PER_RULE + 5 {
-            out.push(Rule::SeqOrder, i, || String::new());
+            out.push(Rule::SeqOrder, i, String::new);
         }
         assert_eq!(out.list.len() as u64, KEEP_PER_RULE);
         assert_eq!(out.errors, KEEP_PER_RULE + 5);
