@@ -150,7 +150,7 @@ impl<'a> Probe<'a> {
 fn plain_str(raw: Raw<'_>) -> Option<&str> {
     let s = raw.get();
     let inner = s.strip_prefix('"')?.strip_suffix('"')?;
-    (!inner.contains('\\')).then_some(inner)
+    (!crate::scan::has_backslash(inner.as_bytes())).then_some(inner)
 }
 
 /// What to do with a line.
