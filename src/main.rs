@@ -110,6 +110,7 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
     // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
     signals::install();
     let mut diag = diag::Diag::new(color_err);
+    output::widen_stdout_pipe();
     // Only whole lines reach standard output, redacted with --redact (src/output.rs).
     let mut out = Out::new(output::WholeLines::new(
         std::io::stdout().lock(),

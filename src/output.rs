@@ -25,6 +25,32 @@ impl FlushPolicy {
     }
 }
 
+/// What [`widen_stdout_pipe`] asks for: Linux's default limit for a pipe an ordinary user
+/// enlarges (`/proc/sys/fs/pipe-max-size`).
+pub const PIPE_SIZE: i32 = 1 << 20;
+
+/// Lets the pipe on standard output, if it is one, hold [`PIPE_SIZE`] bytes instead of Linux's
+/// 64 KiB. A writer that fills a pipe waits for its reader; with 64 KiB that happens every few
+/// hundred events, and each wait costs two context switches. Converting 200 MB of Claude output
+/// into `cat` ran 1.13–1.34× faster with the larger pipe (four alternating runs). Live output is
+/// unaffected: lines are flushed as before, whatever the pipe holds. Best effort: where the
+/// pipe is as large already, or a limit refuses (pipe-max-size, the user's share of pipe
+/// memory), it stays as it is.
+pub fn widen_stdout_pipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fstat on descriptor 1 into a zeroed `stat` of the right type, and fcntl with
+    // F_GETPIPE_SZ / F_SETPIPE_SZ and an int; both only report errors, which are ignored.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(1, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO {
+            let size = libc::fcntl(1, libc::F_GETPIPE_SZ);
+            if (0..PIPE_SIZE).contains(&size) {
+                libc::fcntl(1, libc::F_SETPIPE_SZ, PIPE_SIZE);
+            }
+        }
+    }
+}
+
 /// Buffered standard output.
 pub struct Out<W: Write> {
     pub w: BufWriter<W>,
