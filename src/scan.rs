@@ -61,6 +61,7 @@ pub fn members<'a>(
 /// Whether a short piece of text (a member name, a type name) holds a backslash: a plain
 /// loop, which costs less than `memchr`'s call and setup on a few bytes.
 #[inline]
+#[allow(clippy::manual_contains)] // `contains` is the memchr call this avoids
 pub fn has_backslash(b: &[u8]) -> bool {
     b.iter().any(|&c| c == b'\\')
 }
