@@ -264,19 +264,20 @@ impl<'o, W: Write> Converter<'o, W> {
         let Some(m) = &mut self.marks else {
             return self.out.json_line(ev);
         };
-        // Flushed before and after, so that the line is in one piece in the chunk's buffer.
-        self.out.flush()?;
-        let start = (m.written)(&self.out.w).len();
+        // Where the line starts in the chunk: what the buffer passed on and what it holds.
+        let start = (m.written)(&self.out.w).len() + self.out.w.buffer().len();
         self.out.json_line(ev)?;
-        self.out.flush()?;
-        // Before `seq` come only two strings, and `,"` cannot occur inside a JSON string (its
-        // quote is escaped): the first `,"seq":` is the member.
-        let line = &(m.written)(&self.out.w)[start..];
-        let at = line
-            .windows(7)
-            .position(|w| w == b",\"seq\":")
+        // Before `seq` come only `event` and `id`, at least as long as their text (escapes
+        // only lengthen it), and `,"` cannot occur inside a JSON string (its quote is
+        // escaped): the first `,"seq":` from there is the member.
+        let from = r#"{"event":"","id":""#.len() + ev.event.len() + ev.id.len();
+        let at = self
+            .out
+            .last_line()
+            .get(from..)
+            .and_then(|rest| rest.windows(7).position(|w| w == b",\"seq\":"))
             .ok_or_else(|| io::Error::other("internal error: an event without seq"))?;
-        m.at.push(start + at + 7);
+        m.at.push(start + from + at + 7);
         Ok(())
     }
 

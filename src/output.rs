@@ -110,6 +110,11 @@ impl<W: Write> Out<W> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.w.flush()
     }
+
+    /// The last line [`Out::json_line`] wrote.
+    pub fn last_line(&self) -> &[u8] {
+        &self.line
+    }
 }
 
 impl Out<Vec<u8>> {
