@@ -88,14 +88,15 @@ struct Line<'a> {
     status: Option<Str<'a>>,
     #[serde(borrow)]
     output: Option<&'a RawValue>,
+    // Boxed, like `stats`: rare members that would make every line's struct larger to move.
     #[serde(borrow)]
-    error: Option<ErrorWire<'a>>,
+    error: Option<Box<ErrorWire<'a>>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     severity: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
     #[serde(borrow)]
-    stats: Option<Stats<'a>>,
+    stats: Option<Box<Stats<'a>>>,
 }
 
 #[derive(Deserialize)]
