@@ -224,68 +224,9 @@ impl<'s, T: serde::ser::SerializeStruct> Serializer for BodyMembers<'s, T> {
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, T::Error> {
         Ok(self)
     }
-    fn serialize_bool(self, _: bool) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_i64(self, _: i64) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_u64(self, _: u64) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_f64(self, _: f64) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_i8(self, _: i8) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_i16(self, _: i16) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_i32(self, _: i32) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_u8(self, _: u8) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_u16(self, _: u16) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_u32(self, _: u32) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_f32(self, _: f32) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_char(self, _: char) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_str(self, _: &str) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_none(self) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_some<V: Serialize + ?Sized>(self, _: &V) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_unit(self) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-    ) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
+    crate::json_writer::refuse_values!(body_not_a_struct();
+        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char str bytes
+        none some unit unit_struct unit_variant);
     fn serialize_newtype_struct<V: Serialize + ?Sized>(
         self,
         _: &'static str,
@@ -293,49 +234,8 @@ impl<'s, T: serde::ser::SerializeStruct> Serializer for BodyMembers<'s, T> {
     ) -> Result<(), T::Error> {
         v.serialize(self)
     }
-    fn serialize_newtype_variant<V: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &V,
-    ) -> Result<(), T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, T::Error> {
-        Err(body_not_a_struct())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, T::Error> {
-        Err(body_not_a_struct())
-    }
+    crate::json_writer::refuse_values!(body_not_a_struct();
+        newtype_variant seq tuple tuple_struct tuple_variant map struct_variant);
 }
 
 macro_rules! bodies {

@@ -1,8 +1,8 @@
 //! Compact JSON text for our output, byte for byte what `serde_json::to_writer` writes, but
 //! cheaper per piece: member names the derive hands over as `&'static str` are written
 //! without an escape scan, and string contents are searched 16 bytes at a time
-//! ([`string_special`]; serde_json looks up every byte in a table). Converting Claude output spent 15% of its time in
-//! serde_json's `serialize_str`.
+//! ([`string_special`]; serde_json looks up every byte in a table). Converting Claude output
+//! spent 15% of its time in serde_json's `serialize_str`.
 //!
 //! `serde_json::value::RawValue` serializes itself as a struct with a private marker name;
 //! its text is written as it is, like serde_json does.
@@ -14,6 +14,192 @@ use crate::scan::string_special;
 use serde::ser::{self, Error as _, Impossible, Serialize};
 use serde_json::Error;
 use std::io::{self, Write};
+
+/// `ser::Serializer` methods that refuse their value with `Err($err)`, named by what they
+/// serialize (`bool`, `seq`, `struct_variant`, …): a serializer that takes only some kinds of
+/// value (a map key, a `RawValue`'s text, an event body) lists the rest here.
+macro_rules! refuse_values {
+    ($err:expr; $($kind:ident)*) => { $(crate::json_writer::refuse_values!(@ $err; $kind);)* };
+    (@ $err:expr; bool) => {
+        fn serialize_bool(self, _: bool) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; i8) => {
+        fn serialize_i8(self, _: i8) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; i16) => {
+        fn serialize_i16(self, _: i16) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; i32) => {
+        fn serialize_i32(self, _: i32) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; i64) => {
+        fn serialize_i64(self, _: i64) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; u8) => {
+        fn serialize_u8(self, _: u8) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; u16) => {
+        fn serialize_u16(self, _: u16) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; u32) => {
+        fn serialize_u32(self, _: u32) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; u64) => {
+        fn serialize_u64(self, _: u64) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; f32) => {
+        fn serialize_f32(self, _: f32) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; f64) => {
+        fn serialize_f64(self, _: f64) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; char) => {
+        fn serialize_char(self, _: char) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; str) => {
+        fn serialize_str(self, _: &str) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; bytes) => {
+        fn serialize_bytes(self, _: &[u8]) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; none) => {
+        fn serialize_none(self) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; some) => {
+        fn serialize_some<Refused: serde::Serialize + ?Sized>(
+            self,
+            _: &Refused,
+        ) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; unit) => {
+        fn serialize_unit(self) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; unit_struct) => {
+        fn serialize_unit_struct(self, _: &'static str) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; unit_variant) => {
+        fn serialize_unit_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+        ) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; newtype_struct) => {
+        fn serialize_newtype_struct<Refused: serde::Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: &Refused,
+        ) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; newtype_variant) => {
+        fn serialize_newtype_variant<Refused: serde::Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &Refused,
+        ) -> Result<Self::Ok, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; seq) => {
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; tuple) => {
+        fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; tuple_struct) => {
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; tuple_variant) => {
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; map) => {
+        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; struct) => {
+        fn serialize_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStruct, Self::Error> {
+            Err($err)
+        }
+    };
+    (@ $err:expr; struct_variant) => {
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant, Self::Error> {
+            Err($err)
+        }
+    };
+}
+pub(crate) use refuse_values;
 
 /// The struct name `RawValue` serializes under (serde_json's, stable since 1.0.29).
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
@@ -602,67 +788,9 @@ impl ser::Serializer for KeyWriter<'_> {
     ) -> Result<(), Error> {
         v.serialize(self)
     }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_none(self) -> Result<(), Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_unit(self) -> Result<(), Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_must_be_a_string())
-    }
+    refuse_values!(key_must_be_a_string();
+        bytes none some unit unit_struct newtype_variant
+        seq tuple tuple_struct tuple_variant map struct struct_variant);
 }
 
 /// The text inside a `RawValue`: only a string is expected, and written as it is.
@@ -689,113 +817,10 @@ impl ser::Serializer for RawText<'_> {
         self.out.extend_from_slice(v.as_bytes());
         Ok(())
     }
-    fn serialize_bool(self, _: bool) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_i64(self, _: i64) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_u64(self, _: u64) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_i8(self, _: i8) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_i16(self, _: i16) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_i32(self, _: i32) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_u8(self, _: u8) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_u16(self, _: u16) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_u32(self, _: u32) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_f32(self, _: f32) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_f64(self, _: f64) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_char(self, _: char) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_none(self) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_unit(self) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(not_raw_text())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(not_raw_text())
-    }
+    refuse_values!(not_raw_text();
+        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char bytes none some unit
+        unit_struct unit_variant newtype_struct newtype_variant
+        seq tuple tuple_struct tuple_variant map struct struct_variant);
 }
 
 #[cfg(test)]
