@@ -669,7 +669,7 @@ fn raw_of(text: &str) -> Option<&RawValue> {
 }
 
 /// A diagnostic for a line whose first character cannot start a JSON object.
-fn not_an_object(text: &str) -> Option<(u64, String)> {
+pub(crate) fn not_an_object(text: &str) -> Option<(u64, String)> {
     let start = text.len() - text.trim_start().len();
     let rest = &text[start..];
     let found = match rest.as_bytes().first()? {

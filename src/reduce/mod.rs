@@ -279,27 +279,25 @@ pub fn read_source(
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // InsightsEvents as `insights` writes them start so; others are probed, unless a scan
-        // shows they cannot be one (provider output: the converter probes it anyway).
-        let normalized = match std::str::from_utf8(&buf) {
-            Ok(text) if buf.starts_with(b"{\"event\":\"") => Some(text),
-            Ok(text) if may_be_event(text) => serde_json::from_str::<Probe>(text)
-                .ok()
-                .filter(Probe::is_insights_event)
-                .map(|_| text),
-            _ => None,
-        };
-        if let Some(text) = normalized {
-            let mut ev = Ev::default();
-            if ev.read(text).is_ok() {
-                sink.try_borrow_mut().map_err(|_| busy())?.feed(&mut ev)?;
-                continue;
+        let kind = kind(&buf);
+        let normalized = match kind {
+            Kind::Event(text) => {
+                let mut ev = Ev::default();
+                if ev.read(text).is_ok() {
+                    sink.try_borrow_mut().map_err(|_| busy())?.feed(&mut ev)?;
+                    continue;
+                }
+                true
             }
-        }
+            _ => false,
+        };
         // Provider output, or an event the view cannot read: the converter reports what is
         // unreadable, hands its events over and passes InsightsEvents through.
-        sink.try_borrow_mut().map_err(|_| busy())?.keep_seq = normalized.is_some();
-        let converted = conv.line(&buf, lineno, rdr.unterminated(), &name, diag);
+        sink.try_borrow_mut().map_err(|_| busy())?.keep_seq = normalized;
+        let converted = match &kind {
+            Kind::Provider(text, probe) => conv.probed_line(text, probe, lineno, &name, diag),
+            _ => conv.line(&buf, lineno, rdr.unterminated(), &name, diag),
+        };
         let mut s = sink.try_borrow_mut().map_err(|_| busy())?;
         if let Some(e) = s.failed.take() {
             return Err(e);
@@ -323,7 +321,7 @@ pub fn read_source(
             let mut ev = Ev::default();
             match ev.read(l) {
                 Ok(()) => {
-                    if normalized.is_none() {
+                    if !normalized {
                         ev.seq = None;
                     }
                     s.feed(&mut ev)?;
@@ -345,23 +343,35 @@ pub fn read_source(
     Ok(())
 }
 
-/// Whether a line may be an InsightsEvent, an object with a member `event` whose value is a
-/// string; `false` is certain, so the line need not be parsed to know. Such a member is
-/// written `"event"`, then `:` and a string, unless its name has escapes (`\u0065vent`).
-fn may_be_event(line: &str) -> bool {
-    if line.contains("\\u") {
-        return true;
+/// What a line is to `reduce`. `Provider` is the common case and the large one: boxing it
+/// would allocate for every line.
+#[allow(clippy::large_enum_variant)]
+enum Kind<'a> {
+    /// An InsightsEvent, to be read as written.
+    Event(&'a str),
+    /// Provider output: a JSON object that is no InsightsEvent, probed for the converter.
+    Provider(&'a str, Probe<'a>),
+    /// Not UTF-8, or not a JSON object: the converter says why.
+    Unreadable,
+}
+
+/// Tells what a (non-blank) line is, as the converter would: InsightsEvents as `insights`
+/// writes them start so, others are known by the probe the converter needs anyway.
+fn kind(buf: &[u8]) -> Kind<'_> {
+    let Ok(text) = std::str::from_utf8(buf) else {
+        return Kind::Unreadable;
+    };
+    if buf.starts_with(b"{\"event\":\"") {
+        return Kind::Event(text);
     }
-    if !line.contains("\"event\"") {
-        return false;
+    if crate::convert::not_an_object(text).is_some() {
+        return Kind::Unreadable;
     }
-    let ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
-    line.match_indices("\"event\"").any(|(i, _)| {
-        line[i + 7..]
-            .trim_start_matches(ws)
-            .strip_prefix(':')
-            .is_some_and(|v| v.trim_start_matches(ws).starts_with('"'))
-    })
+    match Probe::read(text) {
+        Ok(p) if p.is_insights_event() => Kind::Event(text),
+        Ok(p) => Kind::Provider(text, p),
+        Err(_) => Kind::Unreadable,
+    }
 }
 
 pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {

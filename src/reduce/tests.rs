@@ -1076,33 +1076,35 @@ fn session_info_titles_the_session_and_tool_update_fills_in_the_call() {
 }
 
 #[test]
-fn only_lines_that_cannot_be_events_skip_the_probe() {
-    use super::may_be_event;
-    use crate::detect::Probe;
+fn a_line_is_read_as_an_event_when_its_event_member_is_a_string() {
+    use super::{kind, Kind};
     let cases = [
-        (r#"{"event":"text","text":"hi"}"#, true),
-        (r#"{"seq":1, "event" : "text"}"#, true),
-        (r#"{"ev\u0065nt":"text"}"#, true),
+        (r#"{"event":"text","text":"hi"}"#, Some(true)),
+        (r#"{"seq":1, "event" : "text"}"#, Some(true)),
+        (r#"{"ev\u0065nt":"text"}"#, Some(true)),
         (
             r#"{"type":"stream_event","event":{"type":"message_start"}}"#,
-            false,
+            Some(false),
         ),
         (
             r#"{"type":"assistant","text":"say \"event\" twice"}"#,
-            false,
+            Some(false),
         ),
-        (
-            r#"{"type":"user","message":{"content":"an \"event\":\"x\" quoted"}}"#,
-            false,
-        ),
-        // Nested: the probe tells.
-        (r#"{"type":"x","data":{"event":"y"}}"#, true),
-        (r#"{"type":"system","subtype":"init"}"#, false),
+        (r#"{"type":"x","data":{"event":"y"}}"#, Some(false)),
+        (r#"{"type":"system","subtype":"init"}"#, Some(false)),
+        // What the converter reports: not an object (an array serde would read as the
+        // probe's fields), not JSON, not UTF-8.
+        (r#"[null,null,null]"#, None),
+        (r#"{"type":"#, None),
+        ("{\"type\":\"\u{fffd}\"}", Some(false)),
     ];
-    for (line, may) in cases {
-        assert_eq!(may_be_event(line), may, "{line}");
-        // `false` is certain: the probe agrees.
-        let event = serde_json::from_str::<Probe>(line).is_ok_and(|p| p.is_insights_event());
-        assert!(may || !event, "{line}");
+    for (line, event) in cases {
+        let got = match kind(line.as_bytes()) {
+            Kind::Event(_) => Some(true),
+            Kind::Provider(..) => Some(false),
+            Kind::Unreadable => None,
+        };
+        assert_eq!(got, event, "{line}");
     }
+    assert!(matches!(kind(b"{\"type\":\"\xff\"}"), Kind::Unreadable));
 }
