@@ -340,8 +340,7 @@ impl<'o, W: Write> Converter<'o, W> {
         self.probed_line(text, &probe, lineno, name, diag)
     }
 
-    /// Converts a line that is a JSON object, whose probe the caller has read already
-    /// (`validate` reads it to count lines by provider).
+    /// Converts a line that is a JSON object, whose probe the caller has read already.
     pub fn probed_line<'a>(
         &mut self,
         text: &'a str,
@@ -350,7 +349,27 @@ impl<'o, W: Write> Converter<'o, W> {
         name: &str,
         diag: &mut Diag,
     ) -> io::Result<bool> {
-        match self.detector.route(probe, self.opts.forced) {
+        let route = self.route(probe);
+        self.routed_line(text, probe, route, lineno, name, diag)
+    }
+
+    /// Where detection sends a line: the first step of [`Converter::probed_line`], for a
+    /// caller that wants to know (`validate` counts lines by provider).
+    pub fn route(&mut self, probe: &Probe) -> Route {
+        self.detector.route(probe, self.opts.forced)
+    }
+
+    /// Converts a line that [`Converter::route`] has routed.
+    pub fn routed_line<'a>(
+        &mut self,
+        text: &'a str,
+        probe: &Probe<'a>,
+        route: Route,
+        lineno: u64,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<bool> {
+        match route {
             Route::Passthrough => return self.passthrough(text, lineno, name, diag),
             Route::Provider(p) => {
                 let mut cx = Cx {

@@ -154,6 +154,7 @@ fn plain_str(raw: Raw<'_>) -> Option<&str> {
 }
 
 /// What to do with a line.
+#[derive(Clone, Copy)]
 pub enum Route {
     Passthrough,
     Provider(&'static Provider),

@@ -14,7 +14,7 @@
 use super::fast::{EventFacts, FastSchema};
 use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule, StoredFacts};
 use crate::convert::{Converter, Options};
-use crate::detect::{Detector, Probe, Route};
+use crate::detect::{Probe, Route};
 use crate::diag::Diag;
 use crate::input::{Line, LineReader, Source};
 use crate::output::Out;
@@ -283,12 +283,11 @@ fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)
     // The converter writes its events into a buffered `Vec`, where they are taken out after
     // each line. One converter serves the whole log, so what it remembers between lines
     // (detection, provider facts) holds.
-    let mut out = Out::new(Vec::new());
+    let mut out = Out::chunk(Vec::new());
     let mut r = Reader {
         cx,
         emit,
         read: ReadCounts::default(),
-        detector: Detector::default(),
         conv: Converter::new(cx.opts, &mut out),
     };
     let mut rdr = LineReader::new(reader, cx.opts.max_line);
@@ -325,8 +324,7 @@ struct Reader<'a, 'o, F: FnMut(Piece)> {
     cx: &'a Context<'a>,
     emit: F,
     read: ReadCounts,
-    /// Follows the converter's detection, to count lines by provider.
-    detector: Detector,
+    /// Converts provider lines; its detection also tells which provider a line is.
     conv: Converter<'o, Vec<u8>>,
 }
 
@@ -378,7 +376,8 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
                 return;
             }
         };
-        let provider = match self.detector.route(&probe, self.cx.opts.forced) {
+        let route = self.conv.route(&probe);
+        let provider = match route {
             Route::Passthrough => {
                 self.read.health.normalized += 1;
                 let c = check_event(self.cx, text);
@@ -388,7 +387,7 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
             Route::Provider(p) => p.name,
             Route::Unknown => UNKNOWN,
         };
-        self.convert(text, &probe, lineno, name, provider);
+        self.convert(text, &probe, route, lineno, name, provider);
     }
 
     /// Converts a provider line and hands on the events it yields, to be checked by the
@@ -397,6 +396,7 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
         &mut self,
         text: &str,
         probe: &Probe,
+        route: Route,
         lineno: u64,
         name: &str,
         provider: &'static str,
@@ -405,7 +405,9 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
         // Diag that did would still count the line below.
         let mut diag = Diag::new(false);
         // Writing into a Vec cannot fail.
-        let _ = self.conv.probed_line(text, probe, lineno, name, &mut diag);
+        let _ = self
+            .conv
+            .routed_line(text, probe, route, lineno, name, &mut diag);
         let out = self.conv.out();
         let _ = out.flush();
         let out = std::mem::take(out.w.get_mut());
@@ -414,20 +416,21 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
         }
         let h = self.read.health.providers.entry(provider).or_default();
         h.lines += 1;
-        for ev in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        // The converter writes UTF-8; the lossy copy is never made.
+        let text = match std::str::from_utf8(&out) {
+            Ok(t) => Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(&out),
+        };
+        for ev in text.split('\n').filter(|l| !l.is_empty()) {
             h.events += 1;
             self.read.events += 1;
-            // The converter writes UTF-8.
-            let ev = match std::str::from_utf8(ev) {
-                Ok(t) => Cow::Borrowed(t),
-                Err(_) => String::from_utf8_lossy(ev),
-            };
             (self.emit)(Piece::Converted {
                 line: lineno,
                 provider,
-                text: &ev,
+                text: ev,
             });
         }
+        drop(text);
         // Keep the buffer's allocation for the next line.
         let mut out = out;
         out.clear();
