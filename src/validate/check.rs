@@ -280,7 +280,7 @@ struct ReadCounts {
 /// The reading stage: splits the log into lines, converts provider lines, parses every event,
 /// and hands each on as an [`Item`].
 fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)) -> ReadCounts {
-    // The converter writes its events into a buffered `Vec`, where they are taken out after
+    // The converter writes its events into a `Vec`, where they are taken out after
     // each line. One converter serves the whole log, so what it remembers between lines
     // (detection, provider facts) holds.
     let mut out = Out::chunk(Vec::new());
