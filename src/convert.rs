@@ -72,6 +72,8 @@ pub struct Converter<'o, W: Write> {
     tap: Option<Tap<'o>>,
     /// The allocation of the last line's events, for the next line's ([`recycle`]).
     spare: Vec<(Body<'static>, Extensions<'static>)>,
+    /// The buffer the ids of a line's events are written in, kept from line to line.
+    ids: String,
     pub stats: Stats,
 }
 
@@ -132,6 +134,7 @@ impl<'o, W: Write> Converter<'o, W> {
             clock: Default::default(),
             tap: None,
             spare: Vec::new(),
+            ids: String::new(),
             stats: Stats::default(),
         }
     }
@@ -408,10 +411,6 @@ impl<'o, W: Write> Converter<'o, W> {
             self.write_raw(text, lineno, provider, why)?;
             return Ok(true);
         }
-        let anchor = match cx.anchor.as_deref().filter(|a| !a.is_empty()) {
-            Some(a) => Cow::Borrowed(a),
-            None => Cow::Owned(content_id(text, lineno)),
-        };
         let clock = if self.opts.clock && cx.timestamp.is_none() {
             Some(self.clock.now().to_owned())
         } else {
@@ -420,9 +419,15 @@ impl<'o, W: Write> Converter<'o, W> {
         let timestamp = cx.timestamp.as_deref().or(clock.as_deref());
         let session_id = cx.session_id.as_deref().unwrap_or_default();
         let raw = if self.opts.raw { raw_of(text) } else { None };
-        // Ids are `anchor:index`, written into one buffer for all of the line's events.
-        let mut id = String::with_capacity(anchor.len() + 4);
-        id.push_str(&anchor);
+        // Ids are `anchor:index`, written into one buffer for all of the line's events (and
+        // the next line's: no allocation per line). The anchor is the line's own id, or one
+        // made of its content.
+        let mut id = std::mem::take(&mut self.ids);
+        id.clear();
+        match cx.anchor.as_deref().filter(|a| !a.is_empty()) {
+            Some(a) => id.push_str(a),
+            None => push_content_id(&mut id, text, lineno),
+        }
         id.push(':');
         let id_prefix = id.len();
         // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
@@ -467,6 +472,7 @@ impl<'o, W: Write> Converter<'o, W> {
             self.stats.events += 1;
         }
         self.spare = recycle(cx.events);
+        self.ids = id;
         let first = self.seq + 1 - folded.len() as u64;
         self.seq = first - 1;
         for mut obj in folded {
@@ -746,17 +752,22 @@ fn push_decimal(s: &mut String, mut n: u64) {
 
 /// `h` + the line's content hash in 16 hex digits + `-` + the line number.
 fn content_id(text: &str, lineno: u64) -> String {
+    let mut s = String::with_capacity(40);
+    push_content_id(&mut s, text, lineno);
+    s
+}
+
+/// Appends [`content_id`].
+fn push_content_id(s: &mut String, text: &str, lineno: u64) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let h = content_hash(text.as_bytes());
     let mut hex = [b'h'; 17];
     for (i, d) in hex[1..].iter_mut().rev().enumerate() {
         *d = HEX[(h >> (i * 4)) as usize & 0xf];
     }
-    let mut s = String::with_capacity(40);
     s.push_str(std::str::from_utf8(&hex).unwrap_or_default());
     s.push('-');
-    push_decimal(&mut s, lineno);
-    s
+    push_decimal(s, lineno);
 }
 
 /// A stable 64-bit content hash for ids of lines without a provider id (not cryptographic:
