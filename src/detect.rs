@@ -72,18 +72,48 @@ pub struct Probe<'a> {
     /// AceClaw's WebSocket bridge envelope `{eventId, sessionId, receivedAt, event}`.
     #[serde(rename = "eventId", borrow)]
     pub event_id: Option<Raw<'a>>,
+    /// [`Probe::ty`] and [`Probe::method`], once worked out: every provider's sniff asks
+    /// for them.
+    #[serde(skip)]
+    ty_plain: Memo<Option<&'a str>>,
+    #[serde(skip)]
+    method_plain: Memo<Option<&'a str>>,
+}
+
+/// A value worked out from others and kept, so that it is worked out once. Not part of what
+/// holds it: two memos are equal whatever they hold.
+#[derive(Debug, Default)]
+struct Memo<T: Copy>(std::cell::Cell<Option<T>>);
+
+impl<T: Copy> PartialEq for Memo<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T: Copy> Memo<T> {
+    fn get_or(&self, f: impl FnOnce() -> T) -> T {
+        match self.0.get() {
+            Some(v) => v,
+            None => {
+                let v = f();
+                self.0.set(Some(v));
+                v
+            }
+        }
+    }
 }
 
 impl<'a> Probe<'a> {
     /// `type` when it is a plain string without escapes (all real type names are).
     pub fn ty(&self) -> Option<&'a str> {
-        plain_str(self.ty?)
+        self.ty_plain.get_or(|| self.ty.and_then(plain_str))
     }
     pub fn subtype(&self) -> Option<&'a str> {
         plain_str(self.subtype?)
     }
     pub fn method(&self) -> Option<&'a str> {
-        plain_str(self.method?)
+        self.method_plain.get_or(|| self.method.and_then(plain_str))
     }
     /// A JSON-RPC answer without a method: which provider it belongs to is not in the line.
     pub fn is_bare_response(&self) -> bool {
@@ -275,6 +305,22 @@ mod tests {
             name(r#"{"jsonrpc":"2.0","method":"stream.text","params":{"delta":"x"}}"#),
             "aceclaw"
         );
+    }
+
+    /// `ty` and `method` are worked out once and kept; a probe that has them is still equal
+    /// to one that has not.
+    #[test]
+    fn type_and_method_are_worked_out_once_and_change_no_probe() {
+        let line = r#"{"type":"message","method":"session/update","subtype":"x\\y"}"#;
+        let a = Probe::read(line).unwrap();
+        let b = Probe::read(line).unwrap();
+        assert_eq!(a.ty(), Some("message"));
+        assert_eq!(a.ty(), Some("message"));
+        assert_eq!(a.method(), Some("session/update"));
+        assert_eq!(a, b);
+        assert_eq!(a.subtype(), None, "escaped: not plain");
+        let escaped = Probe::read(r#"{"type":"mess\u0061ge"}"#).unwrap();
+        assert_eq!((escaped.ty(), escaped.ty()), (None, None));
     }
 
     /// The one-pass probe reads every recorded line as serde reads it, or leaves it to serde.

@@ -392,10 +392,10 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
 
     /// Converts a provider line and hands on the events it yields, to be checked by the
     /// judging stage.
-    fn convert(
+    fn convert<'t>(
         &mut self,
-        text: &str,
-        probe: &Probe,
+        text: &'t str,
+        probe: &Probe<'t>,
         route: Route,
         lineno: u64,
         name: &str,
