@@ -13,6 +13,7 @@
 //!
 //! With `--from NAME` rule 2 is replaced by "always NAME"; rule 1 still applies.
 
+use crate::event::Str;
 use crate::providers::{Provider, PROVIDERS};
 use crate::wire::Raw;
 use serde::Deserialize;
@@ -78,42 +79,47 @@ pub struct Probe<'a> {
     ty_plain: Memo<Option<&'a str>>,
     #[serde(skip)]
     method_plain: Memo<Option<&'a str>>,
+    /// [`Probe::result_members`], once worked out: the sniffs of three JSON-RPC providers ask
+    /// for them.
+    #[serde(skip)]
+    result_names: Memo<Vec<Str<'a>>>,
 }
 
 /// A value worked out from others and kept, so that it is worked out once. Not part of what
 /// holds it: two memos are equal whatever they hold.
 #[derive(Debug, Default)]
-struct Memo<T: Copy>(std::cell::Cell<Option<T>>);
+struct Memo<T>(std::cell::OnceCell<T>);
 
-impl<T: Copy> PartialEq for Memo<T> {
+impl<T> PartialEq for Memo<T> {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-impl<T: Copy> Memo<T> {
-    fn get_or(&self, f: impl FnOnce() -> T) -> T {
-        match self.0.get() {
-            Some(v) => v,
-            None => {
-                let v = f();
-                self.0.set(Some(v));
-                v
-            }
-        }
+impl<T> Memo<T> {
+    fn get_or(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
     }
 }
 
 impl<'a> Probe<'a> {
     /// `type` when it is a plain string without escapes (all real type names are).
     pub fn ty(&self) -> Option<&'a str> {
-        self.ty_plain.get_or(|| self.ty.and_then(plain_str))
+        *self.ty_plain.get_or(|| self.ty.and_then(plain_str))
     }
     pub fn subtype(&self) -> Option<&'a str> {
         plain_str(self.subtype?)
     }
     pub fn method(&self) -> Option<&'a str> {
-        self.method_plain.get_or(|| self.method.and_then(plain_str))
+        *self.method_plain.get_or(|| self.method.and_then(plain_str))
+    }
+    /// The names of the members of `result` (none when it is not an object, or not there).
+    pub fn result_members(&self) -> &[Str<'a>] {
+        self.result_names.get_or(|| {
+            self.result
+                .map(|r| crate::providers::jsonrpc::member_names(r.get()))
+                .unwrap_or_default()
+        })
     }
     /// A JSON-RPC answer without a method: which provider it belongs to is not in the line.
     pub fn is_bare_response(&self) -> bool {

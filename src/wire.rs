@@ -77,6 +77,14 @@ pub fn keep_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue
     <&'de RawValue>::deserialize(d).map(Some)
 }
 
+/// [`keep_null`] for any type: `Some` whenever the member is there, whatever its value (with
+/// `#[serde(default, deserialize_with = "present")]`; `null` is then the inner type's to read).
+pub fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
 /// [`keep_null`] for a [`Raw`].
 pub fn keep_null_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Raw<'de>>, D::Error> {
     Raw::deserialize(d).map(Some)

@@ -77,11 +77,9 @@ fn sniff(p: &Probe) -> bool {
         return true;
     }
     if p.is_bare_response() {
-        if let Some(r) = p.result {
-            let names = super::jsonrpc::member_names(r.get());
-            let has = |k: &str| names.iter().any(|n| n == k);
-            return has("response") && has("stopReason");
-        }
+        let names = p.result_members();
+        let has = |k: &str| names.iter().any(|n| n == k);
+        return has("response") && has("stopReason");
     }
     false
 }

@@ -26,11 +26,11 @@
 //! Unstable `session/update` kinds: `plan_removed` → empty `plan_update`, `compaction_update` →
 //! `session_status` compacting; others → `raw`.
 
-use super::jsonrpc::{Envelope, Kind, RpcError};
+use super::jsonrpc::{self, Envelope, Kind, RpcError};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, is_null, is_object, Count};
+use crate::wire::{count, is_null, is_object, Count, IfObject};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -93,24 +93,40 @@ fn sniff(p: &Probe) -> bool {
         return METHODS.contains(&m) || METHOD_PREFIXES.iter().any(|pre| m.starts_with(pre));
     }
     if p.is_bare_response() {
-        if let Some(r) = p.result {
-            return super::jsonrpc::member_names(r.get())
-                .iter()
-                .any(|k| RESULT_KEYS.contains(&k.as_ref()));
-        }
+        return p
+            .result_members()
+            .iter()
+            .any(|k| RESULT_KEYS.contains(&k.as_ref()));
     }
     false
 }
 
 fn convert<'a>(line: &'a str, _probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let env: Envelope = serde_json::from_str(line)?;
-    match env.kind() {
+    let m: Message = serde_json::from_str(line)?;
+    let env = Envelope {
+        id: m.id,
+        method: m.method,
+        params: None,
+        result: None,
+        error: m.error,
+        emitted_at_ms: m.emitted_at_ms,
+    };
+    match jsonrpc::kind(env.method.is_some(), env.id, env.error, m.result.is_some()) {
         Some(Kind::Request) | Some(Kind::Notification) => {
             let method = env.method.clone().unwrap_or_default();
-            let params = env.params.filter(|p| is_object(p));
-            method_call(&method, &env, params, cx)
+            method_call(&method, &env, m.params.0, line, cx)
         }
-        Some(Kind::Response) => response(&env, cx),
+        Some(Kind::Response) => {
+            let known = match m.result {
+                Some(IfObject(Some(b))) => response(&env, *b, cx)?,
+                _ => false,
+            };
+            if known {
+                Ok(())
+            } else {
+                result_notice(&env, line, cx)
+            }
+        }
         Some(Kind::ErrorResponse) => {
             let e: RpcError = match env.error {
                 Some(e) if is_object(e) => serde_json::from_str(e.get())?,
@@ -139,13 +155,36 @@ fn convert<'a>(line: &'a str, _probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(),
     }
 }
 
+/// A JSON-RPC message as ACP's converter reads it: the envelope, with `params` (down to a
+/// `session/update`'s update) and an object `result` read in the same pass. Read as an
+/// [`Envelope`] first, then `params`, then `update`, the bulk of an update line was scanned
+/// four times (a third of a conversion went into capturing raw values to read them again).
+/// What needs a member as written (a notice's `params`, an unknown answer's `result`) reads
+/// the line again: those are rare.
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    method: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    params: IfObject<Box<Params<'a>>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::present")]
+    result: Option<IfObject<Box<ResultBody<'a>>>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
+    error: Option<&'a RawValue>,
+    /// Not ACP's: read as [`Envelope`] reads it, so that the same lines are refused.
+    #[serde(rename = "emittedAtMs")]
+    emitted_at_ms: Option<Count>,
+}
+
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     session_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    update: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    update: IfObject<Box<Update<'a>>>,
     #[serde(borrow)]
     prompt: Option<Vec<ContentBlock<'a>>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
@@ -338,21 +377,19 @@ fn tool_name<'a>(u: &Update<'a>, call_id: &str) -> Str<'a> {
 fn method_call<'a>(
     method: &str,
     env: &Envelope<'a>,
-    params: Option<&'a RawValue>,
+    params: Option<Box<Params<'a>>>,
+    line: &'a str,
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
-    let p: Params = match params {
-        Some(p) => serde_json::from_str(p.get())?,
-        None => Params::default(),
-    };
+    let p = params.unwrap_or_default();
     cx.session_id = p.session_id.clone();
     match method {
         "session/update" => {
-            let raw = p
+            let u = p
                 .update
-                .filter(|u| is_object(u))
+                .0
                 .ok_or_else(|| Unmapped("session/update without an update".into()))?;
-            update(raw, cx)
+            update(*u, cx)
         }
         "session/prompt" => {
             cx.push(TurnStart::default());
@@ -448,11 +485,13 @@ fn method_call<'a>(
             Ok(())
         }
         other => {
+            // The params as written: the line read again.
+            let e: Envelope = serde_json::from_str(line)?;
             let ext = cx.push(Notice {
                 subtype: Cow::Owned(other.to_owned()),
                 message: None,
             });
-            ext.put_opt("params", params);
+            ext.put_opt("params", e.params.filter(|p| is_object(p)));
             if env.kind() == Some(Kind::Request) {
                 ext.put("acp.requestId", env.id_text().into_owned());
             }
@@ -476,8 +515,7 @@ fn chunk_text<'a>(
     }
 }
 
-fn update<'a>(raw: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let u: Update = serde_json::from_str(raw.get())?;
+fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let kind = u
         .session_update
         .clone()
@@ -870,18 +908,9 @@ fn decision_of(option_id: &str) -> (Decision, bool) {
     }
 }
 
-fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+/// The events of an answer whose `result` is an object, `false` if it is none ACP defines.
+fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Result<bool, Unmapped> {
     let request_id: Str<'a> = Cow::Owned(env.id_text().into_owned());
-    let Some(raw) = env.result.filter(|r| is_object(r)) else {
-        let ext = cx.push(Notice {
-            subtype: Cow::Borrowed("response"),
-            message: None,
-        });
-        ext.put("acp.requestId", request_id);
-        ext.put_opt("result", env.result.filter(|r| !is_null(r)));
-        return Ok(());
-    };
-    let b: ResultBody = serde_json::from_str(raw.get())?;
     if let Some(o) = b.outcome {
         let cancelled = o.outcome.as_deref() == Some("cancelled");
         let (decision, allowed) = if cancelled {
@@ -998,13 +1027,20 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         ext.put_opt("acp.agentCapabilities", b.agent_capabilities);
         ext.put_opt("acp.authMethods", b.auth_methods);
     } else {
-        let ext = cx.push(Notice {
-            subtype: Cow::Borrowed("response"),
-            message: None,
-        });
-        ext.put("acp.requestId", request_id);
-        ext.put("result", raw);
+        return Ok(false);
     }
+    Ok(true)
+}
+
+/// An answer kept as a notice, its `result` as written (the line read again).
+fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let e: Envelope = serde_json::from_str(line)?;
+    let ext = cx.push(Notice {
+        subtype: Cow::Borrowed("response"),
+        message: None,
+    });
+    ext.put("acp.requestId", env.id_text().into_owned());
+    ext.put_opt("result", e.result.filter(|r| !is_null(r)));
     Ok(())
 }
 

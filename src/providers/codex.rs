@@ -120,11 +120,10 @@ fn sniff(p: &Probe) -> bool {
         return true;
     }
     if p.is_bare_response() {
-        if let Some(r) = p.result {
-            return super::jsonrpc::member_names(r.get())
-                .iter()
-                .any(|k| RESULT_KEYS.contains(&k.as_ref()));
-        }
+        return p
+            .result_members()
+            .iter()
+            .any(|k| RESULT_KEYS.contains(&k.as_ref()));
     }
     false
 }

@@ -42,14 +42,12 @@ pub enum Kind {
 
 impl Envelope<'_> {
     pub fn kind(&self) -> Option<Kind> {
-        let has_id = self.id.is_some_and(|i| i.get() != "null");
-        match (&self.method, has_id) {
-            (Some(_), true) => Some(Kind::Request),
-            (Some(_), false) => Some(Kind::Notification),
-            (None, _) if self.error.is_some_and(|e| e.get() != "null") => Some(Kind::ErrorResponse),
-            (None, _) if self.result.is_some() => Some(Kind::Response),
-            _ => None,
-        }
+        kind(
+            self.method.is_some(),
+            self.id,
+            self.error,
+            self.result.is_some(),
+        )
     }
 
     /// The request id as text (`0`, `"abc"` → `abc`), for `requestId`.
@@ -58,6 +56,24 @@ impl Envelope<'_> {
             Some(raw) => raw_str(raw).unwrap_or(Cow::Borrowed(raw.get())),
             None => Cow::Borrowed(""),
         }
+    }
+}
+
+/// What a message is, from whether it has a `method`, its `id`, its `error` and whether it has
+/// a `result` (`null` included): for a converter that reads the envelope its own way.
+pub fn kind(
+    has_method: bool,
+    id: Option<&RawValue>,
+    error: Option<&RawValue>,
+    has_result: bool,
+) -> Option<Kind> {
+    let has_id = id.is_some_and(|i| i.get() != "null");
+    match (has_method, has_id) {
+        (true, true) => Some(Kind::Request),
+        (true, false) => Some(Kind::Notification),
+        (false, _) if error.is_some_and(|e| e.get() != "null") => Some(Kind::ErrorResponse),
+        (false, _) if has_result => Some(Kind::Response),
+        _ => None,
     }
 }
 
