@@ -19,7 +19,7 @@
 //! Item ids of exec (`item_3`) are unique only within a thread; exec lines carry no thread id
 //! after `thread.started`, so their events have an empty `sessionId` (`reduce` attaches them).
 
-use super::jsonrpc::{Envelope, Kind, RpcError};
+use super::jsonrpc::{self, Envelope, Kind, RpcError};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -146,11 +146,11 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         id: m.id,
         method: m.method,
         params: None,
-        result: m.result,
+        result: None,
         error: m.error,
         emitted_at_ms: m.emitted_at_ms,
     };
-    match env.kind() {
+    match jsonrpc::kind(env.method.is_some(), env.id, env.error, m.result.is_some()) {
         Some(Kind::Notification) | Some(Kind::Request) => {
             let method = env.method.clone().unwrap_or_default();
             if let Some(ms) = env.emitted_at_ms {
@@ -158,7 +158,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             }
             method_call(&method, &env, m.params, line, cx)
         }
-        Some(Kind::Response) => response(&env, cx),
+        Some(Kind::Response) => response(&env, m.result, line, cx),
         Some(Kind::ErrorResponse) => {
             let e: RpcError = match env.error {
                 Some(e) if is_object(e) => serde_json::from_str(e.get())?,
@@ -185,9 +185,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     }
 }
 
-/// A JSON-RPC message as Codex's converter reads it: the JSON-RPC envelope, with `params`
-/// read in the same pass (capturing it raw and parsing that again scanned most of every line
-/// twice). `Params` is boxed, and its big rare members inside it: moving a 1.4 KB struct
+/// A JSON-RPC message as Codex's converter reads it: the JSON-RPC envelope, with `params` and
+/// an object `result` read in the same pass (capturing them raw and parsing that again
+/// scanned most of every line twice). `Params` is boxed, and its big rare members inside it: moving a 1.4 KB struct
 /// from visitor to caller cost 8% of a conversion in `memcpy`.
 #[derive(Deserialize)]
 struct Message<'a> {
@@ -197,8 +197,8 @@ struct Message<'a> {
     method: Option<Str<'a>>,
     #[serde(borrow, default)]
     params: IfObject<Box<Params<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
-    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::present")]
+    result: Option<IfObject<Box<ResultBody<'a>>>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
     error: Option<&'a RawValue>,
     #[serde(rename = "emittedAtMs")]
@@ -210,6 +210,13 @@ struct Message<'a> {
 fn raw_params(line: &str) -> Option<&RawValue> {
     let env: Envelope = serde_json::from_str(line).ok()?;
     env.params.filter(|p| is_object(p))
+}
+
+/// The `result` of a JSON-RPC answer as written (`null` too), for the answers whose notice
+/// keeps it whole: the line is parsed again ([`Message`] reads an object `result` typed).
+fn raw_result(line: &str) -> Option<&RawValue> {
+    let env: Envelope = serde_json::from_str(line).ok()?;
+    env.result
 }
 
 fn error_event<'a>(message: Str<'a>, severity: Severity) -> ErrorEvent<'a> {
@@ -2095,18 +2102,18 @@ fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx
     ext.put_opt("codex.parentThreadId", t.parent_thread_id);
 }
 
-fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+fn response<'a>(
+    env: &Envelope<'a>,
+    result: Option<IfObject<Box<ResultBody<'a>>>>,
+    line: &'a str,
+    cx: &mut Cx<'a>,
+) -> Result<(), Unmapped> {
     let request_id: Str<'a> = Cow::Owned(env.id_text().into_owned());
-    let result = env.result.filter(|r| is_object(r));
-    let body: Option<ResultBody> = match result {
-        Some(r) => Some(serde_json::from_str(r.get())?),
-        None => None,
-    };
-    let Some(b) = body else {
+    let Some(IfObject(Some(b))) = result else {
         notice(
             cx,
             Cow::Borrowed("response"),
-            env.result.map(|r| ("result", r)),
+            raw_result(line).map(|r| ("result", r)),
         );
         return Ok(());
     };
@@ -2201,7 +2208,11 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             None,
         ));
     } else {
-        notice(cx, Cow::Borrowed("response"), result.map(|r| ("result", r)));
+        notice(
+            cx,
+            Cow::Borrowed("response"),
+            raw_result(line).map(|r| ("result", r)),
+        );
     }
     Ok(())
 }
