@@ -141,6 +141,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         let b: Bare = serde_json::from_str(line)?;
         return legacy(b.msg, None, cx);
     }
+    if let Some(method @ ("item/started" | "item/completed")) = probe.method() {
+        return item_line(method, line, cx);
+    }
     let m: Message = serde_json::from_str(line)?;
     let env = Envelope {
         id: m.id,
@@ -187,8 +190,8 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 
 /// A JSON-RPC message as Codex's converter reads it: the JSON-RPC envelope, with `params` and
 /// an object `result` read in the same pass (capturing them raw and parsing that again
-/// scanned most of every line twice). `Params` is boxed, and its big rare members inside it: moving a 1.4 KB struct
-/// from visitor to caller cost 8% of a conversion in `memcpy`.
+/// scanned most of every line twice). `Params` is boxed, and its big rare members inside it:
+/// moving a 1.4 KB struct from visitor to caller cost 8% of a conversion in `memcpy`.
 #[derive(Deserialize)]
 struct Message<'a> {
     #[serde(borrow)]
@@ -203,6 +206,46 @@ struct Message<'a> {
     error: Option<&'a RawValue>,
     #[serde(rename = "emittedAtMs")]
     emitted_at_ms: Option<Count>,
+}
+
+/// An `item/started` or `item/completed` notification, its item read in the line's pass: these
+/// are a third of an app-server log, and [`Params`] keeps `item` raw (other methods' items
+/// have other shapes), which read it twice.
+fn item_line<'a>(method: &str, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    #[derive(Deserialize)]
+    struct ItemMessage<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        params: IfObject<ItemParams<'a>>,
+        #[serde(rename = "emittedAtMs")]
+        emitted_at_ms: Option<Count>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ItemParams<'a> {
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        thread_id: Option<Str<'a>>,
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        turn_id: Option<Str<'a>>,
+        #[serde(borrow)]
+        item: Option<Box<Item<'a>>>,
+    }
+    let m: ItemMessage = serde_json::from_str(line)?;
+    if let Some(ms) = m.emitted_at_ms {
+        cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
+    }
+    let p = m.params.0;
+    let (thread, turn, item) = p.map_or((None, None, None), |p| (p.thread_id, p.turn_id, p.item));
+    cx.session_id = thread;
+    cx.turn_id = turn;
+    let item = item.ok_or_else(|| Unmapped(format!("{method} without an item")))?;
+    v2_item(method == "item/completed", *item, cx);
+    // As in `method_call`: a v2 notification.
+    if jsonrpc::kind(true, m.id, None, false) == Some(Kind::Notification) {
+        cx.sticky.codex_v2_seen = true;
+    }
+    Ok(())
 }
 
 /// The `params` object of a JSON-RPC line as written, for the few methods whose notice keeps
@@ -2871,6 +2914,14 @@ mod tests {
             Sticky::default(),
         );
         assert!(cx.sticky.codex_v2_seen);
+        // Item lines are read on a path of their own (`item_line`).
+        let item = r#"{"method":"item/completed","params":{"threadId":"t","turnId":"u","item":{"type":"agentMessage","id":"i","text":"hi"}}}"#;
+        let (ev, cx) = conv_with(item, Sticky::default());
+        assert!(cx.sticky.codex_v2_seen);
+        assert_eq!(ev[0]["event"], "text");
+        let request = item.replacen('{', r#"{"id":3,"#, 1);
+        let (_, cx) = conv_with(&request, Sticky::default());
+        assert!(!cx.sticky.codex_v2_seen);
     }
 
     #[test]
