@@ -105,8 +105,8 @@ pub struct StreamState {
 }
 
 impl StreamState {
-    /// The state after a part that started from the default state and did not depend on
-    /// it (`self`), when the part really started from `before`.
+    /// The state after a part of the stream that set `self` itself
+    /// ([`Converter::own_state`]) and started from `before`.
     pub fn after(self, before: StreamState) -> StreamState {
         StreamState {
             last_jsonrpc: self.last_jsonrpc.or(before.last_jsonrpc),
@@ -230,6 +230,16 @@ impl<'o, W: Write> Converter<'o, W> {
         StreamState {
             last_jsonrpc: self.detector.last_jsonrpc,
             codex_v2_seen: self.sticky.codex_v2_seen,
+        }
+    }
+
+    /// What the lines converted so far set of that state themselves, whatever state the
+    /// converter started with: the state they leave is this [`StreamState::after`] the state
+    /// before them.
+    pub fn own_state(&self) -> StreamState {
+        StreamState {
+            last_jsonrpc: self.detector.last_jsonrpc.filter(|_| self.detector.named),
+            codex_v2_seen: self.sticky.codex_v2_here,
         }
     }
 

@@ -206,7 +206,7 @@ pub enum Route {
 pub struct Detector {
     pub(crate) last_jsonrpc: Option<&'static Provider>,
     /// A line of this run named a JSON-RPC provider.
-    named: bool,
+    pub(crate) named: bool,
     /// A JSON-RPC answer was routed before any line named one: the result depended on the
     /// state the detector started with (`--jobs` checks this at chunk boundaries).
     pub(crate) depended: bool,

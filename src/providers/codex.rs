@@ -243,7 +243,7 @@ fn item_line<'a>(method: &str, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unm
     v2_item(method == "item/completed", *item, cx);
     // As in `method_call`: a v2 notification.
     if jsonrpc::kind(true, m.id, None, false) == Some(Kind::Notification) {
-        cx.sticky.codex_v2_seen = true;
+        cx.sticky.saw_codex_v2();
     }
     Ok(())
 }
@@ -1696,7 +1696,7 @@ fn method_call<'a>(
             .iter()
             .any(|p| method.starts_with(p))
     {
-        cx.sticky.codex_v2_seen = true;
+        cx.sticky.saw_codex_v2();
     }
     Ok(())
 }
