@@ -745,19 +745,10 @@ fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
 /// The id stem of a line without a provider id: its content hash and its line number, so
 /// identical lines get distinct ids and the same input always the same ones.
 /// Appends `n` in decimal.
-fn push_decimal(s: &mut String, mut n: u64) {
-    // By hand: `write!` costs more than the rest of an id (8% of converting Gemini output).
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    s.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+fn push_decimal(s: &mut String, n: u64) {
+    // Not `write!`: it costs more than the rest of an id (8% of converting Gemini output);
+    // nor digits checked as UTF-8 again (a tenth of the rest).
+    s.push_str(itoa::Buffer::new().format(n));
 }
 
 /// `h` + the line's content hash in 16 hex digits + `-` + the line number.
