@@ -10,7 +10,8 @@ testdata/ (seeded, so the same bytes every run; each repetition of the captures 
 session, call and request ids, so it reads as a log of many sessions),
 and prints, per provider and command: MB/s, events/s, peak RSS, and the ratio to a jq
 mapping of the same Claude file when jq is installed. Then it measures live latency: the
-time from writing one line into a pipe to reading its first event from the other pipe.
+time from writing one line into a pipe to reading its first event from the other pipe, and
+the same round trip through `cat`, the floor the harness and the scheduler set.
 
 Figures depend on the machine: compare ratios from one run, not absolute numbers across runs.
 """
@@ -178,12 +179,13 @@ def startup(cmd, samples):
     return statistics.median(times)
 
 
-def latency(samples):
-    """Time from a line entering insights' stdin to its first event leaving stdout."""
+def latency(samples, cmd=None):
+    """Time from a line entering insights' stdin to its first event leaving stdout (or, with
+    `cmd`, that command's: `cat` gives the floor of this round trip, two pipes and two wake-ups)."""
     line = None
     with open(os.path.join(ROOT, "testdata", "claude", "thinking-tool.jsonl"), encoding="utf-8") as f:
         line = [l for l in f.read().splitlines() if '"text_delta"' in l][0]
-    p = subprocess.Popen([BIN, "--no-timestamp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    p = subprocess.Popen(cmd or [BIN, "--no-timestamp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     times = []
     for _ in range(samples):
         t0 = time.perf_counter()
@@ -268,6 +270,10 @@ def main():
     n = 300 if args.quick else 2000
     med, p99, worst = latency(n)
     print(f"live latency over a pipe, {n} lines: median {med:.3f} ms, p99 {p99:.3f} ms, max {worst:.3f} ms")
+    cat = shutil.which("cat")
+    if cat:
+        med, p99, worst = latency(n, [cat])
+        print(f"  the same through cat (the floor):  median {med:.3f} ms, p99 {p99:.3f} ms, max {worst:.3f} ms")
 
 
 if __name__ == "__main__":
