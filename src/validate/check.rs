@@ -21,7 +21,6 @@ use crate::output::Out;
 use crate::providers::UNKNOWN;
 use jsonschema::Validator;
 use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::mpsc;
@@ -116,9 +115,9 @@ enum Item {
     TooDeep {
         line: u64,
     },
-    /// An event the converter wrote for line `line` of `provider`, not checked yet: its text
-    /// is `text[at..at + len]` of the batch. The judging stage checks it, so that the
-    /// converting thread has time to convert.
+    /// The events the converter wrote for line `line` of `provider`, not checked yet: their
+    /// lines are `converted[at..at + len]` of the batch. The judging stage splits and checks
+    /// them, so that the converting thread has time to convert.
     Converted {
         line: u64,
         provider: &'static str,
@@ -137,18 +136,20 @@ enum Piece<'t> {
         facts: Option<Facts<'t>>,
         schema: Vec<(String, String)>,
     },
+    /// A provider line's events, each line ended by `\n`.
     Converted {
         line: u64,
         provider: &'static str,
-        text: &'t str,
+        events: &'t [u8],
     },
 }
 
-/// Items in input order, with the text of the converted events among them.
+/// Items in input order, with the text of their facts and of the converted events.
 #[derive(Default)]
 struct Batch {
     items: Vec<Item>,
     text: String,
+    converted: Vec<u8>,
 }
 
 impl Batch {
@@ -169,15 +170,15 @@ impl Batch {
             Piece::Converted {
                 line,
                 provider,
-                text,
+                events,
             } => {
-                let at = self.text.len();
-                self.text.push_str(text);
+                let at = self.converted.len();
+                self.converted.extend_from_slice(events);
                 Item::Converted {
                     line,
                     provider,
                     at,
-                    len: text.len(),
+                    len: events.len(),
                 }
             }
         };
@@ -185,7 +186,7 @@ impl Batch {
     }
 
     fn full(&self) -> bool {
-        self.items.len() >= BATCH || self.text.len() >= BATCH_TEXT
+        self.items.len() >= BATCH || self.text.len() + self.converted.len() >= BATCH_TEXT
     }
 }
 
@@ -202,7 +203,7 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
                 let mut j = Judge::new(cx);
                 for b in rx {
                     for it in b.items {
-                        j.item(it, &b.text);
+                        j.item(it, &b.text, &b.converted);
                     }
                 }
                 j.finish()
@@ -230,7 +231,7 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
     } else {
         let mut j = Judge::new(cx);
         let read = read_log(reader, &name, cx, |p| match p {
-            Piece::Item(it) => j.item(it, ""),
+            Piece::Item(it) => j.item(it, "", &[]),
             Piece::Event {
                 line,
                 normalized,
@@ -240,8 +241,8 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
             Piece::Converted {
                 line,
                 provider,
-                text,
-            } => j.converted(line, provider, text),
+                events,
+            } => j.converted_lines(line, provider, events),
         });
         (read, j.finish())
     };
@@ -416,21 +417,17 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
         }
         let h = self.read.health.providers.entry(provider).or_default();
         h.lines += 1;
-        // The converter writes UTF-8; the lossy copy is never made.
-        let text = match std::str::from_utf8(&out) {
-            Ok(t) => Cow::Borrowed(t),
-            Err(_) => String::from_utf8_lossy(&out),
-        };
-        for ev in text.split('\n').filter(|l| !l.is_empty()) {
-            h.events += 1;
-            self.read.events += 1;
+        // Counted here, split and checked by the judging stage (`Judge::converted_lines`).
+        let events = event_lines(&out);
+        h.events += events;
+        self.read.events += events;
+        if events > 0 {
             (self.emit)(Piece::Converted {
                 line: lineno,
                 provider,
-                text: ev,
+                events: &out,
             });
         }
-        drop(text);
         // Keep the buffer's allocation for the next line.
         let mut out = out;
         out.clear();
@@ -564,7 +561,8 @@ impl<'a> Judge<'a> {
     }
 
     /// `text`: the text of the batch the item came in.
-    fn item(&mut self, it: Item, text: &str) {
+    /// `text` and `converted`: those of the batch the item came in.
+    fn item(&mut self, it: Item, text: &str, converted: &[u8]) {
         match it {
             Item::Unreadable {
                 line,
@@ -585,7 +583,20 @@ impl<'a> Judge<'a> {
                 provider,
                 at,
                 len,
-            } => self.converted(line, provider, &text[at..at + len]),
+            } => self.converted_lines(line, provider, &converted[at..at + len]),
+        }
+    }
+
+    /// Checks the events the converter wrote for one line.
+    fn converted_lines(&mut self, line: u64, provider: &'static str, events: &[u8]) {
+        // The converter writes UTF-8; the lossy copy is never made. (Not `from_utf8_lossy`
+        // first: it costs ten times `from_utf8` on valid text.)
+        let text = match std::str::from_utf8(events) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(events),
+        };
+        for ev in text.split('\n').filter(|l| !l.is_empty()) {
+            self.converted(line, provider, ev);
         }
     }
 
@@ -691,6 +702,16 @@ fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
     (col, msg)
 }
 
+/// The number of non-empty lines in `out` (what `Judge::converted_lines` checks).
+fn event_lines(out: &[u8]) -> u64 {
+    let (mut n, mut start) = (0, 0);
+    for end in memchr::memchr_iter(b'\n', out) {
+        n += u64::from(end > start);
+        start = end + 1;
+    }
+    n + u64::from(start < out.len())
+}
+
 /// The level counts of a report agree with its findings (a consistency check for tests).
 #[cfg(test)]
 fn levels(r: &FileReport) -> (usize, usize) {
@@ -705,6 +726,22 @@ fn levels(r: &FileReport) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_lines_are_the_non_empty_lines() {
+        for (out, n) in [
+            ("", 0),
+            ("\n", 0),
+            ("{}\n", 1),
+            ("{}\n{}\n", 2),
+            ("{}\n\n{}", 2),
+            ("{}", 1),
+        ] {
+            let split = out.split('\n').filter(|l| !l.is_empty()).count() as u64;
+            assert_eq!(event_lines(out.as_bytes()), n, "{out:?}");
+            assert_eq!(split, n, "{out:?}");
+        }
+    }
 
     fn opts() -> Options {
         Options::for_tests(1 << 20)
