@@ -184,14 +184,31 @@ fn every_capture_reduces_raw_as_converted() {
     }
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("insights-reduce-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// A directory of one test's own for its files, removed when the test ends, passed or failed.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Self {
+        let name = format!("insights-reduce-{}-{test}", std::process::id());
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[test]
 fn follow_writes_a_snapshot_after_every_turn() {
+    let scratch = Scratch::new("follow_writes_a_snapshot_after_every_turn");
     let v = validator();
     let ev = rel(&root().join("testdata/claude-sdk/compact.events.jsonl"));
     let out = reduce(&["--follow", &ev]);
@@ -206,7 +223,7 @@ fn follow_writes_a_snapshot_after_every_turn() {
     // A log that stops in the middle of a turn gets a last snapshot at its end.
     let text = std::fs::read_to_string(root().join(&ev)).unwrap();
     let part: Vec<&str> = text.lines().take(10).collect();
-    let p = tmp("follow-part.jsonl");
+    let p = scratch.file("follow-part.jsonl");
     std::fs::write(&p, part.join("\n") + "\n").unwrap();
     let out = reduce(&["--follow", p.to_str().unwrap()]);
     let snaps: Vec<Value> = out.lines().map(json).collect();
@@ -217,10 +234,11 @@ fn follow_writes_a_snapshot_after_every_turn() {
 
 #[test]
 fn at_reduces_a_prefix() {
+    let scratch = Scratch::new("at_reduces_a_prefix");
     let ev = root().join("testdata/claude/thinking-tool.events.jsonl");
     let text = std::fs::read_to_string(&ev).unwrap();
     for k in [1, 19, 33, 40] {
-        let p = tmp(&format!("prefix-{k}.jsonl"));
+        let p = scratch.file(&format!("prefix-{k}.jsonl"));
         let part: Vec<&str> = text.lines().take(k).collect();
         std::fs::write(&p, part.join("\n") + "\n").unwrap();
         assert_same(
@@ -241,6 +259,7 @@ fn next(state: &mut u64) -> u64 {
 
 #[test]
 fn from_state_resumes_a_log_split_anywhere() {
+    let scratch = Scratch::new("from_state_resumes_a_log_split_anywhere");
     let mut rng = 0x2545_f491_4f6c_dd1du64;
     for case in [
         "testdata/claude-sdk/subagent-partial",
@@ -254,7 +273,7 @@ fn from_state_resumes_a_log_split_anywhere() {
         let lines: Vec<&str> = text.lines().collect();
         for _ in 0..3 {
             let k = (next(&mut rng) % (lines.len() as u64 + 1)) as usize;
-            let snap = tmp(&format!("snap-{k}.json"));
+            let snap = scratch.file(&format!("snap-{k}.json"));
             std::fs::write(&snap, reduce(&["--at", &k.to_string(), &ev])).unwrap();
             let snap = snap.to_str().unwrap();
             // The whole log again: what the snapshot has seen is skipped.
@@ -264,7 +283,7 @@ fn from_state_resumes_a_log_split_anywhere() {
                 &reduce(&["--from-state", snap, &ev]),
             );
             // Only the rest of the log.
-            let rest = tmp(&format!("rest-{k}.jsonl"));
+            let rest = scratch.file(&format!("rest-{k}.jsonl"));
             std::fs::write(&rest, lines[k..].join("\n") + "\n").unwrap();
             assert_same(
                 &format!("{ev} resumed after {k} with the rest"),
@@ -275,7 +294,7 @@ fn from_state_resumes_a_log_split_anywhere() {
         // Raw input numbers its events as convert does: resuming reads it again from the start.
         let cap = format!("{case}.jsonl");
         let k = lines.len() / 2;
-        let snap = tmp("raw-snap.json");
+        let snap = scratch.file("raw-snap.json");
         std::fs::write(&snap, reduce(&["--at", &k.to_string(), &cap])).unwrap();
         let mut resumed = json(&reduce(&["--from-state", snap.to_str().unwrap(), &cap]));
         let mut whole = json(&whole);
@@ -311,6 +330,7 @@ fn summary_view_of_the_claude_captures() {
 
 #[test]
 fn exit_status_and_diagnostics() {
+    let scratch = Scratch::new("exit_status_and_diagnostics");
     // A missing input: reported, status 2, the state of the rest still written.
     let out = run(
         &[
@@ -341,7 +361,7 @@ fn exit_status_and_diagnostics() {
     );
 
     // A state that is not one: status 2.
-    let bad = tmp("bad-state.json");
+    let bad = scratch.file("bad-state.json");
     std::fs::write(&bad, "{\"version\": 99}").unwrap();
     let out = run(&["reduce", "--from-state", bad.to_str().unwrap()], b"");
     assert_eq!(out.status.code(), Some(2));

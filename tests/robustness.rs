@@ -895,6 +895,7 @@ fn reduce_reads_back_every_state_it_writes() {
             again.stdout == first.stdout,
             "{value:.40}: the state changed"
         );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
 
