@@ -102,7 +102,40 @@ fn sniff(p: &Probe) -> bool {
 }
 
 fn convert<'a>(line: &'a str, _probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let m: Message = serde_json::from_str(line)?;
+    match serde_json::from_str::<Message>(line) {
+        Ok(m) => message(m, line, cx),
+        Err(_) => enveloped(line, cx),
+    }
+}
+
+/// A line [`Message`] refuses: a member it reads typed may be one this kind of message does
+/// not use (a `result` beside an `error`). Read as an envelope first, each part then as the
+/// message's kind needs it, as before `Message`; what still fails is reported as before.
+fn enveloped<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let env: Envelope = serde_json::from_str(line)?;
+    let kind = env.kind();
+    let params = match (kind, env.params) {
+        (Some(Kind::Request | Kind::Notification), Some(p)) if is_object(p) => {
+            IfObject(Some(serde_json::from_str(p.get())?))
+        }
+        _ => IfObject(None),
+    };
+    let result = match (kind, env.result) {
+        (Some(Kind::Response), Some(r)) => Some(serde_json::from_str(r.get())?),
+        _ => None,
+    };
+    let m = Message {
+        id: env.id,
+        method: env.method,
+        params,
+        result,
+        error: env.error,
+        emitted_at_ms: env.emitted_at_ms,
+    };
+    message(m, line, cx)
+}
+
+fn message<'a>(m: Message<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let env = Envelope {
         id: m.id,
         method: m.method,
@@ -1051,6 +1084,12 @@ mod tests {
     fn conv(line: &str) -> Vec<Value> {
         let probe: Probe = serde_json::from_str(line).unwrap();
         assert!(sniff(&probe), "not recognised as ACP: {line}");
+        routed(line)
+    }
+
+    /// A line detection routes to ACP by its memory (an answer naming no provider).
+    fn routed(line: &str) -> Vec<Value> {
+        let probe: Probe = serde_json::from_str(line).unwrap();
         let mut cx = Cx::default();
         convert(line, &probe, &mut cx).unwrap();
         cx.events
@@ -1101,6 +1140,48 @@ mod tests {
             ev[1]["diff"],
             "--- a/p/c.json\n+++ b/p/c.json\n@@ -1,1 +1,1 @@\n-a\n+b\n"
         );
+    }
+
+    #[test]
+    fn what_message_does_not_read_typed_is_kept_as_written() {
+        // An answer ACP does not define, and one whose result is not an object: notices with
+        // the result as written (`result_notice` reads the line again).
+        let ev = routed(r#"{"jsonrpc":"2.0","id":7,"result":{"content":"a\u0041","n":1}}"#);
+        assert_eq!(ev[0]["event"], "notice");
+        assert_eq!(ev[0]["subtype"], "response");
+        assert_eq!(ev[0]["extensions"]["result"]["content"], "aA");
+        // As written, to the byte (a `Value` would have turned 1e999 into null).
+        let line = r#"{"jsonrpc":"2.0","id":7,"result":{"content":"a\u0041","n":1e999}}"#;
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        let mut cx = Cx::default();
+        convert(line, &probe, &mut cx).unwrap();
+        let (_, ext) = &cx.events[0];
+        let written = serde_json::to_string(ext).unwrap();
+        assert!(
+            written.contains(r#""result":{"content":"a\u0041","n":1e999}"#),
+            "{written}"
+        );
+        let ev = routed(r#"{"jsonrpc":"2.0","id":"r","result":null}"#);
+        assert_eq!(ev[0]["subtype"], "response");
+        assert_eq!(ev[0]["extensions"]["acp.requestId"], "r");
+        assert!(ev[0]["extensions"].get("result").is_none());
+        // A client request ACP maps to a notice keeps its params as written.
+        let ev = conv(
+            r#"{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/p"}}"#,
+        );
+        assert_eq!(ev[0]["subtype"], "fs/read_text_file");
+        assert_eq!(ev[0]["extensions"]["params"]["path"], "/p");
+        assert_eq!(ev[0]["extensions"]["acp.requestId"], "2");
+    }
+
+    #[test]
+    fn a_result_beside_an_error_is_not_read() {
+        // `Message` reads a result typed; where it cannot, the line is read as before it did.
+        let ev = routed(
+            r#"{"jsonrpc":"2.0","id":6,"error":{"code":-1,"message":"m"},"result":{"stopReason":5}}"#,
+        );
+        assert_eq!(ev[0]["event"], "error");
+        assert_eq!(ev[0]["message"], "m");
     }
 
     #[test]

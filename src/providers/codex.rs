@@ -144,7 +144,10 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     if let Some(method @ ("item/started" | "item/completed")) = probe.method() {
         return item_line(method, line, cx);
     }
-    let m: Message = serde_json::from_str(line)?;
+    let m = match serde_json::from_str::<Message>(line) {
+        Ok(m) => m,
+        Err(_) => enveloped(line)?,
+    };
     let env = Envelope {
         id: m.id,
         method: m.method,
@@ -206,6 +209,30 @@ struct Message<'a> {
     error: Option<&'a RawValue>,
     #[serde(rename = "emittedAtMs")]
     emitted_at_ms: Option<Count>,
+}
+
+/// A line [`Message`] refuses: its typed `result` may be one this kind of message does not
+/// use (a `result` beside a `method` or an `error`). Read as an envelope, `params` typed and
+/// `result` only for an answer, as before `Message` read results; what still fails is
+/// reported as before.
+fn enveloped(line: &str) -> Result<Message<'_>, Unmapped> {
+    let env: Envelope = serde_json::from_str(line)?;
+    let params = match env.params {
+        Some(p) => serde_json::from_str(p.get())?,
+        None => IfObject(None),
+    };
+    let result = match (env.kind(), env.result) {
+        (Some(Kind::Response), Some(r)) => Some(serde_json::from_str(r.get())?),
+        _ => None,
+    };
+    Ok(Message {
+        id: env.id,
+        method: env.method,
+        params,
+        result,
+        error: env.error,
+        emitted_at_ms: env.emitted_at_ms,
+    })
 }
 
 /// An `item/started` or `item/completed` notification, its item read in the line's pass: these
@@ -2846,6 +2873,21 @@ mod tests {
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0]["event"], "session_init");
         assert_eq!(ev[0]["cwd"], "/home/dev/work");
+    }
+
+    #[test]
+    fn a_result_a_message_does_not_use_is_not_read() {
+        // `Message` reads a result typed; where it cannot, the line is read as before it did.
+        let ev = conv(r#"{"id":6,"error":{"code":-1,"message":"m"},"result":{"thread":5}}"#);
+        assert_eq!(ev[0]["event"], "error");
+        assert_eq!(ev[0]["requestId"], "6");
+        let ev = conv(
+            r#"{"method":"turn/started","params":{"threadId":"t","turn":{"id":"u"}},"result":{"thread":5}}"#,
+        );
+        assert_eq!(ev[0]["event"], "turn_start");
+        let line = r#"{"id":6,"result":{"thread":5}}"#;
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        assert!(convert(line, &probe, &mut Cx::default()).is_err());
     }
 
     #[test]
