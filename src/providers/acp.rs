@@ -26,7 +26,7 @@
 //! Unstable `session/update` kinds: `plan_removed` → empty `plan_update`, `compaction_update` →
 //! `session_status` compacting; others → `raw`.
 
-use super::jsonrpc::{self, Envelope, Kind, RpcError};
+use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -101,56 +101,21 @@ fn sniff(p: &Probe) -> bool {
     false
 }
 
+/// A line read in one pass down to a `session/update`'s update and an object result
+/// ([`jsonrpc::Message`]; before, `params`, `update` and `result` were captured raw and read
+/// again). What needs a member as written (a notice's `params`, an unknown answer's
+/// `result`) reads the line again: those are rare.
 fn convert<'a>(line: &'a str, _probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    match serde_json::from_str::<Message>(line) {
-        Ok(m) => message(m, line, cx),
-        Err(_) => enveloped(line, cx),
-    }
-}
-
-/// A line [`Message`] refuses: a member it reads typed may be one this kind of message does
-/// not use (a `result` beside an `error`). Read as an envelope first, each part then as the
-/// message's kind needs it, as before `Message`; what still fails is reported as before.
-fn enveloped<'a>(line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let env: Envelope = serde_json::from_str(line)?;
-    let kind = env.kind();
-    let params = match (kind, env.params) {
-        (Some(Kind::Request | Kind::Notification), Some(p)) if is_object(p) => {
-            IfObject(Some(serde_json::from_str(p.get())?))
-        }
-        _ => IfObject(None),
-    };
-    let result = match (kind, env.result) {
-        (Some(Kind::Response), Some(r)) => Some(serde_json::from_str(r.get())?),
-        _ => None,
-    };
-    let m = Message {
-        id: env.id,
-        method: env.method,
-        params,
-        result,
-        error: env.error,
-        emitted_at_ms: env.emitted_at_ms,
-    };
-    message(m, line, cx)
-}
-
-fn message<'a>(m: Message<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let env = Envelope {
-        id: m.id,
-        method: m.method,
-        params: None,
-        result: None,
-        error: m.error,
-        emitted_at_ms: m.emitted_at_ms,
-    };
-    match jsonrpc::kind(env.method.is_some(), env.id, env.error, m.result.is_some()) {
+    let m: Message<Params, ResultBody> = Message::read(line)?;
+    let kind = m.kind();
+    let (env, params, result) = m.into_parts();
+    match kind {
         Some(Kind::Request) | Some(Kind::Notification) => {
             let method = env.method.clone().unwrap_or_default();
-            method_call(&method, &env, m.params.0, line, cx)
+            method_call(&method, &env, params, line, cx)
         }
         Some(Kind::Response) => {
-            let known = match m.result {
+            let known = match result {
                 Some(IfObject(Some(b))) => response(&env, *b, cx)?,
                 _ => false,
             };
@@ -186,29 +151,6 @@ fn message<'a>(m: Message<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unm
         }
         None => Err(Unmapped("not a JSON-RPC message".into())),
     }
-}
-
-/// A JSON-RPC message as ACP's converter reads it: the envelope, with `params` (down to a
-/// `session/update`'s update) and an object `result` read in the same pass. Read as an
-/// [`Envelope`] first, then `params`, then `update`, the bulk of an update line was scanned
-/// four times (a third of a conversion went into capturing raw values to read them again).
-/// What needs a member as written (a notice's `params`, an unknown answer's `result`) reads
-/// the line again: those are rare.
-#[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    method: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    params: IfObject<Box<Params<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::present")]
-    result: Option<IfObject<Box<ResultBody<'a>>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
-    error: Option<&'a RawValue>,
-    /// Not ACP's: read as [`Envelope`] reads it, so that the same lines are refused.
-    #[serde(rename = "emittedAtMs")]
-    emitted_at_ms: Option<Count>,
 }
 
 #[derive(Deserialize, Default)]

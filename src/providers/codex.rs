@@ -19,7 +19,7 @@
 //! Item ids of exec (`item_3`) are unique only within a thread; exec lines carry no thread id
 //! after `thread.started`, so their events have an empty `sessionId` (`reduce` attaches them).
 
-use super::jsonrpc::{self, Envelope, Kind, RpcError};
+use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -144,27 +144,21 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     if let Some(method @ ("item/started" | "item/completed")) = probe.method() {
         return item_line(method, line, cx);
     }
-    let m = match serde_json::from_str::<Message>(line) {
-        Ok(m) => m,
-        Err(_) => enveloped(line)?,
-    };
-    let env = Envelope {
-        id: m.id,
-        method: m.method,
-        params: None,
-        result: None,
-        error: m.error,
-        emitted_at_ms: m.emitted_at_ms,
-    };
-    match jsonrpc::kind(env.method.is_some(), env.id, env.error, m.result.is_some()) {
+    // `params` and an object `result` read in the line's pass. `Params` is boxed, and its big
+    // rare members inside it: moving a 1.4 KB struct from visitor to caller cost 8% of a
+    // conversion in `memcpy`.
+    let m: Message<Params, ResultBody> = Message::read(line)?;
+    let kind = m.kind();
+    let (env, params, result) = m.into_parts();
+    match kind {
         Some(Kind::Notification) | Some(Kind::Request) => {
             let method = env.method.clone().unwrap_or_default();
             if let Some(ms) = env.emitted_at_ms {
                 cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
             }
-            method_call(&method, &env, m.params, line, cx)
+            method_call(&method, &env, params, line, cx)
         }
-        Some(Kind::Response) => response(&env, m.result, line, cx),
+        Some(Kind::Response) => response(&env, result, line, cx),
         Some(Kind::ErrorResponse) => {
             let e: RpcError = match env.error {
                 Some(e) if is_object(e) => serde_json::from_str(e.get())?,
@@ -189,50 +183,6 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             "neither a JSON-RPC message nor a Codex line".into(),
         )),
     }
-}
-
-/// A JSON-RPC message as Codex's converter reads it: the JSON-RPC envelope, with `params` and
-/// an object `result` read in the same pass (capturing them raw and parsing that again
-/// scanned most of every line twice). `Params` is boxed, and its big rare members inside it:
-/// moving a 1.4 KB struct from visitor to caller cost 8% of a conversion in `memcpy`.
-#[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    method: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    params: IfObject<Box<Params<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::present")]
-    result: Option<IfObject<Box<ResultBody<'a>>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
-    error: Option<&'a RawValue>,
-    #[serde(rename = "emittedAtMs")]
-    emitted_at_ms: Option<Count>,
-}
-
-/// A line [`Message`] refuses: its typed `result` may be one this kind of message does not
-/// use (a `result` beside a `method` or an `error`). Read as an envelope, `params` typed and
-/// `result` only for an answer, as before `Message` read results; what still fails is
-/// reported as before.
-fn enveloped(line: &str) -> Result<Message<'_>, Unmapped> {
-    let env: Envelope = serde_json::from_str(line)?;
-    let params = match env.params {
-        Some(p) => serde_json::from_str(p.get())?,
-        None => IfObject(None),
-    };
-    let result = match (env.kind(), env.result) {
-        (Some(Kind::Response), Some(r)) => Some(serde_json::from_str(r.get())?),
-        _ => None,
-    };
-    Ok(Message {
-        id: env.id,
-        method: env.method,
-        params,
-        result,
-        error: env.error,
-        emitted_at_ms: env.emitted_at_ms,
-    })
 }
 
 /// An `item/started` or `item/completed` notification, its item read in the line's pass: these
@@ -269,7 +219,7 @@ fn item_line<'a>(method: &str, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unm
     let item = item.ok_or_else(|| Unmapped(format!("{method} without an item")))?;
     v2_item(method == "item/completed", *item, cx);
     // As in `method_call`: a v2 notification.
-    if jsonrpc::kind(true, m.id, None, false) == Some(Kind::Notification) {
+    if super::jsonrpc::kind(true, m.id, None, false) == Some(Kind::Notification) {
         cx.sticky.saw_codex_v2();
     }
     Ok(())
@@ -1302,11 +1252,11 @@ struct ChangeKindWire<'a> {
 fn method_call<'a>(
     method: &str,
     env: &Envelope<'a>,
-    params: IfObject<Box<Params<'a>>>,
+    params: Option<Box<Params<'a>>>,
     line: &'a str,
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
-    let p = params.0.unwrap_or_default();
+    let p = params.unwrap_or_default();
     if method == "codex/event" || method.starts_with("codex/event/") {
         cx.session_id = p.conversation_id;
         let msg = p

@@ -5,7 +5,7 @@
 //! optional: Codex omits it on the wire.
 
 use crate::event::Str;
-use crate::wire::raw_str;
+use crate::wire::{raw_str, Count, IfObject};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -25,6 +25,85 @@ pub struct Envelope<'a> {
     /// Not JSON-RPC: Codex stamps its notifications with the time they were sent.
     #[serde(rename = "emittedAtMs")]
     pub emitted_at_ms: Option<crate::wire::Count>,
+}
+
+/// A JSON-RPC message read in one pass: the envelope, with `params` and an object `result`
+/// read as the provider's own types `P` and `R`. Read as an [`Envelope`] with both captured
+/// raw and parsed again, most of every line was scanned twice (ACP: four times, down to its
+/// update). Both are boxed: provider structs are large, and moving them costs.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "P: Deserialize<'de>, R: Deserialize<'de>"))]
+pub struct Message<'a, P, R> {
+    #[serde(borrow)]
+    pub id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    pub method: Option<Str<'a>>,
+    #[serde(default)]
+    pub params: IfObject<Box<P>>,
+    #[serde(default, deserialize_with = "crate::wire::present")]
+    pub result: Option<IfObject<Box<R>>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
+    pub error: Option<&'a RawValue>,
+    /// Not JSON-RPC: Codex stamps its notifications with the time they were sent.
+    #[serde(rename = "emittedAtMs")]
+    pub emitted_at_ms: Option<Count>,
+}
+
+/// A [`Message`] taken apart: the envelope, `params` (an object) and `result` (when there).
+pub type Parts<'a, P, R> = (Envelope<'a>, Option<Box<P>>, Option<IfObject<Box<R>>>);
+
+impl<'a, P: Deserialize<'a>, R: Deserialize<'a>> Message<'a, P, R> {
+    /// Reads `line`. Where the typed `params` or `result` refuse it, they may be members its
+    /// kind of message does not use (a `result` beside an `error`): the line is then read as
+    /// an [`Envelope`], and `params` (of a request or notification) and `result` (of an
+    /// answer) from it, as the converters did before; what still fails, fails as it did.
+    pub fn read(line: &'a str) -> serde_json::Result<Self> {
+        if let Ok(m) = serde_json::from_str(line) {
+            return Ok(m);
+        }
+        let env: Envelope = serde_json::from_str(line)?;
+        let kind = env.kind();
+        let params = match (kind, env.params) {
+            (Some(Kind::Request | Kind::Notification), Some(p)) => serde_json::from_str(p.get())?,
+            _ => IfObject(None),
+        };
+        let result = match (kind, env.result) {
+            (Some(Kind::Response), Some(r)) => Some(serde_json::from_str(r.get())?),
+            _ => None,
+        };
+        Ok(Message {
+            id: env.id,
+            method: env.method,
+            params,
+            result,
+            error: env.error,
+            emitted_at_ms: env.emitted_at_ms,
+        })
+    }
+}
+
+impl<'a, P, R> Message<'a, P, R> {
+    pub fn kind(&self) -> Option<Kind> {
+        kind(
+            self.method.is_some(),
+            self.id,
+            self.error,
+            self.result.is_some(),
+        )
+    }
+
+    /// The envelope (`params` and `result` not in it), and the two.
+    pub fn into_parts(self) -> Parts<'a, P, R> {
+        let env = Envelope {
+            id: self.id,
+            method: self.method,
+            params: None,
+            result: None,
+            error: self.error,
+            emitted_at_ms: self.emitted_at_ms,
+        };
+        (env, self.params.0, self.result)
+    }
 }
 
 /// What a JSON-RPC message is.
