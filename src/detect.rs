@@ -83,6 +83,21 @@ pub struct Probe<'a> {
     /// for them.
     #[serde(skip)]
     result_names: Memo<Vec<Str<'a>>>,
+    /// Every top-level member, in order, when [`Probe::scan`] read the line (serde's probe
+    /// does not keep them): the provider reads its struct from these ([`crate::members`]).
+    #[serde(skip)]
+    all: Kept<Vec<(&'a str, &'a str)>>,
+}
+
+/// What a probe keeps of its line beside its members: not part of what it is, so two probes
+/// are equal whatever they keep.
+#[derive(Debug, Default)]
+struct Kept<T>(Option<T>);
+
+impl<T> PartialEq for Kept<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// A value worked out from others and kept, so that it is worked out once. Not part of what
@@ -121,6 +136,10 @@ impl<'a> Probe<'a> {
                 .unwrap_or_default()
         })
     }
+    /// Every top-level member of the line (name, value text), when the probe kept them.
+    pub fn members(&self) -> Option<&crate::members::Members<'a>> {
+        self.all.0.as_deref()
+    }
     /// A JSON-RPC answer without a method: which provider it belongs to is not in the line.
     pub fn is_bare_response(&self) -> bool {
         self.method.is_none()
@@ -145,7 +164,9 @@ impl<'a> Probe<'a> {
     pub(crate) fn scan(line: &'a str) -> Option<Self> {
         let mut p = Probe::default();
         let mut seen = 0u32;
+        let mut all = Vec::with_capacity(16);
         crate::scan::members(line, |key, value| {
+            all.push((key, value));
             let (bit, slot, keep_null) = match key {
                 "type" => (0, &mut p.ty, false),
                 "subtype" => (1, &mut p.subtype, false),
@@ -178,6 +199,7 @@ impl<'a> Probe<'a> {
             }
             Some(())
         })?;
+        p.all = Kept(Some(all));
         Some(p)
     }
 }

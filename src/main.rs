@@ -9,6 +9,7 @@ mod diff;
 mod event;
 mod input;
 mod json_writer;
+mod members;
 mod output;
 mod parallel;
 mod providers;

@@ -300,7 +300,8 @@ pub mod targets {
     }
 
     /// Detection (`convert("auto", …)`), and its one-pass probe: a line that
-    /// `Probe::scan` reads, serde_json reads too, with the same members.
+    /// `Probe::scan` reads, serde_json reads too, with the same members; and a value read
+    /// from the members the probe kept (`members::read`) is the one serde_json reads.
     pub fn detect(data: &[u8]) {
         for line in data.split(|&b| b == b'\n') {
             let Ok(text) = std::str::from_utf8(line) else {
@@ -310,6 +311,14 @@ pub mod targets {
                 let slow: crate::detect::Probe = serde_json::from_str(text)
                     .unwrap_or_else(|e| panic!("scanned, but serde_json says {e}: {text}"));
                 assert_eq!(fast, slow, "{text}");
+                let by_members: Result<serde_json::Value, _> =
+                    crate::members::read(text, fast.members());
+                let by_text: Result<serde_json::Value, _> = serde_json::from_str(text);
+                match (by_members, by_text) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                    (a, b) => panic!("by members {a:?}, by text {b:?}: {text}"),
+                }
             }
         }
         convert("auto", data)

@@ -100,13 +100,13 @@ struct Bridge<'a> {
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let mut bridge_id = None;
     let env: Envelope = if probe.event_id.is_some() && probe.method.is_none() {
-        let b: Bridge = serde_json::from_str(line)?;
+        let b: Bridge = crate::members::read(line, probe.members())?;
         cx.session_id = b.session_id.filter(|s| !s.is_empty());
         cx.timestamp = b.received_at.filter(|t| crate::time::looks_rfc3339(t));
         bridge_id = count(b.event_id);
         serde_json::from_str(b.event.get())?
     } else {
-        serde_json::from_str(line)?
+        crate::members::read(line, probe.members())?
     };
     let before = cx.events.len();
     match env.kind() {

@@ -105,8 +105,8 @@ fn sniff(p: &Probe) -> bool {
 /// ([`jsonrpc::Message`]; before, `params`, `update` and `result` were captured raw and read
 /// again). What needs a member as written (a notice's `params`, an unknown answer's
 /// `result`) reads the line again: those are rare.
-fn convert<'a>(line: &'a str, _probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let m: Message<Params, ResultBody> = Message::read(line)?;
+fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let m: Message<Params, ResultBody> = Message::read(line, probe.members())?;
     let kind = m.kind();
     let (env, params, result) = m.into_parts();
     match kind {

@@ -110,7 +110,7 @@ struct ResultExtra<'a> {
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     claude::convert_as(line, probe, cx, &AMP)?;
     if probe.ty() == Some("result") {
-        let w: ResultExtra = serde_json::from_str(line)?;
+        let w: ResultExtra = crate::members::read(line, probe.members())?;
         if let Some((Body::TurnComplete(tc), _)) = cx.events.last_mut() {
             if let Some(e) = w.error.and_then(raw_str) {
                 tc.errors.get_or_insert_with(Vec::new).push(e);

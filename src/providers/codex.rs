@@ -23,6 +23,7 @@ use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
+use crate::members::Members;
 use crate::wire::{count, is_null, is_object, raw_str, Count, IfObject};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -130,7 +131,7 @@ fn sniff(p: &Probe) -> bool {
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     if let Some(t) = probe.ty() {
-        return exec(line, t, cx);
+        return exec(line, probe.members(), t, cx);
     }
     if probe.msg.is_some() && probe.method.is_none() {
         #[derive(Deserialize)]
@@ -138,16 +139,16 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             #[serde(borrow)]
             msg: &'a RawValue,
         }
-        let b: Bare = serde_json::from_str(line)?;
+        let b: Bare = crate::members::read(line, probe.members())?;
         return legacy(b.msg, None, cx);
     }
     if let Some(method @ ("item/started" | "item/completed")) = probe.method() {
-        return item_line(method, line, cx);
+        return item_line(method, line, probe.members(), cx);
     }
     // `params` and an object `result` read in the line's pass. `Params` is boxed, and its big
     // rare members inside it: moving a 1.4 KB struct from visitor to caller cost 8% of a
     // conversion in `memcpy`.
-    let m: Message<Params, ResultBody> = Message::read(line)?;
+    let m: Message<Params, ResultBody> = Message::read(line, probe.members())?;
     let kind = m.kind();
     let (env, params, result) = m.into_parts();
     match kind {
@@ -188,7 +189,12 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 /// An `item/started` or `item/completed` notification, its item read in the line's pass: these
 /// are a third of an app-server log, and [`Params`] keeps `item` raw (other methods' items
 /// have other shapes), which read it twice.
-fn item_line<'a>(method: &str, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+fn item_line<'a>(
+    method: &str,
+    line: &'a str,
+    members: Option<&Members<'a>>,
+    cx: &mut Cx<'a>,
+) -> Result<(), Unmapped> {
     #[derive(Deserialize)]
     struct ItemMessage<'a> {
         #[serde(borrow)]
@@ -208,7 +214,7 @@ fn item_line<'a>(method: &str, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unm
         #[serde(borrow)]
         item: Option<Box<Item<'a>>>,
     }
-    let m: ItemMessage = serde_json::from_str(line)?;
+    let m: ItemMessage = crate::members::read(line, members)?;
     if let Some(ms) = m.emitted_at_ms {
         cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
     }
@@ -585,8 +591,13 @@ fn tokens(u: &ExecUsage) -> TokenUsage {
     }
 }
 
-fn exec<'a>(line: &'a str, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let w: ExecLine = serde_json::from_str(line)?;
+fn exec<'a>(
+    line: &'a str,
+    members: Option<&Members<'a>>,
+    ty: &'a str,
+    cx: &mut Cx<'a>,
+) -> Result<(), Unmapped> {
+    let w: ExecLine = crate::members::read(line, members)?;
     match ty {
         "thread.started" => {
             cx.session_id = w.thread_id;

@@ -192,7 +192,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
 }
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let w: Line = serde_json::from_str(line)?;
+    let w: Line = crate::members::read(line, probe.members())?;
     cx.timestamp = probe
         .timestamp
         .and_then(|r| r.str())

@@ -57,11 +57,15 @@ impl<'a, P: Deserialize<'a>, R: Deserialize<'a>> Message<'a, P, R> {
     /// kind of message does not use (a `result` beside an `error`): the line is then read as
     /// an [`Envelope`], and `params` (of a request or notification) and `result` (of an
     /// answer) from it, as the converters did before; what still fails, fails as it did.
-    pub fn read(line: &'a str) -> serde_json::Result<Self> {
-        if let Ok(m) = serde_json::from_str(line) {
+    /// `members`: the line's, as detection's probe found them ([`crate::members`]).
+    pub fn read(
+        line: &'a str,
+        members: Option<&crate::members::Members<'a>>,
+    ) -> serde_json::Result<Self> {
+        if let Ok(m) = crate::members::read(line, members) {
             return Ok(m);
         }
-        let env: Envelope = serde_json::from_str(line)?;
+        let env: Envelope = crate::members::read(line, members)?;
         let kind = env.kind();
         let params = match (kind, env.params) {
             (Some(Kind::Request | Kind::Notification), Some(p)) => serde_json::from_str(p.get())?,

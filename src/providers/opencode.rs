@@ -152,7 +152,7 @@ struct Time {
 }
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let w: Line = serde_json::from_str(line)?;
+    let w: Line = crate::members::read(line, probe.members())?;
     cx.session_id = w.session_id.filter(|s| !s.is_empty());
     cx.timestamp = w
         .timestamp

@@ -162,8 +162,8 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     match (probe.ty(), probe.subtype()) {
         (Some("system"), Some(sub @ ("init" | "session_start"))) => {
             envelope(probe, cx);
-            claude::system(line, "init", cx)?;
-            let w: InitExtra = serde_json::from_str(line)?;
+            claude::system(line, probe.members(), "init", cx)?;
+            let w: InitExtra = crate::members::read(line, probe.members())?;
             if let Some((Body::SessionInit(init), ext)) = cx.events.last_mut() {
                 init.version = init.version.take().or(w.qwen_code_version);
                 init.permission_mode = init.permission_mode.take().or(w.permission_mode);
@@ -175,11 +175,11 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         (Some("system"), Some(sub)) if sub.starts_with("task_") && probe.data.is_some() => {
             envelope(probe, cx);
-            let w: DataLine = serde_json::from_str(line)?;
+            let w: DataLine = crate::members::read(line, probe.members())?;
             if !is_object(w.data) {
                 return Err(Unmapped("task line whose data is not an object".into()));
             }
-            claude::system(w.data.get(), sub, cx)?;
+            claude::system(w.data.get(), None, sub, cx)?;
             if sub == "task_notification" {
                 subagent_done(w.data, cx)?;
             }
@@ -187,7 +187,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         (Some("stream_event"), _) if probe.event.and_then(event_type) == Some("goal_state") => {
             envelope(probe, cx);
-            let w: GoalLine = serde_json::from_str(line)?;
+            let w: GoalLine = crate::members::read(line, probe.members())?;
             let ext = cx.push(Notice {
                 subtype: Cow::Borrowed("stream_event/goal_state"),
                 message: None,
@@ -202,7 +202,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         (Some("result"), _) => {
             claude::convert_as(line, probe, cx, &QWEN)?;
-            let w: ResultError = serde_json::from_str(line)?;
+            let w: ResultError = crate::members::read(line, probe.members())?;
             let message = match w.error {
                 Some(e) if is_object(e) => serde_json::from_str::<ErrorObject>(e.get())?.message,
                 Some(e) => raw_str(e),
