@@ -102,6 +102,14 @@ impl<R: Read> LineReader<R> {
     /// Reads the next line into `buf` (cleared first). `None` at end of input.
     pub fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
         buf.clear();
+        self.append_line(buf)
+    }
+
+    /// Reads the next line onto the end of `buf`, which keeps what it holds: `--jobs`
+    /// gathers a chunk's lines in place, not each through a buffer of its own. What is
+    /// appended is what [`LineReader::next_line`] reads; nothing for a line over the cap.
+    pub fn append_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
+        let start = buf.len();
         if signals::caught().is_some() {
             return Ok(None);
         }
@@ -122,30 +130,31 @@ impl<R: Read> LineReader<R> {
         let terminated = buf.last() == Some(&b'\n');
         if terminated {
             buf.pop();
-            if buf.last() == Some(&b'\r') {
+            if buf.len() > start && buf.last() == Some(&b'\r') {
                 buf.pop();
             }
         }
-        if buf.len() > self.max {
-            let mut len = buf.len() as u64;
+        if buf.len() - start > self.max {
+            let mut len = (buf.len() - start) as u64;
             if !terminated {
                 let (skipped, found) = self.skip_line()?;
                 if !found && signals::caught().is_some() {
+                    buf.truncate(start);
                     return Ok(None);
                 }
                 len += skipped;
                 self.unterminated = !found;
             }
-            buf.clear();
+            buf.truncate(start);
             return Ok(Some(Line::TooLong { len }));
         }
         if !terminated && signals::caught().is_some() {
-            buf.clear();
+            buf.truncate(start);
             return Ok(None);
         }
         self.unterminated = !terminated;
-        if self.lineno == 1 && buf.starts_with(b"\xEF\xBB\xBF") {
-            buf.drain(..3);
+        if self.lineno == 1 && buf[start..].starts_with(b"\xEF\xBB\xBF") {
+            buf.drain(start..start + 3);
         }
         Ok(Some(Line::Ok))
     }
@@ -230,5 +239,33 @@ mod tests {
         assert_eq!(got[0].0, Err(10));
         assert_eq!(got[1].0, Ok("abc".into()));
         assert_eq!(got[2], (Err(10), true));
+    }
+
+    /// `append_line` reads what `next_line` reads, onto what the buffer holds.
+    #[test]
+    fn appended_lines_are_the_lines_read() {
+        for (input, max) in [
+            (&b"\xEF\xBB\xBF{\"a\":1}\r\n\n\r\n{}"[..], 100),
+            (b"0123456789\nabc\n\r\n0123456789", 5),
+            (b"\n\n", 5),
+        ] {
+            let mut r = LineReader::new(input, max);
+            let mut all = b"kept\r".to_vec();
+            let mut got = Vec::new();
+            while let Some(l) = r.append_line(&mut all).unwrap() {
+                got.push(l);
+                all.push(b'|');
+            }
+            let want = lines(input, max);
+            let mut text = String::from("kept\r");
+            for (l, _) in &want {
+                text.push_str(l.as_deref().unwrap_or(""));
+                text.push('|');
+            }
+            assert_eq!(String::from_utf8_lossy(&all), text, "{input:?}");
+            let kinds: Vec<_> = want.iter().map(|(l, _)| l.is_ok()).collect();
+            let got_kinds: Vec<_> = got.iter().map(|l| matches!(l, Line::Ok)).collect();
+            assert_eq!(got_kinds, kinds);
+        }
     }
 }

@@ -291,7 +291,6 @@ fn read_chunks(
     credit_tx: SyncSender<()>,
 ) -> io::Result<()> {
     let mut rdr = LineReader::new(reader, max_line);
-    let mut buf = Vec::with_capacity(64 * 1024);
     let mut index = 0u64;
     let new_chunk = |index: u64, first_line: u64| Chunk {
         index,
@@ -304,12 +303,11 @@ fn read_chunks(
     let mut chunk = new_chunk(0, 1);
     let send = |chunk: Chunk| -> bool { credit_tx.send(()).is_ok() && work_tx.send(chunk).is_ok() };
     let result = loop {
-        match rdr.next_line(&mut buf) {
+        match rdr.append_line(&mut chunk.text) {
             Ok(Some(line)) => {
                 if let Line::TooLong { len } = line {
                     chunk.too_long.push((rdr.lineno(), len));
                 }
-                chunk.text.extend_from_slice(&buf);
                 chunk.ends.push(chunk.text.len());
                 chunk.text.push(b'\n');
                 chunk.unterminated = rdr.unterminated();
@@ -325,7 +323,7 @@ fn read_chunks(
             Err(e) => break Err(e),
         }
     };
-    if !chunk.text.is_empty() {
+    if !chunk.ends.is_empty() {
         send(chunk);
     }
     result
