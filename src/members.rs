@@ -19,6 +19,25 @@ use serde::Deserialize;
 /// The top-level members of a line, in order: names (without escapes) and value texts.
 pub type Members<'a> = [(&'a str, &'a str)];
 
+/// A line and the members the probe kept of it (none when the probe did not read it): what a
+/// provider reads its struct from.
+#[derive(Clone, Copy)]
+pub struct Line<'a, 'm> {
+    pub text: &'a str,
+    members: Option<&'m Members<'a>>,
+}
+
+impl<'a, 'm> Line<'a, 'm> {
+    pub fn new(text: &'a str, members: Option<&'m Members<'a>>) -> Self {
+        Line { text, members }
+    }
+
+    /// The line as `T` ([`read`]).
+    pub fn read<T: Deserialize<'a>>(self) -> serde_json::Result<T> {
+        read(self.text, self.members)
+    }
+}
+
 /// Reads `line` as `T`, from `members` (the line's, as the probe found them) when there are.
 pub fn read<'a, T: Deserialize<'a>>(
     line: &'a str,

@@ -31,7 +31,7 @@
 use super::{split_mcp, sub, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::members::{read, Members};
+use crate::members::Line;
 use crate::wire::{count, is_null, is_object, raw_str, Count};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -138,17 +138,18 @@ pub(crate) fn convert_as<'a>(
         .and_then(|r| r.str())
         .filter(|t| crate::time::looks_rfc3339(t));
     let ty = probe.ty().unwrap_or("");
+    let line = Line::new(line, probe.members());
     match ty {
-        "system" => system(line, probe.members(), probe.subtype().unwrap_or(""), cx),
-        "assistant" => assistant(line, probe.members(), cx, d),
-        "user" => user(line, probe.members(), cx, d),
-        "result" => result(line, probe.members(), cx),
-        "stream_event" => stream_event(line, probe.members(), cx),
-        "control_request" => control_request(line, probe.members(), cx, d),
-        "control_response" => control_response(line, probe.members(), cx),
-        "control_cancel_request" => control_cancel(line, probe.members(), cx),
-        "rate_limit_event" => rate_limit(line, probe.members(), cx),
-        "tool_progress" => tool_progress(line, probe.members(), cx),
+        "system" => system(line, probe.subtype().unwrap_or(""), cx),
+        "assistant" => assistant(line, cx, d),
+        "user" => user(line, cx, d),
+        "result" => result(line, cx),
+        "stream_event" => stream_event(line, cx),
+        "control_request" => control_request(line, cx, d),
+        "control_response" => control_response(line, cx),
+        "control_cancel_request" => control_cancel(line, cx),
+        "rate_limit_event" => rate_limit(line, cx),
+        "tool_progress" => tool_progress(line, cx),
         "conversation_reset" => {
             cx.push(ContextCompaction {
                 trigger: CompactionTrigger::Cleared,
@@ -159,20 +160,19 @@ pub(crate) fn convert_as<'a>(
             });
             Ok(())
         }
-        t if TYPES.contains(&t) => notice(line, probe.members(), Cow::Borrowed(t), None, cx),
+        t if TYPES.contains(&t) => notice(line, Cow::Borrowed(t), None, cx),
         t => Err(Unmapped(format!("unknown Claude message type {t:?}"))),
     }
 }
 
 /// A `notice` carrying every member of the line but the envelope in `extensions`.
 fn notice<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
+    line: Line<'a, '_>,
     subtype: Str<'a>,
     message: Option<Str<'a>>,
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
-    let all: Pairs<&RawValue> = read(line, members)?;
+    let all: Pairs<&RawValue> = line.read()?;
     let ext = cx.push(Notice { subtype, message });
     for (k, v) in all.0 {
         if !matches!(&*k, "type" | "subtype" | "uuid" | "session_id") {
@@ -363,14 +363,13 @@ struct StateChanged<'a> {
 /// Maps a `system` line of `subtype`. `line` may also be any JSON object with the same
 /// members (Qwen Code keeps the members of its `task_*` lines in `data`).
 pub(crate) fn system<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
+    line: Line<'a, '_>,
     subtype: &'a str,
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
     match subtype {
         "init" => {
-            let w: Init = read(line, members)?;
+            let w: Init = line.read()?;
             let ext_style = w.output_style.clone();
             let init = SessionInit {
                 model: w.model,
@@ -405,7 +404,7 @@ pub(crate) fn system<'a>(
             ext.put_opt("claude.fastModeState", w.fast_mode_state);
         }
         "status" => {
-            let w: Status = read(line, members)?;
+            let w: Status = line.read()?;
             let status = match w.status.as_deref() {
                 Some("compacting") => Some(SessionStatusKind::Compacting),
                 Some("requesting") => Some(SessionStatusKind::Requesting),
@@ -434,7 +433,7 @@ pub(crate) fn system<'a>(
             }
         }
         "compact_boundary" | "microcompact_boundary" => {
-            let w: CompactBoundary = read(line, members)?;
+            let w: CompactBoundary = line.read()?;
             let meta = w.compact_metadata;
             let trigger = match meta.as_ref().and_then(|m| m.trigger.as_deref()) {
                 Some("manual") => CompactionTrigger::Manual,
@@ -452,7 +451,7 @@ pub(crate) fn system<'a>(
             }
         }
         "hook_started" | "hook_progress" | "hook_response" => {
-            let w: HookLine = read(line, members)?;
+            let w: HookLine = line.read()?;
             let phase = match subtype {
                 "hook_started" => HookPhase::Started,
                 "hook_progress" => HookPhase::Progress,
@@ -471,7 +470,7 @@ pub(crate) fn system<'a>(
             });
         }
         "task_started" | "task_progress" | "task_updated" | "task_notification" => {
-            let w: TaskLine = read(line, members)?;
+            let w: TaskLine = line.read()?;
             let phase = match subtype {
                 "task_started" => TaskPhase::Started,
                 "task_progress" => TaskPhase::Progress,
@@ -499,7 +498,7 @@ pub(crate) fn system<'a>(
             ext.put_opt("claude.outputFile", w.output_file.filter(|f| !f.is_empty()));
         }
         "api_retry" => {
-            let w: ApiRetry = read(line, members)?;
+            let w: ApiRetry = line.read()?;
             let message = match (&w.error, w.error_status) {
                 (Some(e), Some(s)) => Cow::Owned(format!("API error {}: {e}", s.0)),
                 (Some(e), None) => e.clone(),
@@ -520,7 +519,7 @@ pub(crate) fn system<'a>(
             });
         }
         "thinking_tokens" => {
-            let w: ThinkingTokens = read(line, members)?;
+            let w: ThinkingTokens = line.read()?;
             let ext = cx.push(UsageUpdate {
                 step_usage: Json::Value(Value::Object(Default::default())),
                 total: None,
@@ -538,7 +537,7 @@ pub(crate) fn system<'a>(
             );
         }
         "session_state_changed" => {
-            let w: StateChanged = read(line, members)?;
+            let w: StateChanged = line.read()?;
             let status = match w.state.as_deref() {
                 Some("idle") => Some(SessionStatusKind::Idle),
                 Some("running") => Some(SessionStatusKind::Running),
@@ -555,7 +554,6 @@ pub(crate) fn system<'a>(
                 None => {
                     return notice(
                         line,
-                        members,
                         Cow::Borrowed("system/session_state_changed"),
                         w.state,
                         cx,
@@ -565,7 +563,7 @@ pub(crate) fn system<'a>(
         }
         other => {
             let name = Cow::Owned(format!("system/{other}"));
-            return notice(line, members, name, None, cx);
+            return notice(line, name, None, cx);
         }
     }
     Ok(())
@@ -766,13 +764,8 @@ pub(crate) fn plan_priority(s: Option<&str>) -> Option<PlanPriority> {
     }
 }
 
-fn assistant<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-    d: &Dialect,
-) -> Result<(), Unmapped> {
-    let w: Assistant = read(line, members)?;
+fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
+    let w: Assistant = line.read()?;
     let parent = w.parent_tool_use_id;
     let model = w.message.model;
     let message_id = w.message.id;
@@ -1091,13 +1084,8 @@ fn content_text(raw: &RawValue) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
-fn user<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-    d: &Dialect,
-) -> Result<(), Unmapped> {
-    let w: User = read(line, members)?;
+fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
+    let w: User = line.read()?;
     let parent = w.parent_tool_use_id;
     let synthetic = w.is_synthetic.unwrap_or(false);
     let replay = w.is_replay.unwrap_or(false);
@@ -1272,12 +1260,8 @@ struct WireModelUsage {
     max_output_tokens: Option<Count>,
 }
 
-fn result<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: ResultLine = read(line, members)?;
+fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ResultLine = line.read()?;
     let usage = w.usage.map(|u| TokenUsage {
         input_tokens: count(u.input_tokens).unwrap_or(0),
         output_tokens: count(u.output_tokens).unwrap_or(0),
@@ -1399,12 +1383,8 @@ struct StreamMessage<'a> {
     model: Option<Str<'a>>,
 }
 
-fn stream_event<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: StreamLine = read(line, members)?;
+fn stream_event<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: StreamLine = line.read()?;
     let ev = w.event;
     let delta = |kind| StreamDelta {
         kind,
@@ -1624,13 +1604,8 @@ fn suggestion(raw: &RawValue) -> Option<PermissionSuggestion<'_>> {
     })
 }
 
-fn control_request<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-    d: &Dialect,
-) -> Result<(), Unmapped> {
-    let w: ControlRequest = read(line, members)?;
+fn control_request<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
+    let w: ControlRequest = line.read()?;
     let request_id = w.request_id.unwrap_or_default();
     let r = w.request;
     match &*r.subtype {
@@ -1675,7 +1650,7 @@ fn control_request<'a>(
             ext.put("claude.requestId", request_id);
         }
         other => {
-            let all: Pairs<&RawValue> = read(line, members)?;
+            let all: Pairs<&RawValue> = line.read()?;
             let ext = cx.push(Notice {
                 subtype: Cow::Owned(format!("control_request/{other}")),
                 message: None,
@@ -1769,12 +1744,8 @@ struct AccountWire<'a> {
     api_key_source: Option<Str<'a>>,
 }
 
-fn control_response<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: ControlResponse = read(line, members)?;
+fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ControlResponse = line.read()?;
     let env = w.response;
     let request_id = env.request_id.unwrap_or_default();
     if env.subtype.as_deref() == Some("error") {
@@ -1865,7 +1836,7 @@ fn control_response<'a>(
                 #[serde(borrow)]
                 response: Option<&'a RawValue>,
             }
-            let raw: Raw = read(line, members)?;
+            let raw: Raw = line.read()?;
             ext.put_opt("response", raw.response.response.filter(|r| !is_null(r)));
         }
     }
@@ -1878,12 +1849,8 @@ struct ControlCancel<'a> {
     request_id: Option<Str<'a>>,
 }
 
-fn control_cancel<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: ControlCancel = read(line, members)?;
+fn control_cancel<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ControlCancel = line.read()?;
     cx.push(PermissionResponse {
         request_id: w.request_id.unwrap_or_default(),
         decision: Decision::Cancelled,
@@ -1918,12 +1885,8 @@ struct RateLimitInfo<'a> {
     utilization: Option<f64>,
 }
 
-fn rate_limit<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: RateLimitLine = read(line, members)?;
+fn rate_limit<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: RateLimitLine = line.read()?;
     let info_raw = w.rate_limit_info.filter(|i| is_object(i));
     let info: Option<RateLimitInfo> = match info_raw {
         Some(r) => Some(serde_json::from_str(r.get())?),
@@ -1969,12 +1932,8 @@ struct ToolProgress<'a> {
     task_id: Option<Str<'a>>,
 }
 
-fn tool_progress<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: ToolProgress = read(line, members)?;
+fn tool_progress<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ToolProgress = line.read()?;
     let ext = cx.push(ToolUpdate {
         call_id: w.tool_use_id.unwrap_or_default(),
         status: Some(Cow::Borrowed("running")),

@@ -23,7 +23,7 @@ use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::members::Members;
+use crate::members::Line;
 use crate::wire::{count, is_null, is_object, raw_str, Count, IfObject};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -131,7 +131,7 @@ fn sniff(p: &Probe) -> bool {
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     if let Some(t) = probe.ty() {
-        return exec(line, probe.members(), t, cx);
+        return exec(Line::new(line, probe.members()), t, cx);
     }
     if probe.msg.is_some() && probe.method.is_none() {
         #[derive(Deserialize)]
@@ -143,7 +143,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         return legacy(b.msg, None, cx);
     }
     if let Some(method @ ("item/started" | "item/completed")) = probe.method() {
-        return item_line(method, line, probe.members(), cx);
+        return item_line(method, Line::new(line, probe.members()), cx);
     }
     // `params` and an object `result` read in the line's pass. `Params` is boxed, and its big
     // rare members inside it: moving a 1.4 KB struct from visitor to caller cost 8% of a
@@ -189,12 +189,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 /// An `item/started` or `item/completed` notification, its item read in the line's pass: these
 /// are a third of an app-server log, and [`Params`] keeps `item` raw (other methods' items
 /// have other shapes), which read it twice.
-fn item_line<'a>(
-    method: &str,
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
+fn item_line<'a>(method: &str, line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     #[derive(Deserialize)]
     struct ItemMessage<'a> {
         #[serde(borrow)]
@@ -214,7 +209,7 @@ fn item_line<'a>(
         #[serde(borrow)]
         item: Option<Box<Item<'a>>>,
     }
-    let m: ItemMessage = crate::members::read(line, members)?;
+    let m: ItemMessage = line.read()?;
     if let Some(ms) = m.emitted_at_ms {
         cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
     }
@@ -591,13 +586,8 @@ fn tokens(u: &ExecUsage) -> TokenUsage {
     }
 }
 
-fn exec<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    ty: &'a str,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: ExecLine = crate::members::read(line, members)?;
+fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ExecLine = line.read()?;
     match ty {
         "thread.started" => {
             cx.session_id = w.thread_id;

@@ -32,7 +32,7 @@ use super::claude;
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::members::{read, Members};
+use crate::members::Line;
 use crate::wire::{count, is_object, raw_str, Count};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -80,7 +80,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         "system" | "user" | "assistant" => {
             claude::convert_as(line, probe, cx, &claude::CLAUDE)?;
             envelope(probe, cx);
-            let w: Extra = read(line, probe.members())?;
+            let w: Extra = crate::members::read(line, probe.members())?;
             for (_, ext) in cx.events.iter_mut() {
                 ext.put_opt("cursor.modelCallId", w.model_call_id.clone());
             }
@@ -88,15 +88,19 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         "thinking" => {
             envelope(probe, cx);
-            thinking(line, probe.members(), probe.subtype().unwrap_or(""), cx)
+            thinking(
+                Line::new(line, probe.members()),
+                probe.subtype().unwrap_or(""),
+                cx,
+            )
         }
         "tool_call" => {
             envelope(probe, cx);
-            tool_call(line, probe.members(), cx)
+            tool_call(Line::new(line, probe.members()), cx)
         }
         "result" => {
             envelope(probe, cx);
-            result(line, probe.members(), cx)
+            result(Line::new(line, probe.members()), cx)
         }
         t => Err(Unmapped(format!("unknown Cursor message type {t:?}"))),
     }
@@ -128,13 +132,8 @@ struct Thinking<'a> {
     text: Option<Str<'a>>,
 }
 
-fn thinking<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    subtype: &str,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: Thinking = read(line, members)?;
+fn thinking<'a>(line: Line<'a, '_>, subtype: &str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: Thinking = line.read()?;
     let (kind, text) = match subtype {
         "delta" => (StreamDeltaKind::Thinking, Some(w.text.unwrap_or_default())),
         "completed" => (StreamDeltaKind::BlockStop, None),
@@ -312,12 +311,8 @@ fn millis(raw: Option<&RawValue>) -> Option<u64> {
     }
 }
 
-fn tool_call<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: ToolCallLine = read(line, members)?;
+fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ToolCallLine = line.read()?;
     if !is_object(w.tool_call) {
         return Err(Unmapped("tool_call is not an object".into()));
     }
@@ -506,12 +501,8 @@ struct Usage {
     cache_write_tokens: Option<Count>,
 }
 
-fn result<'a>(
-    line: &'a str,
-    members: Option<&Members<'a>>,
-    cx: &mut Cx<'a>,
-) -> Result<(), Unmapped> {
-    let w: ResultLine = read(line, members)?;
+fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let w: ResultLine = line.read()?;
     let ext = cx.push(TurnComplete {
         is_error: w.is_error.unwrap_or(false),
         subtype: w.subtype,

@@ -22,6 +22,7 @@ use super::claude::{self, Dialect};
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
+use crate::members::Line;
 use crate::wire::{count, is_object, raw_str, Count};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -162,7 +163,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     match (probe.ty(), probe.subtype()) {
         (Some("system"), Some(sub @ ("init" | "session_start"))) => {
             envelope(probe, cx);
-            claude::system(line, probe.members(), "init", cx)?;
+            claude::system(Line::new(line, probe.members()), "init", cx)?;
             let w: InitExtra = crate::members::read(line, probe.members())?;
             if let Some((Body::SessionInit(init), ext)) = cx.events.last_mut() {
                 init.version = init.version.take().or(w.qwen_code_version);
@@ -179,7 +180,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             if !is_object(w.data) {
                 return Err(Unmapped("task line whose data is not an object".into()));
             }
-            claude::system(w.data.get(), None, sub, cx)?;
+            claude::system(Line::new(w.data.get(), None), sub, cx)?;
             if sub == "task_notification" {
                 subagent_done(w.data, cx)?;
             }
