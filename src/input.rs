@@ -178,6 +178,232 @@ impl<R: Read> LineReader<R> {
     }
 }
 
+/// What a block read by [`BlockReader`] holds besides its text.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Block {
+    /// Number of the block's first line (1-based).
+    pub first_line: u64,
+    /// Lines over the cap that were skipped as they were read (longer than a block could
+    /// hold): their numbers and lengths. Each stands in the text as an empty line.
+    pub too_long: Vec<(u64, u64)>,
+    /// The block's last line is the input's and had no newline (the text has one added).
+    pub unterminated: bool,
+}
+
+/// How much a [`BlockReader`] reads past a block's size to find the line end there, and at a
+/// time while a line longer than a block goes on.
+const BLOCK_STEP: usize = 16 * 1024;
+
+/// Reads whole lines a block at a time, straight into the caller's buffer: `--jobs` on a
+/// regular file, where each worker reads its own block, so its bytes are copied once, by the
+/// kernel, into memory of the core that converts them (through a [`LineReader`], a reading
+/// thread copied every line once more, into memory another core then read). The lines are
+/// left as read; [`BlockLines`] splits them by [`LineReader`]'s rules.
+pub struct BlockReader<R> {
+    inner: R,
+    max: usize,
+    /// What was read past the last block's end: the start of the next.
+    carry: Vec<u8>,
+    /// Number of the next block's first line.
+    next_line: u64,
+    done: bool,
+    /// [`BLOCK_STEP`], but in tests.
+    step: usize,
+}
+
+impl<R: Read> BlockReader<R> {
+    pub fn new(inner: R, max: usize) -> Self {
+        BlockReader {
+            inner,
+            max,
+            carry: Vec::new(),
+            next_line: 1,
+            done: false,
+            step: BLOCK_STEP,
+        }
+    }
+
+    /// Reads the next block into `text` (cleared first): whole lines, each ending in `\n`,
+    /// the fewest that hold `size` bytes, or what is left of the input. `None` at its end.
+    /// Once a termination signal was caught it reads no further block, and drops a line the
+    /// signal cut short.
+    pub fn next_block(&mut self, text: &mut Vec<u8>, size: usize) -> io::Result<Option<Block>> {
+        text.clear();
+        if self.done || signals::caught().is_some() {
+            self.done = true;
+            return Ok(None);
+        }
+        text.append(&mut self.carry);
+        let mut block = Block {
+            first_line: self.next_line,
+            ..Block::default()
+        };
+        // The block ends at the first newline from `size - 1` on; `searched`: no newline
+        // before it from there.
+        let from = size.max(1) - 1;
+        let mut searched = from;
+        // Where the last line read so far starts.
+        let mut line_start = memchr::memrchr(b'\n', text).map_or(0, |i| i + 1);
+        loop {
+            if let Some(i) = text.get(searched..).and_then(|t| memchr::memchr(b'\n', t)) {
+                let cut = searched + i + 1;
+                self.carry.extend_from_slice(&text[cut..]);
+                text.truncate(cut);
+                break;
+            }
+            searched = searched.max(text.len());
+            if text.len() - line_start >= self.max.saturating_add(2) {
+                // Longer than the cap whatever follows: skip the rest of it.
+                let lineno = block.first_line + count_lines(&text[..line_start]);
+                let len = (text.len() - line_start) as u64;
+                text.truncate(line_start);
+                let (rest, found) = self.skip_line(text)?;
+                if found {
+                    block.too_long.push((lineno, len + rest));
+                    searched = from.max(line_start);
+                    line_start += memchr::memrchr(b'\n', &text[line_start..]).map_or(0, |i| i + 1);
+                    continue;
+                }
+                if signals::caught().is_none() {
+                    block.too_long.push((lineno, len + rest));
+                    text.push(b'\n');
+                    block.unterminated = true;
+                }
+                self.done = true;
+                break;
+            }
+            let want = if text.len() < size {
+                size - text.len() + self.step
+            } else {
+                self.step
+            };
+            let before = text.len();
+            if self.read_more(text, want)? == 0 {
+                self.done = true;
+                if text.len() > line_start {
+                    if signals::caught().is_some() {
+                        text.truncate(line_start);
+                    } else {
+                        text.push(b'\n');
+                        block.unterminated = true;
+                    }
+                }
+                break;
+            }
+            if let Some(i) = memchr::memrchr(b'\n', &text[before..]) {
+                line_start = before + i + 1;
+            }
+        }
+        if text.is_empty() {
+            return Ok(None);
+        }
+        self.next_line += count_lines(text);
+        Ok(Some(block))
+    }
+
+    /// Appends up to `want` bytes read from the input to `text`: the number read, 0 at the
+    /// input's end or once a termination signal was caught. Read into the vector's spare
+    /// room, with no zeroing first (`read_to_end` hands a `File` memory it has not
+    /// initialized); the reads of a regular file are short, so the signal is seen in time.
+    fn read_more(&mut self, text: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+        if signals::caught().is_some() {
+            return Ok(0);
+        }
+        text.reserve(want);
+        (&mut self.inner).take(want as u64).read_to_end(text)
+    }
+
+    /// Reads past the rest of a line over the cap, whose start `text` no longer holds: the
+    /// bytes skipped, and whether a newline ended them (`text` then has that newline and what
+    /// was read after it; else it is as it was).
+    fn skip_line(&mut self, text: &mut Vec<u8>) -> io::Result<(u64, bool)> {
+        let start = text.len();
+        let mut skipped = 0u64;
+        loop {
+            let n = self.read_more(text, self.step)?;
+            if n == 0 {
+                return Ok((skipped, false));
+            }
+            match memchr::memchr(b'\n', &text[start..]) {
+                Some(i) => {
+                    text.drain(start..start + i);
+                    return Ok((skipped + i as u64, true));
+                }
+                None => {
+                    skipped += n as u64;
+                    text.truncate(start);
+                }
+            }
+        }
+    }
+}
+
+/// The number of `\n` in `bytes`.
+fn count_lines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// The lines of a block [`BlockReader`] read, as [`LineReader`] would return them: CRLF
+/// stripped, a BOM on the input's first line too, lines over the cap as [`Line::TooLong`]
+/// (with no bytes). Yields (number, line, bytes, whether it is the input's last line and had
+/// no newline).
+pub struct BlockLines<'a> {
+    text: &'a [u8],
+    block: &'a Block,
+    max: usize,
+    at: usize,
+    lineno: u64,
+    too_long: usize,
+}
+
+impl<'a> BlockLines<'a> {
+    pub fn new(text: &'a [u8], block: &'a Block, max: usize) -> Self {
+        BlockLines {
+            text,
+            block,
+            max,
+            at: 0,
+            lineno: block.first_line,
+            too_long: 0,
+        }
+    }
+}
+
+impl<'a> Iterator for BlockLines<'a> {
+    type Item = (u64, Line, &'a [u8], bool);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = self.text.get(self.at..).filter(|r| !r.is_empty())?;
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let mut bytes = &rest[..end];
+        self.at += end + 1;
+        let lineno = self.lineno;
+        self.lineno += 1;
+        let unterminated = self.block.unterminated && self.at >= self.text.len();
+        if let Some(&(n, len)) = self.block.too_long.get(self.too_long) {
+            if n == lineno {
+                self.too_long += 1;
+                return Some((lineno, Line::TooLong { len }, &[], unterminated));
+            }
+        }
+        // As LineReader reads at most the cap plus two bytes before it gives a line up: a
+        // CR counts towards the length of a line that long.
+        if !unterminated && bytes.len() < self.max.saturating_add(2) {
+            if let [head @ .., b'\r'] = bytes {
+                bytes = head;
+            }
+        }
+        if bytes.len() > self.max {
+            let len = bytes.len() as u64;
+            return Some((lineno, Line::TooLong { len }, &[], unterminated));
+        }
+        if lineno == 1 {
+            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        }
+        Some((lineno, Line::Ok, bytes, unterminated))
+    }
+}
+
 /// `read_until(b'\n', buf)`, finding the newline with [`memchr`]: the bytes read.
 fn read_until_newline(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
     let mut read = 0;
@@ -266,6 +492,96 @@ mod tests {
             let kinds: Vec<_> = want.iter().map(|(l, _)| l.is_ok()).collect();
             let got_kinds: Vec<_> = got.iter().map(|l| matches!(l, Line::Ok)).collect();
             assert_eq!(got_kinds, kinds);
+        }
+    }
+
+    /// What a LineReader returns, line by line: (number, bytes or length over the cap,
+    /// unterminated).
+    type Got = Vec<(u64, Result<Vec<u8>, u64>, bool)>;
+
+    fn by_lines(input: &[u8], max: usize) -> Got {
+        let mut r = LineReader::new(input, max);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        while let Some(l) = r.next_line(&mut buf).unwrap() {
+            let v = match l {
+                Line::Ok => Ok(buf.clone()),
+                Line::TooLong { len } => Err(len),
+            };
+            out.push((r.lineno(), v, r.unterminated()));
+        }
+        out
+    }
+
+    fn by_blocks(input: &[u8], max: usize, size: usize, step: usize) -> Got {
+        let mut r = BlockReader::new(input, max);
+        r.step = step;
+        let mut text = Vec::new();
+        let mut out = Vec::new();
+        while let Some(block) = r.next_block(&mut text, size).unwrap() {
+            assert_eq!(text.last(), Some(&b'\n'), "a block ends with a line");
+            assert_eq!(block.first_line, out.len() as u64 + 1, "numbered on");
+            for (n, line, bytes, unterminated) in BlockLines::new(&text, &block, max) {
+                let v = match line {
+                    Line::Ok => Ok(bytes.to_vec()),
+                    Line::TooLong { len } => Err(len),
+                };
+                out.push((n, v, unterminated));
+            }
+        }
+        out
+    }
+
+    /// A block reader's lines, split by BlockLines, are a LineReader's, whatever the block
+    /// size, the read size and the cap: CRLF, lone CRs, a BOM, blank lines, lines over the
+    /// cap (in a block, across reads, at the end), no final newline.
+    #[test]
+    fn blocks_hold_the_lines_a_line_reader_reads() {
+        let mut inputs: Vec<Vec<u8>> = vec![
+            b"\xEF\xBB\xBF{\"a\":1}\r\n\n\r\n{}".to_vec(),
+            b"0123456789\nabc\n\r\n0123456789".to_vec(),
+            b"\n\n".to_vec(),
+            b"".to_vec(),
+            b"abc".to_vec(),
+            b"abc\r".to_vec(),
+            b"abcd\r\nabcde\r\nabcdef\r\n\r\r\n\r".to_vec(),
+            b"\xEF\xBB\xBFabcdefgh\nx\n".to_vec(),
+            b"\xEF\xBB\xBF\n".to_vec(),
+            b"a\rb\n\r\n\r\r\n".to_vec(),
+        ];
+        // Seeded, from an alphabet of the bytes that matter.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..300 {
+            let mut v = Vec::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 40) as usize;
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                v.push([b'a', b'b', b'\r', b'\n', b'\n', b'x'][(seed % 6) as usize]);
+            }
+            if seed % 5 == 0 {
+                v.splice(0..0, *b"\xEF\xBB\xBF");
+            }
+            inputs.push(v);
+        }
+        for input in &inputs {
+            for max in [0, 1, 2, 3, 4, 5, 7, 10, 100] {
+                let want = by_lines(input, max);
+                for size in [1, 2, 3, 5, 8, 64] {
+                    for step in [1, 2, 3, 16] {
+                        assert_eq!(
+                            by_blocks(input, max, size, step),
+                            want,
+                            "{:?} max {max} size {size} step {step}",
+                            String::from_utf8_lossy(input)
+                        );
+                    }
+                }
+            }
         }
     }
 }

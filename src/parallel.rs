@@ -1,9 +1,13 @@
 //! `--jobs N`: conversion on several cores, the output byte for byte that of one core.
 //!
-//! One thread reads lines and gathers them into chunks of about [`CHUNK_BYTES`] (whole lines);
-//! N workers convert chunks, each with a converter of its own, into memory; the calling thread
-//! writes the chunks out in input order. Lines convert independently, but for two things that
-//! cross chunk boundaries, both fixed up in order by the writing thread:
+//! The input is cut into chunks of about [`CHUNK_BYTES`] (whole lines). A regular file is
+//! read by the N workers themselves, a block each in turn ([`BlockReader`]), so that the
+//! bytes a worker converts were copied once, by the kernel, into its own core's cache; a pipe
+//! or terminal is read by a reading thread that gathers lines into chunks (and hands a chunk
+//! over as soon as no further line is ready). Each worker converts its chunk with a converter
+//! of its own, into memory; the calling thread writes the chunks out in input order. Lines
+//! convert independently, but for two things that cross chunk boundaries, both fixed up in
+//! order by the writing thread:
 //! - `seq`: each chunk numbers its events from 1, and the converter notes where each number
 //!   starts; the writer puts the run's numbers in their place.
 //! - what the converter remembers of the stream ([`StreamState`]: the JSON-RPC provider of
@@ -21,7 +25,7 @@
 
 use crate::convert::{Converter, Options, Stats, StreamState};
 use crate::diag::Diag;
-use crate::input::{Line, LineReader, Source};
+use crate::input::{Block, BlockLines, BlockReader, Line, LineReader, Source};
 use crate::output::{FlushPolicy, Out};
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -32,18 +36,29 @@ use std::sync::{Arc, Mutex};
 /// The size a chunk grows to before it is handed to a worker.
 pub const CHUNK_BYTES: usize = 1 << 20;
 
-/// Whole input lines, each followed by `\n` (a line over the size cap as an empty line).
+/// Input lines to convert, in the layout of their reader.
 struct Chunk {
     index: u64,
-    /// Number of the chunk's first line.
-    first_line: u64,
     text: Vec<u8>,
-    /// Where each line ends in `text` (its `\n`).
-    ends: Vec<usize>,
-    /// Lines over the cap: their numbers and lengths.
-    too_long: Vec<(u64, u64)>,
-    /// The chunk's last line is the input's, and had no final newline.
-    unterminated: bool,
+    lines: Layout,
+}
+
+enum Layout {
+    /// Read by a [`LineReader`] (a pipe or terminal, by the reading thread): each line as it
+    /// returned it, followed by `\n` (a line over the size cap as an empty line).
+    Read {
+        /// Number of the chunk's first line.
+        first_line: u64,
+        /// Where each line ends in `text` (its `\n`).
+        ends: Vec<usize>,
+        /// Lines over the cap: their numbers and lengths.
+        too_long: Vec<(u64, u64)>,
+        /// The chunk's last line is the input's, and had no final newline.
+        unterminated: bool,
+    },
+    /// A block of a regular file as a worker read it ([`BlockReader`]), split by
+    /// [`BlockLines`].
+    Block(Block),
 }
 
 /// The buffers of chunks written, kept for the next chunks: a fresh buffer for every chunk
@@ -131,17 +146,26 @@ impl<'a> Parallel<'a> {
         let Some(reader) = src.open_or_report(diag) else {
             return Ok(());
         };
-        // A pipe or terminal is live: a chunk goes out as soon as no further line is ready.
-        let live =
-            !matches!(src, Source::File(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()));
-        self.run_reader(reader, &name, live, out, diag)
+        // A regular file is read by the workers, a block each; a pipe or terminal by a reading
+        // thread, and it is live: a chunk goes out as soon as no further line is ready.
+        let regular =
+            matches!(src, Source::File(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        let feed = if regular {
+            Feed::Blocks(Mutex::new(Blocks {
+                reader: BlockReader::new(reader, self.opts.max_line),
+                next: 0,
+                error: None,
+            }))
+        } else {
+            Feed::Thread { reader, live: true }
+        };
+        self.run_feed(feed, &name, out, diag)
     }
 
-    pub fn run_reader<W: Write>(
+    fn run_feed<W: Write, R: Read + Send>(
         &mut self,
-        reader: impl Read + Send,
+        feed: Feed<R>,
         name: &str,
-        live: bool,
         out: &mut Out<W>,
         diag: &mut Diag,
     ) -> anyhow::Result<()> {
@@ -158,34 +182,47 @@ impl<'a> Parallel<'a> {
         let color = diag.color();
         let chunk_bytes = self.chunk_bytes;
         let buffers = &Buffers::default();
-        // Termination signals go to the reading thread, whose blocking read they interrupt;
-        // the lines read by then are converted and written (src/signals.rs).
+        // Termination signals go to the threads that read: the reading thread, whose blocking
+        // read they interrupt, or the workers that read a regular file (whose reads do not
+        // block); the lines read by then are converted and written (src/signals.rs).
         let _blocked = crate::signals::block();
+        let (thread_feed, blocks) = match feed {
+            Feed::Thread { reader, live } => (Some((reader, live)), None),
+            Feed::Blocks(b) => (None, Some(b)),
+        };
+        let blocks = blocks.as_ref();
         std::thread::scope(|scope| {
-            let reader_thread = scope.spawn(move || {
-                crate::signals::unblock();
-                let texts = &buffers.texts;
-                read_chunks(
-                    reader,
-                    opts.max_line,
-                    chunk_bytes,
-                    live,
-                    texts,
-                    work_tx,
-                    credit_tx,
-                )
+            let reader_thread = thread_feed.map(|(reader, live)| {
+                let credit_tx = credit_tx.clone();
+                scope.spawn(move || {
+                    crate::signals::unblock();
+                    let texts = &buffers.texts;
+                    read_chunks(
+                        reader,
+                        opts.max_line,
+                        chunk_bytes,
+                        live,
+                        texts,
+                        work_tx,
+                        credit_tx,
+                    )
+                })
             });
             let guess = Arc::new(Mutex::new(self.state));
             for _ in 0..jobs {
                 let work_rx = Arc::clone(&work_rx);
                 let done_tx = done_tx.clone();
+                let credit_tx = credit_tx.clone();
                 let guess = Arc::clone(&guess);
                 scope.spawn(move || loop {
-                    let next = match work_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
+                    let next = match blocks {
+                        Some(blocks) => {
+                            crate::signals::unblock();
+                            next_block(blocks, chunk_bytes, &buffers.texts, &credit_tx)
+                        }
+                        None => work_rx.lock().ok().and_then(|rx| rx.recv().ok()),
                     };
-                    let Ok(chunk) = next else { return };
+                    let Some(chunk) = next else { return };
                     let start = guess.lock().map_or_else(|_| StreamState::default(), |g| *g);
                     let done = convert_chunk(opts, chunk, name, start, color, &buffers.outs);
                     if let Ok(mut g) = guess.lock() {
@@ -198,12 +235,22 @@ impl<'a> Parallel<'a> {
             }
             drop(done_tx);
             drop(work_rx);
+            drop(credit_tx);
             let written = self.write_in_order(&done_rx, credit_rx, name, out, diag, color, buffers);
             // Unblocks the reader and the workers if the writer stopped early.
             drop(done_rx);
-            let read = reader_thread
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the reading thread panicked")));
+            let read = match reader_thread {
+                Some(t) => t
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("the reading thread panicked"))),
+                None => match blocks
+                    .and_then(|b| b.lock().ok())
+                    .and_then(|mut b| b.error.take())
+                {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                },
+            };
             written?;
             if let Err(e) = read {
                 diag.io_error(name, &e);
@@ -226,6 +273,10 @@ impl<'a> Parallel<'a> {
     ) -> anyhow::Result<()> {
         let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
         let mut next = 0u64;
+        // A chunk's output with the run's numbers, written in one piece: the lines of a chunk
+        // are whole, so the buffered writer passes it on without copying it (written number by
+        // number, it split lines, which the writer below then joined again: two copies).
+        let mut renumbered = Vec::new();
         loop {
             let mut done = match waiting.remove(&next) {
                 Some(d) => d,
@@ -253,7 +304,9 @@ impl<'a> Parallel<'a> {
             }
             self.state = done.own.after(self.state);
             diag.absorb(done.diag);
-            self.seq = write_renumbered(out, &done.out, &done.marks, self.seq)
+            self.seq = renumber(&done.out, &done.marks, self.seq, &mut renumbered)?;
+            out.w
+                .write_all(&renumbered)
                 .context("cannot write to standard output")?;
             add_stats(&mut self.stats, done.stats);
             buffers.texts.give(done.chunk.text);
@@ -267,6 +320,56 @@ impl<'a> Parallel<'a> {
             if self.opts.flush.flush_now(waiting.contains_key(&next)) {
                 out.flush().context("cannot write to standard output")?;
             }
+        }
+    }
+}
+
+/// Where chunks come from.
+enum Feed<R> {
+    /// A reading thread gathers lines into chunks.
+    Thread { reader: R, live: bool },
+    /// The workers read a regular file a block each, in turn.
+    Blocks(Mutex<Blocks<R>>),
+}
+
+/// A regular file the workers read in turn.
+struct Blocks<R> {
+    reader: BlockReader<R>,
+    /// The index of the next chunk.
+    next: u64,
+    /// The read error that ended the input.
+    error: Option<io::Error>,
+}
+
+/// A worker's next chunk of a regular file: taken with a credit (at most `3 × N` chunks in
+/// flight), read into a buffer of the pool by the worker itself, so that the bytes it converts
+/// are in its core's cache. `None` at the end of the input (or of the run).
+fn next_block<R: Read>(
+    blocks: &Mutex<Blocks<R>>,
+    chunk_bytes: usize,
+    texts: &Pool,
+    credit_tx: &SyncSender<()>,
+) -> Option<Chunk> {
+    credit_tx.send(()).ok()?;
+    let mut text = texts.take(chunk_bytes + 64 * 1024);
+    let mut b = blocks.lock().ok()?;
+    if b.error.is_some() {
+        return None;
+    }
+    match b.reader.next_block(&mut text, chunk_bytes) {
+        Ok(Some(block)) => {
+            let index = b.next;
+            b.next += 1;
+            Some(Chunk {
+                index,
+                text,
+                lines: Layout::Block(block),
+            })
+        }
+        Ok(None) => None,
+        Err(e) => {
+            b.error = Some(e);
+            None
         }
     }
 }
@@ -294,23 +397,33 @@ fn read_chunks(
     let mut index = 0u64;
     let new_chunk = |index: u64, first_line: u64| Chunk {
         index,
-        first_line,
         text: texts.take(chunk_bytes + 64 * 1024),
-        ends: Vec::new(),
-        too_long: Vec::new(),
-        unterminated: false,
+        lines: Layout::Read {
+            first_line,
+            ends: Vec::new(),
+            too_long: Vec::new(),
+            unterminated: false,
+        },
     };
     let mut chunk = new_chunk(0, 1);
     let send = |chunk: Chunk| -> bool { credit_tx.send(()).is_ok() && work_tx.send(chunk).is_ok() };
     let result = loop {
         match rdr.append_line(&mut chunk.text) {
             Ok(Some(line)) => {
-                if let Line::TooLong { len } = line {
-                    chunk.too_long.push((rdr.lineno(), len));
+                if let Layout::Read {
+                    ends,
+                    too_long,
+                    unterminated,
+                    ..
+                } = &mut chunk.lines
+                {
+                    if let Line::TooLong { len } = line {
+                        too_long.push((rdr.lineno(), len));
+                    }
+                    ends.push(chunk.text.len());
+                    *unterminated = rdr.unterminated();
                 }
-                chunk.ends.push(chunk.text.len());
                 chunk.text.push(b'\n');
-                chunk.unterminated = rdr.unterminated();
                 if chunk.text.len() >= chunk_bytes || (live && !rdr.has_buffered_line()) {
                     index += 1;
                     let full = std::mem::replace(&mut chunk, new_chunk(index, rdr.lineno() + 1));
@@ -323,7 +436,7 @@ fn read_chunks(
             Err(e) => break Err(e),
         }
     };
-    if !chunk.ends.is_empty() {
+    if !chunk.text.is_empty() {
         send(chunk);
     }
     result
@@ -344,27 +457,47 @@ fn convert_chunk(
     conv.set_state(from);
     conv.mark_seqs(Out::chunk_bytes);
     let mut error = None;
-    let mut too_long = chunk.too_long.iter().peekable();
-    let count = chunk.ends.len();
-    let mut start = 0;
-    for (i, &end) in chunk.ends.iter().enumerate() {
-        let bytes = &chunk.text[start..end];
-        start = end + 1;
-        let lineno = chunk.first_line + i as u64;
-        let line = match too_long.peek() {
-            Some(&&(n, len)) if n == lineno => {
-                too_long.next();
-                Line::TooLong { len }
-            }
-            _ => Line::Ok,
-        };
-        let unterminated = chunk.unterminated && i + 1 == count;
+    let mut each = |line: Line, bytes: &[u8], lineno: u64, unterminated: bool| -> bool {
         match conv.input_line(line, bytes, lineno, unterminated, name, &mut diag) {
-            Ok(true) => {}
-            Ok(false) => break,
+            Ok(go_on) => go_on,
             Err(e) => {
                 error = Some(e);
-                break;
+                false
+            }
+        }
+    };
+    match &chunk.lines {
+        Layout::Read {
+            first_line,
+            ends,
+            too_long,
+            unterminated,
+        } => {
+            let mut too_long = too_long.iter().peekable();
+            let mut start = 0;
+            for (i, &end) in ends.iter().enumerate() {
+                let bytes = &chunk.text[start..end];
+                start = end + 1;
+                let lineno = first_line + i as u64;
+                let line = match too_long.peek() {
+                    Some(&&(n, len)) if n == lineno => {
+                        too_long.next();
+                        Line::TooLong { len }
+                    }
+                    _ => Line::Ok,
+                };
+                if !each(line, bytes, lineno, *unterminated && i + 1 == ends.len()) {
+                    break;
+                }
+            }
+        }
+        Layout::Block(block) => {
+            for (lineno, line, bytes, unterminated) in
+                BlockLines::new(&chunk.text, block, opts.max_line)
+            {
+                if !each(line, bytes, lineno, unterminated) {
+                    break;
+                }
             }
         }
     }
@@ -387,13 +520,11 @@ fn convert_chunk(
     }
 }
 
-/// Writes a chunk's output with its events numbered from `seq + 1`; returns the last number.
-fn write_renumbered<W: Write>(
-    out: &mut Out<W>,
-    bytes: &[u8],
-    marks: &[usize],
-    mut seq: u64,
-) -> io::Result<u64> {
+/// A chunk's output with its events numbered from `seq + 1`, into `to` (cleared first);
+/// returns the last number.
+fn renumber(bytes: &[u8], marks: &[usize], mut seq: u64, to: &mut Vec<u8>) -> io::Result<u64> {
+    to.clear();
+    to.reserve(bytes.len() + marks.len() * 8);
     let mut at = 0;
     let (mut local_buf, mut seq_buf) = ([0u8; 20], [0u8; 20]);
     for (i, &m) in marks.iter().enumerate() {
@@ -405,11 +536,11 @@ fn write_renumbered<W: Write>(
             )));
         }
         seq += 1;
-        out.w.write_all(&bytes[at..m])?;
-        out.w.write_all(digits(seq, &mut seq_buf))?;
+        to.extend_from_slice(&bytes[at..m]);
+        to.extend_from_slice(digits(seq, &mut seq_buf));
         at = m + local.len();
     }
-    out.w.write_all(&bytes[at..])?;
+    to.extend_from_slice(&bytes[at..]);
     Ok(seq)
 }
 
