@@ -223,6 +223,14 @@ impl<R: Read> BlockReader<R> {
         }
     }
 
+    /// Reads `step` bytes at a time past a block's size (tests and fuzzing: small steps make
+    /// lines cross reads).
+    #[allow(dead_code)] // the unit tests and fuzz/ (`targets::lines_read`)
+    pub fn with_step(mut self, step: usize) -> Self {
+        self.step = step.max(1);
+        self
+    }
+
     /// Reads the next block into `text` (cleared first): whole lines, each ending in `\n`,
     /// the fewest that hold `size` bytes, or what is left of the input. `None` at its end.
     /// Once a termination signal was caught it reads no further block, and drops a line the
@@ -514,8 +522,7 @@ mod tests {
     }
 
     fn by_blocks(input: &[u8], max: usize, size: usize, step: usize) -> Got {
-        let mut r = BlockReader::new(input, max);
-        r.step = step;
+        let mut r = BlockReader::new(input, max).with_step(step);
         let mut text = Vec::new();
         let mut out = Vec::new();
         while let Some(block) = r.next_block(&mut text, size).unwrap() {
