@@ -213,29 +213,6 @@ pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), 
     })
 }
 
-/// `value` as a [`RawValue`](serde_json::value::RawValue), written by this writer: what
-/// `serde_json::value::to_raw_value` makes, without serde_json's escaping a byte at a time
-/// (the reducer's view of a Claude `session_init`'s tool and command lists was an eighth of
-/// reducing Claude output). The text is handed to serde_json as a raw value (its own token),
-/// so it is copied, not parsed again as `RawValue::from_string` would.
-pub fn to_raw_value<T: Serialize + ?Sized>(
-    value: &T,
-) -> Result<Box<serde_json::value::RawValue>, Error> {
-    struct Verbatim<'a>(&'a str);
-    impl Serialize for Verbatim<'_> {
-        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            use serde::ser::SerializeStruct;
-            let mut st = s.serialize_struct(RAW_VALUE_TOKEN, 1)?;
-            st.serialize_field(RAW_VALUE_TOKEN, self.0)?;
-            st.end()
-        }
-    }
-    let mut text = Vec::new();
-    write(&mut text, value)?;
-    let text = String::from_utf8(text).map_err(Error::custom)?;
-    serde_json::value::to_raw_value(&Verbatim(&text))
-}
-
 /// How much pretty text is gathered before it is written out.
 pub const SPILL_AT: usize = 64 * 1024;
 
@@ -855,13 +832,6 @@ mod tests {
 
     fn same_as_serde_json<T: Serialize + ?Sized>(v: &T) {
         pretty_as_serde_json(v);
-        assert_eq!(
-            to_raw_value(v).expect("ours").get(),
-            serde_json::value::to_raw_value(v)
-                .expect("serde_json")
-                .get(),
-            "to_raw_value"
-        );
         let mut ours = Vec::new();
         write(&mut ours, v).expect("ours");
         let theirs = serde_json::to_vec(v).expect("serde_json");

@@ -13,8 +13,8 @@
 
 use super::view::{Denial, Ev, ModelUsage, StepUsage, TokenUsage, J, S};
 use crate::event::{self as e, Body, Event, Json, Pairs};
-use crate::json_writer::to_raw_value;
 use serde::Serialize;
+use serde_json::value::to_raw_value;
 use std::borrow::Cow;
 
 /// A string member.
