@@ -214,22 +214,26 @@ impl<'a> Parallel<'a> {
                 let done_tx = done_tx.clone();
                 let credit_tx = credit_tx.clone();
                 let guess = Arc::clone(&guess);
-                scope.spawn(move || loop {
-                    let next = match blocks {
-                        Some(blocks) => {
-                            crate::signals::unblock();
-                            next_block(blocks, chunk_bytes, &buffers.texts, &credit_tx)
-                        }
-                        None => work_rx.lock().ok().and_then(|rx| rx.recv().ok()),
-                    };
-                    let Some(chunk) = next else { return };
-                    let start = guess.lock().map_or_else(|_| StreamState::default(), |g| *g);
-                    let done = convert_chunk(opts, chunk, name, start, color, &buffers.outs);
-                    if let Ok(mut g) = guess.lock() {
-                        *g = done.end;
+                scope.spawn(move || {
+                    if blocks.is_some() {
+                        crate::signals::unblock();
                     }
-                    if done_tx.send(done).is_err() {
-                        return;
+                    loop {
+                        let next = match blocks {
+                            Some(blocks) => {
+                                next_block(blocks, chunk_bytes, &buffers.texts, &credit_tx)
+                            }
+                            None => work_rx.lock().ok().and_then(|rx| rx.recv().ok()),
+                        };
+                        let Some(chunk) = next else { return };
+                        let start = guess.lock().map_or_else(|_| StreamState::default(), |g| *g);
+                        let done = convert_chunk(opts, chunk, name, start, color, &buffers.outs);
+                        if let Ok(mut g) = guess.lock() {
+                            *g = done.end;
+                        }
+                        if done_tx.send(done).is_err() {
+                            return;
+                        }
                     }
                 });
             }

@@ -266,6 +266,55 @@ fn a_signal_ends_a_run_waiting_for_input_at_once() {
     }
 }
 
+/// `--jobs 2` on a regular file, which the workers read themselves: a signal stops them at a
+/// block boundary, what was read is written (whole lines, numbered on from 1), and the run ends
+/// with the signal's status.
+#[cfg(unix)]
+#[test]
+fn a_signal_stops_threads_reading_a_file() {
+    let mut one = Vec::new();
+    for f in files_ending(&root().join("testdata/claude"), ".jsonl") {
+        if !f.to_string_lossy().ends_with(".events.jsonl") {
+            one.extend(std::fs::read(&f).expect("read capture"));
+        }
+    }
+    let mut input = one.clone();
+    while input.len() < 24 << 20 {
+        input.extend_from_slice(&one);
+    }
+    let path = std::env::temp_dir().join(format!("insights-sigfile-{}.jsonl", std::process::id()));
+    std::fs::write(&path, &input).expect("write input");
+    let mut child = insights()
+        .args(["--no-timestamp", "--jobs", "2"])
+        .arg(&path)
+        .env("INSIGHTS_CHUNK_BYTES", "65536")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn insights");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 1];
+    std::io::Read::read_exact(&mut stdout, &mut first).expect("output begins");
+    let reader = std::thread::spawn(move || {
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut rest).map(|_| rest)
+    });
+    signal(&child, libc::SIGINT);
+    let status = wait_for(&mut child, "SIGINT, --jobs 2 on a file");
+    let _ = std::fs::remove_file(&path);
+    let mut got = first.to_vec();
+    got.extend(reader.join().expect("reader").expect("read output"));
+    assert_eq!(status.code(), Some(128 + libc::SIGINT));
+    assert_eq!(got.last(), Some(&b'\n'), "whole lines only");
+    let mut seq = 0;
+    for line in got.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let v: Value = serde_json::from_slice(line).expect("a JSON line");
+        seq += 1;
+        assert_eq!(v["seq"], seq, "numbered on");
+    }
+    assert!(seq > 0, "the events of the first blocks");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Input side
 
