@@ -441,6 +441,48 @@ fn read_until_newline(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usi
     }
 }
 
+/// The lines of `input` as one thread reads them and as `--jobs` reads them, to compare (the
+/// unit tests, and the fuzz target `lines`): (number, bytes or length over the cap, whether
+/// the input's last line had no newline).
+pub type ReadLines = Vec<(u64, Result<Vec<u8>, u64>, bool)>;
+
+/// `input` read by a [`LineReader`] with the cap `max`.
+#[allow(dead_code)] // the unit tests and fuzz/
+pub fn read_as_lines(input: &[u8], max: usize) -> io::Result<ReadLines> {
+    let mut r = LineReader::new(input, max);
+    let mut buf = Vec::new();
+    let mut out = Vec::new();
+    while let Some(l) = r.next_line(&mut buf)? {
+        let v = match l {
+            Line::Ok => Ok(buf.clone()),
+            Line::TooLong { len } => Err(len),
+        };
+        out.push((r.lineno(), v, r.unterminated()));
+    }
+    Ok(out)
+}
+
+/// `input` read by a [`BlockReader`] in blocks of `size` and reads of `step` past it, split
+/// by [`BlockLines`]; panics if a block does not end with a whole line or is numbered wrong.
+#[allow(dead_code)] // the unit tests and fuzz/
+pub fn read_as_blocks(input: &[u8], max: usize, size: usize, step: usize) -> io::Result<ReadLines> {
+    let mut r = BlockReader::new(input, max).with_step(step);
+    let mut text = Vec::new();
+    let mut out = Vec::new();
+    while let Some(block) = r.next_block(&mut text, size)? {
+        assert_eq!(text.last(), Some(&b'\n'), "a block ends with a line");
+        assert_eq!(block.first_line, out.len() as u64 + 1, "numbered on");
+        for (n, line, bytes, unterminated) in BlockLines::new(&text, &block, max) {
+            let v = match line {
+                Line::Ok => Ok(bytes.to_vec()),
+                Line::TooLong { len } => Err(len),
+            };
+            out.push((n, v, unterminated));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,42 +545,6 @@ mod tests {
         }
     }
 
-    /// What a LineReader returns, line by line: (number, bytes or length over the cap,
-    /// unterminated).
-    type Got = Vec<(u64, Result<Vec<u8>, u64>, bool)>;
-
-    fn by_lines(input: &[u8], max: usize) -> Got {
-        let mut r = LineReader::new(input, max);
-        let mut buf = Vec::new();
-        let mut out = Vec::new();
-        while let Some(l) = r.next_line(&mut buf).unwrap() {
-            let v = match l {
-                Line::Ok => Ok(buf.clone()),
-                Line::TooLong { len } => Err(len),
-            };
-            out.push((r.lineno(), v, r.unterminated()));
-        }
-        out
-    }
-
-    fn by_blocks(input: &[u8], max: usize, size: usize, step: usize) -> Got {
-        let mut r = BlockReader::new(input, max).with_step(step);
-        let mut text = Vec::new();
-        let mut out = Vec::new();
-        while let Some(block) = r.next_block(&mut text, size).unwrap() {
-            assert_eq!(text.last(), Some(&b'\n'), "a block ends with a line");
-            assert_eq!(block.first_line, out.len() as u64 + 1, "numbered on");
-            for (n, line, bytes, unterminated) in BlockLines::new(&text, &block, max) {
-                let v = match line {
-                    Line::Ok => Ok(bytes.to_vec()),
-                    Line::TooLong { len } => Err(len),
-                };
-                out.push((n, v, unterminated));
-            }
-        }
-        out
-    }
-
     /// A block reader's lines, split by BlockLines, are a LineReader's, whatever the block
     /// size, the read size and the cap: CRLF, lone CRs, a BOM, blank lines, lines over the
     /// cap (in a block, across reads, at the end), no final newline.
@@ -577,11 +583,11 @@ mod tests {
         }
         for input in &inputs {
             for max in [0, 1, 2, 3, 4, 5, 7, 10, 100] {
-                let want = by_lines(input, max);
+                let want = read_as_lines(input, max).unwrap();
                 for size in [1, 2, 3, 5, 8, 64] {
                     for step in [1, 2, 3, 16] {
                         assert_eq!(
-                            by_blocks(input, max, size, step),
+                            read_as_blocks(input, max, size, step).unwrap(),
                             want,
                             "{:?} max {max} size {size} step {step}",
                             String::from_utf8_lossy(input)

@@ -330,36 +330,14 @@ pub mod targets {
     /// over the cap and final-newline flags. The first three bytes choose the cap, the block
     /// size and the read size, small enough that lines cross blocks and reads.
     pub fn lines_read(data: &[u8]) {
-        use crate::input::{BlockLines, BlockReader};
         let [a, b, c, rest @ ..] = data else { return };
         let (max, size, step) = (
             usize::from(*a % 64),
             usize::from(*b % 64) + 1,
             usize::from(*c % 64) + 1,
         );
-        let mut want = Vec::new();
-        let mut r = LineReader::new(rest, max);
-        let mut buf = Vec::new();
-        while let Some(l) = r.next_line(&mut buf).unwrap() {
-            let v = match l {
-                Line::Ok => Ok(buf.clone()),
-                Line::TooLong { len } => Err(len),
-            };
-            want.push((r.lineno(), v, r.unterminated()));
-        }
-        let mut got = Vec::new();
-        let mut r = BlockReader::new(rest, max).with_step(step);
-        let mut text = Vec::new();
-        while let Some(block) = r.next_block(&mut text, size).unwrap() {
-            assert_eq!(text.last(), Some(&b'\n'), "a block ends with a line");
-            for (n, line, bytes, unterminated) in BlockLines::new(&text, &block, max) {
-                let v = match line {
-                    Line::Ok => Ok(bytes.to_vec()),
-                    Line::TooLong { len } => Err(len),
-                };
-                got.push((n, v, unterminated));
-            }
-        }
+        let want = crate::input::read_as_lines(rest, max).unwrap();
+        let got = crate::input::read_as_blocks(rest, max, size, step).unwrap();
         assert_eq!(got, want, "max {max} size {size} step {step}");
     }
 
