@@ -214,7 +214,8 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     have_jq = shutil.which("jq")
     help_text = subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
-    commands = [("convert", [BIN, "--no-timestamp"])]
+    # One thread: standard input redirected from a file is converted on every core by default.
+    commands = [("convert", [BIN, "--no-timestamp", "--jobs", "1"])]
     if "validate" in help_text:
         commands.append(("validate", [BIN, "validate"]))
     if "reduce" in help_text:

@@ -131,9 +131,10 @@ pub struct ConvertArgs {
     /// Convert on N threads; the output is the same, byte for byte.
     ///
     /// Lines are converted in chunks of about 1 MiB, on N cores, and written in input order.
-    /// The default is one thread for standard input, a terminal, `--line-buffered` or files
-    /// under 8 MiB in all, and one per core otherwise. With N > 1 on standard input, a chunk
-    /// goes out as soon as no further line is ready, so a live pipe still sees events at once.
+    /// The default is one thread for a pipe or terminal, `--line-buffered` or files under
+    /// 8 MiB in all (standard input redirected from a file counts as that file), and one per
+    /// core otherwise. With N > 1 on a pipe, a chunk goes out as soon as no further line is
+    /// ready, so a live pipe still sees events at once.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 }

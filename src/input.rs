@@ -41,12 +41,36 @@ impl Source {
         }
     }
 
+    /// The size of the input if it is a regular file (standard input too, when it was
+    /// redirected from one: `insights < log.jsonl`), which nothing writes to while it is read
+    /// and which can be read in blocks; `None` for a pipe, a terminal or what cannot be read.
+    pub fn regular_file_len(&self) -> Option<u64> {
+        let meta = match self {
+            Source::File(p) => std::fs::metadata(p).ok()?,
+            Source::Stdin => stdin_metadata()?,
+        };
+        meta.is_file().then_some(meta.len())
+    }
+
     pub fn open(&self) -> io::Result<Box<dyn Read + Send>> {
         Ok(match self {
             Source::Stdin => Box::new(io::stdin()),
             Source::File(p) => Box::new(File::open(p)?),
         })
     }
+}
+
+/// What standard input is (through a duplicate of its descriptor, which is closed again).
+#[cfg(unix)]
+fn stdin_metadata() -> Option<std::fs::Metadata> {
+    use std::os::fd::AsFd;
+    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    File::from(fd).metadata().ok()
+}
+
+#[cfg(not(unix))]
+fn stdin_metadata() -> Option<std::fs::Metadata> {
+    None
 }
 
 /// One line, or why it cannot be used.

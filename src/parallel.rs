@@ -146,11 +146,10 @@ impl<'a> Parallel<'a> {
         let Some(reader) = src.open_or_report(diag) else {
             return Ok(());
         };
-        // A regular file is read by the workers, a block each; a pipe or terminal by a reading
-        // thread, and it is live: a chunk goes out as soon as no further line is ready.
-        let regular =
-            matches!(src, Source::File(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()));
-        let feed = if regular {
+        // A regular file (standard input too, redirected from one) is read by the workers, a
+        // block each; a pipe or terminal by a reading thread, and it is live: a chunk goes out
+        // as soon as no further line is ready.
+        let feed = if src.regular_file_len().is_some() {
             Feed::Blocks(Mutex::new(Blocks {
                 reader: BlockReader::new(reader, self.opts.max_line),
                 next: 0,
@@ -571,19 +570,17 @@ fn add_stats(total: &mut Stats, part: Stats) {
     total.stopped |= part.stopped;
 }
 
-/// The `--jobs` to use when none is given: one for anything live or small, else one per core.
+/// The `--jobs` to use when none is given: one for anything live (a pipe, a terminal) or
+/// small, else one per core; standard input redirected from a file counts as that file.
 pub fn default_jobs(sources: &[Source], flush: FlushPolicy) -> usize {
     if flush == FlushPolicy::Line {
         return 1;
     }
     let mut total = 0u64;
     for s in sources {
-        match s {
-            Source::Stdin => return 1,
-            Source::File(p) => match std::fs::metadata(p) {
-                Ok(m) if m.is_file() => total += m.len(),
-                _ => return 1,
-            },
+        match s.regular_file_len() {
+            Some(len) => total += len,
+            None => return 1,
         }
     }
     if total < 8 * CHUNK_BYTES as u64 {

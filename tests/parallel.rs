@@ -120,3 +120,41 @@ fn standard_input_on_several_threads() {
     let many = run(&args, "2", "4096", Some(&data));
     assert_same(&one, &many, "standard input");
 }
+
+/// Standard input redirected from a file (`insights < log.jsonl`) is read in blocks like a file
+/// argument: the same output as one thread, whatever the chunk size, from where the file's
+/// offset stands (here past a first part another reader consumed).
+#[test]
+fn standard_input_from_a_file_on_several_threads() {
+    let mut data = Vec::new();
+    for f in inputs() {
+        data.extend(std::fs::read(root().join(f)).expect("read capture"));
+        if data.last() != Some(&b'\n') {
+            data.push(b'\n');
+        }
+    }
+    let path =
+        std::env::temp_dir().join(format!("insights-stdin-file-{}.jsonl", std::process::id()));
+    std::fs::write(&path, &data).expect("write input");
+    let skip = data.iter().position(|&b| b == b'\n').expect("a line") + 1;
+    let run_from_file = |jobs: &str, chunk: &str| -> Output {
+        let mut file = std::fs::File::open(&path).expect("open input");
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(skip as u64)).expect("seek");
+        insights()
+            .args(["--no-timestamp", "--jobs", jobs])
+            .env("INSIGHTS_CHUNK_BYTES", chunk)
+            .stdin(Stdio::from(file))
+            .output()
+            .expect("run insights")
+    };
+    let args = vec!["--no-timestamp".to_string()];
+    let one = run(&args, "1", "1000000", Some(&data[skip..]));
+    for (jobs, chunk) in [("1", "1000000"), ("2", "1"), ("3", "4096")] {
+        assert_same(
+            &one,
+            &run_from_file(jobs, chunk),
+            &format!("--jobs {jobs}, chunks of {chunk} bytes, from a file"),
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}
