@@ -4,7 +4,7 @@
 //! that goes away).
 
 use crate::golden::{captures, golden_of};
-use crate::util::{files_ending, insights, root, run};
+use crate::util::{captures_of, insights, root, run};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -811,12 +811,7 @@ fn a_reader_that_goes_away_ends_a_run_on_several_threads() {
     // not wait forever for it (they did: the reader blocked on a full work queue).
     // Claude SDK captures (long `control_response` lines) repeated to 24 MB: chunks of the
     // default size, the shape that deadlocked.
-    let mut input = Vec::new();
-    for f in files_ending(&root().join("testdata/claude-sdk"), ".jsonl") {
-        if !f.to_string_lossy().ends_with(".events.jsonl") {
-            input.extend(std::fs::read(&f).expect("read capture"));
-        }
-    }
+    let mut input = captures_of("claude-sdk");
     let one = input.clone();
     while input.len() < 24 << 20 {
         input.extend_from_slice(&one);

@@ -20,6 +20,18 @@ fn inputs() -> Vec<String> {
         .collect()
 }
 
+/// Every input of [`inputs`] one after another, each ending with a newline.
+fn all_inputs() -> Vec<u8> {
+    let mut data = Vec::new();
+    for f in inputs() {
+        data.extend(std::fs::read(root().join(f)).expect("read capture"));
+        if data.last() != Some(&b'\n') {
+            data.push(b'\n');
+        }
+    }
+    data
+}
+
 fn run(args: &[String], jobs: &str, chunk: &str, stdin: Option<&[u8]>) -> Output {
     let mut child = insights()
         .args(args)
@@ -108,13 +120,7 @@ fn options_that_change_output_are_kept_on_several_threads() {
 
 #[test]
 fn standard_input_on_several_threads() {
-    let mut data = Vec::new();
-    for f in inputs() {
-        data.extend(std::fs::read(root().join(f)).expect("read capture"));
-        if data.last() != Some(&b'\n') {
-            data.push(b'\n');
-        }
-    }
+    let data = all_inputs();
     let args = vec!["--no-timestamp".to_string()];
     let one = run(&args, "1", "1000000", Some(&data));
     let many = run(&args, "2", "4096", Some(&data));
@@ -126,13 +132,7 @@ fn standard_input_on_several_threads() {
 /// offset stands (here past a first part another reader consumed).
 #[test]
 fn standard_input_from_a_file_on_several_threads() {
-    let mut data = Vec::new();
-    for f in inputs() {
-        data.extend(std::fs::read(root().join(f)).expect("read capture"));
-        if data.last() != Some(&b'\n') {
-            data.push(b'\n');
-        }
-    }
+    let data = all_inputs();
     let path =
         std::env::temp_dir().join(format!("insights-stdin-file-{}.jsonl", std::process::id()));
     std::fs::write(&path, &data).expect("write input");

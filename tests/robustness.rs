@@ -5,7 +5,7 @@
 //! them, with a small deterministic PRNG (no dependency).
 
 use crate::cli::{code, event, events, jsonl, lines_of, stderr, TEXT_ONLY};
-use crate::util::{files_ending, insights, root, run};
+use crate::util::{captures_of, files_ending, insights, root, run};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -272,12 +272,7 @@ fn a_signal_ends_a_run_waiting_for_input_at_once() {
 #[cfg(unix)]
 #[test]
 fn a_signal_stops_threads_reading_a_file() {
-    let mut one = Vec::new();
-    for f in files_ending(&root().join("testdata/claude"), ".jsonl") {
-        if !f.to_string_lossy().ends_with(".events.jsonl") {
-            one.extend(std::fs::read(&f).expect("read capture"));
-        }
-    }
+    let one = captures_of("claude");
     let mut input = one.clone();
     while input.len() < 24 << 20 {
         input.extend_from_slice(&one);

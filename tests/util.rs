@@ -59,6 +59,18 @@ pub fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The provider captures of `testdata/DIR` (not their `.events.jsonl` goldens), one after
+/// another.
+pub fn captures_of(dir: &str) -> Vec<u8> {
+    let mut data = Vec::new();
+    for f in files_ending(&root().join("testdata").join(dir), ".jsonl") {
+        if !f.to_string_lossy().ends_with(".events.jsonl") {
+            data.extend(std::fs::read(&f).expect("read capture"));
+        }
+    }
+    data
+}
+
 /// Prints expected and actual between rulers and panics, when they differ.
 pub fn assert_same(what: &str, expected: &str, actual: &str) {
     if expected != actual {
