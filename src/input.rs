@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::signals::{self, UntilSignal};
@@ -154,33 +155,34 @@ impl<R: Read> LineReader<R> {
         let terminated = buf.last() == Some(&b'\n');
         if terminated {
             buf.pop();
-            if buf.len() > start && buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
         }
-        if buf.len() - start > self.max {
-            let mut len = (buf.len() - start) as u64;
-            if !terminated {
-                let (skipped, found) = self.skip_line()?;
-                if !found && signals::caught().is_some() {
-                    buf.truncate(start);
-                    return Ok(None);
+        match judge(&buf[start..], terminated, self.max, self.lineno == 1) {
+            Err(mut len) => {
+                if !terminated {
+                    let (skipped, found) = self.skip_line()?;
+                    if !found && signals::caught().is_some() {
+                        buf.truncate(start);
+                        return Ok(None);
+                    }
+                    len += skipped;
+                    self.unterminated = !found;
                 }
-                len += skipped;
-                self.unterminated = !found;
+                buf.truncate(start);
+                Ok(Some(Line::TooLong { len }))
             }
-            buf.truncate(start);
-            return Ok(Some(Line::TooLong { len }));
+            Ok(_) if !terminated && signals::caught().is_some() => {
+                buf.truncate(start);
+                Ok(None)
+            }
+            Ok(kept) => {
+                self.unterminated = !terminated;
+                buf.truncate(start + kept.end);
+                if kept.start > 0 {
+                    buf.drain(start..start + kept.start);
+                }
+                Ok(Some(Line::Ok))
+            }
         }
-        if !terminated && signals::caught().is_some() {
-            buf.truncate(start);
-            return Ok(None);
-        }
-        self.unterminated = !terminated;
-        if self.lineno == 1 && buf[start..].starts_with(b"\xEF\xBB\xBF") {
-            buf.drain(start..start + 3);
-        }
-        Ok(Some(Line::Ok))
     }
 
     /// Skips to just past the next `\n`; returns the bytes skipped and whether one was found.
@@ -407,7 +409,7 @@ impl<'a> Iterator for BlockLines<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         let rest = self.text.get(self.at..).filter(|r| !r.is_empty())?;
         let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-        let mut bytes = &rest[..end];
+        let bytes = &rest[..end];
         self.at += end + 1;
         let lineno = self.lineno;
         self.lineno += 1;
@@ -418,22 +420,34 @@ impl<'a> Iterator for BlockLines<'a> {
                 return Some((lineno, Line::TooLong { len }, &[], unterminated));
             }
         }
-        // As LineReader reads at most the cap plus two bytes before it gives a line up: a
-        // CR counts towards the length of a line that long.
-        if !unterminated && bytes.len() < self.max.saturating_add(2) {
-            if let [head @ .., b'\r'] = bytes {
-                bytes = head;
-            }
-        }
-        if bytes.len() > self.max {
-            let len = bytes.len() as u64;
-            return Some((lineno, Line::TooLong { len }, &[], unterminated));
-        }
-        if lineno == 1 {
-            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        }
-        Some((lineno, Line::Ok, bytes, unterminated))
+        Some(match judge(bytes, !unterminated, self.max, lineno == 1) {
+            Ok(kept) => (lineno, Line::Ok, &bytes[kept], unterminated),
+            Err(len) => (lineno, Line::TooLong { len }, &[], unterminated),
+        })
     }
+}
+
+/// What of a line's bytes (its `\n` removed; `terminated`: there was one) the converter gets,
+/// as a range of them, or the line's length if it is over the cap `max`: a CR before the
+/// newline is dropped, and a BOM at the start of the input's first line. The one rule for
+/// [`LineReader`] and [`BlockLines`]. A line of the cap plus two bytes or more is over it with
+/// its CR counted: a [`LineReader`] gives a line up after that many bytes, before it sees
+/// whether a `\r\n` ends it.
+#[inline]
+fn judge(bytes: &[u8], terminated: bool, max: usize, first: bool) -> Result<Range<usize>, u64> {
+    let mut end = bytes.len();
+    if terminated && end < max.saturating_add(2) && bytes.last() == Some(&b'\r') {
+        end -= 1;
+    }
+    if end > max {
+        return Err(end as u64);
+    }
+    let start = if first && bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    Ok(start.min(end)..end)
 }
 
 /// `read_until(b'\n', buf)`, finding the newline with [`memchr`]: the bytes read.
@@ -567,6 +581,21 @@ mod tests {
             let got_kinds: Vec<_> = got.iter().map(|l| matches!(l, Line::Ok)).collect();
             assert_eq!(got_kinds, kinds);
         }
+    }
+
+    /// The one rule: a CR before the newline dropped (counted in a line of the cap plus two
+    /// bytes or more), the cap, a BOM on the first line only.
+    #[test]
+    fn what_of_a_line_the_converter_gets() {
+        assert_eq!(judge(b"abc\r", true, 3, false), Ok(0..3));
+        assert_eq!(judge(b"abc\r", false, 3, false), Err(4));
+        assert_eq!(judge(b"abcd\r", true, 4, false), Ok(0..4));
+        assert_eq!(judge(b"abcd\r", true, 3, false), Err(5));
+        assert_eq!(judge(b"abcd", true, 3, false), Err(4));
+        assert_eq!(judge(b"\r", true, 0, false), Ok(0..0));
+        assert_eq!(judge(b"\xEF\xBB\xBF{}\r", true, 9, true), Ok(3..5));
+        assert_eq!(judge(b"\xEF\xBB\xBF{}", true, 9, false), Ok(0..5));
+        assert_eq!(judge(b"\xEF\xBB\xBF{}", true, 4, true), Err(5));
     }
 
     /// A block reader's lines, split by BlockLines, are a LineReader's, whatever the block
