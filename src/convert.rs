@@ -243,6 +243,17 @@ impl<'o, W: Write> Converter<'o, W> {
         }
     }
 
+    /// The number of the last event numbered.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Numbers the next event `seq + 1` (`reduce --jobs` converts a line on the calling
+    /// thread after lines its workers converted).
+    pub fn set_seq(&mut self, seq: u64) {
+        self.seq = seq;
+    }
+
     /// Starts from what an earlier part of the stream left (`--jobs`).
     pub fn set_state(&mut self, st: StreamState) {
         self.detector.last_jsonrpc = st.last_jsonrpc;

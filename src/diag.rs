@@ -50,6 +50,13 @@ impl Diag {
         }
     }
 
+    /// Nothing was reported here.
+    pub fn is_empty(&self) -> bool {
+        self.bad_lines == 0
+            && self.io_errors == 0
+            && self.kept.as_ref().is_none_or(|k| k.borrow().is_empty())
+    }
+
     fn prefix(&self) -> String {
         let style = if self.color {
             Style::new().bold()

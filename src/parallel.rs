@@ -95,11 +95,13 @@ impl Pool {
 }
 
 /// A converted chunk.
-struct Done {
+struct Done<N> {
     chunk: Chunk,
     out: Vec<u8>,
     /// Where each event's `seq` digits start in `out`.
     marks: Vec<usize>,
+    /// What the [`Work`] kept of the chunk beside `out`.
+    notes: N,
     diag: Diag,
     stats: Stats,
     depended: bool,
@@ -111,6 +113,71 @@ struct Done {
     end: StreamState,
     /// An output error (an event that cannot be written): ends the run, as on one core.
     error: Option<anyhow::Error>,
+}
+
+/// What a worker does with each line of a chunk, with the chunk's converter: convert it
+/// ([`Convert`], `insights` itself), or what a subcommand that reads events needs done before
+/// the calling thread takes the chunk in order (`reduce`).
+pub trait Work: Sync {
+    /// What a worker keeps of a chunk beside the converter's output.
+    type Notes: Send + Default;
+    /// Whether the converter notes where each event's `seq` starts ([`Piece::marks`]).
+    const MARKS: bool;
+    /// Handles one input line; `Ok(false)` stops the chunk (`--strict`), `Err` the run.
+    fn line(
+        &self,
+        conv: &mut Converter<'_, Vec<u8>>,
+        notes: &mut Self::Notes,
+        line: InputLine<'_>,
+        name: &str,
+        diag: &mut Diag,
+    ) -> anyhow::Result<bool>;
+
+    /// Last, on the worker: anything to do with the chunk's output before it is handed over.
+    fn finish(&self, _out: &mut Vec<u8>, _notes: &mut Self::Notes) {}
+}
+
+/// One line of a chunk, as its reader returned it.
+pub struct InputLine<'b> {
+    pub line: Line,
+    pub bytes: &'b [u8],
+    pub lineno: u64,
+    /// The input's last line, without a final newline.
+    pub unterminated: bool,
+}
+
+/// `insights` itself: each line converted, its events written.
+pub struct Convert;
+
+impl Work for Convert {
+    type Notes = ();
+    const MARKS: bool = true;
+
+    fn line(
+        &self,
+        conv: &mut Converter<'_, Vec<u8>>,
+        _: &mut (),
+        l: InputLine<'_>,
+        name: &str,
+        diag: &mut Diag,
+    ) -> anyhow::Result<bool> {
+        conv.input_line(l.line, l.bytes, l.lineno, l.unterminated, name, diag)
+    }
+}
+
+/// A chunk done, handed to the calling thread in input order.
+pub struct Piece<'p, N> {
+    /// What the chunk's converter wrote (or [`Work::finish`] left of it). The buffer is
+    /// used again for a later chunk.
+    pub out: &'p mut Vec<u8>,
+    /// Where each event's `seq` digits start in `out`, numbered from 1 in the chunk (with
+    /// [`Work::MARKS`]).
+    pub marks: &'p [usize],
+    pub notes: &'p mut N,
+    /// Where diagnostics go (those of the chunk's lines were printed just before).
+    pub diag: &'p mut Diag,
+    /// The next chunk is converted already (flush policy).
+    pub more_ready: bool,
 }
 
 /// Converts every source with `jobs` workers, keeping `seq`, state and statistics across
@@ -136,11 +203,41 @@ impl<'a> Parallel<'a> {
         }
     }
 
+    /// Converts one source and writes its events, numbered after those of the sources before.
     pub fn run_source<W: Write>(
         &mut self,
         src: &Source,
         out: &mut Out<W>,
         diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        let mut seq = self.seq;
+        // A chunk's output with the run's numbers, written in one piece: the lines of a chunk
+        // are whole, so the buffered writer passes it on without copying it (written number by
+        // number, it split lines, which the writer below then joined again: two copies).
+        let mut renumbered = Vec::new();
+        let opts = self.opts;
+        let result = self.run(src, diag, &Convert, &mut |piece| {
+            seq = renumber(piece.out, piece.marks, seq, &mut renumbered)?;
+            out.w
+                .write_all(&renumbered)
+                .context("cannot write to standard output")?;
+            if opts.flush.flush_now(piece.more_ready) {
+                out.flush().context("cannot write to standard output")?;
+            }
+            Ok(true)
+        });
+        self.seq = seq;
+        result
+    }
+
+    /// Runs `work` over every line of one source, on the workers, and hands each chunk done
+    /// to `take`, in input order; `take` returns `Ok(false)` to stop.
+    pub fn run<K: Work>(
+        &mut self,
+        src: &Source,
+        diag: &mut Diag,
+        work: &K,
+        take: &mut dyn FnMut(Piece<'_, K::Notes>) -> anyhow::Result<bool>,
     ) -> anyhow::Result<()> {
         let name = src.name();
         let Some(reader) = src.open_or_report(diag) else {
@@ -158,15 +255,16 @@ impl<'a> Parallel<'a> {
         } else {
             Feed::Thread { reader, live: true }
         };
-        self.run_feed(feed, &name, out, diag)
+        self.run_feed(feed, &name, diag, work, take)
     }
 
-    fn run_feed<W: Write, R: Read + Send>(
+    fn run_feed<R: Read + Send, K: Work>(
         &mut self,
         feed: Feed<R>,
         name: &str,
-        out: &mut Out<W>,
         diag: &mut Diag,
+        work: &K,
+        take: &mut dyn FnMut(Piece<'_, K::Notes>) -> anyhow::Result<bool>,
     ) -> anyhow::Result<()> {
         let jobs = self.jobs;
         let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(jobs);
@@ -174,7 +272,7 @@ impl<'a> Parallel<'a> {
         // at their next chunk, the channel closes, and the reader's next send fails instead of
         // waiting forever for room.
         let work_rx = Arc::new(Mutex::new(work_rx));
-        let (done_tx, done_rx) = mpsc::channel::<Done>();
+        let (done_tx, done_rx) = mpsc::channel::<Done<K::Notes>>();
         // One credit per chunk in flight: the reader takes one, the writer gives it back.
         let (credit_tx, credit_rx) = mpsc::sync_channel::<()>(3 * jobs);
         let opts = self.opts;
@@ -226,7 +324,7 @@ impl<'a> Parallel<'a> {
                         };
                         let Some(chunk) = next else { return };
                         let start = guess.lock().map_or_else(|_| StreamState::default(), |g| *g);
-                        let done = convert_chunk(opts, chunk, name, start, color, &buffers.outs);
+                        let done = work_chunk(work, opts, chunk, name, start, color, &buffers.outs);
                         if let Ok(mut g) = guess.lock() {
                             *g = done.end;
                         }
@@ -239,7 +337,8 @@ impl<'a> Parallel<'a> {
             drop(done_tx);
             drop(work_rx);
             drop(credit_tx);
-            let written = self.write_in_order(&done_rx, credit_rx, name, out, diag, color, buffers);
+            let written =
+                self.in_order(&done_rx, credit_rx, name, diag, color, buffers, work, take);
             // Unblocks the reader and the workers if the writer stopped early.
             drop(done_rx);
             let read = match reader_thread {
@@ -262,24 +361,22 @@ impl<'a> Parallel<'a> {
         })
     }
 
-    /// The writer: takes converted chunks in input order, fixes them up and writes them.
+    /// The calling thread: takes chunks done in input order, converts again one whose start
+    /// was guessed wrong, and hands them to `take`.
     #[allow(clippy::too_many_arguments)]
-    fn write_in_order<W: Write>(
+    fn in_order<K: Work>(
         &mut self,
-        done_rx: &Receiver<Done>,
+        done_rx: &Receiver<Done<K::Notes>>,
         credit_rx: Receiver<()>,
         name: &str,
-        out: &mut Out<W>,
         diag: &mut Diag,
         color: bool,
         buffers: &Buffers,
+        work: &K,
+        take: &mut dyn FnMut(Piece<'_, K::Notes>) -> anyhow::Result<bool>,
     ) -> anyhow::Result<()> {
-        let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
+        let mut waiting: BTreeMap<u64, Done<K::Notes>> = BTreeMap::new();
         let mut next = 0u64;
-        // A chunk's output with the run's numbers, written in one piece: the lines of a chunk
-        // are whole, so the buffered writer passes it on without copying it (written number by
-        // number, it split lines, which the writer below then joined again: two copies).
-        let mut renumbered = Vec::new();
         loop {
             let mut done = match waiting.remove(&next) {
                 Some(d) => d,
@@ -296,7 +393,8 @@ impl<'a> Parallel<'a> {
             let _ = credit_rx.try_recv();
             if done.depended && done.start != self.state {
                 buffers.outs.give(std::mem::take(&mut done.out));
-                done = convert_chunk(
+                done = work_chunk(
+                    work,
                     self.opts,
                     done.chunk,
                     name,
@@ -307,21 +405,21 @@ impl<'a> Parallel<'a> {
             }
             self.state = done.own.after(self.state);
             diag.absorb(done.diag);
-            self.seq = renumber(&done.out, &done.marks, self.seq, &mut renumbered)?;
-            out.w
-                .write_all(&renumbered)
-                .context("cannot write to standard output")?;
+            let go_on = take(Piece {
+                out: &mut done.out,
+                marks: &done.marks,
+                notes: &mut done.notes,
+                diag,
+                more_ready: waiting.contains_key(&next),
+            })?;
             add_stats(&mut self.stats, done.stats);
             buffers.texts.give(done.chunk.text);
             buffers.outs.give(done.out);
             if let Some(e) = done.error {
                 return Err(e);
             }
-            if self.stats.stopped {
+            if self.stats.stopped || !go_on {
                 return Ok(());
-            }
-            if self.opts.flush.flush_now(waiting.contains_key(&next)) {
-                out.flush().context("cannot write to standard output")?;
             }
         }
     }
@@ -445,23 +543,34 @@ fn read_chunks(
     result
 }
 
-/// Converts one chunk from the state `from`, into memory.
-fn convert_chunk(
+/// Runs `work` over one chunk, with a converter that starts from the state `from`, into
+/// memory.
+fn work_chunk<K: Work>(
+    work: &K,
     opts: &Options,
     chunk: Chunk,
     name: &str,
     from: StreamState,
     color: bool,
     outs: &Pool,
-) -> Done {
+) -> Done<K::Notes> {
     let mut out = Out::chunk(outs.take(chunk.text.len() * 2));
     let mut diag = Diag::new(color).kept();
     let mut conv = Converter::new(opts, &mut out);
     conv.set_state(from);
-    conv.mark_seqs(Out::chunk_bytes);
+    if K::MARKS {
+        conv.mark_seqs(Out::chunk_bytes);
+    }
+    let mut notes = K::Notes::default();
     let mut error = None;
     let mut each = |line: Line, bytes: &[u8], lineno: u64, unterminated: bool| -> bool {
-        match conv.input_line(line, bytes, lineno, unterminated, name, &mut diag) {
+        let l = InputLine {
+            line,
+            bytes,
+            lineno,
+            unterminated,
+        };
+        match work.line(&mut conv, &mut notes, l, name, &mut diag) {
             Ok(go_on) => go_on,
             Err(e) => {
                 error = Some(e);
@@ -509,10 +618,13 @@ fn convert_chunk(
     let (own, end) = (conv.own_state(), conv.state());
     let stats = std::mem::take(&mut conv.stats);
     drop(conv);
+    let mut out = out.into_chunk();
+    work.finish(&mut out, &mut notes);
     Done {
         chunk,
-        out: out.into_chunk(),
+        out,
         marks,
+        notes,
         diag,
         stats,
         depended,

@@ -42,6 +42,7 @@
 mod apply;
 mod entries;
 mod from_event;
+mod jobs;
 pub mod state;
 mod summary;
 mod time;
@@ -112,6 +113,14 @@ pub struct Args {
     /// Reduce only the events up to this `seq`; reading stops at the first later one.
     #[arg(long, value_name = "SEQ")]
     pub at: Option<u64>,
+
+    /// Convert provider output on N threads while the state is built; the result is the same.
+    ///
+    /// The default is as for `insights` itself: one thread for a pipe, a terminal or files
+    /// under 8 MiB in all (standard input redirected from a file counts as that file), one per
+    /// core otherwise.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 }
 
 /// What became of one event fed to a [`Reducer`].
@@ -198,10 +207,7 @@ impl Sink<'_> {
                 match Ev::parse(&line) {
                     Ok(ev) => ev,
                     Err(e) => {
-                        self.unreadable.push(format!(
-                            "not an InsightsEvent reduce can read: {}",
-                            crate::wire::without_position(&e)
-                        ));
+                        self.unreadable.push(unreadable_msg(&e));
                         return Ok(());
                     }
                 }
@@ -326,21 +332,21 @@ pub fn read_source(
                     }
                     s.feed(&mut ev)?;
                 }
-                Err(e) => diag.bad_line(
-                    &name,
-                    lineno,
-                    None,
-                    &format!(
-                        "not an InsightsEvent reduce can read: {}",
-                        crate::wire::without_position(&e)
-                    ),
-                ),
+                Err(e) => diag.bad_line(&name, lineno, None, &unreadable_msg(&e)),
             }
         }
         drop(text);
         out.clear();
     }
     Ok(())
+}
+
+/// Why an event line cannot be reduced.
+fn unreadable_msg(e: &serde_json::Error) -> String {
+    format!(
+        "not an InsightsEvent reduce can read: {}",
+        crate::wire::without_position(e)
+    )
 }
 
 /// What a line is to `reduce`. `Provider` is the common case and the large one: boxing it
@@ -402,8 +408,17 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     };
-    for src in args.input.sources() {
-        read_source(&src, &opts, &mut diag, &mut red, &mut each)?;
+    let sources = args.input.sources();
+    let jobs = match args.jobs {
+        Some(n) => usize::from(n),
+        None => crate::parallel::default_jobs(&sources, opts.flush),
+    };
+    for src in &sources {
+        if jobs > 1 {
+            jobs::read_source(src, &opts, jobs, &mut diag, &mut red, &mut each)?;
+        } else {
+            read_source(src, &opts, &mut diag, &mut red, &mut each)?;
+        }
         if red.stopped {
             break;
         }

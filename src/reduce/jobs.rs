@@ -1,0 +1,264 @@
+//! `reduce --jobs N`: raw provider output converted on N workers while the calling thread
+//! folds the events into the state, in input order.
+//!
+//! The result is one thread's ([`super::read_source`]) exactly: the state, the diagnostics
+//! and their order. A worker does with each line of its chunk what one thread does before
+//! the fold ([`Lines`]): an InsightsEvent line is copied as it is, provider output goes
+//! through the chunk's converter, and what is reported about the line is kept with it. The
+//! calling thread then reads the events from their text ([`Ev::read`]), where one thread reads
+//! them from the converter's events without any text ([`Ev::from_event`]; the two views are
+//! the same, which `from_event`'s tests check on every capture), and folds them.
+//!
+//! The one thing a worker cannot do as one thread would: an InsightsEvent line that
+//! [`Ev::read`] cannot read goes through the converter (it passes the line through, renumbered
+//! by the converter's count of events so far in the source, or says what is wrong with it).
+//! The calling thread knows that count, so it converts those lines itself ([`Fold::copied`]).
+
+use super::view::Ev;
+use super::{kind, unreadable_msg, Fed, Kind, Reducer};
+use crate::convert::{Converter, Options};
+use crate::diag::Diag;
+use crate::input::{Line, Source};
+use crate::output::Out;
+use crate::parallel::{InputLine, Parallel, Piece, Work};
+use anyhow::Context as _;
+use std::borrow::Cow;
+use std::io::Write as _;
+
+/// What a worker made of one input line, in input order.
+pub enum Item {
+    /// An InsightsEvent line, copied into the chunk's output up to `end` (with its `\n`):
+    /// read as written, its `seq` kept.
+    Event {
+        end: usize,
+        lineno: u64,
+        unterminated: bool,
+    },
+    /// The events the converter made of a provider line, one per line, up to `end`.
+    Converted { end: usize, lineno: u64 },
+    /// What was reported about the line, printed before its events (as one thread prints the
+    /// converter's messages while it converts, and its own after).
+    Said(Box<Diag>),
+}
+
+/// What a worker hands over of a chunk.
+#[derive(Default)]
+pub struct Notes {
+    items: Vec<Item>,
+    /// The chunk's output, checked to be UTF-8 on the worker (on the calling thread, the one
+    /// that waits, that check took a sixth of its time).
+    text: String,
+}
+
+/// The workers' part.
+pub struct Lines;
+
+impl Work for Lines {
+    type Notes = Notes;
+    const MARKS: bool = false;
+
+    fn finish(&self, out: &mut Vec<u8>, notes: &mut Notes) {
+        // The converter writes UTF-8 and copied lines were `str`s: the lossy copy is never made.
+        notes.text = String::from_utf8(std::mem::take(out))
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    }
+
+    fn line(
+        &self,
+        conv: &mut Converter<'_, Vec<u8>>,
+        notes: &mut Notes,
+        l: InputLine<'_>,
+        name: &str,
+        diag: &mut Diag,
+    ) -> anyhow::Result<bool> {
+        let mut said = diag.kept();
+        let item = line_item(conv, &l, name, &mut said)?;
+        if !said.is_empty() {
+            notes.items.push(Item::Said(Box::new(said)));
+        }
+        notes.items.extend(item);
+        Ok(true)
+    }
+}
+
+fn line_item(
+    conv: &mut Converter<'_, Vec<u8>>,
+    l: &InputLine<'_>,
+    name: &str,
+    said: &mut Diag,
+) -> anyhow::Result<Option<Item>> {
+    let lineno = l.lineno;
+    if let Line::TooLong { len } = l.line {
+        // Reported as the converter reports it.
+        conv.input_line(
+            Line::TooLong { len },
+            l.bytes,
+            lineno,
+            l.unterminated,
+            name,
+            said,
+        )?;
+        return Ok(None);
+    }
+    if l.bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    match kind(l.bytes) {
+        Kind::Event(text) => {
+            let w = &mut conv.out().w;
+            w.write_all(text.as_bytes())
+                .and_then(|_| w.write_all(b"\n"))
+                .context("cannot convert")?;
+            Ok(Some(Item::Event {
+                end: w.get_ref().len(),
+                lineno,
+                unterminated: l.unterminated,
+            }))
+        }
+        Kind::Provider(text, probe) => {
+            conv.probed_line(text, &probe, lineno, name, said)
+                .context("cannot convert")?;
+            let end = conv.out().w.get_ref().len();
+            Ok(Some(Item::Converted { end, lineno }))
+        }
+        Kind::Unreadable => {
+            conv.line(l.bytes, lineno, l.unterminated, name, said)
+                .context("cannot convert")?;
+            let end = conv.out().w.get_ref().len();
+            Ok(Some(Item::Converted { end, lineno }))
+        }
+    }
+}
+
+/// Reads one source as [`super::read_source`] does, with `jobs` workers.
+pub fn read_source(
+    src: &Source,
+    opts: &Options,
+    jobs: usize,
+    diag: &mut Diag,
+    red: &mut Reducer,
+    each: &mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let name = src.name();
+    let mut out = Out::chunk(Vec::new());
+    let mut fold = Fold {
+        red,
+        each,
+        name: &name,
+        seq: 0,
+        conv: Converter::new(opts, &mut out),
+    };
+    // One converter per source, as on one thread: a new run of the workers.
+    Parallel::new(opts, jobs).run(src, diag, &Lines, &mut |piece| fold.piece(piece))
+}
+
+/// The calling thread's part: the fold, chunk by chunk.
+struct Fold<'f, 'o> {
+    red: &'f mut Reducer,
+    each: &'f mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
+    name: &'f str,
+    /// How many events the source's converter has numbered so far (one thread's converter's
+    /// `seq`): the workers' and those of [`Fold::copied`].
+    seq: u64,
+    /// Converts the copied lines that cannot be read as they are.
+    conv: Converter<'o, Vec<u8>>,
+}
+
+impl Fold<'_, '_> {
+    fn feed(&mut self, ev: &mut Ev) -> anyhow::Result<()> {
+        let fed = self.red.feed(ev);
+        (self.each)(self.red, fed)
+    }
+
+    /// Folds one chunk's events; `Ok(false)` once `--at` stopped the reading.
+    fn piece(&mut self, piece: Piece<'_, Notes>) -> anyhow::Result<bool> {
+        let diag = piece.diag;
+        let text = std::mem::take(&mut piece.notes.text);
+        let mut start = 0;
+        let mut part = |end: usize| {
+            let p = text.get(start..end);
+            start = end;
+            p.ok_or_else(|| anyhow::anyhow!("internal error: a chunk's output was not UTF-8"))
+        };
+        for item in piece.notes.items.drain(..) {
+            if self.red.stopped {
+                break;
+            }
+            match item {
+                Item::Said(said) => diag.absorb(*said),
+                Item::Event {
+                    end,
+                    lineno,
+                    unterminated,
+                } => {
+                    let line = part(end)?;
+                    let line = line.strip_suffix('\n').unwrap_or(line);
+                    let mut ev = Ev::default();
+                    if ev.read(line).is_ok() {
+                        self.feed(&mut ev)?;
+                    } else {
+                        drop(ev);
+                        self.copied(line, lineno, unterminated, diag)?;
+                    }
+                }
+                Item::Converted { end, lineno } => {
+                    let mut unreadable = Vec::new();
+                    for l in part(end)?.split('\n').filter(|l| !l.is_empty()) {
+                        self.seq += 1;
+                        if self.red.stopped {
+                            continue;
+                        }
+                        let mut ev = Ev::default();
+                        match ev.read(l) {
+                            Ok(()) => {
+                                ev.seq = None;
+                                self.feed(&mut ev)?;
+                            }
+                            Err(e) => unreadable.push(e),
+                        }
+                    }
+                    for e in unreadable {
+                        diag.bad_line(self.name, lineno, None, &unreadable_msg(&e));
+                    }
+                }
+            }
+        }
+        // The buffer goes back to the workers.
+        *piece.out = text.into_bytes();
+        Ok(!self.red.stopped)
+    }
+
+    /// An InsightsEvent line that cannot be read as it is: the converter's (passed through,
+    /// numbered after the events it numbered before, or reported), as on one thread.
+    fn copied(
+        &mut self,
+        text: &str,
+        lineno: u64,
+        unterminated: bool,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        self.conv.set_seq(self.seq);
+        self.conv
+            .line(text.as_bytes(), lineno, unterminated, self.name, diag)
+            .context("cannot convert")?;
+        self.seq = self.conv.seq();
+        let out = self.conv.out();
+        out.flush().context("cannot convert")?;
+        let buf = std::mem::take(out.w.get_mut());
+        let text = match std::str::from_utf8(&buf) {
+            Ok(t) => Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(&buf),
+        };
+        for l in text.split('\n').filter(|l| !l.is_empty()) {
+            if self.red.stopped {
+                break;
+            }
+            let mut ev = Ev::default();
+            match ev.read(l) {
+                Ok(()) => self.feed(&mut ev)?,
+                Err(e) => diag.bad_line(self.name, lineno, None, &unreadable_msg(&e)),
+            }
+        }
+        Ok(())
+    }
+}
