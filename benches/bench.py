@@ -8,8 +8,9 @@
 It builds the release binary, generates large inputs from the recorded captures in
 testdata/ (seeded, so the same bytes every run; each repetition of the captures gets its own
 session, call and request ids, so it reads as a log of many sessions),
-and prints, per provider and command: MB/s, events/s, peak RSS, and the ratio to a jq
-mapping of the same Claude file when jq is installed. Then it measures live latency: the
+and prints, per provider and command (`convert` on one thread, `validate`, `reduce` as it runs
+by default, on every core for a file this large, and on one thread): MB/s, events/s, peak RSS,
+and the ratio to a jq mapping of the same Claude file when jq is installed. Then it measures live latency: the
 time from writing one line into a pipe to reading its first event from the other pipe, and
 the same round trip through `cat`, the floor the harness and the scheduler set.
 
@@ -219,7 +220,10 @@ def main():
     if "validate" in help_text:
         commands.append(("validate", [BIN, "validate"]))
     if "reduce" in help_text:
+        # As users run it: standard input from a file this large is reduced on every core
+        # (workers convert, the calling thread folds); then on one thread.
         commands.append(("reduce", [BIN, "reduce"]))
+        commands.append(("reduce -j1", [BIN, "reduce", "--jobs", "1"]))
 
     print(f"insights benchmark: {args.mb} MB per input, {os.cpu_count()} cores, best of {REPEAT} runs, inputs in {tmp}")
     print(f"{'input':<8} {'command':<10} {'MB/s':>8} {'events/s':>12} {'peak RSS':>10} {'vs jq':>7}")
