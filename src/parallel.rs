@@ -19,6 +19,10 @@
 //!   chunk that starts before any other has finished. (Starting every chunk from the default
 //!   state instead, the writer converted a tenth of an ACP log twice, on its own.)
 //!
+//! What a worker does with each line is a [`Work`]: `insights` converts it and the calling
+//! thread writes the chunk ([`Convert`]); `reduce --jobs` converts provider output and the
+//! calling thread folds the events (`src/reduce/jobs.rs`).
+//!
 //! Diagnostics are kept per chunk and printed in order too. A termination signal ends the
 //! reading at a line boundary; what was read is still converted and written. At most `3 × N` chunks are in
 //! flight, so memory stays flat whatever the input's size.
