@@ -15,14 +15,13 @@
 //! The calling thread knows that count, so it converts those lines itself ([`Fold::copied`]).
 
 use super::view::Ev;
-use super::{kind, unreadable_msg, Fed, Kind, Reducer};
+use super::{kind, read_back, unreadable_msg, Fed, Kind, Reducer};
 use crate::convert::{Converter, Options};
 use crate::diag::Diag;
 use crate::input::{Line, Source};
 use crate::output::Out;
 use crate::parallel::{InputLine, Parallel, Piece, Work};
 use anyhow::Context as _;
-use std::borrow::Cow;
 use std::io::Write as _;
 
 /// What a worker made of one input line, in input order.
@@ -245,20 +244,11 @@ impl Fold<'_, '_> {
         let out = self.conv.out();
         out.flush().context("cannot convert")?;
         let buf = std::mem::take(out.w.get_mut());
-        let text = match std::str::from_utf8(&buf) {
-            Ok(t) => Cow::Borrowed(t),
-            Err(_) => String::from_utf8_lossy(&buf),
-        };
-        for l in text.split('\n').filter(|l| !l.is_empty()) {
-            if self.red.stopped {
-                break;
-            }
-            let mut ev = Ev::default();
-            match ev.read(l) {
-                Ok(()) => self.feed(&mut ev)?,
-                Err(e) => diag.bad_line(self.name, lineno, None, &unreadable_msg(&e)),
-            }
-        }
+        let name = self.name;
+        read_back(&buf, true, lineno, name, diag, &mut |ev| {
+            self.feed(ev)?;
+            Ok(!self.red.stopped)
+        })?;
         Ok(())
     }
 }

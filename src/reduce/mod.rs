@@ -271,15 +271,16 @@ pub fn read_source(
         };
         let lineno = rdr.lineno();
         if let Line::TooLong { len } = line {
-            diag.bad_line(
-                &name,
+            // Reported as the converter reports it.
+            let unterminated = rdr.unterminated();
+            conv.input_line(
+                Line::TooLong { len },
+                &buf,
                 lineno,
-                None,
-                &format!(
-                    "line is {len} bytes, over the limit of {} (raise it with --max-line-bytes)",
-                    opts.max_line
-                ),
-            );
+                unterminated,
+                &name,
+                diag,
+            )?;
             continue;
         }
         if buf.iter().all(u8::is_ascii_whitespace) {
@@ -315,28 +316,46 @@ pub fn read_source(
         let out = conv.out();
         out.flush().context("cannot convert")?;
         let out = out.w.get_mut();
-        // The converter writes UTF-8; the lossy copy is never made.
-        let text = match std::str::from_utf8(out) {
-            Ok(t) => Cow::Borrowed(t),
-            Err(_) => String::from_utf8_lossy(out),
-        };
-        for l in text.split('\n').filter(|l| !l.is_empty()) {
-            if s.red.stopped {
-                break;
-            }
-            let mut ev = Ev::default();
-            match ev.read(l) {
-                Ok(()) => {
-                    if !normalized {
-                        ev.seq = None;
-                    }
-                    s.feed(&mut ev)?;
-                }
-                Err(e) => diag.bad_line(&name, lineno, None, &unreadable_msg(&e)),
-            }
+        if !s.red.stopped {
+            read_back(out, normalized, lineno, &name, diag, &mut |ev| {
+                s.feed(ev)?;
+                Ok(!s.red.stopped)
+            })?;
         }
-        drop(text);
         out.clear();
+    }
+    Ok(())
+}
+
+/// Reads back the lines the converter wrote of input line `lineno` (the InsightsEvents it
+/// passed through) and feeds their events, keeping their `seq` if `keep_seq`, until `feed`
+/// says the reading stopped (`--at`); lines that cannot be read are reported.
+fn read_back(
+    out: &[u8],
+    keep_seq: bool,
+    lineno: u64,
+    name: &str,
+    diag: &mut Diag,
+    feed: &mut dyn FnMut(&mut Ev) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    // The converter writes UTF-8; the lossy copy is never made.
+    let text = match std::str::from_utf8(out) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(out),
+    };
+    for l in text.split('\n').filter(|l| !l.is_empty()) {
+        let mut ev = Ev::default();
+        match ev.read(l) {
+            Ok(()) => {
+                if !keep_seq {
+                    ev.seq = None;
+                }
+                if !feed(&mut ev)? {
+                    break;
+                }
+            }
+            Err(e) => diag.bad_line(name, lineno, None, &unreadable_msg(&e)),
+        }
     }
     Ok(())
 }
