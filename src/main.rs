@@ -60,6 +60,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let color_err = cli.color.resolve(output::stderr_is_tty());
+    // Every subcommand: converted events, a state or a transcript can be far bigger than
+    // 64 KiB.
+    output::widen_stdout_pipe();
     match cli.command {
         None => convert(&cli.convert, color_err),
         Some(Command::Convert(args)) => convert(&args, color_err),
@@ -111,7 +114,6 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
     // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
     signals::install();
     let mut diag = diag::Diag::new(color_err);
-    output::widen_stdout_pipe();
     // Only whole lines reach standard output, redacted with --redact (src/output.rs).
     let mut out = Out::new(output::WholeLines::new(
         std::io::stdout().lock(),
