@@ -10,7 +10,10 @@ testdata/ (seeded, so the same bytes every run; each repetition of the captures 
 session, call and request ids, so it reads as a log of many sessions),
 and prints, per provider and command (`convert` on one thread, `validate`, `reduce` as it runs
 by default, on every core for a file this large, and on one thread): MB/s, events/s, peak RSS,
-and the ratio to a jq mapping of the same Claude file when jq is installed. Then it measures live latency: the
+the ratio to a jq mapping of the same Claude file when jq is installed, and the ratio to
+serde_json alone reading the same lines into a `Value` and writing them back (benches/baseline,
+the yardstick issue #8 set its targets against: about 160 MB/s on Claude output on the
+machine it was written on). Then it measures live latency: the
 time from writing one line into a pipe to reading its first event from the other pipe, and
 the same round trip through `cat`, the floor the harness and the scheduler set.
 
@@ -32,6 +35,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "insights")
+# serde_json alone on the same lines (benches/baseline): the machine's yardstick. Issue #8
+# set its targets against serde_json parsing Claude output at about 530 MB/s without a tree
+# and about 160 MB/s building a `serde_json::Value` and writing it back.
+BASELINE = os.path.join(ROOT, "target", "release", "insights-baseline")
 
 # Inputs: which capture directories make up each generated file.
 INPUTS = {
@@ -211,6 +218,9 @@ def main():
     REPEAT = max(1, args.repeat)
 
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "--manifest-path",
+                    os.path.join(ROOT, "benches", "baseline", "Cargo.toml")],
+                   cwd=ROOT, check=True, env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target")))
     tmp = args.keep or tempfile.mkdtemp(prefix="insights-bench-")
     os.makedirs(tmp, exist_ok=True)
     have_jq = shutil.which("jq")
@@ -236,6 +246,12 @@ def main():
             secs, lines, _ = run(["jq", "-c", JQ_CLAUDE], path)
             jq_mbs = mb / secs
             print(f"{name:<8} {'jq':<10} {jq_mbs:8.1f} {lines / secs:12.0f} {peak_rss(['jq', '-c', JQ_CLAUDE], path) / 1024:8.1f}MB {'1.0x':>7}")
+        # serde_json alone: parsed without a tree, and parsed into a Value and written back.
+        serde = {}
+        for mode in ("skip", "value"):
+            secs, lines, _ = run([BASELINE, mode], path)
+            serde[mode] = mb / secs
+            print(f"{name:<8} {'serde ' + mode:<10} {mb / secs:8.1f} {lines / secs:12.0f} {peak_rss([BASELINE, mode], path) / 1024:8.1f}MB {'':>7}")
         one_core = None
         for cmd_name, cmd in commands:
             secs, lines, _ = run(cmd, path)
@@ -243,7 +259,8 @@ def main():
             one_core = one_core or mbs
             rss = peak_rss(cmd, path) / 1024
             ratio = f"{mbs / jq_mbs:.1f}x" if (jq_mbs and name == "claude") else ""
-            print(f"{name:<8} {cmd_name:<10} {mbs:8.1f} {lines / secs:12.0f} {rss:8.1f}MB {ratio:>7}")
+            print(f"{name:<8} {cmd_name:<10} {mbs:8.1f} {lines / secs:12.0f} {rss:8.1f}MB {ratio:>7}"
+                  f"  {mbs / serde['value']:.2f}x serde Value")
         # --jobs: the file as an argument, one thread per core, against one thread.
         cores = os.cpu_count() or 1
         if cores > 1:
