@@ -1551,6 +1551,17 @@ mod tests {
     }
 
     fn report(b: &Both, fast: &FastSchema, path: &Path, pipelined: bool) -> FileReport {
+        let r = std::fs::File::open(path).unwrap();
+        report_of(b, fast, r, path.display().to_string(), pipelined)
+    }
+
+    fn report_of(
+        b: &Both,
+        fast: &FastSchema,
+        r: impl std::io::Read,
+        name: String,
+        pipelined: bool,
+    ) -> FileReport {
         let opts = crate::convert::Options {
             forced: None,
             raw: false,
@@ -1567,8 +1578,34 @@ mod tests {
             opts: &opts,
             policy: &p,
         };
-        let r = std::fs::File::open(path).unwrap();
-        check_reader(r, path.display().to_string(), &cx, pipelined)
+        check_reader(r, name, &cx, pipelined)
+    }
+
+    /// A log of many batches (every capture, eight times over: thousands of items, findings
+    /// among them), so that the two threads hand batches back and forth and fill recycled
+    /// ones: the report is the one thread's.
+    #[test]
+    fn a_log_of_many_batches_is_judged_as_on_one_thread() {
+        let b = both();
+        let mut log = Vec::new();
+        for _ in 0..8 {
+            for f in crate::test_support::testdata_jsonl() {
+                log.extend(std::fs::read(&f).unwrap());
+                if log.last() != Some(&b'\n') {
+                    log.push(b'\n');
+                }
+            }
+        }
+        let one = report_of(&b, &b.fast, &log[..], "log".into(), false);
+        let two = report_of(&b, &b.fast, &log[..], "log".into(), true);
+        assert!(one.events > 8 * 256, "{} events", one.events);
+        assert!(!one.findings.is_empty());
+        assert_eq!(one.findings, two.findings);
+        assert_eq!(one.health, two.health);
+        assert_eq!(
+            (one.lines, one.events, one.errors, one.warnings),
+            (two.lines, two.events, two.errors, two.warnings)
+        );
     }
 
     #[test]
