@@ -353,14 +353,12 @@ impl<'o, W: Write> Converter<'o, W> {
             diag.bad_line(name, lineno, Some(col), &msg);
             return Ok(false);
         }
-        let probe = match Probe::read(text) {
-            Ok(p) => p,
-            Err(e) => {
-                let (col, msg) = json_problem(&e, unterminated);
-                diag.bad_line(name, lineno, Some(col), &msg);
-                return Ok(false);
-            }
-        };
+        let mut probe = Probe::default();
+        if let Err(e) = probe.fill(text) {
+            let (col, msg) = json_problem(&e, unterminated);
+            diag.bad_line(name, lineno, Some(col), &msg);
+            return Ok(false);
+        }
         self.probed_line(text, &probe, lineno, name, diag)
     }
 

@@ -152,17 +152,34 @@ impl<'a> Probe<'a> {
     }
 
     /// Reads the probe's members of `line`, which must be one JSON object.
+    #[cfg(test)]
     pub fn read(line: &'a str) -> serde_json::Result<Self> {
-        match Self::scan(line) {
-            Some(p) => Ok(p),
-            None => serde_json::from_str(line),
+        let mut p = Probe::default();
+        p.fill(line)?;
+        Ok(p)
+    }
+
+    /// [`Probe::read`] into a default probe, where it is: the probe is some 500 bytes, which
+    /// a probe returned by value (in a `Result`) was copied twice to reach its caller.
+    pub fn fill(&mut self, line: &'a str) -> serde_json::Result<()> {
+        if self.fill_scanned(line).is_none() {
+            *self = serde_json::from_str(line)?;
         }
+        Ok(())
     }
 
     /// One validating pass over the line ([`crate::scan::members`]); `None` for anything it
     /// or this does not read as serde would (a probe member twice: serde says which).
+    #[cfg(test)]
     pub(crate) fn scan(line: &'a str) -> Option<Self> {
         let mut p = Probe::default();
+        p.fill_scanned(line)?;
+        Some(p)
+    }
+
+    /// [`Probe::scan`] into `self`, a default probe.
+    fn fill_scanned(&mut self, line: &'a str) -> Option<()> {
+        let p = self;
         let mut seen = 0u32;
         let mut all = Vec::with_capacity(16);
         crate::scan::members(line, |key, value| {
@@ -200,7 +217,7 @@ impl<'a> Probe<'a> {
             Some(())
         })?;
         p.all = Kept(Some(all));
-        Some(p)
+        Some(())
     }
 }
 

@@ -17,6 +17,7 @@
 use super::view::Ev;
 use super::{kind, read_back, unreadable_msg, Fed, Kind, Reducer};
 use crate::convert::{Converter, Options};
+use crate::detect::Probe;
 use crate::diag::Diag;
 use crate::input::{Line, Source};
 use crate::output::Out;
@@ -102,7 +103,8 @@ fn line_item(
     if l.bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    match kind(l.bytes) {
+    let mut probe = Probe::default();
+    match kind(l.bytes, &mut probe) {
         Kind::Event(text) => {
             let w = &mut conv.out().w;
             w.write_all(text.as_bytes())
@@ -114,7 +116,7 @@ fn line_item(
                 unterminated: l.unterminated,
             }))
         }
-        Kind::Provider(text, probe) => {
+        Kind::Provider(text) => {
             conv.probed_line(text, &probe, lineno, name, said)
                 .context("cannot convert")?;
             let end = conv.out().w.get_ref().len();

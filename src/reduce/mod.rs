@@ -286,7 +286,8 @@ pub fn read_source(
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let kind = kind(&buf);
+        let mut probe = Probe::default();
+        let kind = kind(&buf, &mut probe);
         let normalized = match kind {
             Kind::Event(text) => {
                 let mut ev = Ev::default();
@@ -302,7 +303,7 @@ pub fn read_source(
         // unreadable, hands its events over and passes InsightsEvents through.
         sink.try_borrow_mut().map_err(|_| busy())?.keep_seq = normalized;
         let converted = match &kind {
-            Kind::Provider(text, probe) => conv.probed_line(text, probe, lineno, &name, diag),
+            Kind::Provider(text) => conv.probed_line(text, &probe, lineno, &name, diag),
             _ => conv.line(&buf, lineno, rdr.unterminated(), &name, diag),
         };
         let mut s = sink.try_borrow_mut().map_err(|_| busy())?;
@@ -368,21 +369,22 @@ fn unreadable_msg(e: &serde_json::Error) -> String {
     )
 }
 
-/// What a line is to `reduce`. `Provider` is the common case and the large one: boxing it
-/// would allocate for every line.
-#[allow(clippy::large_enum_variant)]
+/// What a line is to `reduce`.
 enum Kind<'a> {
     /// An InsightsEvent, to be read as written.
     Event(&'a str),
-    /// Provider output: a JSON object that is no InsightsEvent, probed for the converter.
-    Provider(&'a str, Probe<'a>),
+    /// Provider output: a JSON object that is no InsightsEvent, probed for the converter
+    /// (the probe [`kind`] was given).
+    Provider(&'a str),
     /// Not UTF-8, or not a JSON object: the converter says why.
     Unreadable,
 }
 
 /// Tells what a (non-blank) line is, as the converter would: InsightsEvents as `insights`
-/// writes them start so, others are known by the probe the converter needs anyway.
-fn kind(buf: &[u8]) -> Kind<'_> {
+/// writes them start so, others are known by the probe the converter needs anyway, read into
+/// `probe` (a default one), where it is: a probe is some 400 bytes, which a probe returned by
+/// value was copied to reach its caller.
+fn kind<'a>(buf: &'a [u8], probe: &mut Probe<'a>) -> Kind<'a> {
     let Ok(text) = std::str::from_utf8(buf) else {
         return Kind::Unreadable;
     };
@@ -392,9 +394,9 @@ fn kind(buf: &[u8]) -> Kind<'_> {
     if crate::convert::not_an_object(text).is_some() {
         return Kind::Unreadable;
     }
-    match Probe::read(text) {
-        Ok(p) if p.is_insights_event() => Kind::Event(text),
-        Ok(p) => Kind::Provider(text, p),
+    match probe.fill(text) {
+        Ok(()) if probe.is_insights_event() => Kind::Event(text),
+        Ok(()) => Kind::Provider(text),
         Err(_) => Kind::Unreadable,
     }
 }

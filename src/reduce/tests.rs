@@ -1078,6 +1078,7 @@ fn session_info_titles_the_session_and_tool_update_fills_in_the_call() {
 #[test]
 fn a_line_is_read_as_an_event_when_its_event_member_is_a_string() {
     use super::{kind, Kind};
+    use crate::detect::Probe;
     let cases = [
         (r#"{"event":"text","text":"hi"}"#, Some(true)),
         (r#"{"seq":1, "event" : "text"}"#, Some(true)),
@@ -1099,12 +1100,15 @@ fn a_line_is_read_as_an_event_when_its_event_member_is_a_string() {
         ("{\"type\":\"\u{fffd}\"}", Some(false)),
     ];
     for (line, event) in cases {
-        let got = match kind(line.as_bytes()) {
+        let got = match kind(line.as_bytes(), &mut Probe::default()) {
             Kind::Event(_) => Some(true),
             Kind::Provider(..) => Some(false),
             Kind::Unreadable => None,
         };
         assert_eq!(got, event, "{line}");
     }
-    assert!(matches!(kind(b"{\"type\":\"\xff\"}"), Kind::Unreadable));
+    assert!(matches!(
+        kind(b"{\"type\":\"\xff\"}", &mut Probe::default()),
+        Kind::Unreadable
+    ));
 }

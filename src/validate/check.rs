@@ -385,14 +385,12 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
             self.unreadable(lineno, Some(col), msg);
             return;
         }
-        let probe = match Probe::read(text) {
-            Ok(p) => p,
-            Err(e) => {
-                let (col, msg) = json_problem(&e, unterminated);
-                self.unreadable(lineno, Some(col), msg);
-                return;
-            }
-        };
+        let mut probe = Probe::default();
+        if let Err(e) = probe.fill(text) {
+            let (col, msg) = json_problem(&e, unterminated);
+            self.unreadable(lineno, Some(col), msg);
+            return;
+        }
         let route = self.conv.route(&probe);
         let provider = match route {
             Route::Passthrough => {
