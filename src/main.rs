@@ -8,6 +8,7 @@ mod diag;
 mod diff;
 mod event;
 mod input;
+mod json_reader;
 mod json_writer;
 mod members;
 mod output;

@@ -7,12 +7,14 @@
 //! members the provider does not use were skipped byte by byte. [`read`] hands the provider's
 //! `Deserialize` the members the probe kept instead: names as they are, a member the struct
 //! ignores not looked at, a string without escapes borrowed as it is (the probe checked it),
-//! and any other value read by serde_json from its own text.
+//! and any other value read from its own text by [`crate::json_reader`], which makes the calls
+//! serde_json would and leaves to serde_json what is not plain.
 //!
-//! What comes out is what `serde_json::from_str` makes of the line: the values are read by
-//! serde_json, and a line this refuses is read by `serde_json::from_str` after all, so that it
-//! says what is wrong in its words, with the line's columns.
+//! What comes out is what `serde_json::from_str` makes of the line, and a line this refuses is
+//! read by `serde_json::from_str` after all, so that it says what is wrong in its words, with
+//! the line's columns.
 
+use crate::json_reader::Reader;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
@@ -117,7 +119,7 @@ impl<'a> Value<'a> {
     }
 }
 
-/// `deserialize_*` methods that serde_json answers from the value's text.
+/// `deserialize_*` methods answered from the value's text ([`Reader`]).
 macro_rules! by_serde_json {
     ($($method:ident)*) => {$(
         fn $method<V: Visitor<'de>>(self, v: V) -> serde_json::Result<V::Value> {
@@ -178,7 +180,7 @@ impl<'de> Deserializer<'de> for Value<'de> {
         name: &'static str,
         v: V,
     ) -> serde_json::Result<V::Value> {
-        by_json(self.0, |de| de.deserialize_newtype_struct(name, v))
+        crate::json_reader::newtype_struct(self.0, name, v)
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, v: V) -> serde_json::Result<V::Value> {
@@ -220,16 +222,14 @@ impl<'de> Deserializer<'de> for Value<'de> {
     }
 }
 
-/// `read` applied to a serde_json deserializer of `text`, which must be all of `text`.
+/// `read` applied to a [`Reader`] of `text`, which must be all of `text`.
 fn by_json<'de, T>(
     text: &'de str,
-    read: impl FnOnce(
-        &mut serde_json::Deserializer<serde_json::de::StrRead<'de>>,
-    ) -> serde_json::Result<T>,
+    read: impl FnOnce(&mut Reader<'de>) -> serde_json::Result<T>,
 ) -> serde_json::Result<T> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = read(&mut de)?;
-    de.end()?;
+    let mut r = Reader::new(text);
+    let value = read(&mut r)?;
+    r.end()?;
     Ok(value)
 }
 

@@ -139,29 +139,39 @@ fn zero_bytes(v: u64) -> u64 {
 }
 
 /// The index after the closing quote of the string whose contents start at `i`.
-fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    string_span(b, i).map(|(end, _)| end)
+}
+
+/// [`string_end`], and whether the string has an escape.
+#[inline(always)]
+pub fn string_span(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
     loop {
         i = string_special(b, i);
         match *b.get(i)? {
-            b'"' => return Some(i + 1),
-            b'\\' => match *b.get(i + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                b'u' => {
-                    let hex = b.get(i + 2..i + 6)?;
-                    if !hex.iter().all(u8::is_ascii_hexdigit) {
-                        return None;
+            b'"' => return Some((i + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                match *b.get(i + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                    b'u' => {
+                        let hex = b.get(i + 2..i + 6)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        i += 6;
                     }
-                    i += 6;
+                    _ => return None,
                 }
-                _ => return None,
-            },
+            }
             _ => return None,
         }
     }
 }
 
 /// The index after the number that starts at `i`.
-fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
+pub fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
     let digits = |mut i: usize| {
         while b.get(i).is_some_and(u8::is_ascii_digit) {
             i += 1;
@@ -203,7 +213,7 @@ fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
 }
 
 /// The index after the value that starts at `i`, any nesting read without recursion.
-fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
+pub fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
     // Bit d of `objects`: whether the container at depth d + 1 is an object.
     let mut objects: u128 = 0;
     let mut depth: u32 = 0;

@@ -301,12 +301,21 @@ pub mod targets {
 
     /// Detection (`convert("auto", …)`), and its one-pass probe: a line that
     /// `Probe::scan` reads, serde_json reads too, with the same members; and a value read
-    /// from the members the probe kept (`members::read`) is the one serde_json reads.
+    /// from the members the probe kept (`members::read`) is the one serde_json reads. A line
+    /// that `json_reader` reads, serde_json reads too, as the same value.
     pub fn detect(data: &[u8]) {
         for line in data.split(|&b| b == b'\n') {
             let Ok(text) = std::str::from_utf8(line) else {
                 continue;
             };
+            let mut r = crate::json_reader::Reader::new(text);
+            if let Ok(v) = <serde_json::Value as serde::Deserialize>::deserialize(&mut r) {
+                if r.end().is_ok() {
+                    let slow: serde_json::Value = serde_json::from_str(text)
+                        .unwrap_or_else(|e| panic!("read, but serde_json says {e}: {text}"));
+                    assert_eq!(v, slow, "{text}");
+                }
+            }
             if let Some(fast) = crate::detect::Probe::scan(text) {
                 let slow: crate::detect::Probe = serde_json::from_str(text)
                     .unwrap_or_else(|e| panic!("scanned, but serde_json says {e}: {text}"));

@@ -17,8 +17,9 @@
 //! compiled as *unsupported*: an event that reaches it is never fast-valid, so a schema change
 //! can make the check slower but not wrong.
 //!
-//! Parsing goes through `serde_json`'s own deserializer and `deserialize_any` for every value,
-//! as `Value` does, so a line the fast check reads completely is a line `Value` reads too (lone
+//! Parsing goes through [`crate::json_reader`], a deserializer that reads JSON's grammar and makes
+//! the calls serde_json's would (it leaves strings with escapes and most numbers to serde_json
+//! itself), so a line the fast check reads completely is a line `Value` reads too (lone
 //! surrogates, numbers out of range and nesting over 128 levels fail both).
 
 use super::rules::Facts;
@@ -731,7 +732,7 @@ impl FastSchema {
         if root.unsupported || root.dispatch.is_none() || self.by_event.is_empty() {
             return None;
         }
-        let mut de = serde_json::Deserializer::from_str(line);
+        let mut de = crate::json_reader::Reader::new(line);
         let facts = de.deserialize_map(Top { fs: self }).ok()?;
         de.end().ok()?;
         Some(facts)
