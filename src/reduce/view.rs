@@ -466,9 +466,15 @@ impl<'a> Ev<'a> {
     /// Parses one InsightsEvent line into `self`, which must be `Ev::default()`; after an
     /// error it holds part of the line and is to be dropped.
     pub fn read(&mut self, line: &'a str) -> serde_json::Result<()> {
-        let mut de = serde_json::Deserializer::from_str(line);
-        de::Deserializer::deserialize_map(&mut de, Fill(self))?;
-        de.end()?;
+        let mut r = crate::json_reader::Reader::new(line);
+        let read = de::Deserializer::deserialize_map(&mut r, Fill(self)).and_then(|()| r.end());
+        if read.is_err() {
+            // What the reader is not sure of, serde_json reads, or says what is wrong with.
+            *self = Ev::default();
+            let mut de = serde_json::Deserializer::from_str(line);
+            de::Deserializer::deserialize_map(&mut de, Fill(self))?;
+            de.end()?;
+        }
         self.line = line;
         Ok(())
     }
