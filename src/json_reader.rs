@@ -146,18 +146,6 @@ fn by_serde_json<'a, V: Visitor<'a>>(text: &'a str, v: V) -> Result<V::Value> {
     by_json(text, |de| de.deserialize_any(v))
 }
 
-/// `T` from `text`, one JSON value, as `serde_json::from_str` reads it: by a [`Reader`], or
-/// where it is not sure, by serde_json (which then says what is wrong).
-pub fn from_str<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T> {
-    let mut r = Reader::new(text);
-    if let Ok(v) = T::deserialize(&mut r) {
-        if r.end().is_ok() {
-            return Ok(v);
-        }
-    }
-    serde_json::from_str(text)
-}
-
 /// `read` applied to a serde_json deserializer of `text`, which must be all of `text`.
 pub fn by_json<'de, T>(
     text: &'de str,

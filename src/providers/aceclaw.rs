@@ -104,7 +104,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         cx.session_id = b.session_id.filter(|s| !s.is_empty());
         cx.timestamp = b.received_at.filter(|t| crate::time::looks_rfc3339(t));
         bridge_id = count(b.event_id);
-        crate::json_reader::from_str(b.event.get())?
+        serde_json::from_str(b.event.get())?
     } else {
         crate::members::read(line, probe.members())?
     };
@@ -123,7 +123,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         Some(Kind::Response) => response(&env, cx)?,
         Some(Kind::ErrorResponse) => {
             let e: RpcError = match env.error {
-                Some(e) if is_object(e) => crate::json_reader::from_str(e.get())?,
+                Some(e) if is_object(e) => serde_json::from_str(e.get())?,
                 _ => RpcError {
                     code: None,
                     message: None,
@@ -261,7 +261,7 @@ fn method_call<'a>(
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
     let p: Params = match params {
-        Some(r) => crate::json_reader::from_str(r.get())?,
+        Some(r) => serde_json::from_str(r.get())?,
         None => Params::default(),
     };
     if let Some(s) = p.session_id.clone().filter(|s| !s.is_empty()) {
@@ -648,7 +648,7 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let has = |k: &str| names.iter().any(|n| n == k);
     match result {
         Some(r) if has("stopReason") && has("response") => {
-            let w: PromptResult = crate::json_reader::from_str(r.get())?;
+            let w: PromptResult = serde_json::from_str(r.get())?;
             if let Some(s) = w.session_id.filter(|s| !s.is_empty()) {
                 cx.session_id = Some(s);
             }
@@ -657,7 +657,7 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 output_tokens: count(u.output_tokens).unwrap_or(0),
                 ..TokenUsage::default()
             });
-            let all: Pairs<&RawValue> = crate::json_reader::from_str(r.get())?;
+            let all: Pairs<&RawValue> = serde_json::from_str(r.get())?;
             let ext = cx.push(TurnComplete {
                 is_error: w.stop_reason.as_deref() == Some("ERROR"),
                 result: w.response,

@@ -127,7 +127,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         Some(Kind::ErrorResponse) => {
             let e: RpcError = match env.error {
-                Some(e) if is_object(e) => crate::json_reader::from_str(e.get())?,
+                Some(e) if is_object(e) => serde_json::from_str(e.get())?,
                 _ => RpcError {
                     code: None,
                     message: None,
@@ -414,7 +414,7 @@ fn method_call<'a>(
         }
         "session/request_permission" => {
             let tc: Option<Update> = match p.tool_call {
-                Some(t) if is_object(t) => Some(crate::json_reader::from_str(t.get())?),
+                Some(t) if is_object(t) => Some(serde_json::from_str(t.get())?),
                 _ => None,
             };
             let call_id = tc.as_ref().and_then(|t| t.tool_call_id.clone());
@@ -461,7 +461,7 @@ fn method_call<'a>(
         }
         other => {
             // The params as written: the line read again.
-            let e: Envelope = crate::json_reader::from_str(line)?;
+            let e: Envelope = serde_json::from_str(line)?;
             let ext = cx.push(Notice {
                 subtype: Cow::Owned(other.to_owned()),
                 message: None,
@@ -482,7 +482,7 @@ fn chunk_text<'a>(
     let Some(raw) = content.filter(|c| is_object(c)) else {
         return Ok((None, content));
     };
-    let b: ContentBlock = crate::json_reader::from_str(raw.get())?;
+    let b: ContentBlock = serde_json::from_str(raw.get())?;
     if b.ty.as_deref() == Some("text") {
         Ok((Some(b.text.unwrap_or_default()), None))
     } else {
@@ -636,7 +636,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         Some("completed" | "failed" | "cancelled" | "canceled")
     );
     let contents: Vec<ToolContent> = match u.content {
-        Some(c) if c.get().starts_with('[') => crate::json_reader::from_str(c.get())?,
+        Some(c) if c.get().starts_with('[') => serde_json::from_str(c.get())?,
         _ => Vec::new(),
     };
     let locations: Option<Vec<Str<'a>>> = u
@@ -683,7 +683,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             (None, []) => None,
             (None, many) => Some(Json::Value(Value::Array(
                 many.iter()
-                    .filter_map(|b| crate::json_reader::from_str(b.get()).ok())
+                    .filter_map(|b| serde_json::from_str(b.get()).ok())
                     .collect(),
             ))),
         };
@@ -691,7 +691,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             Json::Value(Value::Array(
                 blocks
                     .iter()
-                    .filter_map(|b| crate::json_reader::from_str(b.get()).ok())
+                    .filter_map(|b| serde_json::from_str(b.get()).ok())
                     .collect(),
             ))
         });
@@ -912,9 +912,7 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             cache_creation_tokens: count(u.cached_write_tokens),
             reasoning_tokens: count(u.thought_tokens),
         });
-        let quota: Option<Quota> = b
-            .meta
-            .and_then(|m| crate::json_reader::from_str(m.get()).ok());
+        let quota: Option<Quota> = b.meta.and_then(|m| serde_json::from_str(m.get()).ok());
         let quota = quota.and_then(|q| q.quota);
         if usage.is_none() {
             usage = quota
@@ -1011,7 +1009,7 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
 
 /// An answer kept as a notice, its `result` as written (the line read again).
 fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let e: Envelope = crate::json_reader::from_str(line)?;
+    let e: Envelope = serde_json::from_str(line)?;
     let ext = cx.push(Notice {
         subtype: Cow::Borrowed("response"),
         message: None,

@@ -478,9 +478,7 @@ pub(crate) fn system<'a>(
                 _ => TaskPhase::Notification,
             };
             let patch_status = match w.patch {
-                Some(p) if is_object(p) => {
-                    crate::json_reader::from_str::<PatchStatus>(p.get())?.status
-                }
+                Some(p) if is_object(p) => serde_json::from_str::<PatchStatus>(p.get())?.status,
                 _ => None,
             };
             let ext = cx.push(TaskUpdate {
@@ -817,8 +815,7 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
                     Some(i) if is_object(i) => i,
                     _ => return Err(Unmapped("tool_use block without an object input".into())),
                 };
-                let hints: InputHints =
-                    crate::json_reader::from_str(input.get()).unwrap_or_default();
+                let hints: InputHints = serde_json::from_str(input.get()).unwrap_or_default();
                 let canon = (d.canonical)(&name);
                 let (mcp_server, mcp_tool) = if split_mcp(&name).is_some() {
                     (
@@ -1057,7 +1054,7 @@ fn slash(path: &str) -> Cow<'_, str> {
 /// A JSON object written as a string (`"{\"output\":\"ok\"}"`), decoded.
 fn json_text(raw: &RawValue) -> Option<Json<'static>> {
     let text = raw_str(raw)?;
-    let v: Value = crate::json_reader::from_str(text.trim()).ok()?;
+    let v: Value = serde_json::from_str(text.trim()).ok()?;
     v.is_object().then_some(Json::Value(v))
 }
 
@@ -1078,7 +1075,7 @@ fn content_text(raw: &RawValue) -> Option<String> {
         #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
         text: Option<Str<'a>>,
     }
-    let blocks: Vec<T> = crate::json_reader::from_str(raw.get()).ok()?;
+    let blocks: Vec<T> = serde_json::from_str(raw.get()).ok()?;
     let texts: Vec<&str> = blocks
         .iter()
         .filter(|b| b.ty.as_deref() == Some("text"))
@@ -1107,7 +1104,7 @@ fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
         push_input(cx, text, None);
         return Ok(());
     }
-    let blocks: Vec<Block> = crate::json_reader::from_str(w.message.content.get())?;
+    let blocks: Vec<Block> = serde_json::from_str(w.message.content.get())?;
     let mut texts: Vec<Str<'a>> = Vec::new();
     let mut images: Vec<ImageData<'a>> = Vec::new();
     let tool_results = blocks.iter().filter(|b| b.ty == "tool_result").count();
@@ -1143,9 +1140,7 @@ fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
                     parent_call_id: parent.clone(),
                 });
                 let info: ToolUseResult = match meta {
-                    Some(m) if is_object(m) => {
-                        crate::json_reader::from_str(m.get()).unwrap_or_default()
-                    }
+                    Some(m) if is_object(m) => serde_json::from_str(m.get()).unwrap_or_default(),
                     _ => ToolUseResult::default(),
                 };
                 if let Some(agent_id) = info.agent_id.clone() {
@@ -1560,7 +1555,7 @@ struct Rule<'a> {
 
 /// A permission suggestion, with a description written for people (CC-Insights requires one).
 fn suggestion(raw: &RawValue) -> Option<PermissionSuggestion<'_>> {
-    let w: WireSuggestion = crate::json_reader::from_str(raw.get()).ok()?;
+    let w: WireSuggestion = serde_json::from_str(raw.get()).ok()?;
     let ty = w.ty?;
     let rule = w.rules.as_ref().and_then(|r| r.first());
     let mut description = match &*ty {
@@ -1894,7 +1889,7 @@ fn rate_limit<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: RateLimitLine = line.read()?;
     let info_raw = w.rate_limit_info.filter(|i| is_object(i));
     let info: Option<RateLimitInfo> = match info_raw {
-        Some(r) => Some(crate::json_reader::from_str(r.get())?),
+        Some(r) => Some(serde_json::from_str(r.get())?),
         None => None,
     };
     let mut ev = RateLimitUpdate::default();

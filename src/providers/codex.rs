@@ -162,7 +162,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         Some(Kind::Response) => response(&env, result, line, cx),
         Some(Kind::ErrorResponse) => {
             let e: RpcError = match env.error {
-                Some(e) if is_object(e) => crate::json_reader::from_str(e.get())?,
+                Some(e) if is_object(e) => serde_json::from_str(e.get())?,
                 _ => RpcError {
                     code: None,
                     message: None,
@@ -229,14 +229,14 @@ fn item_line<'a>(method: &str, line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<()
 /// The `params` object of a JSON-RPC line as written, for the few methods whose notice keeps
 /// it whole: the line is parsed again ([`Message`] reads `params` typed).
 fn raw_params(line: &str) -> Option<&RawValue> {
-    let env: Envelope = crate::json_reader::from_str(line).ok()?;
+    let env: Envelope = serde_json::from_str(line).ok()?;
     env.params.filter(|p| is_object(p))
 }
 
 /// The `result` of a JSON-RPC answer as written (`null` too), for the answers whose notice
 /// keeps it whole: the line is parsed again ([`Message`] reads an object `result` typed).
 fn raw_result(line: &str) -> Option<&RawValue> {
-    let env: Envelope = crate::json_reader::from_str(line).ok()?;
+    let env: Envelope = serde_json::from_str(line).ok()?;
     env.result
 }
 
@@ -315,7 +315,7 @@ fn command_text<'a>(raw: Option<&'a RawValue>) -> Option<Str<'a>> {
     if let Some(s) = raw_str(raw) {
         return Some(s);
     }
-    let argv: Vec<Str> = crate::json_reader::from_str(raw.get()).ok()?;
+    let argv: Vec<Str> = serde_json::from_str(raw.get()).ok()?;
     // ["bash", "-lc", "ls"] → "ls"; other lists joined with spaces.
     if argv.len() == 3 && matches!(argv[1].as_ref(), "-lc" | "-c") {
         return argv.into_iter().nth(2);
@@ -1331,7 +1331,7 @@ fn method_call<'a>(
                 active_flags: Vec<Str<'a>>,
             }
             let st: Option<St> = match p.status {
-                Some(s) if is_object(s) => Some(crate::json_reader::from_str(s.get())?),
+                Some(s) if is_object(s) => Some(serde_json::from_str(s.get())?),
                 _ => None,
             };
             let (status, msg) = match st.as_ref().and_then(|s| s.ty.as_deref()) {
@@ -1431,7 +1431,7 @@ fn method_call<'a>(
             let raw = p
                 .item
                 .ok_or_else(|| Unmapped(format!("{method} without an item")))?;
-            let item: Item = crate::json_reader::from_str(raw.get())?;
+            let item: Item = serde_json::from_str(raw.get())?;
             v2_item(method == "item/completed", item, cx);
         }
         "item/agentMessage/delta" => {
@@ -1724,9 +1724,9 @@ fn http_status(info: &RawValue) -> Option<u64> {
         http_status_code: Option<u64>,
     }
     // Read member by member, not as a `Value`, which fails on other members it cannot hold.
-    let outer: Pairs<&RawValue> = crate::json_reader::from_str(info.get()).ok()?;
+    let outer: Pairs<&RawValue> = serde_json::from_str(info.get()).ok()?;
     outer.0.iter().find_map(|(_, inner)| {
-        crate::json_reader::from_str::<Inner>(inner.get())
+        serde_json::from_str::<Inner>(inner.get())
             .ok()?
             .http_status_code
     })
@@ -1739,7 +1739,7 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             if done {
                 let items: Vec<InputItem> = it
                     .content
-                    .and_then(|c| crate::json_reader::from_str(c.get()).ok())
+                    .and_then(|c| serde_json::from_str(c.get()).ok())
                     .unwrap_or_default();
                 let texts: Vec<&str> = items
                     .iter()
@@ -1788,7 +1788,7 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                         if summary.is_empty() {
                             let parts: Vec<Str> = it
                                 .content
-                                .and_then(|c| crate::json_reader::from_str(c.get()).ok())
+                                .and_then(|c| serde_json::from_str(c.get()).ok())
                                 .unwrap_or_default();
                             Cow::Owned(parts.join("\n"))
                         } else {
@@ -2358,7 +2358,7 @@ fn legacy<'a>(
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
     let _ = env;
-    let m: Msg = crate::json_reader::from_str(msg.get())?;
+    let m: Msg = serde_json::from_str(msg.get())?;
     if cx.sticky.codex_v2_seen() {
         let ext = cx.push(Notice {
             subtype: Cow::Owned(format!("codex/event/{}", m.ty)),
@@ -2497,7 +2497,7 @@ fn legacy<'a>(
             }
             let inv: Option<Inv> = m
                 .invocation
-                .and_then(|i| crate::json_reader::from_str(i.get()).ok());
+                .and_then(|i| serde_json::from_str(i.get()).ok());
             let (server, tool) = inv
                 .map(|i| (i.server.unwrap_or_default(), i.tool.unwrap_or_default()))
                 .unwrap_or_default();

@@ -114,7 +114,7 @@ fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
         .filter(|s| !s.is_empty());
     if let Some(ms) = probe
         .timestamp_ms
-        .and_then(|t| crate::json_reader::from_str::<Count>(t.get()).ok())
+        .and_then(|t| serde_json::from_str::<Count>(t.get()).ok())
     {
         cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
     }
@@ -307,9 +307,7 @@ fn millis(raw: Option<&RawValue>) -> Option<u64> {
     let raw = raw?;
     match raw_str(raw) {
         Some(s) => s.parse().ok(),
-        None => crate::json_reader::from_str::<Count>(raw.get())
-            .ok()
-            .map(|c| c.0),
+        None => serde_json::from_str::<Count>(raw.get()).ok().map(|c| c.0),
     }
 }
 
@@ -318,7 +316,7 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     if !is_object(w.tool_call) {
         return Err(Unmapped("tool_call is not an object".into()));
     }
-    let members: Pairs<&RawValue> = crate::json_reader::from_str(w.tool_call.get())?;
+    let members: Pairs<&RawValue> = serde_json::from_str(w.tool_call.get())?;
     let Some((key, raw_tool)) = members
         .0
         .iter()
@@ -327,13 +325,13 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     else {
         return Err(Unmapped("tool_call names no <kind>ToolCall".into()));
     };
-    let tool: Tool = crate::json_reader::from_str(raw_tool.get())?;
+    let tool: Tool = serde_json::from_str(raw_tool.get())?;
     let kind_name = super::sub(&key, |k| k.strip_suffix("ToolCall").unwrap_or(k));
     let args_raw = match (&tool.arguments, tool.args) {
         (_, Some(a)) if is_object(a) => Some(Json::Raw(a)),
         // `function` carries its arguments as a JSON string.
         (Some(text), _) => Some(
-            crate::json_reader::from_str::<serde_json::Value>(text)
+            serde_json::from_str::<serde_json::Value>(text)
                 .ok()
                 .filter(|v| v.is_object())
                 .map(Json::Value)
@@ -342,7 +340,7 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         _ => None,
     };
     let args: Args = match tool.args {
-        Some(a) if is_object(a) => crate::json_reader::from_str(a.get()).unwrap_or_default(),
+        Some(a) if is_object(a) => serde_json::from_str(a.get()).unwrap_or_default(),
         _ => Args::default(),
     };
     let (call_id, full_id) = call_id(w.call_id);
@@ -402,7 +400,7 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         Some("completed") => {
             let outcome: Option<(Str<'a>, &'a RawValue)> = match tool.result {
                 Some(r) if is_object(r) => {
-                    let p: Pairs<&RawValue> = crate::json_reader::from_str(r.get())?;
+                    let p: Pairs<&RawValue> = serde_json::from_str(r.get())?;
                     p.0.into_iter().find(|(k, _)| {
                         matches!(
                             &**k,
@@ -414,7 +412,7 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             };
             let mut success: Success = match &outcome {
                 Some((k, v)) if k == "success" && is_object(v) => {
-                    crate::json_reader::from_str(v.get()).unwrap_or_default()
+                    serde_json::from_str(v.get()).unwrap_or_default()
                 }
                 _ => Success::default(),
             };

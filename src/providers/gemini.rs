@@ -239,7 +239,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             let call_id = w.tool_id.unwrap_or_default();
             let input = w.parameters.filter(|p| is_object(p));
             let p: Params = input
-                .and_then(|i| crate::json_reader::from_str(i.get()).ok())
+                .and_then(|i| serde_json::from_str(i.get()).ok())
                 .unwrap_or_default();
             let path = p
                 .file_path

@@ -68,13 +68,11 @@ impl<'a, P: Deserialize<'a>, R: Deserialize<'a>> Message<'a, P, R> {
         let env: Envelope = crate::members::read(line, members)?;
         let kind = env.kind();
         let params = match (kind, env.params) {
-            (Some(Kind::Request | Kind::Notification), Some(p)) => {
-                crate::json_reader::from_str(p.get())?
-            }
+            (Some(Kind::Request | Kind::Notification), Some(p)) => serde_json::from_str(p.get())?,
             _ => IfObject(None),
         };
         let result = match (kind, env.result) {
-            (Some(Kind::Response), Some(r)) => Some(crate::json_reader::from_str(r.get())?),
+            (Some(Kind::Response), Some(r)) => Some(serde_json::from_str(r.get())?),
             _ => None,
         };
         Ok(Message {
@@ -187,7 +185,7 @@ pub fn member_names(json: &str) -> Vec<Str<'_>> {
     if scanned.is_some() {
         return names;
     }
-    crate::json_reader::from_str::<crate::event::Pairs<&RawValue>>(json)
+    serde_json::from_str::<crate::event::Pairs<&RawValue>>(json)
         .map(|p| p.0.into_iter().map(|(k, _)| k).collect())
         .unwrap_or_default()
 }

@@ -343,12 +343,12 @@ fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let call_id = part.call_id.unwrap_or_default();
     let input_raw = state.input.filter(|i| is_object(i));
     let input: Input = input_raw
-        .and_then(|i| crate::json_reader::from_str(i.get()).ok())
+        .and_then(|i| serde_json::from_str(i.get()).ok())
         .unwrap_or_default();
     let meta: Meta = state
         .metadata
         .filter(|m| is_object(m))
-        .and_then(|m| crate::json_reader::from_str(m.get()).ok())
+        .and_then(|m| serde_json::from_str(m.get()).ok())
         .unwrap_or_default();
     let locations: Vec<Str<'a>> = [&input.file_path, &input.path]
         .into_iter()
@@ -526,7 +526,7 @@ struct ErrorData<'a> {
 
 fn error<'a>(raw: Option<&'a RawValue>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let e: ErrorObject = match raw {
-        Some(r) if is_object(r) => crate::json_reader::from_str(r.get())?,
+        Some(r) if is_object(r) => serde_json::from_str(r.get())?,
         _ => {
             return Err(Unmapped(
                 "OpenCode error line without an error object".into(),
@@ -534,7 +534,7 @@ fn error<'a>(raw: Option<&'a RawValue>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
         }
     };
     let data: Option<ErrorData> = match e.data {
-        Some(d) if is_object(d) => Some(crate::json_reader::from_str(d.get())?),
+        Some(d) if is_object(d) => Some(serde_json::from_str(d.get())?),
         _ => None,
     };
     let message = data

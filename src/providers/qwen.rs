@@ -116,7 +116,7 @@ fn event_type(raw: crate::wire::Raw<'_>) -> Option<&str> {
     if !raw.is_object() {
         return None;
     }
-    let t: T = crate::json_reader::from_str(raw.get()).ok()?;
+    let t: T = serde_json::from_str(raw.get()).ok()?;
     let s = t.ty?.get();
     s.strip_prefix('"')?.strip_suffix('"')
 }
@@ -205,9 +205,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             claude::convert_as(line, probe, cx, &QWEN)?;
             let w: ResultError = crate::members::read(line, probe.members())?;
             let message = match w.error {
-                Some(e) if is_object(e) => {
-                    crate::json_reader::from_str::<ErrorObject>(e.get())?.message
-                }
+                Some(e) if is_object(e) => serde_json::from_str::<ErrorObject>(e.get())?.message,
                 Some(e) => raw_str(e),
                 None => None,
             };
@@ -239,7 +237,7 @@ struct TaskUsage {
 /// Qwen's `agent` tool answers at once ("Background agent launched"); the subagent's end is
 /// the task notification of that call.
 fn subagent_done<'a>(data: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let w: TaskDone = crate::json_reader::from_str(data.get())?;
+    let w: TaskDone = serde_json::from_str(data.get())?;
     let (Some(call_id), Some(status)) = (w.tool_use_id, w.status) else {
         return Ok(());
     };
