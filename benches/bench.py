@@ -142,13 +142,21 @@ def run_once(cmd, stdin_path):
     return secs, lines, max(after, before)
 
 
+# The largest anonymous part of the resident memory seen by the last `peak_rss`, in KiB.
+LAST_ANON = 0
+
+
 def peak_rss(cmd, stdin_path):
     """Peak RSS of the command, in KiB: its VmHWM, read from /proc every few milliseconds
     while it runs. (getrusage's ru_maxrss is no good here: a child forked from Python starts
-    with Python's high-water mark.)"""
+    with Python's high-water mark.) Most of a converter's RSS is the binary's own code, mapped
+    from the page cache, and how much of it depends on how the file sits there (a fresh copy
+    of the same binary can show 1.5 MB more): the largest anonymous part seen (RssAnon,
+    sampled) is kept in LAST_ANON."""
+    global LAST_ANON
     with open(stdin_path or os.devnull, "rb") as f:
         p = subprocess.Popen(cmd, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        peak = 0
+        peak = anon = 0
         status = f"/proc/{p.pid}/status"
         while p.poll() is None:
             try:
@@ -156,9 +164,12 @@ def peak_rss(cmd, stdin_path):
                     for line in st:
                         if line.startswith("VmHWM:"):
                             peak = max(peak, int(line.split()[1]))
+                        elif line.startswith("RssAnon:"):
+                            anon = max(anon, int(line.split()[1]))
             except (OSError, ValueError):
                 pass
             time.sleep(0.003)
+        LAST_ANON = anon
         return peak
 
 
@@ -260,7 +271,7 @@ def main():
             rss = peak_rss(cmd, path) / 1024
             ratio = f"{mbs / jq_mbs:.1f}x" if (jq_mbs and name == "claude") else ""
             print(f"{name:<8} {cmd_name:<10} {mbs:8.1f} {lines / secs:12.0f} {rss:8.1f}MB {ratio:>7}"
-                  f"  {mbs / serde['value']:.2f}x serde Value")
+                  f"  {mbs / serde['value']:.2f}x serde Value, anonymous memory {LAST_ANON / 1024:.1f}MB")
         # --jobs: the file as an argument, one thread per core, against one thread.
         cores = os.cpu_count() or 1
         if cores > 1:
