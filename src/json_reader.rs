@@ -368,32 +368,19 @@ mod tests {
 
     #[test]
     fn what_serde_json_refuses_it_is_not_sure_of() {
-        let lines = [
-            "",
-            "{",
-            "{}}",
-            "{} x",
-            r#"{"a":1,}"#,
+        // Beside scan.rs's list: arrays, a lone surrogate, unquoted names.
+        let more = [
             "[1,]",
             "[,1]",
-            r#"{"a" 1}"#,
-            r#"{"a":01}"#,
-            r#"{"a":1.}"#,
-            r#"{"a":.5}"#,
             r#"{"a":-}"#,
-            r#"{"a":1e}"#,
-            r#"{"a":tru}"#,
-            r#"{"a":nul}"#,
-            r#"{"a":"\x"}"#,
-            r#"{"a":"\u12"}"#,
             r#"{"a":"\ud800"}"#,
-            "{\"a\":\"tab\there\"}",
             r#"{'a':1}"#,
             r#"{a:1}"#,
         ];
-        for line in lines {
-            assert!(serde_json::from_str::<Value>(line).is_err(), "{line}");
-            assert_eq!(read(line), None, "{line}");
+        for &line in crate::scan::tests::NOT_JSON.iter().chain(&more) {
+            // Any value is read, so `[]` is too (the probe wants an object).
+            let want = serde_json::from_str::<Value>(line).ok();
+            assert_eq!(read(line), want, "{line}");
         }
     }
 

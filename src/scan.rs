@@ -286,7 +286,7 @@ fn after_key(b: &[u8], i: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::value::RawValue;
 
@@ -395,35 +395,38 @@ mod tests {
         );
     }
 
+    /// Lines that are not one JSON object (for the tests of readers with this grammar).
+    pub const NOT_JSON: &[&str] = &[
+        "",
+        "[]",
+        "{",
+        "{}x",
+        r#"{"a"}"#,
+        r#"{"a":}"#,
+        r#"{"a":1,}"#,
+        r#"{"a":[1,]}"#,
+        r#"{"a":01}"#,
+        r#"{"a":1.}"#,
+        r#"{"a":.5}"#,
+        r#"{"a":1e}"#,
+        r#"{"a":+1}"#,
+        r#"{"a":tru}"#,
+        r#"{"a":nul}"#,
+        r#"{"a":"\x"}"#,
+        r#"{"a":"\u12g4"}"#,
+        "{\"a\":\"\u{1}\"}",
+        "{\"a\":\"tab\there\"}",
+        r#"{"a":{"b":1]}"#,
+        r#"{"a":[1}"#,
+        r#"{"a":{1:2}}"#,
+        r#"{"a":"unterminated}"#,
+        r#"{"a" 1}"#,
+        r#"{"a":1 "b":2}"#,
+    ];
+
     #[test]
     fn refuses_what_json_refuses() {
-        for bad in [
-            "",
-            "[]",
-            "{",
-            "{}x",
-            r#"{"a"}"#,
-            r#"{"a":}"#,
-            r#"{"a":1,}"#,
-            r#"{"a":[1,]}"#,
-            r#"{"a":01}"#,
-            r#"{"a":1.}"#,
-            r#"{"a":.5}"#,
-            r#"{"a":1e}"#,
-            r#"{"a":+1}"#,
-            r#"{"a":tru}"#,
-            r#"{"a":nul}"#,
-            r#"{"a":"\x"}"#,
-            r#"{"a":"\u12g4"}"#,
-            "{\"a\":\"\u{1}\"}",
-            "{\"a\":\"tab\there\"}",
-            r#"{"a":{"b":1]}"#,
-            r#"{"a":[1}"#,
-            r#"{"a":{1:2}}"#,
-            r#"{"a":"unterminated}"#,
-            r#"{"a" 1}"#,
-            r#"{"a":1 "b":2}"#,
-        ] {
+        for &bad in NOT_JSON {
             assert_eq!(scan(bad), None, "{bad:?}");
             agrees(bad);
         }
