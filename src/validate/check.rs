@@ -116,8 +116,9 @@ enum Item {
         line: u64,
     },
     /// The events the converter wrote for line `line` of `provider`, not checked yet: their
-    /// lines are `converted[at..at + len]` of the batch. The judging stage splits and checks
-    /// them, so that the converting thread has time to convert.
+    /// lines are `converted[at..at + len]` of the batch (the converter writes them there
+    /// itself). The judging stage splits and checks them, so that the converting thread has
+    /// time to convert.
     Converted {
         line: u64,
         provider: &'static str,
@@ -136,15 +137,11 @@ enum Piece<'t> {
         facts: Option<Facts<'t>>,
         schema: Vec<(String, String)>,
     },
-    /// A provider line's events, each line ended by `\n`.
-    Converted {
-        line: u64,
-        provider: &'static str,
-        events: &'t [u8],
-    },
 }
 
 /// Items in input order, with the text of their facts and of the converted events.
+/// `converted` is the converter's output buffer while the batch fills (the reader hands it
+/// over beside each piece), and goes with the batch when it is sent.
 struct Batch {
     items: Vec<Item>,
     text: String,
@@ -175,26 +172,13 @@ impl Batch {
                 facts: facts.map(|f| StoredFacts::store(&f, &mut self.text)),
                 schema,
             },
-            Piece::Converted {
-                line,
-                provider,
-                events,
-            } => {
-                let at = self.converted.len();
-                self.converted.extend_from_slice(events);
-                Item::Converted {
-                    line,
-                    provider,
-                    at,
-                    len: events.len(),
-                }
-            }
         };
         self.items.push(it);
     }
 
-    fn full(&self) -> bool {
-        self.items.len() >= BATCH || self.text.len() + self.converted.len() >= BATCH_TEXT
+    /// Full, with `converted` bytes of converted events so far.
+    fn full(&self, converted: usize) -> bool {
+        self.items.len() >= BATCH || self.text.len() + converted >= BATCH_TEXT
     }
 }
 
@@ -225,17 +209,23 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
             });
             let mut batch = Batch::new();
             let mut open = true;
-            let read = read_log(reader, &name, cx, |p| {
+            let mut read = read_log(reader, &name, cx, |p, converted| {
                 if !open {
+                    converted.clear();
                     return; // the judge is gone (it panicked; join reports it)
                 }
                 batch.push(p);
-                if batch.full() {
+                if batch.full(converted.len()) {
                     let next = back.try_recv().unwrap_or_else(|_| Batch::new());
-                    open = tx.send(std::mem::replace(&mut batch, next)).is_ok();
+                    let mut full = std::mem::replace(&mut batch, next);
+                    // The batch takes the events written so far, and the converter goes on
+                    // in the batch's emptied buffer.
+                    std::mem::swap(&mut full.converted, converted);
+                    open = tx.send(full).is_ok();
                 }
             });
             if open {
+                batch.converted = std::mem::take(&mut read.converted);
                 let _ = tx.send(batch);
             }
             drop(tx);
@@ -246,19 +236,17 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         })
     } else {
         let mut j = Judge::new(cx);
-        let read = read_log(reader, &name, cx, |p| match p {
-            Piece::Item(it) => j.item(it, "", &[]),
+        let read = read_log(reader, &name, cx, |p, converted| match p {
+            Piece::Item(it) => {
+                j.item(it, "", converted);
+                converted.clear();
+            }
             Piece::Event {
                 line,
                 normalized,
                 facts,
                 schema,
             } => j.event(line, normalized, facts, schema),
-            Piece::Converted {
-                line,
-                provider,
-                events,
-            } => j.converted_lines(line, provider, events),
         });
         (read, j.finish())
     };
@@ -292,11 +280,20 @@ struct ReadCounts {
     events: u64,
     health: Health,
     io_error: Option<String>,
+    /// Converted events not handed on in a batch yet (pipelined only).
+    converted: Vec<u8>,
 }
 
 /// The reading stage: splits the log into lines, converts provider lines, parses every event,
 /// and hands each on as an [`Item`].
-fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)) -> ReadCounts {
+/// `emit` gets each piece with the converter's output buffer, which holds the events of
+/// [`Item::Converted`] pieces; it may take what the buffer holds (leaving it empty).
+fn read_log(
+    reader: impl Read,
+    name: &str,
+    cx: &Context,
+    emit: impl FnMut(Piece, &mut Vec<u8>),
+) -> ReadCounts {
     // The converter writes its events into a `Vec`, where they are taken out after
     // each line. One converter serves the whole log, so what it remembers between lines
     // (detection, provider facts) holds.
@@ -334,10 +331,12 @@ fn read_log(reader: impl Read, name: &str, cx: &Context, emit: impl FnMut(Piece)
             Line::Ok => r.line(&buf, lineno, rdr.unterminated(), name),
         }
     }
-    r.read
+    let mut read = r.read;
+    read.converted = std::mem::take(r.conv.out().w.get_mut());
+    read
 }
 
-struct Reader<'a, 'o, F: FnMut(Piece)> {
+struct Reader<'a, 'o, F: FnMut(Piece, &mut Vec<u8>)> {
     cx: &'a Context<'a>,
     emit: F,
     read: ReadCounts,
@@ -345,10 +344,15 @@ struct Reader<'a, 'o, F: FnMut(Piece)> {
     conv: Converter<'o, Vec<u8>>,
 }
 
-impl<F: FnMut(Piece)> Reader<'_, '_, F> {
+impl<F: FnMut(Piece, &mut Vec<u8>)> Reader<'_, '_, F> {
+    /// Hands a piece on, with the converter's output buffer.
+    fn emit(&mut self, p: Piece) {
+        (self.emit)(p, self.conv.out().w.get_mut());
+    }
+
     fn unreadable(&mut self, line: u64, column: Option<u64>, message: String) {
         self.read.health.unreadable += 1;
-        (self.emit)(Piece::Item(Item::Unreadable {
+        self.emit(Piece::Item(Item::Unreadable {
             line,
             column,
             message,
@@ -419,55 +423,58 @@ impl<F: FnMut(Piece)> Reader<'_, '_, F> {
         // The line is known to be a JSON object, so the converter has nothing to report; a
         // Diag that did would still count the line below.
         let mut diag = Diag::new(false);
-        // Writing into a Vec cannot fail.
+        // The events go on after those of the lines before, in the buffer the batch takes.
+        let at = self.conv.out().w.get_ref().len();
+        let before = self.conv.stats.events;
+        // Writing into a Vec cannot fail (and the `BufWriter` has no buffer of its own).
         let _ = self
             .conv
             .routed_line(text, probe, route, lineno, name, &mut diag);
-        let out = self.conv.out();
-        let _ = out.flush();
-        let out = std::mem::take(out.w.get_mut());
+        let len = self.conv.out().w.get_ref().len() - at;
+        // Counted here, split and checked by the judging stage (`Judge::converted_lines`).
+        let events = self.conv.stats.events - before;
+        debug_assert_eq!(
+            events,
+            event_lines(&self.conv.out().w.get_ref()[at..]),
+            "line {lineno}"
+        );
         if diag.bad_lines > 0 {
             self.unreadable(lineno, None, "the converter could not read the line".into());
         }
         let h = self.read.health.providers.entry(provider).or_default();
         h.lines += 1;
-        // Counted here, split and checked by the judging stage (`Judge::converted_lines`).
-        let events = event_lines(&out);
         h.events += events;
         self.read.events += events;
         if events > 0 {
-            (self.emit)(Piece::Converted {
+            self.emit(Piece::Item(Item::Converted {
                 line: lineno,
                 provider,
-                events: &out,
-            });
+                at,
+                len,
+            }));
         }
-        // Keep the buffer's allocation for the next line.
-        let mut out = out;
-        out.clear();
-        *self.conv.out().w.get_mut() = out;
     }
 
     /// Hands on a checked event.
     fn emit_checked(&mut self, c: Checked, line: u64, normalized: bool) {
         self.read.events += 1;
         match c {
-            Checked::Fast(f) => (self.emit)(Piece::Event {
+            Checked::Fast(f) => self.emit(Piece::Event {
                 line,
                 normalized,
                 facts: Some(f.facts()),
                 schema: Vec::new(),
             }),
-            Checked::Slow { value, schema } => (self.emit)(Piece::Event {
+            Checked::Slow { value, schema } => self.emit(Piece::Event {
                 line,
                 normalized,
                 facts: value.as_object().map(Facts::of),
                 schema,
             }),
-            Checked::TooDeep => (self.emit)(Piece::Item(Item::TooDeep { line })),
+            Checked::TooDeep => self.emit(Piece::Item(Item::TooDeep { line })),
             Checked::Unreadable { column, message } => {
                 self.read.health.unreadable += 1;
-                (self.emit)(Piece::Item(Item::Unreadable {
+                self.emit(Piece::Item(Item::Unreadable {
                     line,
                     column,
                     message,
