@@ -21,6 +21,7 @@ use crate::output::Out;
 use crate::providers::UNKNOWN;
 use jsonschema::Validator;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::mpsc;
@@ -182,6 +183,38 @@ impl Batch {
     }
 }
 
+/// The converted events of a batch, checked as UTF-8 once for the whole batch: its lines are
+/// then slices of it, with no check of their own.
+#[derive(Clone, Copy)]
+enum Converted<'b> {
+    Text(&'b str),
+    /// Not UTF-8, which the converter never writes: each line is read lossily.
+    Bytes(&'b [u8]),
+}
+
+impl<'b> Converted<'b> {
+    fn of(bytes: &'b [u8]) -> Self {
+        // Not `from_utf8_lossy` first: on valid text it costs ten times `from_utf8`.
+        match std::str::from_utf8(bytes) {
+            Ok(t) => Converted::Text(t),
+            Err(_) => Converted::Bytes(bytes),
+        }
+    }
+
+    /// The events of an [`Item::Converted`].
+    fn slice(self, at: usize, len: usize) -> Cow<'b, str> {
+        let bytes = match self {
+            // Items end at line ends, which are character boundaries.
+            Converted::Text(t) => match t.get(at..at + len) {
+                Some(s) => return Cow::Borrowed(s),
+                None => &t.as_bytes()[at..at + len],
+            },
+            Converted::Bytes(b) => &b[at..at + len],
+        };
+        String::from_utf8_lossy(bytes)
+    }
+}
+
 /// Items, and bytes of text, per batch between the two threads of a pipelined log.
 const BATCH: usize = 256;
 const BATCH_TEXT: usize = 256 * 1024;
@@ -198,8 +231,9 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
             let judge = s.spawn(move || {
                 let mut j = Judge::new(cx);
                 for mut b in rx {
+                    let converted = Converted::of(&b.converted);
                     for it in b.items.drain(..) {
-                        j.item(it, &b.text, &b.converted);
+                        j.item(it, &b.text, converted);
                     }
                     b.text.clear();
                     b.converted.clear();
@@ -238,7 +272,7 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         let mut j = Judge::new(cx);
         let read = read_log(reader, &name, cx, |p, converted| match p {
             Piece::Item(it) => {
-                j.item(it, "", converted);
+                j.item(it, "", Converted::of(converted));
                 converted.clear();
             }
             Piece::Event {
@@ -583,7 +617,7 @@ impl<'a> Judge<'a> {
 
     /// `text`: the text of the batch the item came in.
     /// `text` and `converted`: those of the batch the item came in.
-    fn item(&mut self, it: Item, text: &str, converted: &[u8]) {
+    fn item(&mut self, it: Item, text: &str, converted: Converted) {
         match it {
             Item::Unreadable {
                 line,
@@ -604,18 +638,12 @@ impl<'a> Judge<'a> {
                 provider,
                 at,
                 len,
-            } => self.converted_lines(line, provider, &converted[at..at + len]),
+            } => self.converted_lines(line, provider, &converted.slice(at, len)),
         }
     }
 
     /// Checks the events the converter wrote for one line.
-    fn converted_lines(&mut self, line: u64, provider: &'static str, events: &[u8]) {
-        // The converter writes UTF-8; the lossy copy is never made. (Not `from_utf8_lossy`
-        // first: it costs ten times `from_utf8` on valid text.)
-        let text = match std::str::from_utf8(events) {
-            Ok(t) => std::borrow::Cow::Borrowed(t),
-            Err(_) => String::from_utf8_lossy(events),
-        };
+    fn converted_lines(&mut self, line: u64, provider: &'static str, text: &str) {
         for ev in text.split('\n').filter(|l| !l.is_empty()) {
             self.converted(line, provider, ev);
         }
@@ -747,6 +775,21 @@ fn levels(r: &FileReport) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn converted_events_are_sliced_from_the_batch() {
+        let text = "{\"a\":\"é\"}\n{}\n";
+        let c = Converted::of(text.as_bytes());
+        assert!(matches!(c, Converted::Text(_)));
+        assert_eq!(c.slice(0, 11), "{\"a\":\"é\"}\n");
+        assert_eq!(c.slice(11, 3), "{}\n");
+        // Not UTF-8 (never written by the converter): read lossily, line by line.
+        let bytes = b"{\"a\":\"\xff\"}\n{}\n";
+        let c = Converted::of(bytes);
+        assert!(matches!(c, Converted::Bytes(_)));
+        assert_eq!(c.slice(0, 10), "{\"a\":\"\u{fffd}\"}\n");
+        assert_eq!(c.slice(10, 3), "{}\n");
+    }
 
     #[test]
     fn event_lines_are_the_non_empty_lines() {
