@@ -35,9 +35,9 @@ pub const PIPE_SIZE: i32 = 1 << 20;
 /// into `cat` ran 1.14–1.75× faster with the larger pipe (seven alternating pairs); the state
 /// `reduce` writes of 50 MB of provider output, read 1 MiB at a time, 1.11× (Claude) to 1.36×
 /// (Gemini, whose state is four times its input; best of 3). Every subcommand asks for it.
-/// Live output is unaffected: lines are flushed as before, whatever the pipe holds. Best effort: where the
-/// pipe is as large already, or a limit refuses (pipe-max-size, the user's share of pipe
-/// memory), it stays as it is.
+/// Live output is unaffected: lines are flushed as before, whatever the pipe holds. Best
+/// effort: where the pipe is as large already, or a limit refuses (pipe-max-size, the user's
+/// share of pipe memory), it stays as it is.
 pub fn widen_stdout_pipe() {
     #[cfg(target_os = "linux")]
     // SAFETY: fstat on descriptor 1 into a zeroed `stat` of the right type, and fcntl with

@@ -328,9 +328,9 @@ fn read_log(
     cx: &Context,
     emit: impl FnMut(Piece, &mut Vec<u8>),
 ) -> ReadCounts {
-    // The converter writes its events into a `Vec`, where they are taken out after
-    // each line. One converter serves the whole log, so what it remembers between lines
-    // (detection, provider facts) holds.
+    // The converter writes its events into a `Vec`, which `emit` hands on with each piece
+    // (a batch takes it when full). One converter serves the whole log, so what it remembers
+    // between lines (detection, provider facts) holds.
     let mut out = Out::chunk(Vec::new());
     let mut r = Reader {
         cx,
@@ -464,7 +464,7 @@ impl<F: FnMut(Piece, &mut Vec<u8>)> Reader<'_, '_, F> {
         let _ = self
             .conv
             .routed_line(text, probe, route, lineno, name, &mut diag);
-        let len = self.conv.out().w.get_ref().len() - at;
+        let mut at = at;
         // Counted here, split and checked by the judging stage (`Judge::converted_lines`).
         let events = self.conv.stats.events - before;
         debug_assert_eq!(
@@ -473,8 +473,15 @@ impl<F: FnMut(Piece, &mut Vec<u8>)> Reader<'_, '_, F> {
             "line {lineno}"
         );
         if diag.bad_lines > 0 {
+            // Reported before the line's events. The piece may take the buffer (a full
+            // batch), so the events written for this line are set aside meanwhile.
+            let written = self.conv.out().w.get_mut().split_off(at);
             self.unreadable(lineno, None, "the converter could not read the line".into());
+            let out = self.conv.out().w.get_mut();
+            at = out.len();
+            out.extend_from_slice(&written);
         }
+        let len = self.conv.out().w.get_ref().len() - at;
         let h = self.read.health.providers.entry(provider).or_default();
         h.lines += 1;
         h.events += events;
@@ -615,7 +622,6 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// `text`: the text of the batch the item came in.
     /// `text` and `converted`: those of the batch the item came in.
     fn item(&mut self, it: Item, text: &str, converted: Converted) {
         match it {
