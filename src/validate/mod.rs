@@ -11,6 +11,7 @@
 
 mod check;
 mod fast;
+mod ids;
 mod report;
 mod rules;
 

@@ -4,8 +4,10 @@
 //! A [`Checker`] sees the events of one log in order ([`Checker::event`]) and reports what breaks
 //! a rule to a [`Findings`] list, which applies `--allow` and `--deny` ([`Policy`]). Its memory is
 //! the open state (tools, permissions, subagents, turns and streamed blocks not finished yet), plus
-//! an 8-byte hash of every event id and of every finished call, so that duplicates are found.
+//! what finds duplicates: the hash and line of every event id (17 to 18 bytes, see
+//! [`IdSet`](super::ids::IdSet)) and an 8-byte hash of every finished call.
 
+use super::ids::{IdSet, Repeat};
 use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -246,6 +248,36 @@ impl<'p> Findings<'p> {
         }
     }
 
+    /// Findings made after the fact (at the end of the log), each with the length `list` had
+    /// when it would have been made at once, in order of that length: they are counted as if
+    /// pushed now, and those kept go to their places in `list`.
+    pub fn insert_late<F: FnOnce() -> String>(
+        &mut self,
+        late: impl IntoIterator<Item = (usize, Rule, u64, F)>,
+    ) {
+        let mut kept = Vec::new();
+        for (pos, rule, line, message) in late {
+            let len = self.list.len();
+            self.push_lazy(rule, line, None, None, message);
+            if self.list.len() > len {
+                kept.extend(self.list.pop().map(|f| (pos, f)));
+            }
+        }
+        if kept.is_empty() {
+            return;
+        }
+        let early = std::mem::take(&mut self.list);
+        self.list.reserve(early.len() + kept.len());
+        let mut kept = kept.into_iter().peekable();
+        for (i, f) in early.into_iter().enumerate() {
+            while let Some((_, k)) = kept.next_if(|(pos, _)| *pos <= i) {
+                self.list.push(k);
+            }
+            self.list.push(f);
+        }
+        self.list.extend(kept.map(|(_, k)| k));
+    }
+
     /// Findings counted but not kept, by rule.
     pub fn omitted(&self) -> impl Iterator<Item = (Rule, u64)> + '_ {
         self.by_rule
@@ -372,7 +404,7 @@ impl StoredFacts {
 
 /// Passes a precomputed 64-bit hash through unchanged.
 #[derive(Default)]
-struct Prehashed(u64);
+pub(super) struct Prehashed(u64);
 
 impl Hasher for Prehashed {
     fn finish(&self) -> u64 {
@@ -716,7 +748,7 @@ struct Turns {
 #[derive(Default)]
 pub struct Checker {
     last_seq: Option<(u64, u64)>,
-    ids: HashMap64<u64>,
+    ids: IdSet,
     /// Sessions whose session_init has been seen.
     sessions: StrSet,
     /// Sessions without a session_init so far: the line and type of their first event.
@@ -916,11 +948,9 @@ impl Checker {
 
     fn id(&mut self, f: &Facts, line: u64, out: &mut Findings) {
         let Some(id) = f.id else { return };
-        if let Some(first) = self.ids.insert(hash64(id), line) {
-            out.push(Rule::IdUnique, line, || {
-                format!("id {id:?} was used before, on line {first}")
-            });
-        }
+        // A repeat is found at the end of the log, and its finding goes where it would have
+        // gone now (see `IdSet`).
+        self.ids.insert(hash64(id), id, line, out.list.len());
     }
 
     fn session_init(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
@@ -1133,6 +1163,18 @@ impl Checker {
 
     /// The log ended: what is still open.
     pub fn finish(mut self, out: &mut Findings) {
+        let repeats = std::mem::take(&mut self.ids).repeats();
+        out.insert_late(repeats.into_iter().map(|r| {
+            let Repeat {
+                id,
+                line,
+                before,
+                pos,
+            } = r;
+            (pos, Rule::IdUnique, line, move || {
+                format!("id {id:?} was used before, on line {before}")
+            })
+        }));
         for (line, s, c) in self.tools.take_open() {
             let s = session_of(&s);
             out.push(Rule::ToolOpenAtEnd, line, || {
@@ -1237,6 +1279,54 @@ mod tests {
                 (3, "seq-order", Level::Error),
                 (4, "id-unique", Level::Error)
             ]
+        );
+    }
+
+    /// Repeats are found at the end of the log, but listed where they were made: after the
+    /// line's seq-order, before what later lines and the end of the log find.
+    #[test]
+    fn a_repeated_id_is_listed_at_its_line() {
+        let mut evs = vec![
+            ev(1, "session_init", json!({})),
+            ev(2, "tool_invocation", json!({"callId": "open"})),
+            ev(3, "notice", json!({})),
+        ];
+        evs.push(evs[2].clone());
+        evs[3]["seq"] = json!(1);
+        evs.push(ev(5, "raw", json!({"provider": "claude"})));
+        evs.push(evs[1].clone());
+        evs[5]["seq"] = json!(6);
+        let got: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4, "seq-order"),
+                (4, "id-unique"),
+                (5, "raw-event"),
+                (6, "id-unique"),
+                (6, "tool-invoked-twice"),
+                (2, "tool-open-at-end"),
+            ]
+        );
+        let policy = Policy::default();
+        let mut out = Findings::new(&policy);
+        let mut c = Checker::new();
+        for (i, e) in evs.iter().enumerate() {
+            let m = e.as_object().expect("an object");
+            c.event(&Facts::of(m), i as u64 + 1, true, &mut out);
+        }
+        c.finish(&mut out);
+        assert_eq!((out.errors, out.warnings), (4, 2));
+        assert_eq!(
+            out.list[1].message,
+            r#"id "u3:0" was used before, on line 3"#
+        );
+        assert_eq!(
+            out.list[3].message,
+            r#"id "u2:0" was used before, on line 2"#
         );
     }
 
