@@ -14,6 +14,7 @@ use crate::scan::string_special;
 use serde::ser::{self, Error as _, Impossible, Serialize};
 use serde_json::Error;
 use std::io::{self, Write};
+use std::sync::mpsc;
 
 /// `ser::Serializer` methods that refuse their value with `Err($err)`, named by what they
 /// serialize (`bool`, `seq`, `struct_variant`, …): a serializer that takes only some kinds of
@@ -210,6 +211,7 @@ pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), 
         out,
         level: 0,
         spill: None,
+        split: None,
     })
 }
 
@@ -229,10 +231,171 @@ pub fn write_pretty<T: Serialize + ?Sized>(
         out: buf,
         level: 0,
         spill: Some(&mut *w),
+        split: None,
     })?;
     w.write_all(buf)?;
     buf.clear();
     Ok(())
+}
+
+/// Elements in one piece of an array that [`write_pretty_split`] shares out.
+const PIECE: usize = 256;
+
+/// [`write_pretty`] on two threads, the same text: the elements of the outermost arrays (those
+/// not inside an element of another) go in pieces of [`PIECE`], taken by the two threads in
+/// turn. Both walk the whole value and keep count the same way. This thread writes everything
+/// else and its own pieces, and writes the other's pieces in their places as they come.
+/// Memory: [`SPILL_AT`] here, and a few pieces of text on their way.
+pub fn write_pretty_split<T: Serialize + Sync + ?Sized>(
+    w: &mut dyn Write,
+    buf: &mut Vec<u8>,
+    value: &T,
+) -> io::Result<()> {
+    std::thread::scope(|scope| {
+        let (pieces, received) = mpsc::sync_channel(2);
+        let (give_back, returned) = mpsc::channel();
+        let helper = scope.spawn(move || {
+            let mut split = Split {
+                role: Role::Pieces {
+                    pieces,
+                    returned,
+                    open: false,
+                },
+                started: 0,
+                mine: false,
+            };
+            let mut out = Vec::new();
+            value.serialize(Writer::<true> {
+                out: &mut out,
+                level: 0,
+                spill: None,
+                split: Some(&mut split),
+            })
+        });
+        let mine = {
+            // Dropped before the helper is waited for: a helper blocked on a full channel
+            // then sees this end gone and stops.
+            let mut split = Split {
+                role: Role::Glue {
+                    received,
+                    give_back,
+                },
+                started: 0,
+                mine: true,
+            };
+            buf.clear();
+            value.serialize(Writer::<true> {
+                out: &mut *buf,
+                level: 0,
+                spill: Some(&mut *w),
+                split: Some(&mut split),
+            })
+        };
+        let helped = helper
+            .join()
+            .unwrap_or_else(|_| Err(Error::custom("the second writing thread panicked")));
+        // The helper's own error explains a piece that never came; an error here (the output
+        // is gone) explains the helper's.
+        match (mine, helped) {
+            (Err(e), _) => Err(e.into()),
+            (Ok(()), Err(e)) => Err(e.into()),
+            (Ok(()), Ok(())) => {
+                w.write_all(buf)?;
+                buf.clear();
+                Ok(())
+            }
+        }
+    })
+}
+
+/// What each of [`write_pretty_split`]'s threads does.
+enum Role {
+    /// Writes all but the other's pieces; receives those in order and writes them in place.
+    Glue {
+        received: mpsc::Receiver<Vec<u8>>,
+        /// Written pieces' buffers, for reuse.
+        give_back: mpsc::Sender<Vec<u8>>,
+    },
+    /// Writes its pieces alone, each into the buffer, and sends them.
+    Pieces {
+        pieces: mpsc::SyncSender<Vec<u8>>,
+        returned: mpsc::Receiver<Vec<u8>>,
+        /// The buffer holds a piece not sent yet.
+        open: bool,
+    },
+}
+
+/// A thread's part in [`write_pretty_split`].
+struct Split {
+    role: Role,
+    /// Pieces started so far (of both threads): piece `n` is the glue thread's when even.
+    started: usize,
+    /// Whether the current piece is this thread's.
+    mine: bool,
+}
+
+fn helper_stopped() -> Error {
+    Error::custom("the second writing thread stopped")
+}
+
+impl Split {
+    /// A new piece starts at the element about to be written, whose text would follow `out`.
+    fn start_piece(
+        &mut self,
+        out: &mut Vec<u8>,
+        spill: Option<&mut (dyn Write + '_)>,
+    ) -> Result<(), Error> {
+        let n = self.started;
+        self.started += 1;
+        match &mut self.role {
+            Role::Glue {
+                received,
+                give_back,
+            } => {
+                self.mine = n % 2 == 0;
+                if !self.mine {
+                    let w = spill.ok_or_else(|| Error::custom("no output to write pieces to"))?;
+                    let piece = received.recv().map_err(|_| helper_stopped())?;
+                    w.write_all(out).map_err(Error::io)?;
+                    out.clear();
+                    w.write_all(&piece).map_err(Error::io)?;
+                    // The helper may be gone already: it then needs no buffer.
+                    let _ = give_back.send(piece);
+                }
+            }
+            Role::Pieces { .. } => {
+                self.end_piece(out)?;
+                self.mine = n % 2 == 1;
+                if self.mine {
+                    // What is in `out` is glue, the other thread's to write.
+                    out.clear();
+                    if let Role::Pieces { open, .. } = &mut self.role {
+                        *open = true;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The helper's piece in `out`, if one is open, is complete: it is sent.
+    fn end_piece(&mut self, out: &mut Vec<u8>) -> Result<(), Error> {
+        if let Role::Pieces {
+            pieces,
+            returned,
+            open,
+        } = &mut self.role
+        {
+            if *open {
+                *open = false;
+                let mut next = returned.try_recv().unwrap_or_default();
+                next.clear();
+                std::mem::swap(out, &mut next);
+                pieces.send(next).map_err(|_| helper_stopped())?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `,`, a line break and the indentation of level 64, to write a prefix of.
@@ -317,6 +480,9 @@ struct Writer<'w, const P: bool> {
     level: usize,
     /// Where the text goes when `out` grows large (pretty only).
     spill: Option<&'w mut dyn Write>,
+    /// Its thread's part when two threads write (pretty only; see [`write_pretty_split`]):
+    /// `Some` outside the elements that are shared out.
+    split: Option<&'w mut Split>,
 }
 
 /// An object or array being written; `first` until its first member.
@@ -325,6 +491,9 @@ pub struct Compound<'w, const P: bool> {
     /// How many containers its members are in (pretty only).
     level: usize,
     spill: Option<&'w mut dyn Write>,
+    split: Option<&'w mut Split>,
+    /// Elements so far (counted when `split` is `Some`).
+    nth: usize,
     first: bool,
     /// The value of a `{"variant": …}` object is open too (closed by `end`).
     variant: bool,
@@ -364,6 +533,10 @@ impl<const P: bool> Compound<'_, P> {
                 Some(w) => Some(&mut **w),
                 None => None,
             },
+            split: match &mut self.split {
+                Some(s) => Some(&mut **s),
+                None => None,
+            },
         }
     }
 }
@@ -384,6 +557,8 @@ impl<'w, const P: bool> Writer<'w, P> {
             out: self.out,
             level,
             spill: self.spill,
+            split: self.split,
+            nth: 0,
             first: true,
             variant: variant.is_some(),
             raw: false,
@@ -507,6 +682,10 @@ impl<'w, const P: bool> ser::Serializer for Writer<'w, P> {
                 Some(w) => Some(&mut *w),
                 None => None,
             },
+            split: match self.split {
+                Some(s) => Some(&mut *s),
+                None => None,
+            },
         })?;
         if P {
             newline(self.out, self.level, true);
@@ -541,6 +720,8 @@ impl<'w, const P: bool> ser::Serializer for Writer<'w, P> {
                 out: self.out,
                 level: self.level,
                 spill: self.spill,
+                split: self.split,
+                nth: 0,
                 first: true,
                 variant: false,
                 raw: true,
@@ -561,10 +742,45 @@ impl<'w, const P: bool> ser::Serializer for Writer<'w, P> {
 
 impl<const P: bool> Compound<'_, P> {
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        if P && self.split.is_some() {
+            return self.shared_element(v);
+        }
         self.comma()?;
         v.serialize(self.value())
     }
-    fn close(self, bracket: u8) -> Result<(), Error> {
+
+    /// An element of an array whose elements two threads share out: written by this thread
+    /// (alone: nothing inside it is shared) or left to the other.
+    fn shared_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        let Some(split) = self.split.as_deref_mut() else {
+            return Ok(());
+        };
+        if self.nth % PIECE == 0 {
+            split.start_piece(self.out, self.spill.as_deref_mut())?;
+        }
+        self.nth += 1;
+        if !split.mine {
+            self.first = false;
+            return Ok(());
+        }
+        self.comma()?;
+        v.serialize(Writer::<P> {
+            out: &mut *self.out,
+            level: self.level,
+            spill: match &mut self.spill {
+                Some(w) => Some(&mut **w),
+                None => None,
+            },
+            split: None,
+        })
+    }
+
+    fn close(mut self, bracket: u8) -> Result<(), Error> {
+        if P {
+            if let Some(split) = self.split.as_deref_mut() {
+                split.end_piece(self.out)?;
+            }
+        }
         if P && !self.first {
             newline(self.out, self.level - 1, true);
         }
@@ -830,7 +1046,7 @@ mod tests {
     use serde_json::Value;
     use std::collections::BTreeMap;
 
-    fn same_as_serde_json<T: Serialize + ?Sized>(v: &T) {
+    fn same_as_serde_json<T: Serialize + Sync + ?Sized>(v: &T) {
         pretty_as_serde_json(v);
         let mut ours = Vec::new();
         write(&mut ours, v).expect("ours");
@@ -877,7 +1093,7 @@ mod tests {
         }
     }
 
-    fn pretty_as_serde_json<T: Serialize + ?Sized>(v: &T) {
+    fn pretty_as_serde_json<T: Serialize + Sync + ?Sized>(v: &T) {
         let mut ours = Vec::new();
         write_pretty(&mut ours, &mut Vec::new(), v).expect("ours");
         let theirs = serde_json::to_vec_pretty(v).expect("serde_json");
@@ -885,6 +1101,63 @@ mod tests {
             String::from_utf8_lossy(&ours),
             String::from_utf8_lossy(&theirs)
         );
+        let mut split = Vec::new();
+        write_pretty_split(&mut split, &mut Vec::new(), v).expect("ours on two threads");
+        assert_eq!(
+            String::from_utf8_lossy(&split),
+            String::from_utf8_lossy(&theirs)
+        );
+    }
+
+    /// Arrays of every length around a piece's, side by side, nested, in maps and at the top.
+    #[test]
+    fn pretty_text_on_two_threads_is_the_same_text() {
+        let item = |i: usize| serde_json::json!({ "i": i, "s": "y".repeat(i % 7), "a": [i, [i]] });
+        let mut top = serde_json::Map::new();
+        for n in [0, 1, PIECE - 1, PIECE, PIECE + 1, 2 * PIECE, 3 * PIECE + 5] {
+            let list: Vec<Value> = (0..n).map(item).collect();
+            top.insert(format!("list{n}"), Value::from(list.clone()));
+            top.insert(format!("n{n}"), Value::from(n));
+            top.insert(
+                format!("deeper{n}"),
+                serde_json::json!({ "x": { "list": list, "after": [1, 2] } }),
+            );
+            pretty_as_serde_json(&list);
+        }
+        let nested: Vec<Vec<Value>> = (0..600).map(|i| (0..i % 300).map(item).collect()).collect();
+        top.insert(
+            "nested".into(),
+            serde_json::to_value(&nested).expect("value"),
+        );
+        pretty_as_serde_json(&top);
+        pretty_as_serde_json(&nested);
+    }
+
+    /// An output that fails part of the way: the error comes back, and neither thread waits
+    /// for the other forever.
+    #[test]
+    fn pretty_text_on_two_threads_into_a_failing_output_is_an_error() {
+        struct Fails(usize);
+        impl Write for Fails {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                if self.0 < b.len() {
+                    return Err(io::Error::new(io::ErrorKind::BrokenPipe, "gone"));
+                }
+                self.0 -= b.len();
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let big: Vec<Value> = (0..50_000)
+            .map(|i| serde_json::json!({ "i": i, "s": "x".repeat(i % 50) }))
+            .collect();
+        for room in [0, 100, 70_000, 1_000_000] {
+            let err = write_pretty_split(&mut Fails(room), &mut Vec::new(), &big)
+                .expect_err("the output fails");
+            assert_eq!(err.kind(), io::ErrorKind::BrokenPipe, "{err}");
+        }
     }
 
     #[test]

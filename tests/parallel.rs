@@ -221,6 +221,23 @@ fn every_capture_reduces_the_same_on_several_threads() {
     assert_same_state(&one, &many, "standard input");
 }
 
+/// A state of over 4096 entries and sessions is written on two threads (`reduce`'s
+/// `SPLIT_AT`, `json_writer::write_pretty_split`) when `--jobs` allows: the same text.
+#[test]
+fn a_large_state_is_the_same_written_on_two_threads() {
+    let once = all_inputs();
+    let data = once.repeat(10);
+    let args = vec!["reduce".to_string()];
+    let one = run(&args, "1", "1000000", Some(&data));
+    let entries = String::from_utf8_lossy(&one.stdout)
+        .lines()
+        .filter(|l| l.starts_with("    {"))
+        .count();
+    assert!(entries > 4096, "{entries} elements at the second level");
+    let many = run(&args, "2", "1000000", Some(&data));
+    assert_same_state(&one, &many, "a large state, --jobs 2");
+}
+
 /// What one thread does with each line before the fold, the workers do, but for InsightsEvent
 /// lines the view cannot read, which the converter handles on the calling thread (passed
 /// through with the converter's count, or reported): events and raw Gemini output (which

@@ -116,7 +116,8 @@ pub struct Args {
 
     /// Convert provider output on N threads while the state is built; the result is the same.
     ///
-    /// The default is as for `insights` itself: one thread for a pipe, a terminal or files
+    /// With N > 1, a pretty state of 4096 entries and sessions or more is also written on two
+    /// threads, the same text. The default is as for `insights` itself: one thread for a pipe, a terminal or files
     /// under 8 MiB in all (standard input redirected from a file counts as that file), one per
     /// core otherwise.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -423,7 +424,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         if let Fed::Applied { turn_complete } = fed {
             dirty = true;
             if follow && turn_complete {
-                write_state(&mut out, &mut red.state, view, true)?;
+                write_state(&mut out, &mut red.state, view, true, 1)?;
                 dirty = false;
             }
         }
@@ -445,7 +446,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         }
     }
     if !follow || dirty {
-        write_state(&mut out, &mut red.state, view, follow)?;
+        write_state(&mut out, &mut red.state, view, follow, jobs)?;
     }
     out.flush().context("cannot write to standard output")?;
     // The process ends here: freeing a large state entry by entry would only cost time.
@@ -459,20 +460,29 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Entries and sessions from which the pretty state is written on two threads, when `--jobs`
+/// allows (the text is the same).
+const SPLIT_AT: usize = 4096;
+
 /// Writes the state: one JSON line when following, pretty JSON otherwise, or the summary.
 fn write_state<W: Write>(
     out: &mut Out<W>,
     st: &mut State,
     view: View,
     line: bool,
+    jobs: usize,
 ) -> anyhow::Result<()> {
     st.finish();
     let res = match view {
         View::State if line => out.json_line(st),
         View::State => {
             let mut buf = Vec::with_capacity(crate::json_writer::SPILL_AT + 4096);
-            crate::json_writer::write_pretty(&mut out.w, &mut buf, st)
-                .and_then(|_| out.w.write_all(b"\n"))
+            let write = if jobs > 1 && st.entries.len() + st.tree.sessions.len() >= SPLIT_AT {
+                crate::json_writer::write_pretty_split
+            } else {
+                crate::json_writer::write_pretty
+            };
+            write(&mut out.w, &mut buf, st).and_then(|_| out.w.write_all(b"\n"))
         }
         View::Summary => {
             let text = summary::render(st);
