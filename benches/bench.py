@@ -9,7 +9,8 @@ It builds the release binary, generates large inputs from the recorded captures 
 testdata/ (seeded, so the same bytes every run; each repetition of the captures gets its own
 session, call and request ids, so it reads as a log of many sessions),
 and prints, per provider and command (`convert` on one thread, `validate`, `reduce` as it runs
-by default, on every core for a file this large, and on one thread): MB/s, events/s, peak RSS,
+by default, on every core for a file this large, through the pipe and into a file, and on one
+thread): MB/s, events/s, peak RSS,
 the ratio to a jq mapping of the same Claude file when jq is installed, and the ratio to
 serde_json alone reading the same lines into a `Value` and writing them back (benches/baseline,
 the yardstick issue #8 set its targets against: about 160 MB/s on Claude output on the
@@ -173,11 +174,12 @@ def peak_rss(cmd, stdin_path):
         return peak
 
 
-def to_file(cmd, out_path):
-    """Wall seconds of cmd with its output written to a file, as a batch conversion writes it."""
-    with open(out_path, "wb") as out:
+def to_file(cmd, out_path, stdin_path=None):
+    """Wall seconds of cmd (with stdin from a file, or /dev/null) with its output written to a
+    file, as a batch conversion writes it."""
+    with open(out_path, "wb") as out, open(stdin_path or os.devnull, "rb") as f:
         t0 = time.perf_counter()
-        subprocess.run(cmd, stdout=out, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(cmd, stdin=f, stdout=out, stderr=subprocess.DEVNULL, check=True)
         return time.perf_counter() - t0
 
 
@@ -272,6 +274,15 @@ def main():
             ratio = f"{mbs / jq_mbs:.1f}x" if (jq_mbs and name == "claude") else ""
             print(f"{name:<8} {cmd_name:<10} {mbs:8.1f} {lines / secs:12.0f} {rss:8.1f}MB {ratio:>7}"
                   f"  {mbs / serde['value']:.2f}x serde Value, anonymous memory {LAST_ANON / 1024:.1f}MB")
+            if cmd_name == "reduce":
+                # The state into a file, as `insights reduce log > state.json` writes it:
+                # through the pipe above, the benchmark's reader shares the cores with the
+                # threads that write a large state.
+                out = os.path.join(tmp, "state.json")
+                t = min(to_file(cmd, out, path) for _ in range(REPEAT))
+                os.remove(out)
+                print(f"{name:<8} {'  to a file':<10} {mb / t:8.1f} {'':>12} {'':>10} {'':>7}"
+                      f"  {mb / t / serde['value']:.2f}x serde Value")
         # --jobs: the file as an argument, one thread per core, against one thread.
         cores = os.cpu_count() or 1
         if cores > 1:
