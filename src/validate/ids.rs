@@ -4,9 +4,11 @@
 //! turns every insert into a cache and TLB miss: on 200 MB of Gemini output that was a sixth of
 //! `validate`'s time. Repeats are rare, so the set answers the common question, "new?", from a
 //! small Bloom filter (8 to 16 bits an id, kept in cache), and appends every id's hash and line
-//! to a list in order. An id the filter may have seen is noted with its text; at the end of the
-//! log one pass over the list finds which of those notes are real repeats, and the line each
-//! repeats. Linear in the number of ids, even when every id repeats.
+//! to a list in order. An id the filter may have seen is noted with its text; one pass over the
+//! list finds which of the notes are real repeats, and the line each repeats. That pass runs at
+//! the end of the log, or sooner when the notes reach an eighth of the ids (a log of repeats),
+//! which keeps their memory in proportion and the passes few: linear in the number of ids,
+//! even when every id repeats.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -17,6 +19,8 @@ use super::rules::Prehashed;
 const BITS_PER_ID: usize = 8;
 /// The filter's size at first, in 64-bit words.
 const FIRST_WORDS: usize = 128;
+/// Notes that are never too many to keep until the end of the log.
+const FEW_NOTES: usize = 4096;
 
 /// An id the filter may have seen before.
 struct Maybe {
@@ -98,8 +102,13 @@ impl IdSet {
         }
     }
 
-    /// The ids used again, in order of the line of their repeat.
-    pub fn repeats(self) -> Vec<Repeat> {
+    /// Whether the notes are so many that [`IdSet::repeats`] should be called now.
+    pub fn due(&self) -> bool {
+        self.maybe.len() >= FEW_NOTES.max(self.seen.len() / 8)
+    }
+
+    /// The ids used again since the last call, in order of the line of their repeat.
+    pub fn repeats(&mut self) -> Vec<Repeat> {
         let Some(last) = self.maybe.last().map(|m| m.index) else {
             return Vec::new();
         };
@@ -110,7 +119,7 @@ impl IdSet {
             lines.insert(self.seen[m.index].0, None);
         }
         let mut out = Vec::new();
-        let mut maybe = self.maybe.into_iter().peekable();
+        let mut maybe = self.maybe.drain(..).peekable();
         for (index, &(hash, line)) in self.seen[..=last].iter().enumerate() {
             let Some(before) = lines.get_mut(&hash) else {
                 continue;
@@ -138,10 +147,15 @@ mod tests {
     /// Inserts `ids` at lines 1, 2, … with the hash of `hash`, pos = index.
     fn repeats_of(ids: &[&str], hash: impl Fn(&str) -> u64) -> Vec<(u64, u64, String)> {
         let mut set = IdSet::default();
+        let mut found = Vec::new();
         for (i, id) in ids.iter().enumerate() {
             set.insert(hash(id), id, i as u64 + 1, i);
+            if set.due() {
+                found.extend(set.repeats());
+            }
         }
-        set.repeats()
+        found.extend(set.repeats());
+        found
             .into_iter()
             .map(|r| {
                 assert_eq!(r.pos as u64 + 1, r.line);
@@ -195,9 +209,32 @@ mod tests {
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         let got = repeats_of(&refs, mixed);
         assert_eq!(got.len(), 20_000);
+        let mut last = 0;
         for (line, before, id) in got {
             assert_eq!(line - before, 10_000, "{id}");
+            assert!(line > last, "in order");
+            last = line;
         }
+    }
+
+    /// A log of repeats is resolved as it goes: the notes stay within an eighth of the ids
+    /// (or a few thousand), and the passes over the list are few.
+    #[test]
+    fn the_notes_of_a_log_of_repeats_stay_few() {
+        let mut set = IdSet::default();
+        let (mut passes, mut found) = (0, 0);
+        for i in 0..400_000u64 {
+            let id = format!("r{}", i % 1000);
+            set.insert(mixed(&id), &id, i + 1, 0);
+            assert!(set.maybe.len() <= FEW_NOTES.max(set.seen.len() / 8));
+            if set.due() {
+                passes += 1;
+                found += set.repeats().len();
+            }
+        }
+        found += set.repeats().len();
+        assert_eq!(found, 399_000);
+        assert!(passes < 40, "{passes} passes");
     }
 
     #[test]

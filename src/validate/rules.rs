@@ -948,9 +948,26 @@ impl Checker {
 
     fn id(&mut self, f: &Facts, line: u64, out: &mut Findings) {
         let Some(id) = f.id else { return };
-        // A repeat is found at the end of the log, and its finding goes where it would have
-        // gone now (see `IdSet`).
+        // A repeat is found later (at the end of the log, or when the set's notes are many),
+        // and its finding goes where it would have gone now (see `IdSet`).
         self.ids.insert(hash64(id), id, line, out.list.len());
+        if self.ids.due() {
+            self.report_repeats(out);
+        }
+    }
+
+    fn report_repeats(&mut self, out: &mut Findings) {
+        out.insert_late(self.ids.repeats().into_iter().map(|r| {
+            let Repeat {
+                id,
+                line,
+                before,
+                pos,
+            } = r;
+            (pos, Rule::IdUnique, line, move || {
+                format!("id {id:?} was used before, on line {before}")
+            })
+        }));
     }
 
     fn session_init(&mut self, f: &Facts, s: &str, line: u64, out: &mut Findings) {
@@ -1163,18 +1180,7 @@ impl Checker {
 
     /// The log ended: what is still open.
     pub fn finish(mut self, out: &mut Findings) {
-        let repeats = std::mem::take(&mut self.ids).repeats();
-        out.insert_late(repeats.into_iter().map(|r| {
-            let Repeat {
-                id,
-                line,
-                before,
-                pos,
-            } = r;
-            (pos, Rule::IdUnique, line, move || {
-                format!("id {id:?} was used before, on line {before}")
-            })
-        }));
+        self.report_repeats(out);
         for (line, s, c) in self.tools.take_open() {
             let s = session_of(&s);
             out.push(Rule::ToolOpenAtEnd, line, || {
