@@ -1226,8 +1226,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// Runs the rules over events given as JSON values (all normalized, line = position).
-    fn check(events: &[Value], policy: &Policy) -> Vec<(u64, &'static str, Level)> {
+    /// Runs the rules over events given as JSON values (all normalized, line = position): the
+    /// findings kept, and the errors and warnings counted.
+    fn run(events: &[Value], policy: &Policy) -> (Vec<Finding>, u64, u64) {
         let mut out = Findings::new(policy);
         let mut c = Checker::new();
         for (i, ev) in events.iter().enumerate() {
@@ -1235,7 +1236,13 @@ mod tests {
             c.event(&Facts::of(m), i as u64 + 1, true, &mut out);
         }
         c.finish(&mut out);
-        out.list
+        (out.list, out.errors, out.warnings)
+    }
+
+    /// [`run`]'s findings: line, rule and level.
+    fn check(events: &[Value], policy: &Policy) -> Vec<(u64, &'static str, Level)> {
+        run(events, policy)
+            .0
             .iter()
             .map(|f| (f.line, f.rule.id(), f.level))
             .collect()
@@ -1302,10 +1309,8 @@ mod tests {
         evs.push(ev(5, "raw", json!({"provider": "claude"})));
         evs.push(evs[1].clone());
         evs[5]["seq"] = json!(6);
-        let got: Vec<_> = check(&evs, &Policy::default())
-            .into_iter()
-            .map(|(l, r, _)| (l, r))
-            .collect();
+        let (list, errors, warnings) = run(&evs, &Policy::default());
+        let got: Vec<_> = list.iter().map(|f| (f.line, f.rule.id())).collect();
         assert_eq!(
             got,
             [
@@ -1317,23 +1322,9 @@ mod tests {
                 (2, "tool-open-at-end"),
             ]
         );
-        let policy = Policy::default();
-        let mut out = Findings::new(&policy);
-        let mut c = Checker::new();
-        for (i, e) in evs.iter().enumerate() {
-            let m = e.as_object().expect("an object");
-            c.event(&Facts::of(m), i as u64 + 1, true, &mut out);
-        }
-        c.finish(&mut out);
-        assert_eq!((out.errors, out.warnings), (4, 2));
-        assert_eq!(
-            out.list[1].message,
-            r#"id "u3:0" was used before, on line 3"#
-        );
-        assert_eq!(
-            out.list[3].message,
-            r#"id "u2:0" was used before, on line 2"#
-        );
+        assert_eq!((errors, warnings), (4, 2));
+        assert_eq!(list[1].message, r#"id "u3:0" was used before, on line 3"#);
+        assert_eq!(list[3].message, r#"id "u2:0" was used before, on line 2"#);
     }
 
     #[test]
