@@ -245,7 +245,9 @@ const PIECE: usize = 256;
 /// not inside an element of another) go in pieces of [`PIECE`], taken by the two threads in
 /// turn. Both walk the whole value and keep count the same way. This thread writes everything
 /// else and its own pieces, and writes the other's pieces in their places as they come.
-/// Memory: [`SPILL_AT`] here, and a few pieces of text on their way.
+/// Memory: [`SPILL_AT`] here, and a few pieces of text on their way; the other thread also
+/// keeps what it walks outside its pieces until its next piece (for `reduce`'s state, a few
+/// small members), so a value that is mostly outside arrays gains nothing from this.
 pub fn write_pretty_split<T: Serialize + Sync + ?Sized>(
     w: &mut dyn Write,
     buf: &mut Vec<u8>,
