@@ -535,10 +535,7 @@ impl<const P: bool> Compound<'_, P> {
                 Some(w) => Some(&mut **w),
                 None => None,
             },
-            split: match &mut self.split {
-                Some(s) => Some(&mut **s),
-                None => None,
-            },
+            split: self.split.as_deref_mut(),
         }
     }
 }
@@ -684,10 +681,7 @@ impl<'w, const P: bool> ser::Serializer for Writer<'w, P> {
                 Some(w) => Some(&mut *w),
                 None => None,
             },
-            split: match self.split {
-                Some(s) => Some(&mut *s),
-                None => None,
-            },
+            split: self.split,
         })?;
         if P {
             newline(self.out, self.level, true);
