@@ -20,6 +20,7 @@
 
 use crate::scan::{self, MAX_DEPTH};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 
 type Error = serde_json::Error;
 type Result<T> = std::result::Result<T, Error>;
@@ -173,6 +174,39 @@ pub fn newtype_struct<'de, V: Visitor<'de>>(
         return v.visit_map(RawValueMap { text: Some(text) });
     }
     by_json(text, |de| de.deserialize_newtype_struct(name, v))
+}
+
+/// `text`, known to be one whole JSON value (a `RawValue`'s text), as a `RawValue` again
+/// without reading it; `None` should serde_json ever hand a `RawValue` its text otherwise.
+pub fn raw_value(text: &str) -> Option<&RawValue> {
+    <&RawValue as serde::Deserialize>::deserialize(Trusted(text)).ok()
+}
+
+/// Answers a `RawValue` with its text; nothing else.
+struct Trusted<'a>(&'a str);
+
+impl<'de> Deserializer<'de> for Trusted<'de> {
+    type Error = Error;
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        v: V,
+    ) -> Result<V::Value> {
+        if name != RAW_VALUE {
+            return Err(unsure());
+        }
+        v.visit_map(RawValueMap { text: Some(self.0) })
+    }
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+        Err(unsure())
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
 }
 
 /// What serde_json hands a `RawValue`'s visitor: `{RAW_VALUE: text}`.
@@ -382,6 +416,14 @@ mod tests {
             let want = serde_json::from_str::<Value>(line).ok();
             assert_eq!(read(line), want, "{line}");
         }
+    }
+
+    #[test]
+    fn a_raw_values_text_is_a_raw_value_again() {
+        for text in [r#"{"a":[1,"\u00e9"]}"#, "null", r#""s""#, "1.5e3"] {
+            assert_eq!(raw_value(text).map(RawValue::get), Some(text));
+        }
+        assert!(<u64 as serde::Deserialize>::deserialize(Trusted("1")).is_err());
     }
 
     #[test]

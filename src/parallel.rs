@@ -29,9 +29,11 @@
 
 use crate::convert::{Converter, Options, Stats, StreamState};
 use crate::diag::Diag;
+use crate::event::Event;
 use crate::input::{Block, BlockLines, BlockReader, Line, LineReader, Source};
 use crate::output::{FlushPolicy, Out};
 use anyhow::Context;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -124,18 +126,32 @@ struct Done<N> {
 /// the calling thread takes the chunk in order (`reduce`).
 pub trait Work: Sync {
     /// What a worker keeps of a chunk beside the converter's output.
-    type Notes: Send + Default;
+    type Notes: Send;
     /// Whether the converter notes where each event's `seq` starts ([`Piece::marks`]).
     const MARKS: bool;
-    /// Handles one input line; `Ok(false)` stops the chunk (`--strict`), `Err` the run.
+    /// Whether the converter hands the events it makes to [`Work::event`] instead of writing
+    /// them (lines it passes through are still written).
+    const TAPS: bool = false;
+    /// Handles one input line; `Ok(false)` stops the chunk (`--strict`), `Err` the run. The
+    /// notes are shared with [`Work::event`], which the converter calls while it converts:
+    /// borrow them around the conversion, not across it.
     fn line(
         &self,
         conv: &mut Converter<'_, Vec<u8>>,
-        notes: &mut Self::Notes,
+        notes: &RefCell<Self::Notes>,
         line: InputLine<'_>,
         name: &str,
         diag: &mut Diag,
     ) -> anyhow::Result<bool>;
+
+    /// An event the chunk's converter made, with [`Work::TAPS`]; `Err` ends the run, as an
+    /// event that cannot be written does.
+    fn event(&self, _notes: &mut Self::Notes, _ev: &Event<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// A chunk's notes, empty.
+    fn notes(&self) -> Self::Notes;
 
     /// Last, on the worker: anything to do with the chunk's output before it is handed over.
     fn finish(&self, _out: &mut Vec<u8>, _notes: &mut Self::Notes) {}
@@ -157,10 +173,12 @@ impl Work for Convert {
     type Notes = ();
     const MARKS: bool = true;
 
+    fn notes(&self) {}
+
     fn line(
         &self,
         conv: &mut Converter<'_, Vec<u8>>,
-        _: &mut (),
+        _: &RefCell<()>,
         l: InputLine<'_>,
         name: &str,
         diag: &mut Diag,
@@ -558,6 +576,13 @@ fn work_chunk<K: Work>(
     color: bool,
     outs: &Pool,
 ) -> Done<K::Notes> {
+    let notes = RefCell::new(work.notes());
+    let mut tap = |ev: &Event<'_>| match notes.try_borrow_mut() {
+        Ok(mut n) => work.event(&mut n, ev),
+        Err(_) => Err(io::Error::other(
+            "internal error: an event was made while the chunk's notes were in use",
+        )),
+    };
     let mut out = Out::chunk(outs.take(chunk.text.len() * 2));
     let mut diag = Diag::new(color).kept();
     let mut conv = Converter::new(opts, &mut out);
@@ -565,7 +590,9 @@ fn work_chunk<K: Work>(
     if K::MARKS {
         conv.mark_seqs(Out::chunk_bytes);
     }
-    let mut notes = K::Notes::default();
+    if K::TAPS {
+        conv.tap(&mut tap);
+    }
     let mut error = None;
     let mut each = |line: Line, bytes: &[u8], lineno: u64, unterminated: bool| -> bool {
         let l = InputLine {
@@ -574,7 +601,7 @@ fn work_chunk<K: Work>(
             lineno,
             unterminated,
         };
-        match work.line(&mut conv, &mut notes, l, name, &mut diag) {
+        match work.line(&mut conv, &notes, l, name, &mut diag) {
             Ok(go_on) => go_on,
             Err(e) => {
                 error = Some(e);
@@ -623,6 +650,7 @@ fn work_chunk<K: Work>(
     let stats = std::mem::take(&mut conv.stats);
     drop(conv);
     let mut out = out.into_chunk();
+    let mut notes = notes.into_inner();
     work.finish(&mut out, &mut notes);
     Done {
         chunk,

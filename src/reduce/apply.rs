@@ -27,6 +27,12 @@ fn quiet(event: &str) -> bool {
     )
 }
 
+/// Whether an event may be parked (its line kept until its session is known): one without a
+/// session id that is [`quiet`]. `reduce --jobs` keeps the line of these only.
+pub fn may_park(ev: &Ev) -> bool {
+    ev.session().is_empty() && quiet(&ev.event)
+}
+
 /// Events that open a turn when none is open (top-level ones only: a subagent's events belong
 /// to the turn of the call that started it).
 fn opens_turn(ev: &Ev, parked: bool) -> bool {
@@ -83,13 +89,15 @@ impl State {
             .session
             .as_deref()
             .and_then(|c| self.idx.sessions.get(c).copied());
-        let park = match current {
-            Some(s) => {
-                (opener && self.open_turn_pos(s).is_none())
-                    || (!self.cursor.unattributed.is_empty() && quiet(&ev.event))
-            }
-            None => quiet(&ev.event),
-        };
+        // An opener is quiet: whatever is parked may park.
+        let park = may_park(ev)
+            && match current {
+                Some(s) => {
+                    (opener && self.open_turn_pos(s).is_none())
+                        || !self.cursor.unattributed.is_empty()
+                }
+                None => true,
+            };
         if park && self.cursor.unattributed.len() < MAX_PARKED {
             if let Some(line) = ev.line_json() {
                 self.cursor.unattributed.push(Parked {

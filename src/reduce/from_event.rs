@@ -369,6 +369,7 @@ mod tests {
     use crate::convert::{Converter, Options};
     use crate::diag::Diag;
     use crate::output::Out;
+    use crate::reduce::handover::Cargo;
     use std::path::Path;
 
     /// The view with what may differ between the two ways of making it blanked: where it
@@ -389,6 +390,12 @@ mod tests {
             let read = Ev::parse(&line).map(shown);
             match Ev::from_event(event) {
                 Some(ev) => {
+                    // And as `reduce --jobs` hands it over.
+                    let mut cargo = Cargo::default();
+                    cargo.pack(&ev, None);
+                    let mut back = Ev::default();
+                    cargo.unpack().next_into(&mut back).unwrap();
+                    assert_eq!(shown(back), read.as_ref().unwrap().clone());
                     assert_eq!(shown(ev), read.unwrap(), "{}: {line}", path.display());
                     assert_eq!(
                         Ev::from_event(event).unwrap().line_json().unwrap().get(),

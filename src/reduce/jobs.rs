@@ -5,25 +5,30 @@
 //! and their order. A worker does with each line of its chunk what one thread does before
 //! the fold ([`Lines`]): an InsightsEvent line is copied as it is, provider output goes
 //! through the chunk's converter, and what is reported about the line is kept with it. The
-//! calling thread then reads the events from their text ([`Ev::read`]), where one thread reads
-//! them from the converter's events without any text ([`Ev::from_event`]; the two views are
-//! the same, which `from_event`'s tests check on every capture), and folds them.
+//! converter hands its events to the worker, which makes their views as one thread does
+//! ([`Ev::from_event`]) and packs them ([`Cargo`]); the calling thread unpacks the views and
+//! folds them. Copied lines it reads from their text ([`Ev::read`]), as one thread does.
 //!
 //! The one thing a worker cannot do as one thread would: an InsightsEvent line that
 //! [`Ev::read`] cannot read goes through the converter (it passes the line through, renumbered
 //! by the converter's count of events so far in the source, or says what is wrong with it).
 //! The calling thread knows that count, so it converts those lines itself ([`Fold::copied`]).
 
+use super::apply::may_park;
+use super::handover::Cargo;
 use super::view::Ev;
 use super::{kind, read_back, unreadable_msg, Fed, Kind, Reducer};
 use crate::convert::{Converter, Options};
 use crate::detect::Probe;
 use crate::diag::Diag;
+use crate::event::Event;
 use crate::input::{Line, Source};
 use crate::output::Out;
 use crate::parallel::{InputLine, Parallel, Piece, Work};
 use anyhow::Context as _;
-use std::io::Write as _;
+use std::cell::RefCell;
+use std::io::{self, Write as _};
+use std::sync::Mutex;
 
 /// What a worker made of one input line, in input order.
 pub enum Item {
@@ -34,8 +39,15 @@ pub enum Item {
         lineno: u64,
         unterminated: bool,
     },
-    /// The events the converter made of a provider line, one per line, up to `end`.
-    Converted { end: usize, lineno: u64 },
+    /// What the converter made of a provider line: `made` events, packed into the chunk's
+    /// cargo but for those that could not be read (`unreadable`, why), then any lines it
+    /// passed through, up to `end`.
+    Converted {
+        end: usize,
+        lineno: u64,
+        made: u64,
+        unreadable: Vec<String>,
+    },
     /// What was reported about the line, printed before its events (as one thread prints the
     /// converter's messages while it converts, and its own after).
     Said(Box<Diag>),
@@ -48,14 +60,39 @@ pub struct Notes {
     /// The chunk's output, checked to be UTF-8 on the worker (on the calling thread, the one
     /// that waits, that check took a sixth of its time).
     text: String,
+    /// The views of the events the converter made.
+    cargo: Cargo,
+    /// Of the line being converted: how many events the converter made, and why those that
+    /// could not be read could not.
+    made: u64,
+    unreadable: Vec<String>,
 }
 
 /// The workers' part.
-pub struct Lines;
+#[derive(Default)]
+pub struct Lines {
+    /// The cargo of chunks folded, for the next chunks (a fresh one grew for every chunk,
+    /// faulting its pages in).
+    spare: Mutex<Vec<Cargo>>,
+}
 
 impl Work for Lines {
     type Notes = Notes;
     const MARKS: bool = false;
+    const TAPS: bool = true;
+
+    fn notes(&self) -> Notes {
+        let cargo = self
+            .spare
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop())
+            .unwrap_or_default();
+        Notes {
+            cargo,
+            ..Notes::default()
+        }
+    }
 
     fn finish(&self, out: &mut Vec<u8>, notes: &mut Notes) {
         // The converter writes UTF-8 and copied lines were `str`s: the lossy copy is never made.
@@ -66,18 +103,57 @@ impl Work for Lines {
     fn line(
         &self,
         conv: &mut Converter<'_, Vec<u8>>,
-        notes: &mut Notes,
+        notes: &RefCell<Notes>,
         l: InputLine<'_>,
         name: &str,
         diag: &mut Diag,
     ) -> anyhow::Result<bool> {
         let mut said = diag.kept();
         let item = line_item(conv, &l, name, &mut said)?;
+        let mut notes = notes
+            .try_borrow_mut()
+            .map_err(|_| anyhow::anyhow!("internal error: a chunk's notes were in use"))?;
         if !said.is_empty() {
             notes.items.push(Item::Said(Box::new(said)));
         }
+        let item = match item {
+            Some(Item::Converted { end, lineno, .. }) => Some(Item::Converted {
+                end,
+                lineno,
+                made: std::mem::take(&mut notes.made),
+                unreadable: std::mem::take(&mut notes.unreadable),
+            }),
+            item => item,
+        };
         notes.items.extend(item);
         Ok(true)
+    }
+
+    /// The event's view, packed as one thread reads it ([`super::Sink::event`]), with its line
+    /// if it may be parked.
+    fn event(&self, notes: &mut Notes, event: &Event<'_>) -> io::Result<()> {
+        notes.made += 1;
+        let line;
+        let ev = match Ev::from_event(event) {
+            Some(ev) => ev,
+            None => {
+                line = serde_json::to_string(event)?;
+                match Ev::parse(&line) {
+                    Ok(ev) => ev,
+                    Err(e) => {
+                        notes.unreadable.push(unreadable_msg(&e));
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        if may_park(&ev) {
+            let line = ev.line_json();
+            notes.cargo.pack(&ev, line.as_deref().map(|l| l.get()));
+        } else {
+            notes.cargo.pack(&ev, None);
+        }
+        Ok(())
     }
 }
 
@@ -119,15 +195,23 @@ fn line_item(
         Kind::Provider(text) => {
             conv.probed_line(text, &probe, lineno, name, said)
                 .context("cannot convert")?;
-            let end = conv.out().w.get_ref().len();
-            Ok(Some(Item::Converted { end, lineno }))
+            Ok(Some(converted(conv, lineno)))
         }
         Kind::Unreadable => {
             conv.line(l.bytes, lineno, l.unterminated, name, said)
                 .context("cannot convert")?;
-            let end = conv.out().w.get_ref().len();
-            Ok(Some(Item::Converted { end, lineno }))
+            Ok(Some(converted(conv, lineno)))
         }
+    }
+}
+
+/// A converted line's item, its events to be counted by [`Lines::line`].
+fn converted(conv: &mut Converter<'_, Vec<u8>>, lineno: u64) -> Item {
+    Item::Converted {
+        end: conv.out().w.get_ref().len(),
+        lineno,
+        made: 0,
+        unreadable: Vec::new(),
     }
 }
 
@@ -148,9 +232,17 @@ pub fn read_source(
         name: &name,
         seq: 0,
         conv: Converter::new(opts, &mut out),
+        cargo: None,
     };
     // One converter per source, as on one thread: a new run of the workers.
-    Parallel::new(opts, jobs).run(src, diag, &Lines, &mut |piece| fold.piece(piece))
+    let lines = Lines::default();
+    Parallel::new(opts, jobs).run(src, diag, &lines, &mut |piece| {
+        let go_on = fold.piece(piece)?;
+        if let Ok(mut spare) = lines.spare.lock() {
+            spare.extend(fold.cargo.take());
+        }
+        Ok(go_on)
+    })
 }
 
 /// The calling thread's part: the fold, chunk by chunk.
@@ -163,6 +255,8 @@ struct Fold<'f, 'o> {
     seq: u64,
     /// Converts the copied lines that cannot be read as they are.
     conv: Converter<'o, Vec<u8>>,
+    /// The cargo of the chunk just folded, emptied, for the workers.
+    cargo: Option<Cargo>,
 }
 
 impl Fold<'_, '_> {
@@ -175,6 +269,10 @@ impl Fold<'_, '_> {
     fn piece(&mut self, piece: Piece<'_, Notes>) -> anyhow::Result<bool> {
         let diag = piece.diag;
         let text = std::mem::take(&mut piece.notes.text);
+        let mut cargo = std::mem::take(&mut piece.notes.cargo);
+        let mut views = cargo.unpack();
+        // One view, emptied after each event.
+        let mut ev = Ev::default();
         let mut start = 0;
         let mut part = |end: usize| {
             let p = text.get(start..end);
@@ -202,8 +300,28 @@ impl Fold<'_, '_> {
                         self.copied(line, lineno, unterminated, diag)?;
                     }
                 }
-                Item::Converted { end, lineno } => {
-                    let mut unreadable = Vec::new();
+                Item::Converted {
+                    end,
+                    lineno,
+                    made,
+                    mut unreadable,
+                } => {
+                    self.seq += made;
+                    for _ in unreadable.len() as u64..made {
+                        let got = views.next_into(&mut ev).ok_or_else(|| {
+                            anyhow::anyhow!("internal error: a chunk's events did not unpack")
+                        })?;
+                        // Numbered by the chunk's converter: the reducer numbers it.
+                        ev.seq = None;
+                        self.feed(&mut ev)?;
+                        got.empty(&mut ev);
+                        if self.red.stopped {
+                            break;
+                        }
+                    }
+                    for e in unreadable.drain(..) {
+                        diag.bad_line(self.name, lineno, None, &e);
+                    }
                     for l in part(end)?.split('\n').filter(|l| !l.is_empty()) {
                         self.seq += 1;
                         if self.red.stopped {
@@ -215,17 +333,21 @@ impl Fold<'_, '_> {
                                 ev.seq = None;
                                 self.feed(&mut ev)?;
                             }
-                            Err(e) => unreadable.push(e),
+                            Err(e) => unreadable.push(unreadable_msg(&e)),
                         }
                     }
                     for e in unreadable {
-                        diag.bad_line(self.name, lineno, None, &unreadable_msg(&e));
+                        diag.bad_line(self.name, lineno, None, &e);
                     }
                 }
             }
         }
-        // The buffer goes back to the workers.
+        // The buffers go back to the workers.
         *piece.out = text.into_bytes();
+        drop(ev);
+        drop(views);
+        cargo.clear();
+        self.cargo = Some(cargo);
         Ok(!self.red.stopped)
     }
 

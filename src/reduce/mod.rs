@@ -42,6 +42,7 @@
 mod apply;
 mod entries;
 mod from_event;
+mod handover;
 mod jobs;
 pub mod state;
 mod summary;

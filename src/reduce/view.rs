@@ -4,6 +4,7 @@
 //! Arbitrary JSON (tool input, output, plan entries, …) stays unparsed as `&RawValue` until the
 //! reducer decides to keep it.
 
+use super::handover::{Cargo, Carry, Unpack};
 use crate::event::{Event, Pairs};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
@@ -61,6 +62,47 @@ macro_rules! view {
                     })*
                 }
                 Ok(())
+            }
+
+            /// Packs the members that are there: which ones (two words), then each one.
+            pub(super) fn pack(&self, c: &mut Cargo) {
+                let mut there = 0u128;
+                $(there |= u128::from(Carry::is_set(&self.$field)) << (Field::$field as u32);)*
+                there.put(c);
+                $(if Carry::is_set(&self.$field) {
+                    Carry::put_set(&self.$field, c);
+                })*
+            }
+
+            /// The next view [`Ev::pack`] packed (without its line) into `self`, which is
+            /// empty; which members it set, or `None` if the words do not read as a view.
+            pub(super) fn unpack(&mut self, r: &mut Unpack<'a>) -> Option<u128> {
+                let there = u128::take(r)?;
+                let mut left = there;
+                while left != 0 {
+                    let f = *FIELDS.get(left.trailing_zeros() as usize)?;
+                    left &= left - 1;
+                    match f {
+                        $(Field::$field => self.$field = Carry::take_set(r)?,)*
+                    }
+                }
+                Some(there)
+            }
+
+            /// Sets the members `there` says back to their defaults, and `seq`, the line and
+            /// the source.
+            pub(super) fn empty(&mut self, mut there: u128) {
+                there |= 1 << (Field::seq as u32);
+                while there != 0 {
+                    let i = there.trailing_zeros() as usize;
+                    there &= there - 1;
+                    match FIELDS.get(i) {
+                        $(Some(Field::$field) => self.$field = Default::default(),)*
+                        None => {}
+                    }
+                }
+                self.line = "";
+                self.source = None;
             }
         }
     };
