@@ -85,17 +85,26 @@ fn tokens(u: &e::TokenUsage) -> TokenUsage {
 impl<'a> Ev<'a> {
     /// The view of `ev`, as [`Ev::read`] reads its line; `None` when only reading the line
     /// tells (a member the reader parses further cannot be read).
+    #[cfg(test)]
     pub fn from_event(ev: &'a Event<'a>) -> Option<Ev<'a>> {
-        let mut v = Ev {
-            event: Cow::Borrowed(ev.event),
-            seq: Some(ev.seq),
-            timestamp: s(&ev.timestamp),
-            provider: r(ev.provider),
-            session_id: r(&ev.session_id),
-            turn_id: s(&ev.turn_id),
-            source: Some(ev),
-            ..Ev::default()
-        };
+        let mut v = Ev::default();
+        v.fill_from(ev)?;
+        Some(v)
+    }
+
+    /// The view of `ev`, as [`Ev::read`] reads its line, into `self`, which must be
+    /// `Ev::default()`: not built elsewhere and moved (it is a hundred members, and `reduce`
+    /// makes one per event). `None` when only reading the line tells (a member the reader
+    /// parses further cannot be read); `self` then holds part of the view and is to be dropped.
+    pub fn fill_from(&mut self, ev: &'a Event<'a>) -> Option<()> {
+        let v = self;
+        v.event = Cow::Borrowed(ev.event);
+        v.seq = Some(ev.seq);
+        v.timestamp = s(&ev.timestamp);
+        v.provider = r(ev.provider);
+        v.session_id = r(&ev.session_id);
+        v.turn_id = s(&ev.turn_id);
+        v.source = Some(ev);
         match &ev.body {
             Body::SessionInit(b) => {
                 v.model = s(&b.model);
@@ -336,7 +345,7 @@ impl<'a> Ev<'a> {
             Body::SessionInfo(b) => v.title = s(&b.title),
             Body::Raw(b) => v.reason = r(&b.reason),
         }
-        Some(v)
+        Some(())
     }
 }
 

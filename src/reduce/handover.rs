@@ -1,7 +1,7 @@
 //! `reduce --jobs`: the events a worker's converter makes, handed to the folding thread as
 //! their views ([`Ev`]) packed into a [`Cargo`], not as JSON lines it would parse again.
 //!
-//! A worker makes each event's view as one thread does ([`Ev::from_event`]) and packs it:
+//! A worker makes each event's view as one thread does ([`Ev::fill_from`]) and packs it:
 //! the members that are there, their strings and JSON text copied into one buffer per chunk,
 //! their numbers and places into a list of words. The folding thread unpacks views that
 //! borrow that buffer. Before, the worker wrote every event as JSON and the folding thread

@@ -6,7 +6,7 @@
 //! the fold ([`Lines`]): an InsightsEvent line is copied as it is, provider output goes
 //! through the chunk's converter, and what is reported about the line is kept with it. The
 //! converter hands its events to the worker, which makes their views as one thread does
-//! ([`Ev::from_event`]) and packs them ([`Cargo`]); the calling thread unpacks the views and
+//! ([`Ev::fill_from`]) and packs them ([`Cargo`]); the calling thread unpacks the views and
 //! folds them. Copied lines it reads from their text ([`Ev::read`]), as one thread does.
 //!
 //! The one thing a worker cannot do as one thread would: an InsightsEvent line that
@@ -134,19 +134,15 @@ impl Work for Lines {
     fn event(&self, notes: &mut Notes, event: &Event<'_>) -> io::Result<()> {
         notes.made += 1;
         let line;
-        let ev = match Ev::from_event(event) {
-            Some(ev) => ev,
-            None => {
-                line = serde_json::to_string(event)?;
-                match Ev::parse(&line) {
-                    Ok(ev) => ev,
-                    Err(e) => {
-                        notes.unreadable.push(unreadable_msg(&e));
-                        return Ok(());
-                    }
-                }
+        let mut ev = Ev::default();
+        if ev.fill_from(event).is_none() {
+            line = serde_json::to_string(event)?;
+            ev = Ev::default();
+            if let Err(e) = ev.read(&line) {
+                notes.unreadable.push(unreadable_msg(&e));
+                return Ok(());
             }
-        };
+        }
         if may_park(&ev) {
             let line = ev.line_json();
             notes.cargo.pack(&ev, line.as_deref().map(|l| l.get()));

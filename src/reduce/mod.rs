@@ -202,19 +202,15 @@ impl Sink<'_> {
             return Ok(());
         }
         let line;
-        let mut ev = match Ev::from_event(event) {
-            Some(ev) => ev,
-            None => {
-                line = serde_json::to_string(event)?;
-                match Ev::parse(&line) {
-                    Ok(ev) => ev,
-                    Err(e) => {
-                        self.unreadable.push(unreadable_msg(&e));
-                        return Ok(());
-                    }
-                }
+        let mut ev = Ev::default();
+        if ev.fill_from(event).is_none() {
+            line = serde_json::to_string(event)?;
+            ev = Ev::default();
+            if let Err(e) = ev.read(&line) {
+                self.unreadable.push(unreadable_msg(&e));
+                return Ok(());
             }
-        };
+        }
         if !self.keep_seq {
             ev.seq = None;
         }

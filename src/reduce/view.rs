@@ -69,9 +69,14 @@ macro_rules! view {
                 let mut there = 0u128;
                 $(there |= u128::from(Carry::is_set(&self.$field)) << (Field::$field as u32);)*
                 there.put(c);
-                $(if Carry::is_set(&self.$field) {
-                    Carry::put_set(&self.$field, c);
-                })*
+                while there != 0 {
+                    let i = there.trailing_zeros() as usize;
+                    there &= there - 1;
+                    match FIELDS.get(i) {
+                        $(Some(Field::$field) => Carry::put_set(&self.$field, c),)*
+                        None => {}
+                    }
+                }
             }
 
             /// The next view [`Ev::pack`] packed (without its line) into `self`, which is
