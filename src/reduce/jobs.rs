@@ -340,8 +340,8 @@ impl Fold<'_, '_> {
         }
         // The buffers go back to the workers.
         *piece.out = text.into_bytes();
+        // The view borrows the cargo.
         drop(ev);
-        drop(views);
         cargo.clear();
         self.cargo = Some(cargo);
         Ok(!self.red.stopped)
