@@ -17,6 +17,7 @@ use crate::event::Str;
 use crate::providers::{Provider, PROVIDERS};
 use crate::wire::Raw;
 use serde::Deserialize;
+use std::cell::Cell;
 
 /// The members of a line that detection looks at, borrowed and unparsed.
 ///
@@ -86,17 +87,39 @@ pub struct Probe<'a> {
     /// Every top-level member, in order, when [`Probe::scan`] read the line (serde's probe
     /// does not keep them): the provider reads its struct from these ([`crate::members`]).
     #[serde(skip)]
-    all: Kept<Vec<(&'a str, &'a str)>>,
+    all: Kept<'a>,
 }
 
 /// What a probe keeps of its line beside its members: not part of what it is, so two probes
-/// are equal whatever they keep.
+/// are equal whatever they keep. Its list goes back to [`SPARE`] when the probe is dropped.
 #[derive(Debug, Default)]
-struct Kept<T>(Option<T>);
+struct Kept<'a>(Option<Vec<(&'a str, &'a str)>>);
 
-impl<T> PartialEq for Kept<T> {
+impl PartialEq for Kept<'_> {
     fn eq(&self, _: &Self) -> bool {
         true
+    }
+}
+
+thread_local! {
+    /// The allocation of the last probe's member list, emptied, for the next probe's: a probe
+    /// is made per line, and a list of its own cost a `malloc` and a `free` per line.
+    static SPARE: Cell<Vec<(&'static str, &'static str)>> = const { Cell::new(Vec::new()) };
+}
+
+/// `v` emptied, as a list for another lifetime in the same allocation (std collects in place
+/// when the element types have one layout).
+// `filter` would keep the element type, and with it the old lifetime.
+#[allow(clippy::unnecessary_filter_map)]
+fn emptied<'b>(v: Vec<(&str, &str)>) -> Vec<(&'b str, &'b str)> {
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+impl Drop for Kept<'_> {
+    fn drop(&mut self) {
+        if let Some(v) = self.0.take() {
+            SPARE.set(emptied(v));
+        }
     }
 }
 
@@ -181,7 +204,8 @@ impl<'a> Probe<'a> {
     fn fill_scanned(&mut self, line: &'a str) -> Option<()> {
         let p = self;
         let mut seen = 0u32;
-        let mut all = Vec::with_capacity(16);
+        let mut all = emptied(SPARE.take());
+        all.reserve(16);
         crate::scan::members(line, |key, value| {
             all.push((key, value));
             let (bit, slot, keep_null) = match key {
