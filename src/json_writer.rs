@@ -14,7 +14,7 @@ use crate::scan::string_special;
 use serde::ser::{self, Error as _, Impossible, Serialize};
 use serde_json::Error;
 use std::io::{self, Write};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 
 /// `ser::Serializer` methods that refuse their value with `Err($err)`, named by what they
 /// serialize (`bool`, `seq`, `struct_variant`, …): a serializer that takes only some kinds of
@@ -242,9 +242,13 @@ pub fn write_pretty<T: Serialize + ?Sized>(
 const PIECE: usize = 256;
 
 /// [`write_pretty`] on two threads, the same text: the elements of the outermost arrays (those
-/// not inside an element of another) go in pieces of [`PIECE`], taken by the two threads in
-/// turn. Both walk the whole value and keep count the same way. This thread writes everything
-/// else and its own pieces, and writes the other's pieces in their places as they come.
+/// not inside an element of another) go in pieces of [`PIECE`]. Both threads walk the whole
+/// value and keep count the same way. This thread writes everything else and its own pieces,
+/// and writes the other's pieces in their places as they come. The pieces are shared out as
+/// the threads reach them ([`Claims`]): the other thread takes every second piece, and the
+/// ones between as well while this thread lags two pieces behind it (writing out can be the
+/// slow part: into a file, the kernel's copy into the page cache took two thirds of this
+/// thread's time on a large state); this thread takes any piece it reaches untaken.
 /// Memory: [`SPILL_AT`] here, and a few pieces of text on their way; the other thread also
 /// keeps what it walks outside its pieces until its next piece (for `reduce`'s state, a few
 /// small members), so a value that is mostly outside arrays gains nothing from this.
@@ -253,9 +257,11 @@ pub fn write_pretty_split<T: Serialize + Sync + ?Sized>(
     buf: &mut Vec<u8>,
     value: &T,
 ) -> io::Result<()> {
+    let claims = Arc::new(Mutex::new(Claims::default()));
     std::thread::scope(|scope| {
         let (pieces, received) = mpsc::sync_channel(2);
         let (give_back, returned) = mpsc::channel();
+        let theirs = Arc::clone(&claims);
         let helper = scope.spawn(move || {
             let mut split = Split {
                 role: Role::Pieces {
@@ -264,6 +270,7 @@ pub fn write_pretty_split<T: Serialize + Sync + ?Sized>(
                     open: false,
                 },
                 started: 0,
+                claims: theirs,
                 mine: false,
             };
             let mut out = Vec::new();
@@ -283,6 +290,7 @@ pub fn write_pretty_split<T: Serialize + Sync + ?Sized>(
                     give_back,
                 },
                 started: 0,
+                claims,
                 mine: true,
             };
             buf.clear();
@@ -330,8 +338,9 @@ enum Role {
 /// A thread's part in [`write_pretty_split`].
 struct Split {
     role: Role,
-    /// Pieces started so far (of both threads): piece `n` is the glue thread's when even.
+    /// Pieces started so far (of both threads).
     started: usize,
+    claims: Arc<Mutex<Claims>>,
     /// Whether the current piece is this thread's.
     mine: bool,
 }
@@ -340,7 +349,37 @@ fn helper_stopped() -> Error {
     Error::custom("the second writing thread stopped")
 }
 
+/// Which thread of [`write_pretty_split`] writes which piece, decided as they reach it.
+#[derive(Default)]
+struct Claims {
+    /// Per piece: whether it is taken (by either thread).
+    taken: Vec<bool>,
+    /// Pieces the glue thread has reached.
+    glue_reached: usize,
+}
+
 impl Split {
+    /// Whether this thread takes piece `n`, which it has reached: the glue thread takes it
+    /// unless the other did; the other takes it, unless the glue did, when `n` is odd or the
+    /// glue thread has not reached piece `n - 2` yet (when they keep pace, the glue thread
+    /// is at `n - 2` or `n - 1` as the other reaches `n`).
+    fn claim(&self, n: usize) -> bool {
+        let glue = matches!(self.role, Role::Glue { .. });
+        // Nothing panics while holding the lock.
+        let mut c = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        if c.taken.len() <= n {
+            c.taken.resize(n + 1, false);
+        }
+        if glue {
+            c.glue_reached = n + 1;
+        }
+        let take = !c.taken[n] && (glue || n % 2 == 1 || c.glue_reached + 1 < n);
+        if take {
+            c.taken[n] = true;
+        }
+        take
+    }
+
     /// A new piece starts at the element about to be written, whose text would follow `out`.
     fn start_piece(
         &mut self,
@@ -349,12 +388,13 @@ impl Split {
     ) -> Result<(), Error> {
         let n = self.started;
         self.started += 1;
+        let claimed = self.claim(n);
         match &mut self.role {
             Role::Glue {
                 received,
                 give_back,
             } => {
-                self.mine = n % 2 == 0;
+                self.mine = claimed;
                 if !self.mine {
                     let w = spill.ok_or_else(|| Error::custom("no output to write pieces to"))?;
                     let piece = received.recv().map_err(|_| helper_stopped())?;
@@ -367,7 +407,7 @@ impl Split {
             }
             Role::Pieces { .. } => {
                 self.end_piece(out)?;
-                self.mine = n % 2 == 1;
+                self.mine = claimed;
                 if self.mine {
                     // What is in `out` is glue, the other thread's to write.
                     out.clear();
@@ -1127,6 +1167,72 @@ mod tests {
         );
         pretty_as_serde_json(&top);
         pretty_as_serde_json(&nested);
+    }
+
+    /// Who takes which piece: every second one each while they keep pace, the other thread
+    /// the ones between too while the glue thread lags, the glue thread any it reaches untaken.
+    #[test]
+    fn pieces_go_to_the_thread_that_reaches_them_free() {
+        let claims = Arc::new(Mutex::new(Claims::default()));
+        let (pieces, received) = mpsc::sync_channel(2);
+        let (give_back, returned) = mpsc::channel();
+        let split = |role| Split {
+            role,
+            started: 0,
+            claims: Arc::clone(&claims),
+            mine: false,
+        };
+        let glue = split(Role::Glue {
+            received,
+            give_back,
+        });
+        let other = split(Role::Pieces {
+            pieces,
+            returned,
+            open: false,
+        });
+        assert!(glue.claim(0));
+        assert!(!other.claim(0));
+        assert!(other.claim(1));
+        // The glue thread is at piece 0: in step.
+        assert!(!other.claim(2));
+        assert!(!glue.claim(1));
+        assert!(glue.claim(2));
+        assert!(other.claim(3));
+        assert!(!other.claim(4));
+        assert!(other.claim(5));
+        // Still at 2, so three behind piece 6: the other thread takes it.
+        assert!(other.claim(6));
+        assert!(!glue.claim(3));
+        assert!(glue.claim(4));
+        assert!(!glue.claim(5));
+        assert!(!glue.claim(6));
+        // The other thread is behind: the glue thread takes what it reaches.
+        assert!(glue.claim(7));
+        assert!(!other.claim(7));
+    }
+
+    /// An output slow to take the text: the other thread takes most pieces, the same text.
+    #[test]
+    fn pretty_text_on_two_threads_into_a_slow_output_is_the_same_text() {
+        struct Slow(Vec<u8>);
+        impl Write for Slow {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                self.0.extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let big: Vec<Value> = (0..20_000)
+            .map(|i| serde_json::json!({ "i": i, "s": "x".repeat(i % 50) }))
+            .collect();
+        let mut slow = Slow(Vec::new());
+        write_pretty_split(&mut slow, &mut Vec::new(), &big).expect("ours on two threads");
+        let theirs = serde_json::to_vec_pretty(&big).expect("serde_json");
+        assert!(slow.0 == theirs, "the texts differ");
     }
 
     /// An output that fails part of the way: the error comes back, and neither thread waits
