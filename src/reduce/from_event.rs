@@ -92,6 +92,24 @@ impl<'a> Ev<'a> {
         Some(v)
     }
 
+    /// The view of an event the converter made, into `self`, a default view: from the event
+    /// ([`Ev::fill_from`]), or, when only its line tells, read from its line, written into
+    /// `line`. `Ok(Err(why))` when that line cannot be read either; `Err` if the event cannot
+    /// be written.
+    pub fn fill_from_event_or_line(
+        &mut self,
+        ev: &'a Event<'a>,
+        line: &'a mut String,
+    ) -> std::io::Result<serde_json::Result<()>> {
+        if self.fill_from(ev).is_some() {
+            return Ok(Ok(()));
+        }
+        *line = serde_json::to_string(ev)?;
+        let line: &'a String = line;
+        *self = Ev::default();
+        Ok(self.read(line))
+    }
+
     /// The view of `ev`, as [`Ev::read`] reads its line, into `self`, which must be
     /// `Ev::default()`: not built elsewhere and moved (it is a hundred members, and `reduce`
     /// makes one per event). `None` when only reading the line tells (a member the reader

@@ -133,15 +133,11 @@ impl Work for Lines {
     /// if it may be parked.
     fn event(&self, notes: &mut Notes, event: &Event<'_>) -> io::Result<()> {
         notes.made += 1;
-        let line;
+        let mut line = String::new();
         let mut ev = Ev::default();
-        if ev.fill_from(event).is_none() {
-            line = serde_json::to_string(event)?;
-            ev = Ev::default();
-            if let Err(e) = ev.read(&line) {
-                notes.unreadable.push(unreadable_msg(&e));
-                return Ok(());
-            }
+        if let Err(e) = ev.fill_from_event_or_line(event, &mut line)? {
+            notes.unreadable.push(unreadable_msg(&e));
+            return Ok(());
         }
         if may_park(&ev) {
             let line = ev.line_json();

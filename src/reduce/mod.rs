@@ -201,15 +201,11 @@ impl Sink<'_> {
         if self.red.stopped || self.failed.is_some() {
             return Ok(());
         }
-        let line;
+        let mut line = String::new();
         let mut ev = Ev::default();
-        if ev.fill_from(event).is_none() {
-            line = serde_json::to_string(event)?;
-            ev = Ev::default();
-            if let Err(e) = ev.read(&line) {
-                self.unreadable.push(unreadable_msg(&e));
-                return Ok(());
-            }
+        if let Err(e) = ev.fill_from_event_or_line(event, &mut line)? {
+            self.unreadable.push(unreadable_msg(&e));
+            return Ok(());
         }
         if !self.keep_seq {
             ev.seq = None;
