@@ -1191,72 +1191,82 @@ mod tests {
             returned,
             open: false,
         });
-        assert!(glue.claim(0));
-        assert!(!other.claim(0));
-        assert!(other.claim(1));
-        // The glue thread is at piece 0: in step.
-        assert!(!other.claim(2));
-        assert!(!glue.claim(1));
-        assert!(glue.claim(2));
-        assert!(other.claim(3));
-        assert!(!other.claim(4));
-        assert!(other.claim(5));
-        // Still at 2, so three behind piece 6: the other thread takes it.
-        assert!(other.claim(6));
-        assert!(!glue.claim(3));
-        assert!(glue.claim(4));
-        assert!(!glue.claim(5));
-        assert!(!glue.claim(6));
-        // The other thread is behind: the glue thread takes what it reaches.
-        assert!(glue.claim(7));
-        assert!(!other.claim(7));
+        // (which thread reaches piece n, whether it takes it), in the order they reach them.
+        let steps = [
+            (&glue, 0, true),
+            (&other, 0, false),
+            (&other, 1, true),
+            // The glue thread is at piece 0: in step.
+            (&other, 2, false),
+            (&glue, 1, false),
+            (&glue, 2, true),
+            (&other, 3, true),
+            (&other, 4, false),
+            (&other, 5, true),
+            // Still at 2, so three behind piece 6: the other thread takes it.
+            (&other, 6, true),
+            (&glue, 3, false),
+            (&glue, 4, true),
+            (&glue, 5, false),
+            (&glue, 6, false),
+            // The other thread is behind: the glue thread takes what it reaches.
+            (&glue, 7, true),
+            (&other, 7, false),
+        ];
+        for (i, (thread, n, takes)) in steps.into_iter().enumerate() {
+            assert_eq!(thread.claim(n), takes, "step {i}: piece {n}");
+        }
+    }
+
+    /// An output whose every write goes through a closure (slow, failing, …).
+    struct Through<F: FnMut(&[u8]) -> io::Result<()>>(F);
+
+    impl<F: FnMut(&[u8]) -> io::Result<()>> Write for Through<F> {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            (self.0)(b).map(|()| b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// An array of `n` small objects, a few hundred pieces' worth.
+    fn big(n: usize) -> Vec<Value> {
+        (0..n)
+            .map(|i| serde_json::json!({ "i": i, "s": "x".repeat(i % 50) }))
+            .collect()
     }
 
     /// An output slow to take the text: the other thread takes most pieces, the same text.
     #[test]
     fn pretty_text_on_two_threads_into_a_slow_output_is_the_same_text() {
-        struct Slow(Vec<u8>);
-        impl Write for Slow {
-            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-                std::thread::sleep(std::time::Duration::from_micros(200));
-                self.0.extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
-                Ok(())
-            }
-        }
-        let big: Vec<Value> = (0..20_000)
-            .map(|i| serde_json::json!({ "i": i, "s": "x".repeat(i % 50) }))
-            .collect();
-        let mut slow = Slow(Vec::new());
+        let big = big(20_000);
+        let mut text = Vec::new();
+        let mut slow = Through(|b: &[u8]| {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            text.extend_from_slice(b);
+            Ok(())
+        });
         write_pretty_split(&mut slow, &mut Vec::new(), &big).expect("ours on two threads");
         let theirs = serde_json::to_vec_pretty(&big).expect("serde_json");
-        assert!(slow.0 == theirs, "the texts differ");
+        assert!(text == theirs, "the texts differ");
     }
 
     /// An output that fails part of the way: the error comes back, and neither thread waits
     /// for the other forever.
     #[test]
     fn pretty_text_on_two_threads_into_a_failing_output_is_an_error() {
-        struct Fails(usize);
-        impl Write for Fails {
-            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-                if self.0 < b.len() {
+        let big = big(50_000);
+        for room in [0, 100, 70_000, 1_000_000] {
+            let mut left = room;
+            let mut fails = Through(|b: &[u8]| {
+                if left < b.len() {
                     return Err(io::Error::new(io::ErrorKind::BrokenPipe, "gone"));
                 }
-                self.0 -= b.len();
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
+                left -= b.len();
                 Ok(())
-            }
-        }
-        let big: Vec<Value> = (0..50_000)
-            .map(|i| serde_json::json!({ "i": i, "s": "x".repeat(i % 50) }))
-            .collect();
-        for room in [0, 100, 70_000, 1_000_000] {
-            let err = write_pretty_split(&mut Fails(room), &mut Vec::new(), &big)
+            });
+            let err = write_pretty_split(&mut fails, &mut Vec::new(), &big)
                 .expect_err("the output fails");
             assert_eq!(err.kind(), io::ErrorKind::BrokenPipe, "{err}");
         }
