@@ -60,6 +60,12 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
+crate::remember! {
+    /// What ACP lines need of earlier lines of the stream.
+    pub struct Memory {
+    }
+}
+
 const METHOD_PREFIXES: &[&str] = &[
     "session/",
     "fs/",

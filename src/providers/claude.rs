@@ -62,6 +62,12 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
+crate::remember! {
+    /// What Claude lines need of earlier lines of the stream.
+    pub struct Memory {
+    }
+}
+
 /// Top-level `type`s Claude Code writes.
 const TYPES: &[&str] = &[
     "system",

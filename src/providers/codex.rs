@@ -53,6 +53,12 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
+crate::remember! {
+    /// What Codex lines need of earlier lines of the stream.
+    pub struct Memory {
+    }
+}
+
 /// `type`s of `codex exec --json`.
 const EXEC_TYPES: &[&str] = &[
     "thread.started",

@@ -50,6 +50,12 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
+crate::remember! {
+    /// What Gemini CLI lines need of earlier lines of the stream.
+    pub struct Memory {
+    }
+}
+
 const TYPES: &[&str] = &[
     "init",
     "message",

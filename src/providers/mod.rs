@@ -1,7 +1,9 @@
 //! Providers: one file per agent wire format, each with a detection rule and a converter.
 //!
-//! Adding a provider is one new file here plus one line in [`PROVIDERS`]. A converter is
-//! stateless: the events it produces depend only on the line it is given.
+//! Adding a provider is one new file here plus one line in [`PROVIDERS`] (and one in
+//! [`Memory`] if it remembers anything). A converter maps one line at a time; what it needs
+//! from earlier lines of the stream (a request for its answer, a call for its update) it keeps
+//! in its own memory ([`memo`]), bounded and the same on any number of threads.
 
 use crate::detect::Probe;
 use crate::event::{Body, Extensions, Str};
@@ -15,6 +17,7 @@ pub mod codex;
 pub mod cursor;
 pub mod gemini;
 pub mod jsonrpc;
+pub mod memo;
 pub mod opencode;
 pub mod qwen;
 
@@ -135,6 +138,21 @@ pub struct Cx<'a> {
     pub events: Vec<(Body<'a>, Extensions<'a>)>,
     /// Facts about the stream so far that a converter may read and set (see [`Sticky`]).
     pub sticky: Sticky,
+    /// The input line's number (what [`memo::Memo::insert`] records).
+    pub line: u64,
+    /// What the providers remember of the stream ([`Cx::memory`]).
+    pub memory: Option<Box<Memory>>,
+}
+
+crate::remember! {
+    /// What each provider remembers of the stream: one field per provider that keeps
+    /// anything, its type declared in the provider's own module.
+    pub struct Memory {
+        pub acp: acp::Memory,
+        pub claude: claude::Memory,
+        pub codex: codex::Memory,
+        pub gemini: gemini::Memory,
+    }
 }
 
 /// The few facts about the whole stream a converter may depend on: exceptions to
@@ -167,6 +185,11 @@ impl Sticky {
 }
 
 impl<'a> Cx<'a> {
+    /// What the providers remember of the stream.
+    pub fn memory(&mut self) -> &mut Memory {
+        self.memory.get_or_insert_with(Box::default)
+    }
+
     /// Adds an event; returns its extensions for the caller to fill.
     pub fn push(&mut self, body: impl Into<Body<'a>>) -> &mut Extensions<'a> {
         self.events.push((body.into(), Extensions::default()));
