@@ -423,6 +423,7 @@ string_enum!(
         Deny = "deny",
         DenyAlways = "deny_always",
         Cancelled = "cancelled",
+        Unknown = "unknown",
     }
 );
 
@@ -891,7 +892,9 @@ pub struct PlanEntry<'a> {
 pub struct PermissionResponse<'a> {
     pub request_id: Str<'a>,
     pub decision: Decision,
-    pub allowed: bool,
+    /// Whether the call may run; left out when the decision is `unknown`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Str<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1785,7 +1785,7 @@ fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmap
             cx.push(PermissionResponse {
                 request_id,
                 decision,
-                allowed: behavior == "allow",
+                allowed: Some(behavior == "allow"),
                 message: b.message,
                 updated_input: b.updated_input.filter(|i| is_object(i)).map(Json::Raw),
                 updated_permissions: b.updated_permissions.filter(|p| !is_null(p)).map(Json::Raw),
@@ -1860,7 +1860,7 @@ fn control_cancel<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmappe
     cx.push(PermissionResponse {
         request_id: w.request_id.unwrap_or_default(),
         decision: Decision::Cancelled,
-        allowed: false,
+        allowed: Some(false),
         message: None,
         updated_input: None,
         updated_permissions: None,

@@ -2150,7 +2150,7 @@ fn response<'a>(
                   updated_permissions: Option<Json<'a>>| PermissionResponse {
         request_id: request_id.clone(),
         decision,
-        allowed,
+        allowed: Some(allowed),
         message: None,
         updated_input,
         updated_permissions,

@@ -36,6 +36,8 @@ struct Track {
     written: BTreeSet<String>,
     /// Keys read before this part wrote them.
     read: BTreeSet<String>,
+    /// Prefixes whose keys were all read ([`Memo::take_prefix`]).
+    prefixes: BTreeSet<String>,
     /// The part read the whole memo (a scan, or forgetting its oldest entry).
     all: bool,
 }
@@ -137,6 +139,29 @@ impl<V: Clone + PartialEq> Memo<V> {
             .collect()
     }
 
+    /// Takes out every entry whose key starts with `prefix`, in key order: what a part of the
+    /// stream takes so depends on the entries under `prefix` it did not write itself.
+    pub fn take_prefix(&mut self, prefix: &str) -> Vec<(String, V)> {
+        if let Some(t) = &mut self.track {
+            if !t.prefixes.contains(prefix) {
+                t.prefixes.insert(prefix.to_owned());
+            }
+        }
+        let keys: Vec<String> = self
+            .entries
+            .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| {
+                self.note_write(&k);
+                let (v, _) = self.entries.remove(&k)?;
+                Some((k, v))
+            })
+            .collect()
+    }
+
     /// The number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -196,9 +221,18 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         if t.all {
             return guess != actual;
         }
+        let under = |m: &'_ Self, p: &str| -> Vec<(String, V)> {
+            m.entries
+                .range::<str, _>((std::ops::Bound::Included(p), std::ops::Bound::Unbounded))
+                .take_while(|(k, _)| k.starts_with(p))
+                .filter(|(k, _)| !t.written.contains(*k))
+                .map(|(k, (v, _))| (k.clone(), v.clone()))
+                .collect()
+        };
         t.read
             .iter()
             .any(|k| guess.entries.get(k) != actual.entries.get(k))
+            || t.prefixes.iter().any(|p| under(guess, p) != under(actual, p))
     }
 
     fn after(&self, before: &Self) -> Self {
@@ -337,6 +371,27 @@ mod tests {
         let mut other = guess.clone();
         other.insert("z", 0, 4);
         assert!(m.stale(&guess, &other));
+    }
+
+    #[test]
+    fn a_prefix_taken_depends_on_the_entries_under_it_only() {
+        let mut m = Memo::default();
+        m.insert("s1/a", 1, 1);
+        m.insert("s2/a", 2, 2);
+        let guess = m.clone();
+        m.begin(true);
+        m.insert("s1/b", 3, 3);
+        let taken = m.take_prefix("s1/");
+        assert_eq!(taken, vec![("s1/a".to_string(), 1), ("s1/b".to_string(), 3)]);
+        assert_eq!(m.len(), 1);
+        let mut other = guess.clone();
+        other.insert("s2/z", 9, 4);
+        assert!(!m.stale(&guess, &other));
+        other.insert("s1/z", 9, 4);
+        assert!(m.stale(&guess, &other));
+        // The end holds neither what was taken nor what the start had under the prefix.
+        let end = m.after(&other);
+        assert!(end.entries.keys().all(|k| !k.starts_with("s1/") || k == "s1/z"));
     }
 
     remember! {
