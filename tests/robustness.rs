@@ -39,7 +39,14 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Every provider capture under `testdata/` (not expectations, not the hostile corpus).
 fn captures() -> Vec<PathBuf> {
-    let skip = ["malformed", "invalid", "validate", "replay", "reduce"];
+    let skip = [
+        "malformed",
+        "invalid",
+        "validate",
+        "replay",
+        "reduce",
+        "session-files",
+    ];
     let all: Vec<PathBuf> = files_ending(&root().join("testdata"), ".jsonl")
         .into_iter()
         .filter(|p| {
