@@ -14,6 +14,7 @@
 //! | `agent_message_chunk`, `agent_thought_chunk` | `stream_delta` text / thinking (chunks pass on as they come; `reduce` joins them) |
 //! | `tool_call` | `tool_invocation` (+ `tool_completion` when it arrives finished); a second `tool_call` for a call already announced is a `tool_update` |
 //! | `tool_call_update` | `tool_completion` when completed / failed / cancelled (once: a repeat is a `tool_update`), else `tool_update`; a call no line announced is invoked first; when it completes, one `file_change` per file its lines showed a `diff` of (the last one) |
+//! | `tool_call`/`tool_call_update` of claude-agent-acp's `Agent` or `Task` | also `subagent_spawn` once its input is known, `subagent_complete` when it finishes (the subagent's id from `_meta.claudeCode.toolResponse`) |
 //! | `plan` | `plan_update` |
 //! | `available_commands_update`, `current_mode_update`, `config_option_update` | `available_commands`, `session_mode`, `config_options` |
 //! | `session_info_update` | `session_info` |
@@ -65,7 +66,7 @@ pub const PROVIDER: Provider = Provider {
         mcp: false,
         usage: true,
         cost: true,
-        subagents: false,
+        subagents: true,
         plans: true,
     },
 };
@@ -114,6 +115,10 @@ pub struct Call {
     ended: bool,
     /// The answer to a permission request for it.
     answer: Option<Decision>,
+    /// Its `subagent_spawn` was written (claude-agent-acp's `Agent`/`Task` calls).
+    spawned: bool,
+    /// The subagent's id, from the call's `toolResponse`.
+    agent_id: Option<String>,
     /// The last `diff` content of each file, from lines before the call finished: `(path,
     /// whether the file is new, the unified diff unless over [`DIFF_BUDGET`])`.
     diffs: Vec<(String, bool, Option<String>)>,
@@ -801,6 +806,30 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     Ok(())
 }
 
+/// What a subagent call's input says of the subagent.
+#[derive(Deserialize)]
+struct AgentInput<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    subagent_type: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    description: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    prompt: Option<Str<'a>>,
+}
+
+/// What a subagent call's `toolResponse` says of it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentResponse<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    agent_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    status: Option<Str<'a>>,
+    total_duration_ms: Option<Count>,
+    total_tokens: Option<Count>,
+    total_tool_use_count: Option<Count>,
+}
+
 /// The most text a call's remembered diffs keep ([`Call::diffs`]); past it a file change
 /// is reported without its diff.
 const DIFF_BUDGET: usize = 256 * 1024;
@@ -900,6 +929,40 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         call.diffs.retain(|x| x.0 != path);
         call.diffs.push((path.to_owned(), old.is_none(), diff));
     }
+    // claude-agent-acp runs a subagent as an `Agent` (or `Task`) call: it starts when its
+    // input is known, and ends with the call.
+    let subagent = matches!(call.name.as_str(), "Agent" | "Task")
+        && u.meta
+            .as_ref()
+            .and_then(|m| m.claude_code.as_ref())
+            .is_some();
+    let mut agent_response = None;
+    if subagent {
+        let input: Option<AgentInput> = u
+            .raw_input
+            .filter(|i| is_object(i) && i.get() != "{}")
+            .and_then(|i| serde_json::from_str(i.get()).ok());
+        if let Some(i) = input.filter(|i| i.prompt.is_some() || i.subagent_type.is_some()) {
+            if !call.spawned {
+                call.spawned = true;
+                cx.push(SubagentSpawn {
+                    call_id: call_id.clone(),
+                    agent_type: i.subagent_type,
+                    description: i.description,
+                    is_resume: false,
+                    resume_agent_id: None,
+                    prompt: i.prompt,
+                    parent_call_id: None,
+                });
+            }
+        }
+        agent_response = tool_response
+            .filter(|r| is_object(r))
+            .and_then(|r| serde_json::from_str::<AgentResponse>(r.get()).ok());
+        if let Some(id) = agent_response.as_ref().and_then(|r| r.agent_id.as_deref()) {
+            call.agent_id = Some(id.to_owned());
+        }
+    }
     let repeat = finished && call.ended;
     // After `session/cancel`, a call that ends ends because of it, whatever it says (Gemini
     // CLI: `completed`, "Command cancelled by user.").
@@ -981,6 +1044,22 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
                     ext.put("insights.diffOmitted", true);
                 }
             }
+        }
+        if call.spawned {
+            let r = agent_response.as_ref();
+            cx.push(SubagentComplete {
+                call_id: call_id.clone(),
+                agent_id: call.agent_id.clone().map(Cow::Owned),
+                status: Some(
+                    r.and_then(|r| r.status.clone())
+                        .unwrap_or(Cow::Borrowed(if failed { "failed" } else { "completed" })),
+                ),
+                summary: None,
+                duration_ms: r.and_then(|r| count(r.total_duration_ms)),
+                total_tokens: r.and_then(|r| count(r.total_tokens)),
+                tool_use_count: r.and_then(|r| count(r.total_tool_use_count)),
+                parent_call_id: None,
+            });
         }
         call.ended = true;
         call.diffs.clear();
@@ -1398,16 +1477,114 @@ mod tests {
             .collect()
     }
 
+    fn stream(lines: &[&str]) -> Vec<Value> {
+        crate::test_support::convert_stream(&PROVIDER, lines)
+    }
+
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","options":[{"kind":"allow_always","optionId":"bypassPermissions"},{"kind":"allow_once","optionId":"default"},{"kind":"reject_once","optionId":"plan"}],"toolCall":{"toolCallId":"t1","title":"Ready to code?","kind":"switch_mode","rawInput":{"plan":"p"}}}}"#;
+
     #[test]
-    fn decisions_from_option_ids() {
-        assert_eq!(decision_of("proceed_once").0, Decision::Allow);
-        assert_eq!(decision_of("proceed_always").0, Decision::AllowAlways);
-        assert_eq!(decision_of("allow_always").0, Decision::AllowAlways);
-        assert_eq!(decision_of("cancel").0, Decision::Deny);
-        assert_eq!(decision_of("reject").0, Decision::Deny);
-        assert_eq!(decision_of("reject-always").0, Decision::DenyAlways);
-        assert_eq!(decision_of("allow").0, Decision::Allow);
-        assert_eq!(decision_of("know").0, Decision::Allow);
+    fn a_decision_is_the_kind_of_the_option_picked() {
+        for (picked, decision, allowed) in [
+            ("plan", "deny", Some(false)),
+            ("bypassPermissions", "allow_always", Some(true)),
+            ("default", "allow", Some(true)),
+            ("other", "unknown", None),
+        ] {
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":0,"result":{{"outcome":{{"outcome":"selected","optionId":"{picked}"}}}}}}"#
+            );
+            let ev = stream(&[ASK, &answer]);
+            let last = ev.last().unwrap();
+            assert_eq!(last["decision"], decision, "{picked}");
+            assert_eq!(last.get("allowed").and_then(Value::as_bool), allowed);
+            assert_eq!(last["toolUseId"], "t1");
+            assert_eq!(last["sessionId"], "s");
+        }
+        // No request in the stream: the words of the option id say nothing.
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}"#,
+        ]);
+        assert_eq!(ev[0]["decision"], "unknown");
+        assert!(ev[0].get("allowed").is_none());
+    }
+
+    #[test]
+    fn a_call_announced_only_by_its_permission_request_is_invoked_there_once() {
+        let ev = stream(&[
+            ASK,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"plan"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","status":"pending","title":"Ready to code?","kind":"switch_mode"}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+        ]);
+        let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["tool_invocation", "permission_request", "permission_response", "tool_update", "turn_complete"]
+        );
+    }
+
+    #[test]
+    fn the_client_and_the_agent_number_their_requests_apart() {
+        // Both sides have a request 3 waiting: the answer's shape says whose it is.
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/a","content":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":429,"message":"rate limit"}}"#,
+        ]);
+        let last = ev.last().unwrap();
+        assert_eq!(last["event"], "turn_complete");
+        assert_eq!(last["isError"], true);
+        assert_eq!(last["sessionId"], "s");
+        assert_eq!(ev[ev.len() - 2]["httpStatus"], 429);
+    }
+
+    #[test]
+    fn a_turn_ends_the_calls_it_implies_and_only_those() {
+        let update = |id: &str, status: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call","toolCallId":"{id}","status":"{status}","kind":"execute"}}}}}}"#
+            )
+        };
+        let (a, b) = (update("a", "pending"), update("b", "in_progress"));
+        let prompt = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#;
+        let ev = stream(&[
+            prompt,
+            &a,
+            &b,
+            r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}"#,
+        ]);
+        let ends: Vec<_> = ev
+            .iter()
+            .filter(|e| e["event"] == "tool_completion")
+            .map(|e| (e["callId"].clone(), e["status"].clone(), e["extensions"]["insights.inferred"].clone()))
+            .collect();
+        assert_eq!(ends.len(), 2);
+        assert!(ends.iter().all(|(_, s, i)| s == "cancelled" && i == true));
+        // A turn that ends normally leaves an open call alone (nothing says how it ended).
+        let ev = stream(&[
+            prompt,
+            &a,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+        ]);
+        assert!(ev.iter().all(|e| e["event"] != "tool_completion"));
+    }
+
+    #[test]
+    fn a_write_changes_each_file_once_when_it_completes() {
+        let diff = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","content":[{"type":"diff","path":"/p/a","oldText":null,"newText":"x\n"}]}}}"#;
+        let done = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"completed"}}}"#;
+        let failed = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"failed"}}}"#;
+        let ev = stream(&[diff, diff, done, done]);
+        let changes: Vec<_> = ev.iter().filter(|e| e["event"] == "file_change").collect();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0]["changeKind"], "add");
+        assert_eq!(ev.iter().filter(|e| e["event"] == "tool_completion").count(), 1);
+        assert_eq!(ev.iter().filter(|e| e["event"] == "tool_invocation").count(), 1);
+        let ev = stream(&[diff, failed]);
+        assert!(ev.iter().all(|e| e["event"] != "file_change"));
     }
 
     #[test]
@@ -1426,11 +1603,13 @@ mod tests {
         let ev = conv(
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_001","status":"completed","content":[{"type":"content","content":{"type":"text","text":"done"}},{"type":"diff","path":"/p/c.json","oldText":"a\n","newText":"b\n"}]}}}"#,
         );
-        assert_eq!(ev[0]["event"], "tool_completion");
-        assert_eq!(ev[0]["output"]["text"], "done");
-        assert_eq!(ev[1]["event"], "file_change");
+        // No line announced the call: the update does.
+        assert_eq!(ev[0]["event"], "tool_invocation");
+        assert_eq!(ev[1]["event"], "tool_completion");
+        assert_eq!(ev[1]["output"]["text"], "done");
+        assert_eq!(ev[2]["event"], "file_change");
         assert_eq!(
-            ev[1]["diff"],
+            ev[2]["diff"],
             "--- a/p/c.json\n+++ b/p/c.json\n@@ -1,1 +1,1 @@\n-a\n+b\n"
         );
     }

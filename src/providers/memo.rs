@@ -36,8 +36,9 @@ struct Track {
     written: BTreeSet<String>,
     /// Keys read before this part wrote them.
     read: BTreeSet<String>,
-    /// Prefixes whose keys were all read ([`Memo::take_prefix`]).
-    prefixes: BTreeSet<String>,
+    /// Prefixes whose keys were all read ([`Memo::take_prefix`]), each with the keys under
+    /// it this part had written before: the others came from the start.
+    prefixes: BTreeMap<String, BTreeSet<String>>,
     /// The part read the whole memo (a scan, or forgetting its oldest entry).
     all: bool,
 }
@@ -143,8 +144,14 @@ impl<V: Clone + PartialEq> Memo<V> {
     /// stream takes so depends on the entries under `prefix` it did not write itself.
     pub fn take_prefix(&mut self, prefix: &str) -> Vec<(String, V)> {
         if let Some(t) = &mut self.track {
-            if !t.prefixes.contains(prefix) {
-                t.prefixes.insert(prefix.to_owned());
+            if !t.prefixes.contains_key(prefix) {
+                let own = t
+                    .written
+                    .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+                    .take_while(|k| k.starts_with(prefix))
+                    .cloned()
+                    .collect();
+                t.prefixes.insert(prefix.to_owned(), own);
             }
         }
         let keys: Vec<String> = self
@@ -221,18 +228,21 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         if t.all {
             return guess != actual;
         }
-        let under = |m: &'_ Self, p: &str| -> Vec<(String, V)> {
+        let under = |m: &'_ Self, p: &str, own: &BTreeSet<String>| -> Vec<(String, V)> {
             m.entries
                 .range::<str, _>((std::ops::Bound::Included(p), std::ops::Bound::Unbounded))
                 .take_while(|(k, _)| k.starts_with(p))
-                .filter(|(k, _)| !t.written.contains(*k))
+                .filter(|(k, _)| !own.contains(*k))
                 .map(|(k, (v, _))| (k.clone(), v.clone()))
                 .collect()
         };
         t.read
             .iter()
             .any(|k| guess.entries.get(k) != actual.entries.get(k))
-            || t.prefixes.iter().any(|p| under(guess, p) != under(actual, p))
+            || t
+                .prefixes
+                .iter()
+                .any(|(p, own)| under(guess, p, own) != under(actual, p, own))
     }
 
     fn after(&self, before: &Self) -> Self {
@@ -388,6 +398,10 @@ mod tests {
         other.insert("s2/z", 9, 4);
         assert!(!m.stale(&guess, &other));
         other.insert("s1/z", 9, 4);
+        assert!(m.stale(&guess, &other));
+        // What the start had under the prefix, taken (so written) by the take itself.
+        let mut other = guess.clone();
+        other.insert("s1/a", 7, 1);
         assert!(m.stale(&guess, &other));
         // The end holds neither what was taken nor what the start had under the prefix.
         let end = m.after(&other);
