@@ -20,7 +20,8 @@
 //! - `errors`: the facts' entries match `error` events in order (a subsequence), on the fields the
 //!   facts give.
 //! - `tokens` (when given): the sums of `usage.inputTokens` / `usage.outputTokens` over the
-//!   `turn_complete` events.
+//!   `turn_complete` events (else each session's last `usage_update` `total`); the input may
+//!   also match with `cacheReadTokens` added, as agents that count cached input in state it.
 //!
 //! Every mismatch of every file is collected, then one assertion lists them all, per file.
 //! Run it with `cargo test --test integration facts -- --ignored`.
@@ -451,17 +452,35 @@ fn check_tokens(ev: &Events, facts: &Value, out: &mut Vec<String>) {
     let Some(tokens) = facts["tokens"].as_object() else {
         return;
     };
+    // The totals as the events state them: the `turn_complete` usages summed, else (agents
+    // whose turns carry none, Codex app-server) each session's last running `total`.
+    let sum = |field: &str| -> u64 {
+        let turns: u64 = ev
+            .of("turn_complete")
+            .filter_map(|e| e["usage"][field].as_u64())
+            .sum();
+        if turns > 0 {
+            return turns;
+        }
+        let mut last: BTreeMap<String, u64> = BTreeMap::new();
+        for e in ev.of("usage_update") {
+            if let Some(n) = e["total"][field].as_u64() {
+                last.insert(str_of(&e["sessionId"]), n);
+            }
+        }
+        last.values().sum()
+    };
     for (key, field) in [("input", "inputTokens"), ("output", "outputTokens")] {
         let Some(want) = tokens.get(key).and_then(Value::as_u64) else {
             continue;
         };
-        let got: u64 = ev
-            .of("turn_complete")
-            .filter_map(|e| e["usage"][field].as_u64())
-            .sum();
-        if got != want {
+        let got = sum(field);
+        // The wire's input may count cached tokens in (Codex, Gemini) or not (Claude); the
+        // events' `inputTokens` never does, and `cacheReadTokens` says how many there were.
+        let with_cache = got + if key == "input" { sum("cacheReadTokens") } else { 0 };
+        if got != want && with_cache != want {
             out.push(format!(
-                "tokens.{key}: facts {want}, turn_complete usage.{field} sums to {got}"
+                "tokens.{key}: facts {want}, the events' {field} total {got} ({with_cache} with cache reads)"
             ));
         }
     }
