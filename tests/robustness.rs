@@ -733,13 +733,13 @@ fn conversion_is_deterministic_and_converting_again_changes_nothing() {
 /// run. Converted in separate runs and concatenated, the pieces give the same events again
 /// once `seq` is renumbered over the concatenation, for providers whose conversion remembers
 /// nothing between lines (not JSON-RPC: a bare answer belongs to the provider of an earlier
-/// line, detection rule 2b; and Codex's legacy events are dropped after v2 ones).
+/// line, detection rule 2b; Codex's legacy events are dropped after v2 ones; and Codex exec
+/// lines name the thread that an earlier `thread.started` announced).
 #[test]
 fn conversion_of_a_split_file_equals_conversion_of_the_whole() {
     let stateless = [
         "claude",
         "claude-sdk",
-        "codex-exec",
         "gemini",
         "qwen",
         "amp",
