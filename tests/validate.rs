@@ -318,14 +318,7 @@ fn many_files_report_in_the_order_given() {
 /// file, line, rule). Each is still expected, so that fixing the converter fails this test until
 /// its entry is removed. No warning is expected on any golden file.
 const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
-    // Codex: an approval `cancel` of a file change leaves the item open and ends the turn
-    // interrupted; the call is not ended yet (issue 28, item 6).
-    (
-        "codex-app-server/patch-cancel",
-        19,
-        "tool-open-at-end",
-    ),
-    // No other at present. ACP (Gemini CLI) names a call first in `session/request_permission`
+    // None at present. ACP (Gemini CLI) names a call first in `session/request_permission`
     // and completes it without a `tool_call`; no line says so on its own (codex-acp asks the
     // same way and then announces the call), so `validate` knows such a call from the
     // permission request's `toolUseId` instead (rules.rs, `announced`).
