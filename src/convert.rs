@@ -105,6 +105,9 @@ struct Marks<W: Write> {
 #[derive(Clone, Default)]
 pub struct StreamState {
     pub last_jsonrpc: Option<&'static Provider>,
+    /// The Claude-like provider the stream named ([`detect::Detector`] rule 2c); the outer
+    /// `None` in an own state: no line of the part named one.
+    pub dialect: Option<Option<(&'static Provider, String)>>,
     pub codex_v2_seen: bool,
     pub memory: Memory,
 }
@@ -115,6 +118,7 @@ impl StreamState {
     pub fn after(&self, before: &StreamState) -> StreamState {
         StreamState {
             last_jsonrpc: self.last_jsonrpc.or(before.last_jsonrpc),
+            dialect: self.dialect.clone().or_else(|| before.dialect.clone()),
             codex_v2_seen: self.codex_v2_seen || before.codex_v2_seen,
             memory: self.memory.after(&before.memory),
         }
@@ -124,7 +128,16 @@ impl StreamState {
     /// ([`Converter::own_state`]) and `depended` ([`Converter::depended_on_start`]), must be
     /// converted again from `actual`, the state it really starts from.
     pub fn stale(&self, depended: bool, guess: &StreamState, actual: &StreamState) -> bool {
-        let basics = |s: &StreamState| (s.last_jsonrpc.map(|p| p.name), s.codex_v2_seen);
+        fn basics(s: &StreamState) -> (Option<&str>, Option<(&str, &str)>, bool) {
+            (
+                s.last_jsonrpc.map(|p| p.name),
+                s.dialect
+                    .as_ref()
+                    .and_then(Option::as_ref)
+                    .map(|(p, s)| (p.name, s.as_str())),
+                s.codex_v2_seen,
+            )
+        }
         (depended && basics(guess) != basics(actual))
             || self.memory.stale(&guess.memory, &actual.memory)
     }
@@ -238,6 +251,7 @@ impl<'o, W: Write> Converter<'o, W> {
     pub fn state(&self) -> StreamState {
         StreamState {
             last_jsonrpc: self.detector.last_jsonrpc,
+            dialect: Some(self.detector.dialect.clone()),
             codex_v2_seen: self.sticky.codex_v2_seen,
             memory: self.memory.as_deref().cloned().unwrap_or_default(),
         }
@@ -249,6 +263,10 @@ impl<'o, W: Write> Converter<'o, W> {
     pub fn own_state(&self) -> StreamState {
         StreamState {
             last_jsonrpc: self.detector.last_jsonrpc.filter(|_| self.detector.named),
+            dialect: self
+                .detector
+                .dialect_named
+                .then(|| self.detector.dialect.clone()),
             codex_v2_seen: self.sticky.codex_v2_here,
             memory: self.memory.as_deref().cloned().unwrap_or_default(),
         }
@@ -269,6 +287,7 @@ impl<'o, W: Write> Converter<'o, W> {
     /// lines from here read of it ([`StreamState::stale`]).
     pub fn set_state(&mut self, st: StreamState) {
         self.detector.last_jsonrpc = st.last_jsonrpc;
+        self.detector.dialect = st.dialect.flatten();
         self.sticky.codex_v2_seen = st.codex_v2_seen;
         let mut memory = Box::new(st.memory);
         memory.begin(true);
@@ -419,7 +438,12 @@ impl<'o, W: Write> Converter<'o, W> {
                 let result = convert_guarded(p, text, probe, &mut cx);
                 self.sticky = cx.sticky;
                 self.memory = cx.memory.take();
-                if let Some(n) = self.memory.as_mut().map(|m| m.forgotten()).filter(|&n| n > 0) {
+                if let Some(n) = self
+                    .memory
+                    .as_mut()
+                    .map(|m| m.forgotten())
+                    .filter(|&n| n > 0)
+                {
                     diag.note_line(
                         name,
                         lineno,
@@ -481,7 +505,10 @@ impl<'o, W: Write> Converter<'o, W> {
         // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
         // events cannot be (a number beyond f64, nesting deeper than 128) is reported whole.
         let mut folded = Vec::new();
-        for (k, (body, ext)) in cx.events.drain(..).enumerate() {
+        for (k, (body, mut ext)) in cx.events.drain(..).enumerate() {
+            if let Some(bad) = &cx.bad_time {
+                ext.put("insights.invalidTimestamp", bad.clone());
+            }
             self.seq += 1;
             id.truncate(id_prefix);
             push_decimal(&mut id, k as u64);

@@ -345,7 +345,9 @@ impl<'a> Parallel<'a> {
                             None => work_rx.lock().ok().and_then(|rx| rx.recv().ok()),
                         };
                         let Some(chunk) = next else { return };
-                        let start = guess.lock().map_or_else(|_| StreamState::default(), |g| g.clone());
+                        let start = guess
+                            .lock()
+                            .map_or_else(|_| StreamState::default(), |g| g.clone());
                         let done = work_chunk(work, opts, chunk, name, start, color, &buffers.outs);
                         if let Ok(mut g) = guess.lock() {
                             *g = done.end.clone();

@@ -25,8 +25,10 @@
 //!
 //! **Detection.** `tool_call` and `thinking` lines are Cursor's; so are `assistant`, `user`,
 //! `system` and `result` lines with `timestamp_ms`, and `result` lines whose `usage` is
-//! camelCase. Cursor's `system/init` and plain `user` lines look like Claude's and are read as
-//! Claude's under `--from auto`; use `--from cursor` for whole Cursor streams.
+//! camelCase. Cursor's `system/init` is recognised by what it lacks of Claude Code's
+//! (`apiKeySource` without `tools`, `uuid` or `claude_code_version`); the plain `user` lines
+//! after it look like Claude's and are routed to Cursor because the init named Cursor
+//! (detection rule 2c). A stream cut before its init needs `--from cursor`.
 
 use super::claude;
 use super::{Capabilities, Cx, Provider, Unmapped};
@@ -64,6 +66,14 @@ pub const PROVIDER: Provider = Provider {
 fn sniff(p: &Probe) -> bool {
     match p.ty() {
         Some("tool_call" | "thinking") => true,
+        // testdata/cursor/shell-read.jsonl line 1: `apiKeySource` as Claude Code's init has
+        // it, but none of `tools`, `uuid` and `claude_code_version`, which Claude's always has.
+        Some("system") if p.subtype() == Some("init") && p.timestamp_ms.is_none() => {
+            p.members().is_some_and(|m| {
+                let has = |k: &str| m.iter().any(|(n, _)| *n == k);
+                has("apiKeySource") && !has("tools") && !has("uuid") && !has("claude_code_version")
+            })
+        }
         Some("assistant" | "user" | "system") => p.timestamp_ms.is_some(),
         Some("result") => {
             p.timestamp_ms.is_some()

@@ -15,6 +15,7 @@ pub mod amp;
 pub mod claude;
 pub mod codex;
 pub mod cursor;
+pub mod edits;
 pub mod gemini;
 pub mod jsonrpc;
 pub mod memo;
@@ -132,6 +133,9 @@ pub struct Cx<'a> {
     pub session_id: Option<Str<'a>>,
     /// The provider's own time for the line (RFC 3339), if it carries one.
     pub timestamp: Option<Str<'a>>,
+    /// The provider's time for the line when it is not an RFC 3339 date-time (set by
+    /// [`Cx::wire_time`]): kept in each event's extensions as `insights.invalidTimestamp`.
+    pub bad_time: Option<Str<'a>>,
     pub turn_id: Option<Str<'a>>,
     /// A provider id unique to this line (Claude's `uuid`); event ids are built from it.
     pub anchor: Option<Str<'a>>,
@@ -152,6 +156,8 @@ crate::remember! {
         pub claude: claude::Memory,
         pub codex: codex::Memory,
         pub gemini: gemini::Memory,
+        pub qwen: qwen::Memory,
+        pub amp: amp::Memory,
     }
 }
 
@@ -188,6 +194,17 @@ impl<'a> Cx<'a> {
     /// What the providers remember of the stream.
     pub fn memory(&mut self) -> &mut Memory {
         self.memory.get_or_insert_with(Box::default)
+    }
+
+    /// Sets the line's time from the provider's time text: an RFC 3339 date-time
+    /// ([`crate::time::parse`]) becomes the events' `timestamp`; any other text (an impossible
+    /// date such as `2026-02-31`) is not passed off as one: the events get the time the line
+    /// was read (unless `--no-timestamp`) and the text in `insights.invalidTimestamp`.
+    pub fn wire_time(&mut self, t: Option<Str<'a>>) {
+        match t {
+            Some(t) if crate::time::looks_rfc3339(&t) => self.timestamp = Some(t),
+            other => self.bad_time = other,
+        }
     }
 
     /// Adds an event; returns its extensions for the caller to fill.
