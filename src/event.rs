@@ -846,7 +846,9 @@ pub struct RateLimitUpdate<'a> {
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RateLimitWindow {
-    pub used_percent: u64,
+    /// Absent when the provider states no usage (a rejected limit without `utilization`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_percent: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window_duration_mins: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1565,7 +1565,7 @@ struct WindowWire {
 impl WindowWire {
     fn window(&self) -> RateLimitWindow {
         RateLimitWindow {
-            used_percent: self.used_percent.map_or(0, |p| p.max(0.0).round() as u64),
+            used_percent: Some(self.used_percent.map_or(0, |p| p.max(0.0).round() as u64)),
             window_duration_mins: count(self.window_minutes.or(self.window_duration_mins)),
             resets_at: count(self.resets_at),
         }
