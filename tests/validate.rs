@@ -1,8 +1,8 @@
 //! `insights validate`: every file of `testdata/invalid/` breaks exactly the rule it is named
 //! after, the reports on that directory match the snapshots in `testdata/validate/` (text, json
 //! and github; `BLESS=1 cargo test` rewrites them), every recorded Claude capture and golden
-//! file passes, warnings denied, and the golden files of every other provider have exactly the
-//! findings listed in [`CONVERTER_BUGS`].
+//! file passes, warnings denied, but for the findings listed in [`CONVERTER_BUGS`], and the
+//! golden files of every other provider have exactly those findings.
 
 use crate::util::{assert_same, files_ending, root, run};
 use serde_json::Value;
@@ -148,7 +148,6 @@ fn recorded_captures_and_golden_files_are_valid() {
     let mut args = vec!["--deny", "warnings"];
     args.extend(dirs.iter().map(String::as_str));
     let (report, code) = json_report(&args, b"");
-    assert_eq!(code, Some(0), "{report:#}");
     let files = report["files"].as_array().expect("files");
     let expected: usize = dirs
         .iter()
@@ -156,10 +155,26 @@ fn recorded_captures_and_golden_files_are_valid() {
         .sum();
     assert_eq!(files.len(), expected, "every .jsonl below {dirs:?}");
     let mut raw = 0;
+    let mut bugs = 0;
     for f in files {
-        assert_eq!(f["findings"], serde_json::json!([]), "{}", f["path"]);
         let conv = &f["conversion"];
         let path = f["path"].as_str().expect("path");
+        // Only the known converter bugs: a capture breaks the rules its golden file does.
+        let case = path.strip_suffix(".events.jsonl").unwrap_or(path);
+        let case = case.strip_suffix(".jsonl").unwrap_or(case);
+        let known: Vec<&str> = CONVERTER_BUGS
+            .iter()
+            .filter(|(g, _, _)| case == format!("testdata/{g}"))
+            .map(|(_, _, r)| *r)
+            .collect();
+        let rules: Vec<&str> = f["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter_map(|x| x["rule"].as_str())
+            .collect();
+        assert_eq!(rules, known, "{path}: {}", f["findings"]);
+        bugs += known.len();
         if path.ends_with(".events.jsonl") {
             assert_eq!(conv["providers"], serde_json::json!({}), "{path}");
             assert!(conv["normalized"].as_u64() > Some(0), "{path}");
@@ -171,6 +186,7 @@ fn recorded_captures_and_golden_files_are_valid() {
         }
     }
     assert_eq!(raw * 2, files.len(), "a capture beside each golden file");
+    assert_eq!(code, Some(if bugs == 0 { 0 } else { 1 }), "{report:#}");
     // In order: the directories as given, the files of each in path order.
     let paths: Vec<&str> = files.iter().filter_map(|f| f["path"].as_str()).collect();
     let expected: Vec<String> = dirs
@@ -320,11 +336,47 @@ fn many_files_report_in_the_order_given() {
 const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
     // Codex: an approval `cancel` of a file change leaves the item open and ends the turn
     // interrupted; the call is not ended yet (issue 28, item 6).
-    (
-        "codex-app-server/patch-cancel",
-        19,
-        "tool-open-at-end",
-    ),
+    ("codex-app-server/patch-cancel", 19, "tool-open-at-end"),
+    // Claude SDK: the `initialize` control answer (commands, models, account) becomes a
+    // session_init with an empty sessionId instead of going onto the session's init (issue 28,
+    // item 7).
+    ("claude-sdk/api-error", 2, "session-init-anonymous"),
+    ("claude-sdk/bash-cancelled", 2, "session-init-anonymous"),
+    ("claude-sdk/bash-denied", 2, "session-init-anonymous"),
+    ("claude-sdk/compact", 2, "session-init-anonymous"),
+    ("claude-sdk/edit-file", 2, "session-init-anonymous"),
+    ("claude-sdk/failing-tool", 2, "session-init-anonymous"),
+    ("claude-sdk/interrupt-sleep", 2, "session-init-anonymous"),
+    ("claude-sdk/interrupt", 2, "session-init-anonymous"),
+    ("claude-sdk/later-turn-429", 2, "session-init-anonymous"),
+    ("claude-sdk/later-turn-500", 2, "session-init-anonymous"),
+    ("claude-sdk/mixed-quoting", 2, "session-init-anonymous"),
+    ("claude-sdk/nested-subagent", 2, "session-init-anonymous"),
+    ("claude-sdk/parallel-tools", 2, "session-init-anonymous"),
+    ("claude-sdk/plan-tasks", 2, "session-init-anonymous"),
+    ("claude-sdk/plan-todowrite", 2, "session-init-anonymous"),
+    ("claude-sdk/rate-limit-429", 2, "session-init-anonymous"),
+    ("claude-sdk/server-error-500", 2, "session-init-anonymous"),
+    ("claude-sdk/subagent-partial", 2, "session-init-anonymous"),
+    ("claude-sdk/subagent-write", 2, "session-init-anonymous"),
+    ("claude-sdk/subagent", 2, "session-init-anonymous"),
+    ("claude-sdk/text-only", 2, "session-init-anonymous"),
+    ("claude-sdk/thinking-tool", 2, "session-init-anonymous"),
+    ("claude-sdk/two-prompts", 2, "session-init-anonymous"),
+    ("claude-sdk/write-allow-always", 2, "session-init-anonymous"),
+    ("claude-sdk/write-allowed", 2, "session-init-anonymous"),
+    ("claude-sdk/write-cancelled", 2, "session-init-anonymous"),
+    ("claude-sdk/write-denied", 2, "session-init-anonymous"),
+    // Codex: an add or delete carries the raw file content under `--- `/`+++ ` headers, with no
+    // hunk; a move keeps a "Moved to:" note after its hunk (issue 28, item 8).
+    ("codex-app-server/multi-patch", 23, "diff-unified"),
+    ("codex-app-server/multi-patch", 24, "diff-unified"),
+    ("codex-app-server/multi-patch", 25, "diff-unified"),
+    ("codex-app-server/write-allowed", 26, "diff-unified"),
+    // Cursor: an edit's diff is its hunks alone, without `--- `/`+++ ` headers (issue 28, item 8).
+    ("cursor/edit-todos", 9, "diff-unified"),
+    // Not a converter bug: the excerpt of AceClaw's stream in the mixed log ends inside its turn.
+    ("mixed/providers", 22, "turn-open-at-end"),
     // No other at present. ACP (Gemini CLI) names a call first in `session/request_permission`
     // and completes it without a `tool_call`; no line says so on its own (codex-acp asks the
     // same way and then announces the call), so `validate` knows such a call from the
