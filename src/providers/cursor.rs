@@ -465,11 +465,20 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             };
             if let (Some(change_kind), ToolCallStatus::Completed) = (change, status) {
                 if let Some(path) = success.path.or(args.path) {
+                    // Cursor sends the hunks alone: the headers make it a unified diff.
+                    let diff = success.diff_string.filter(|d| !d.is_empty()).map(|d| {
+                        if d.starts_with("@@") {
+                            let new_file = change_kind == ChangeKind::Add;
+                            Cow::Owned(crate::diff::headers(&path, new_file) + &d)
+                        } else {
+                            d
+                        }
+                    });
                     cx.push(FileChange {
                         path,
                         change_kind,
                         move_path: None,
-                        diff: success.diff_string.filter(|d| !d.is_empty()),
+                        diff,
                         cumulative: false,
                         call_id: Some(call_id),
                         parent_call_id: None,
@@ -588,6 +597,10 @@ mod tests {
         assert_eq!(ev[0]["status"], "completed");
         assert_eq!(ev[1]["event"], "file_change");
         assert_eq!(ev[1]["diff"], "-a\n+b\n");
+        let ev = conv(
+            r#"{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"/w/a.py"},"result":{"success":{"path":"/w/a.py","diffString":"@@ -1 +1 @@\n-a\n+b\n"}}}}}"#,
+        );
+        assert_eq!(ev[1]["diff"], "--- a/w/a.py\n+++ b/w/a.py\n@@ -1 +1 @@\n-a\n+b\n");
     }
 
     #[test]

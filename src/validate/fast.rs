@@ -758,6 +758,7 @@ pub struct EventFacts<'a> {
     pub is_error: bool,
     pub provider: Option<Cow<'a, str>>,
     pub reason: Option<Cow<'a, str>>,
+    pub diff: Option<Cow<'a, str>>,
 }
 
 impl EventFacts<'_> {
@@ -779,6 +780,7 @@ impl EventFacts<'_> {
             is_error: self.is_error,
             provider: self.provider.as_deref().unwrap_or(""),
             reason: self.reason.as_deref(),
+            diff: self.diff.as_deref(),
         }
     }
 }
@@ -876,7 +878,7 @@ impl<'de> Visitor<'de> for Top<'_> {
 }
 
 /// The members the rules read ([`Facts`]), numbered from 1 in this order.
-const FACTS: [&str; 15] = [
+const FACTS: [&str; 16] = [
     "event",
     "id",
     "seq",
@@ -892,6 +894,7 @@ const FACTS: [&str; 15] = [
     "provider",
     "reason",
     "toolUseId",
+    "diff",
 ];
 
 /// The last occurrence of a member wins, whatever its type (as in a `Value`).
@@ -912,6 +915,7 @@ fn set_fact<'de>(f: &mut EventFacts<'de>, fact: u8, v: Scalar<'de>) {
         13 => f.provider = v.str(),
         14 => f.reason = v.str(),
         15 => f.tool_use_id = v.str(),
+        16 => f.diff = v.str(),
         _ => {}
     }
 }

@@ -14,6 +14,7 @@ mod fast;
 mod ids;
 mod report;
 mod rules;
+mod unified;
 
 use crate::cli::InputArgs;
 use crate::diag::Diag;
