@@ -20,7 +20,8 @@
 //! `readToolCall`, `editToolCall`, `mcpToolCall`, …) or `function`; `toolName` is that name
 //! without `ToolCall`. Results are `{success}`, `{error}`, `{failure}`, `{rejected}` or
 //! `{permissionDenied}`: success is completed (a shell command with a non-zero `exitCode`
-//! failed), a refusal is cancelled, anything else failed. `call_id` may carry a second line
+//! failed); anything else failed, a refusal (`rejected`, `permissionDenied`: the call never
+//! ran) included, with the outcome's name in `cursor.outcome`. `call_id` may carry a second line
 //! (`call-1\nfc_1`); the first line is the call id, so started and completed pair up.
 //!
 //! **Detection.** `tool_call` and `thinking` lines are Cursor's; so are `assistant`, `user`,
@@ -429,7 +430,8 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             let status = match outcome.as_ref().map(|(k, _)| &**k) {
                 None => ToolCallStatus::Completed,
                 Some("success") if success.exit_code.unwrap_or(0) == 0 => ToolCallStatus::Completed,
-                Some("rejected" | "permissionDenied") => ToolCallStatus::Cancelled,
+                // A refused call never ran: failed, as on every provider (the refusal is
+                // the outcome's name, kept in `cursor.outcome`).
                 Some(_) => ToolCallStatus::Failed,
             };
             let duration_ms = match (millis(w.started_at_ms), millis(w.completed_at_ms)) {
@@ -604,7 +606,7 @@ mod tests {
     }
 
     #[test]
-    fn rejected_mcp_call_is_cancelled() {
+    fn rejected_mcp_call_failed() {
         let ev = conv(
             r#"{"type":"tool_call","subtype":"started","call_id":"m","tool_call":{"mcpToolCall":{"args":{"name":"bb-get_pr","args":{"prId":1},"providerIdentifier":"bb","toolName":"get_pr"}}}}"#,
         );
@@ -614,7 +616,8 @@ mod tests {
         let ev = conv(
             r#"{"type":"tool_call","subtype":"completed","call_id":"m","tool_call":{"mcpToolCall":{"result":{"rejected":{"reason":"no"}}}}}"#,
         );
-        assert_eq!(ev[0]["status"], "cancelled");
+        assert_eq!(ev[0]["status"], "failed");
+        assert_eq!(ev[0]["extensions"]["cursor.outcome"], "rejected");
     }
 
     #[test]
