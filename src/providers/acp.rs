@@ -102,8 +102,13 @@ pub enum Request {
         /// `(optionId, kind)` of each option offered.
         options: Vec<(String, String)>,
     },
-    /// Any other request, by method.
-    Other { method: String },
+    /// Any other request, by method: the session it named (`""` for none) and, for
+    /// `session/new` and `session/load`, the `cwd` the session works in.
+    Other {
+        method: String,
+        session: String,
+        cwd: Option<String>,
+    },
 }
 
 /// A call the stream announced in the current turn.
@@ -117,11 +122,24 @@ pub struct Call {
     answer: Option<Decision>,
     /// Its `subagent_spawn` was written (claude-agent-acp's `Agent`/`Task` calls).
     spawned: bool,
-    /// The subagent's id, from the call's `toolResponse`.
-    agent_id: Option<String>,
+    /// What the subagent's `toolResponse` said of it, whichever line carried it.
+    agent: Option<AgentDone>,
+    /// The subagent call it was made in (`_meta.claudeCode.parentToolUseId`).
+    parent: Option<String>,
     /// The last `diff` content of each file, from lines before the call finished: `(path,
     /// whether the file is new, the unified diff unless over [`DIFF_BUDGET`])`.
     diffs: Vec<(String, bool, Option<String>)>,
+}
+
+/// How a subagent ended, as its call's `toolResponse` says.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AgentDone {
+    id: Option<String>,
+    status: Option<String>,
+    summary: Option<String>,
+    duration_ms: Option<u64>,
+    tokens: Option<u64>,
+    tool_uses: Option<u64>,
 }
 
 /// What the agent said of itself in its `initialize` answer.
@@ -129,6 +147,10 @@ pub struct Call {
 pub struct Agent {
     name: Option<String>,
     version: Option<String>,
+    /// `agentCapabilities`, `protocolVersion` and `authMethods` as written.
+    capabilities: Option<String>,
+    protocol: Option<String>,
+    auth: Option<String>,
 }
 
 /// The side that sends `method`: the agent asks the client for permission, files and
@@ -208,7 +230,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 Some(IfObject(Some(b))) => response(&env, *b, cx)?,
                 _ => {
                     // An answer that is not an object (`null`) is no permission or prompt.
-                    answered(&env, Shape::Other, cx);
+                    if let Some(Request::Other { session, .. }) = answered(&env, Shape::Other, cx) {
+                        cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+                    }
                     false
                 }
             };
@@ -240,8 +264,14 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 .data
                 .filter(|d| is_object(d))
                 .and_then(|d| serde_json::from_str(d.get()).ok());
-            if let Some(Request::Prompt { session }) = &request {
-                cx.session_id = Some(Cow::Owned(session.clone()));
+            match &request {
+                Some(Request::Prompt { session } | Request::Permission { session, .. })
+                | Some(Request::Other { session, .. })
+                    if !session.is_empty() =>
+                {
+                    cx.session_id = Some(Cow::Owned(session.clone()));
+                }
+                _ => {}
             }
             let ext = cx.push(ErrorEvent {
                 message: message.clone(),
@@ -258,6 +288,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 parent_call_id: None,
             });
             ext.put_opt("acp.data", e.data.filter(|d| !is_null(d)));
+            ext.put_opt("acp.code", e.code.map(Value::from));
             // A failed prompt ends its turn.
             if let Some(Request::Prompt { session }) = request {
                 end_turn_calls(&session, false, cx);
@@ -287,6 +318,8 @@ struct Params<'a> {
     prompt: Option<Vec<ContentBlock<'a>>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     mode_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    cwd: Option<Str<'a>>,
     #[serde(borrow)]
     tool_call: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -394,6 +427,9 @@ struct Meta<'a> {
 struct ClaudeMeta<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_name: Option<Str<'a>>,
+    /// The subagent call a call was made in.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    parent_tool_use_id: Option<Str<'a>>,
     #[serde(borrow)]
     tool_response: Option<&'a RawValue>,
 }
@@ -502,6 +538,8 @@ fn method_call<'a>(
             },
             _ => Request::Other {
                 method: method.to_owned(),
+                session,
+                cwd: p.cwd.as_deref().map(str::to_owned),
             },
         };
         let key = request_key(sent_by_agent(method), &env.id_text());
@@ -828,6 +866,14 @@ struct AgentResponse<'a> {
     total_duration_ms: Option<Count>,
     total_tokens: Option<Count>,
     total_tool_use_count: Option<Count>,
+    #[serde(borrow, default)]
+    content: Vec<AgentText<'a>>,
+}
+
+#[derive(Deserialize)]
+struct AgentText<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    text: Option<Str<'a>>,
 }
 
 /// The most text a call's remembered diffs keep ([`Call::diffs`]); past it a file change
@@ -837,6 +883,7 @@ const DIFF_BUDGET: usize = 256 * 1024;
 /// Writes the `tool_invocation` of a call announced by `u` (a `tool_call`, or the first line
 /// that names the call), and returns what the stream remembers of it.
 fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) -> Call {
+    let parent = parent_of(u);
     let locations: Option<Vec<Str<'a>>> = u
         .locations
         .as_ref()
@@ -844,7 +891,7 @@ fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) 
         .filter(|v| !v.is_empty());
     cx.push(ToolInvocation {
         call_id,
-        parent_call_id: None,
+        parent_call_id: parent.clone(),
         kind: tool_kind(u.kind.as_deref()),
         tool_name: name.clone(),
         title: u.title.clone(),
@@ -860,8 +907,17 @@ fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) 
     });
     Call {
         name: name.into_owned(),
+        parent: parent.map(Cow::into_owned),
         ..Call::default()
     }
+}
+
+/// The subagent call `u` was made in, as claude-agent-acp says.
+fn parent_of<'a>(u: &Update<'a>) -> Option<Str<'a>> {
+    u.meta
+        .as_ref()
+        .and_then(|m| m.claude_code.as_ref())
+        .and_then(|c| c.parent_tool_use_id.clone())
 }
 
 /// Ends a call the wire left open, as the turn's end or the permission answer implies.
@@ -929,6 +985,10 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         call.diffs.retain(|x| x.0 != path);
         call.diffs.push((path.to_owned(), old.is_none(), diff));
     }
+    if call.parent.is_none() {
+        call.parent = parent_of(&u).map(Cow::into_owned);
+    }
+    let parent: Option<Str<'a>> = call.parent.clone().map(Cow::Owned);
     // claude-agent-acp runs a subagent as an `Agent` (or `Task`) call: it starts when its
     // input is known, and ends with the call.
     let subagent = matches!(call.name.as_str(), "Agent" | "Task")
@@ -936,7 +996,6 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             .as_ref()
             .and_then(|m| m.claude_code.as_ref())
             .is_some();
-    let mut agent_response = None;
     if subagent {
         let input: Option<AgentInput> = u
             .raw_input
@@ -952,15 +1011,23 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
                     is_resume: false,
                     resume_agent_id: None,
                     prompt: i.prompt,
-                    parent_call_id: None,
+                    parent_call_id: parent.clone(),
                 });
             }
         }
-        agent_response = tool_response
+        let response = tool_response
             .filter(|r| is_object(r))
             .and_then(|r| serde_json::from_str::<AgentResponse>(r.get()).ok());
-        if let Some(id) = agent_response.as_ref().and_then(|r| r.agent_id.as_deref()) {
-            call.agent_id = Some(id.to_owned());
+        if let Some(r) = response {
+            let texts: Vec<&str> = r.content.iter().filter_map(|t| t.text.as_deref()).collect();
+            call.agent = Some(AgentDone {
+                id: r.agent_id.map(Cow::into_owned),
+                status: r.status.map(Cow::into_owned),
+                summary: (!texts.is_empty()).then(|| texts.join("\n")),
+                duration_ms: count(r.total_duration_ms),
+                tokens: count(r.total_tokens),
+                tool_uses: count(r.total_tool_use_count),
+            });
         }
     }
     let repeat = finished && call.ended;
@@ -1013,7 +1080,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             is_error: failed,
             content,
             locations: locations.clone(),
-            parent_call_id: None,
+            parent_call_id: parent.clone(),
         });
         for t in contents
             .iter()
@@ -1038,7 +1105,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
                     diff: diff.clone().map(Cow::Owned),
                     cumulative: false,
                     call_id: Some(call_id.clone()),
-                    parent_call_id: None,
+                    parent_call_id: parent.clone(),
                 });
                 if diff.is_none() {
                     ext.put("insights.diffOmitted", true);
@@ -1046,19 +1113,18 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             }
         }
         if call.spawned {
-            let r = agent_response.as_ref();
+            let r = call.agent.take().unwrap_or_default();
             cx.push(SubagentComplete {
                 call_id: call_id.clone(),
-                agent_id: call.agent_id.clone().map(Cow::Owned),
-                status: Some(
-                    r.and_then(|r| r.status.clone())
-                        .unwrap_or(Cow::Borrowed(if failed { "failed" } else { "completed" })),
-                ),
-                summary: None,
-                duration_ms: r.and_then(|r| count(r.total_duration_ms)),
-                total_tokens: r.and_then(|r| count(r.total_tokens)),
-                tool_use_count: r.and_then(|r| count(r.total_tool_use_count)),
-                parent_call_id: None,
+                agent_id: r.id.map(Cow::Owned),
+                status: Some(Cow::Owned(r.status.unwrap_or_else(|| {
+                    (if failed { "failed" } else { "completed" }).to_owned()
+                }))),
+                summary: r.summary.map(Cow::Owned),
+                duration_ms: r.duration_ms,
+                total_tokens: r.tokens,
+                tool_use_count: r.tool_uses,
+                parent_call_id: call.parent.clone().map(Cow::Owned),
             });
         }
         call.ended = true;
@@ -1073,7 +1139,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             tool_name: Some(name),
             output,
             elapsed_ms: None,
-            parent_call_id: None,
+            parent_call_id: parent.clone(),
             title: u.title,
             input: u
                 .raw_input
@@ -1370,10 +1436,14 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
         });
         ext.put("acp.requestId", request_id);
     } else if let Some(sid) = b.session_id {
-        answered(env, Shape::Other, cx);
+        let cwd = match answered(env, Shape::Other, cx) {
+            Some(Request::Other { cwd, .. }) => cwd,
+            _ => None,
+        };
         cx.session_id = Some(sid);
         let agent = cx.memory().acp.agent.get("").cloned();
         let ext = cx.push(SessionInit {
+            cwd: cwd.map(Cow::Owned),
             version: agent
                 .as_ref()
                 .and_then(|a| a.version.clone())
@@ -1390,7 +1460,13 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             ..SessionInit::default()
         });
         ext.put("acp.requestId", request_id);
-        ext.put_opt("acp.agentName", agent.and_then(|a| a.name));
+        if let Some(a) = agent {
+            let raw = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
+            ext.put_opt("acp.agentName", a.name);
+            ext.put_opt("acp.protocolVersion", raw(a.protocol));
+            ext.put_opt("acp.agentCapabilities", raw(a.capabilities));
+            ext.put_opt("acp.authMethods", raw(a.auth));
+        }
         if let Some(m) = b.modes {
             cx.push(SessionMode {
                 current_mode_id: m.current_mode_id.unwrap_or_default(),
@@ -1419,6 +1495,9 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
         let agent = Agent {
             name: info.as_ref().and_then(|i| i.name.as_deref().map(str::to_owned)),
             version: info.as_ref().and_then(|i| i.version.as_deref().map(str::to_owned)),
+            capabilities: b.agent_capabilities.map(|r| r.get().to_owned()),
+            protocol: b.protocol_version.map(|r| r.get().to_owned()),
+            auth: b.auth_methods.map(|r| r.get().to_owned()),
         };
         let line = cx.line;
         cx.memory().acp.agent.insert("", agent, line);
@@ -1440,6 +1519,9 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
 /// An answer kept as a notice, its `result` as written (the line read again).
 fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let e: Envelope = serde_json::from_str(line)?;
+    if let Some(Request::Other { session, .. }) = answered(env, Shape::Other, cx) {
+        cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+    }
     let ext = cx.push(Notice {
         subtype: Cow::Borrowed("response"),
         message: None,
