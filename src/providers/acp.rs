@@ -71,7 +71,7 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
-crate::remember! {
+crate::providers::memo::remember! {
     /// What ACP lines need of earlier lines of the stream.
     pub struct Memory {
         /// Requests waiting for their answer, by side and JSON-RPC id ([`request_key`]): the

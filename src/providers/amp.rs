@@ -60,7 +60,7 @@ pub(crate) const AMP: Dialect = Dialect {
     json_results: true,
 };
 
-crate::remember! {
+crate::providers::memo::remember! {
     /// What Amp lines need of earlier lines of the stream.
     pub struct Memory {
         /// The change each write or edit call asked for, by call id, until its result: the

@@ -69,7 +69,7 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
-crate::remember! {
+crate::providers::memo::remember! {
     /// What Claude lines need of earlier lines of the stream.
     pub struct Memory {
         /// The session the stream named last (key `""`), for lines that name none (the SDK's

@@ -60,7 +60,7 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
-crate::remember! {
+crate::providers::memo::remember! {
     /// What Codex lines need of earlier lines of the stream.
     pub struct Memory {
         /// The stream's own thread, under [`STREAM`]: the one its `thread.started`,

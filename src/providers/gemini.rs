@@ -52,7 +52,7 @@ pub const PROVIDER: Provider = Provider {
     },
 };
 
-crate::remember! {
+crate::providers::memo::remember! {
     /// What Gemini CLI lines need of earlier lines of the stream.
     pub struct Memory {
         /// The session the stream announced (`init`), under [`SESSION`]: only `init` lines

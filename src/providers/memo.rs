@@ -3,7 +3,7 @@
 //! request, the session a stream named).
 //!
 //! Each stateful provider keeps a `Memory` of its own, in its own module, made of [`Memo`]s
-//! and declared with [`remember!`]; [`super::Memory`] holds one of each. The rules:
+//! and declared with [`remember!`](remember); [`super::Memory`] holds one of each. The rules:
 //! - **Bounded.** An entry leaves when the fact is used up (the request answered, the call
 //!   ended). A memo holds at most [`Memo::CAP`] entries; past that it forgets its oldest
 //!   entry and says so ([`Memo::forgotten`], reported by the converter). A converter that
@@ -170,11 +170,13 @@ impl<V: Clone + PartialEq> Memo<V> {
     }
 
     /// The number of entries.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether the memo is empty.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -274,7 +276,6 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
 
 /// Declares a struct of memos (or of other memories) and implements [`Remember`] for it
 /// field by field, with `Clone`, `Default`, `Debug` and `PartialEq`.
-#[macro_export]
 macro_rules! remember {
     ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $field:ident : $ty:ty,)* }) => {
         $(#[$m])*
@@ -301,6 +302,7 @@ macro_rules! remember {
         }
     };
 }
+pub(crate) use remember;
 
 #[cfg(test)]
 mod tests {

@@ -148,7 +148,7 @@ pub struct Cx<'a> {
     pub memory: Option<Box<Memory>>,
 }
 
-crate::remember! {
+crate::providers::memo::remember! {
     /// What each provider remembers of the stream: one field per provider that keeps
     /// anything, its type declared in the provider's own module.
     pub struct Memory {
