@@ -1285,12 +1285,14 @@ fn answered(env: &Envelope, shape: Shape, cx: &mut Cx) -> Option<Request> {
     let id = env.id_text();
     let (ka, kc) = (request_key(true, &id), request_key(false, &id));
     let requests = &mut cx.memory().acp.requests;
-    let fits = |r: &Request| match (shape, r) {
-        (Shape::Outcome, Request::Permission { .. }) => true,
-        (Shape::StopReason, Request::Prompt { .. }) => true,
-        (Shape::Other, Request::Other { .. }) => true,
-        (Shape::Error, _) => true,
-        _ => false,
+    let fits = |r: &Request| {
+        matches!(
+            (shape, r),
+            (Shape::Outcome, Request::Permission { .. })
+                | (Shape::StopReason, Request::Prompt { .. })
+                | (Shape::Other, Request::Other { .. })
+                | (Shape::Error, _)
+        )
     };
     let a = requests.get(&ka).is_some_and(fits);
     let c = requests.get(&kc).is_some_and(fits);

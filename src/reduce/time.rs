@@ -5,8 +5,6 @@ pub fn millis(s: &str) -> Option<i64> {
     crate::time::millis(s)
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-
 #[cfg(test)]
 mod tests {
     use super::millis;
