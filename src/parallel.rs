@@ -37,6 +37,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The size a chunk grows to before it is handed to a worker.
@@ -119,6 +120,26 @@ struct Done<N> {
     end: StreamState,
     /// An output error (an event that cannot be written): ends the run, as on one core.
     error: Option<anyhow::Error>,
+    /// Whether a worker converted the chunk; if not ([`unconverted`]), the writer does.
+    converted: bool,
+}
+
+/// A chunk handed on as it was read, for the writer to convert.
+fn unconverted<K: Work>(work: &K, chunk: Chunk, color: bool) -> Done<K::Notes> {
+    Done {
+        chunk,
+        out: Vec::new(),
+        marks: Vec::new(),
+        notes: work.notes(),
+        diag: Diag::new(color).kept(),
+        stats: Stats::default(),
+        depended: true,
+        start: StreamState::default(),
+        own: StreamState::default(),
+        end: StreamState::default(),
+        error: None,
+        converted: false,
+    }
 }
 
 /// What a worker does with each line of a chunk, with the chunk's converter: convert it
@@ -210,6 +231,11 @@ pub struct Parallel<'a> {
     chunk_bytes: usize,
     seq: u64,
     state: StreamState,
+    /// Chunks converted from a guessed state, and how many of the guesses were wrong.
+    guessed: u64,
+    missed: u64,
+    /// Set when most guesses were wrong: the workers only read, the writer converts.
+    serial: Arc<AtomicBool>,
     pub stats: Stats,
 }
 
@@ -221,6 +247,9 @@ impl<'a> Parallel<'a> {
             chunk_bytes: chunk_bytes(),
             seq: 0,
             state: StreamState::default(),
+            guessed: 0,
+            missed: 0,
+            serial: Arc::new(AtomicBool::new(false)),
             stats: Stats::default(),
         }
     }
@@ -328,11 +357,13 @@ impl<'a> Parallel<'a> {
                 })
             });
             let guess = Arc::new(Mutex::new(self.state.clone()));
+            let serial = Arc::clone(&self.serial);
             for _ in 0..jobs {
                 let work_rx = Arc::clone(&work_rx);
                 let done_tx = done_tx.clone();
                 let credit_tx = credit_tx.clone();
                 let guess = Arc::clone(&guess);
+                let serial = Arc::clone(&serial);
                 scope.spawn(move || {
                     if blocks.is_some() {
                         crate::signals::unblock();
@@ -345,6 +376,14 @@ impl<'a> Parallel<'a> {
                             None => work_rx.lock().ok().and_then(|rx| rx.recv().ok()),
                         };
                         let Some(chunk) = next else { return };
+                        // Guesses that keep failing are not worth a conversion: the writer
+                        // converts the chunk itself, from the state it really starts from.
+                        if serial.load(Ordering::Relaxed) {
+                            if done_tx.send(unconverted(work, chunk, color)).is_err() {
+                                return;
+                            }
+                            continue;
+                        }
                         let start = guess
                             .lock()
                             .map_or_else(|_| StreamState::default(), |g| g.clone());
@@ -415,7 +454,18 @@ impl<'a> Parallel<'a> {
             };
             next += 1;
             let _ = credit_rx.try_recv();
-            if done.own.stale(done.depended, &done.start, &self.state) {
+            let stale =
+                !done.converted || done.own.stale(done.depended, &done.start, &self.state);
+            if done.converted {
+                self.guessed += 1;
+                self.missed += u64::from(stale);
+                // Most guesses wrong (a log of many short sessions, whose chunks each start
+                // inside a session the one before announced): stop guessing.
+                if self.guessed >= 8 && self.missed * 2 > self.guessed {
+                    self.serial.store(true, Ordering::Relaxed);
+                }
+            }
+            if stale {
                 buffers.outs.give(std::mem::take(&mut done.out));
                 done = work_chunk(
                     work,
@@ -666,6 +716,7 @@ fn work_chunk<K: Work>(
         own,
         end,
         error,
+        converted: true,
     }
 }
 
