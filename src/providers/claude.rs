@@ -1405,6 +1405,31 @@ fn json_text(raw: &RawValue) -> Option<Json<'static>> {
 }
 
 /// The text of a tool_result's or an Agent result's content: a string, or its text blocks.
+/// A subagent's answer as its call's result gives it, without the CLI's footer (`agentId: …
+/// (use SendMessage …)\n<usage>subagent_tokens: N\ntool_uses: N\nduration_ms: N</usage>`),
+/// and the footer's figures: tokens, tool uses, duration.
+fn subagent_answer(raw: &RawValue) -> (Option<String>, [Option<u64>; 3]) {
+    let Some(text) = content_text(raw) else {
+        return (None, [None; 3]);
+    };
+    let Some(at) = text.find("agentId: ").filter(|&i| i == 0 || text[..i].ends_with('\n'))
+    else {
+        return (Some(text), [None; 3]);
+    };
+    let footer = &text[at..];
+    let figure = |name: &str| {
+        let rest = &footer[footer.find(name)? + name.len()..];
+        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
+    let figures = [
+        figure("subagent_tokens: "),
+        figure("tool_uses: "),
+        figure("duration_ms: "),
+    ];
+    let answer = text[..at].trim_end_matches('\n');
+    ((!answer.is_empty()).then(|| answer.to_owned()), figures)
+}
+
 fn content_text(raw: &RawValue) -> Option<String> {
     if let Some(s) = raw_str(raw) {
         return Some(s.into_owned());
@@ -1533,6 +1558,10 @@ fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
                             cx.memory().claude.calls.insert(&call_id, c, line);
                         }
                     } else {
+                        // Without `tool_use_result` (a subagent's own subagent), the answer
+                        // and its figures are in the result's text.
+                        let (answer, [tokens, uses, duration]) =
+                            b.content.map_or((None, [None; 3]), subagent_answer);
                         cx.push(SubagentComplete {
                             call_id: call_id.clone(),
                             agent_id,
@@ -1540,11 +1569,11 @@ fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
                             summary: info
                                 .content
                                 .and_then(content_text)
-                                .map(Cow::Owned)
-                                .or_else(|| b.content.and_then(content_text).map(Cow::Owned)),
-                            duration_ms: count(info.total_duration_ms),
-                            total_tokens: count(info.total_tokens),
-                            tool_use_count: count(info.total_tool_use_count),
+                                .or(answer)
+                                .map(Cow::Owned),
+                            duration_ms: count(info.total_duration_ms).or(duration),
+                            total_tokens: count(info.total_tokens).or(tokens),
+                            tool_use_count: count(info.total_tool_use_count).or(uses),
                             parent_call_id: parent.clone(),
                         });
                     }
@@ -2570,6 +2599,19 @@ fn tool_progress<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subagent_answer_loses_the_footer_and_keeps_its_figures() {
+        let raw: Box<RawValue> = serde_json::from_str(
+            r#"[{"type":"text","text":"There are 2 files."},{"type":"text","text":"agentId: a1 (use SendMessage with to: 'a1' to continue this agent)\n<usage>subagent_tokens: 11790\ntool_uses: 1\nduration_ms: 134</usage>"}]"#,
+        )
+        .unwrap();
+        let (answer, figures) = subagent_answer(&raw);
+        assert_eq!(answer.as_deref(), Some("There are 2 files."));
+        assert_eq!(figures, [Some(11790), Some(1), Some(134)]);
+        let raw: Box<RawValue> = serde_json::from_str(r#""no footer""#).unwrap();
+        assert_eq!(subagent_answer(&raw), (Some("no footer".into()), [None; 3]));
+    }
 
     /// Converts one line and returns the events as JSON values (body and extensions only).
     fn conv(line: &str) -> Vec<Value> {
