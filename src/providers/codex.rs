@@ -729,8 +729,8 @@ fn git_diff(path: &str, kind: ChangeKind, move_path: Option<&str>, body: &str) -
 }
 
 /// Splits a multi-file unified diff (`diff --git a/x b/x` sections) into (path, kind, section).
-pub fn split_diff(diff: &str) -> Vec<(String, ChangeKind, String)> {
-    let mut out: Vec<(String, ChangeKind, String)> = Vec::new();
+pub fn split_diff(diff: &str) -> Vec<(String, ChangeKind, String, Option<String>)> {
+    let mut out: Vec<(String, ChangeKind, String, Option<String>)> = Vec::new();
     for section in diff
         .split_inclusive('\n')
         .fold(Vec::<String>::new(), |mut acc, l| {
@@ -744,11 +744,20 @@ pub fn split_diff(diff: &str) -> Vec<(String, ChangeKind, String)> {
         })
     {
         let mut path = None;
+        let mut moved = None;
         let mut kind = ChangeKind::Update;
         for l in section.lines() {
             if let Some(rest) = l.strip_prefix("diff --git ") {
-                if let Some((_, b)) = rest.split_once(" b/") {
-                    path = Some(b.to_owned());
+                if let Some((a, b)) = rest.split_once(" b/") {
+                    // A file whose two names differ moved: its path is the old one.
+                    match a.strip_prefix("a/").filter(|a| *a != b) {
+                        Some(a) => {
+                            path = Some(a.to_owned());
+                            moved = Some(b.to_owned());
+                            kind = ChangeKind::Move;
+                        }
+                        None => path = Some(b.to_owned()),
+                    }
                 }
             } else if l.starts_with("new file mode") {
                 kind = ChangeKind::Add;
@@ -763,9 +772,9 @@ pub fn split_diff(diff: &str) -> Vec<(String, ChangeKind, String)> {
             }
         }
         if let Some(p) = path {
-            out.push((p, kind, section));
+            out.push((p, kind, section, moved));
         } else if !section.trim().is_empty() {
-            out.push((String::new(), kind, section));
+            out.push((String::new(), kind, section, None));
         }
     }
     out
@@ -1846,8 +1855,9 @@ fn method_call<'a>(
             if files.is_empty() {
                 notice(cx, Cow::Borrowed("turn/diff/updated"), None);
             }
-            for (path, kind, section) in files {
+            for (path, kind, section, moved) in files {
                 let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
+                fc.move_path = moved.map(Cow::Owned);
                 fc.cumulative = true;
                 cx.push(fc);
             }
@@ -3568,8 +3578,10 @@ fn legacy<'a>(
             });
         }
         "turn_diff" => {
-            for (path, kind, section) in split_diff(m.unified_diff.as_deref().unwrap_or("")) {
+            for (path, kind, section, moved) in split_diff(m.unified_diff.as_deref().unwrap_or(""))
+            {
                 let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
+                fc.move_path = moved.map(Cow::Owned);
                 fc.cumulative = true;
                 cx.push(fc);
             }
@@ -3730,6 +3742,10 @@ mod tests {
         assert_eq!((parts[0].0.as_str(), parts[0].1), ("x", ChangeKind::Add));
         assert_eq!((parts[1].0.as_str(), parts[1].1), ("y", ChangeKind::Update));
         assert!(parts[1].2.starts_with("diff --git a/y"));
+        let d = "diff --git a/src/old.py b/src/new.py\nindex 1..2\n--- a/src/old.py\n+++ b/src/new.py\n@@ -1 +1 @@\n-a\n+b\n";
+        let parts = split_diff(d);
+        assert_eq!((parts[0].0.as_str(), parts[0].1), ("src/old.py", ChangeKind::Move));
+        assert_eq!(parts[0].3.as_deref(), Some("src/new.py"));
     }
 
     #[test]
