@@ -461,7 +461,7 @@ impl<'a> Parallel<'a> {
                 self.missed += u64::from(stale);
                 // Most guesses wrong (a log of many short sessions, whose chunks each start
                 // inside a session the one before announced): stop guessing.
-                if self.guessed >= 8 && self.missed * 2 > self.guessed {
+                if self.guessed >= 4 && self.missed * 2 > self.guessed {
                     self.serial.store(true, Ordering::Relaxed);
                 }
             }
