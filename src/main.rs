@@ -7,6 +7,7 @@ mod detect;
 mod diag;
 mod diff;
 mod event;
+mod ids;
 mod input;
 mod json_reader;
 mod json_writer;

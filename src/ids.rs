@@ -1,19 +1,100 @@
-//! The event ids of one log, to find those used twice (`id-unique`).
+//! Sets of event ids, by a stable 64-bit hash of each: `validate`'s, to find the ids used twice
+//! (`id-unique`).
 //!
 //! A log of a million events has a million ids, and a hash map of them (16 bytes a slot, 36 MB)
 //! turns every insert into a cache and TLB miss: on 200 MB of Gemini output that was a sixth of
 //! `validate`'s time. Repeats are rare, so the set answers the common question, "new?", from a
-//! small Bloom filter (8 to 16 bits an id, kept in cache), and appends every id's hash and line
-//! to a list in order. An id the filter may have seen is noted with its text; one pass over the
-//! list finds which of the notes are real repeats, and the line each repeats. That pass runs at
-//! the end of the log, or sooner when the notes reach an eighth of the ids (a log of repeats),
-//! which keeps their memory in proportion and the passes few: linear in the number of ids,
-//! even when every id repeats.
+//! small Bloom filter ([`Filter`]: 8 to 16 bits an id, kept in cache), and keeps every id's
+//! hash in a list written in order, never a table written at random.
+//!
+//! `validate` ([`IdSet`]) can wait for the answer: an id the filter may have seen is noted with
+//! its text; one pass over the list finds which of the notes are real repeats, and the line each
+//! repeats. That pass runs at the end of the log, or sooner when the notes reach an eighth of
+//! the ids (a log of repeats), which keeps their memory in proportion and the passes few: linear
+//! in the number of ids, even when every id repeats.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 
-use super::rules::Prehashed;
+/// Passes a precomputed 64-bit hash through unchanged.
+#[derive(Default)]
+pub struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// Where a [`Hash64`] starts (digits of pi).
+const HASH_SEED: u64 = 0x243f_6a88_85a3_08d3;
+/// The odd multiplier of a [`Hash64`] step (the golden ratio in 64 bits).
+const HASH_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The 128-bit product of `a` and `b`, its halves xored: every bit of the result depends on
+/// every bit of `a`.
+#[inline]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// A stable 64-bit hash, quick for the short strings of events: each `write` mixes in the
+/// length, then the bytes 8 at a time (the last word padded with zeros), one multiply per word.
+/// Not SipHash: a log is not an attacker, and the hash of a key is the same in every run (a
+/// state `reduce` wrote keeps the hashes of its ids).
+#[derive(Clone, Copy)]
+pub struct Hash64(u64);
+
+impl Default for Hash64 {
+    fn default() -> Self {
+        Hash64(HASH_SEED)
+    }
+}
+
+impl Hasher for Hash64 {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = fold_mul(self.0 ^ bytes.len() as u64, HASH_MUL);
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            h = fold_mul(h ^ u64::from_le_bytes(word), HASH_MUL);
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            h = fold_mul(h ^ u64::from_le_bytes(word), HASH_MUL);
+        }
+        self.0 = h;
+    }
+
+    #[inline]
+    fn write_u8(&mut self, b: u8) {
+        self.0 = fold_mul(self.0 ^ u64::from(b), HASH_MUL);
+    }
+}
+
+/// The stable 64-bit hash of a string.
+pub fn hash64(s: &str) -> u64 {
+    let mut h = Hash64::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
 
 /// Bits of filter per id, at least (the filter doubles when it would have fewer).
 const BITS_PER_ID: usize = 8;
@@ -21,6 +102,57 @@ const BITS_PER_ID: usize = 8;
 const FIRST_WORDS: usize = 128;
 /// Notes that are never too many to keep until the end of the log.
 const FEW_NOTES: usize = 4096;
+
+/// A blocked Bloom filter of 64-bit hashes: each hash sets 3 bits of one word. It grows (by
+/// doubling, filled again from the hashes its owner keeps) to keep [`BITS_PER_ID`] bits an id
+/// or more, which keeps its false positives between about 0.5% (16 bits an id) and 4% (8).
+struct Filter(Vec<u64>);
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter(vec![0; FIRST_WORDS])
+    }
+}
+
+impl Filter {
+    /// The filter word and bits of `hash` in a filter of `words` words: the word from the high
+    /// half, the bits from three 6-bit fields of the low half.
+    #[inline]
+    fn slot(hash: u64, words: usize) -> (usize, u64) {
+        let word = ((hash >> 32) * words as u64) >> 32;
+        let bits =
+            (1u64 << (hash & 63)) | (1u64 << ((hash >> 6) & 63)) | (1u64 << ((hash >> 12) & 63));
+        (word as usize, bits)
+    }
+
+    /// Whether it has room for one more of `ids` ids.
+    #[inline]
+    fn has_room(&self, ids: usize) -> bool {
+        ids * BITS_PER_ID < self.0.len() * 64
+    }
+
+    /// Sets the bits of `hash`; whether they were all set before (it may have been added).
+    #[inline]
+    fn add(&mut self, hash: u64) -> bool {
+        let (word, bits) = Self::slot(hash, self.0.len());
+        let w = &mut self.0[word];
+        let maybe = *w & bits == bits;
+        *w |= bits;
+        maybe
+    }
+
+    /// Made again, of at least `words` words and room for `ids` ids, from `hashes`.
+    fn refill(&mut self, mut words: usize, ids: usize, hashes: impl Iterator<Item = u64>) {
+        while ids * BITS_PER_ID >= words * 64 {
+            words *= 2;
+        }
+        self.0.clear();
+        self.0.resize(words, 0);
+        for hash in hashes {
+            self.add(hash);
+        }
+    }
+}
 
 /// An id the filter may have seen before.
 struct Maybe {
@@ -43,63 +175,33 @@ pub struct Repeat {
 }
 
 /// The ids of a log, by their 64-bit hash: two ids with the same hash count as one.
+#[derive(Default)]
 pub struct IdSet {
-    /// A blocked Bloom filter: each hash sets 3 bits of one word.
-    filter: Vec<u64>,
+    filter: Filter,
     /// Every id's hash and line, in order.
     seen: Vec<(u64, u64)>,
     /// The ids the filter may have seen, in order.
     maybe: Vec<Maybe>,
 }
 
-impl Default for IdSet {
-    fn default() -> Self {
-        IdSet {
-            filter: vec![0; FIRST_WORDS],
-            seen: Vec::new(),
-            maybe: Vec::new(),
-        }
-    }
-}
-
-/// The filter word and bits of `hash` in a filter of `words` words: the word from the high
-/// half, the bits from three 6-bit fields of the low half.
-#[inline]
-fn slot(hash: u64, words: usize) -> (usize, u64) {
-    let word = ((hash >> 32) * words as u64) >> 32;
-    let bits = (1u64 << (hash & 63)) | (1u64 << ((hash >> 6) & 63)) | (1u64 << ((hash >> 12) & 63));
-    (word as usize, bits)
-}
-
 impl IdSet {
     /// Adds `id` (whose hash is `hash`) at `line`. `pos` is where a finding about it would go,
     /// should it be a repeat; it comes back in [`Repeat::pos`].
     pub fn insert(&mut self, hash: u64, id: &str, line: u64, pos: usize) {
-        if self.seen.len() * BITS_PER_ID >= self.filter.len() * 64 {
-            self.grow();
+        if !self.filter.has_room(self.seen.len()) {
+            let words = self.filter.0.len() * 2;
+            let seen = &self.seen;
+            self.filter
+                .refill(words, seen.len(), seen.iter().map(|&(h, _)| h));
         }
-        let (word, bits) = slot(hash, self.filter.len());
-        let w = &mut self.filter[word];
-        if *w & bits == bits {
+        if self.filter.add(hash) {
             self.maybe.push(Maybe {
                 index: self.seen.len(),
                 pos,
                 id: id.to_owned(),
             });
         }
-        *w |= bits;
         self.seen.push((hash, line));
-    }
-
-    /// Doubles the filter and fills it again from the list.
-    fn grow(&mut self) {
-        let words = self.filter.len() * 2;
-        self.filter.clear();
-        self.filter.resize(words, 0);
-        for &(hash, _) in &self.seen {
-            let (word, bits) = slot(hash, words);
-            self.filter[word] |= bits;
-        }
     }
 
     /// Whether the notes are so many that [`IdSet::repeats`] should be called now.
@@ -199,7 +301,7 @@ mod tests {
             "{} notes",
             set.maybe.len()
         );
-        assert!(set.filter.len() * 64 >= ids.len() * BITS_PER_ID);
+        assert!(set.filter.0.len() * 64 >= ids.len() * BITS_PER_ID);
         assert_eq!(set.repeats(), []);
     }
 
@@ -240,5 +342,12 @@ mod tests {
     #[test]
     fn ids_with_one_hash_count_as_one() {
         assert_eq!(repeats_of(&["a", "b"], |_| 7), [(2, 1, "b".to_owned())]);
+    }
+
+    #[test]
+    fn hash64_is_the_same_in_every_run() {
+        // States keep these hashes: a change here makes old states apply their events again.
+        assert_eq!(hash64(""), 0xe184_8576_4ba0_3644);
+        assert_eq!(hash64("toolu_01ABCDEFGHIJ"), 0x1759_a195_e59f_c3d9);
     }
 }
