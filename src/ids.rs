@@ -1,10 +1,10 @@
 //! Sets of event ids, by a stable 64-bit hash of each: `validate`'s, to find the ids used twice
-//! (`id-unique`).
+//! (`id-unique`), and `reduce`'s, to apply every event once ([`Applied`]).
 //!
 //! A log of a million events has a million ids, and a hash map of them (16 bytes a slot, 36 MB)
 //! turns every insert into a cache and TLB miss: on 200 MB of Gemini output that was a sixth of
-//! `validate`'s time. Repeats are rare, so the set answers the common question, "new?", from a
-//! small Bloom filter ([`Filter`]: 8 to 16 bits an id, kept in cache), and keeps every id's
+//! `validate`'s time. Repeats are rare, so both sets answer the common question, "new?", from a
+//! small Bloom filter ([`Filter`]: 8 to 16 bits an id, kept in cache), and keep every id's
 //! hash in a list written in order, never a table written at random.
 //!
 //! `validate` ([`IdSet`]) can wait for the answer: an id the filter may have seen is noted with
@@ -12,6 +12,10 @@
 //! repeats. That pass runs at the end of the log, or sooner when the notes reach an eighth of
 //! the ids (a log of repeats), which keeps their memory in proportion and the passes few: linear
 //! in the number of ids, even when every id repeats.
+//!
+//! `reduce` ([`Applied`]) must know at once: an id the filter may have seen is looked up in
+//! the list, which is kept as a few sorted runs (merged as a binary counter is carried) and a
+//! short unsorted tail.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -106,6 +110,7 @@ const FEW_NOTES: usize = 4096;
 /// A blocked Bloom filter of 64-bit hashes: each hash sets 3 bits of one word. It grows (by
 /// doubling, filled again from the hashes its owner keeps) to keep [`BITS_PER_ID`] bits an id
 /// or more, which keeps its false positives between about 0.5% (16 bits an id) and 4% (8).
+#[derive(Clone)]
 struct Filter(Vec<u64>);
 
 impl Default for Filter {
@@ -242,6 +247,162 @@ impl IdSet {
     }
 }
 
+/// The unsorted tail of [`Applied`] is sorted into a run when it has this many hashes: short
+/// enough to scan whenever the filter says "maybe".
+const TAIL: usize = 256;
+
+/// The ids of the events `reduce` applied, by their 64-bit hash ([`hash64`]), answering at
+/// once whether an id is new. 8 bytes an id in the list, 1 to 2 in the filter (and while two
+/// runs are merged, the merged run's 8 bytes an id again); two ids of one hash count as one,
+/// which among a million ids happens with a chance of about 1 in 37 million.
+///
+/// The list is sorted runs, each at least twice as long as the next, and an unsorted tail: a
+/// full tail becomes a run, and runs of like length merge, so an id is moved about log2(n / 256)
+/// times in all, in order, and a lookup (only when the filter says "maybe") is a scan of the
+/// tail and a binary search of each of the few runs.
+#[derive(Clone, Default)]
+pub struct Applied {
+    filter: Filter,
+    runs: Vec<Vec<u64>>,
+    tail: Vec<u64>,
+    len: usize,
+}
+
+impl Applied {
+    /// Adds the hash of an id; `false` (and nothing changes) when it was there already.
+    #[inline]
+    pub fn insert(&mut self, hash: u64) -> bool {
+        if !self.filter.has_room(self.len) {
+            self.grow();
+        }
+        if self.filter.add(hash) && self.holds(hash) {
+            return false;
+        }
+        self.tail.push(hash);
+        self.len += 1;
+        if self.tail.len() == TAIL {
+            self.settle();
+        }
+        true
+    }
+
+    /// Whether the list holds `hash` (the filter aside).
+    fn holds(&self, hash: u64) -> bool {
+        self.tail.contains(&hash) || self.runs.iter().any(|r| r.binary_search(&hash).is_ok())
+    }
+
+    /// The tail becomes a run, and the last runs merge while the one before is no more than
+    /// twice as long as the last.
+    fn settle(&mut self) {
+        let mut run = std::mem::take(&mut self.tail);
+        run.sort_unstable();
+        while let Some(prev) = self.runs.pop() {
+            if prev.len() > 2 * run.len() {
+                self.runs.push(prev);
+                break;
+            }
+            run = merge(&prev, &run);
+        }
+        self.runs.push(run);
+        self.tail = Vec::with_capacity(TAIL);
+    }
+
+    fn grow(&mut self) {
+        let words = self.filter.0.len() * 2;
+        let hashes = self.runs.iter().flatten().chain(&self.tail).copied();
+        self.filter.refill(words, self.len, hashes);
+    }
+
+    /// Every hash, sorted: what a state keeps.
+    pub fn sorted(&self) -> Vec<u64> {
+        let mut all: Vec<u64> = self.tail.clone();
+        all.sort_unstable();
+        for r in self.runs.iter().rev() {
+            all = merge(r, &all);
+        }
+        all
+    }
+
+    /// The set of `hashes` (a state's, sorted or not; repeats count once).
+    pub fn from_hashes(mut hashes: Vec<u64>) -> Applied {
+        hashes.sort_unstable();
+        hashes.dedup();
+        hashes.shrink_to_fit();
+        let len = hashes.len();
+        let mut filter = Filter::default();
+        filter.refill(FIRST_WORDS, len, hashes.iter().copied());
+        Applied {
+            filter,
+            runs: if hashes.is_empty() {
+                Vec::new()
+            } else {
+                vec![hashes]
+            },
+            tail: Vec::new(),
+            len,
+        }
+    }
+}
+
+impl std::fmt::Debug for Applied {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "Applied({} ids)", self.len)
+    }
+}
+
+/// Hashes as text: each one's 8 bytes, little-endian, one after another, in standard base64
+/// (with `=` padding), 10.7 characters a hash.
+pub fn to_base64(hashes: &[u64]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let mut b = [0u8; 3];
+        b[..chunk.len()].copy_from_slice(chunk);
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The hashes [`to_base64`] wrote; `None` if the text is not that.
+pub fn from_base64(text: &str) -> Option<Vec<u64>> {
+    let bytes = crate::providers::codex::base64_decode(text)?;
+    if bytes.len() % 8 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(8)
+            .map(|w| w.try_into().map_or(0, u64::from_le_bytes))
+            .collect(),
+    )
+}
+
+/// Two sorted lists as one (they have no hash in common).
+fn merge(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,6 +503,65 @@ mod tests {
     #[test]
     fn ids_with_one_hash_count_as_one() {
         assert_eq!(repeats_of(&["a", "b"], |_| 7), [(2, 1, "b".to_owned())]);
+    }
+
+    #[test]
+    fn applied_answers_at_once_whether_an_id_is_new() {
+        let mut set = Applied::default();
+        let ids: Vec<String> = (0..50_000).map(|i| format!("u{i}:0")).collect();
+        for id in &ids {
+            assert!(set.insert(hash64(id)), "{id} is new");
+        }
+        assert_eq!(set.len, ids.len());
+        // Every id again, in another order: none is new, and nothing changes.
+        for id in ids.iter().rev().step_by(3) {
+            assert!(!set.insert(hash64(id)), "{id} was there");
+        }
+        assert_eq!(set.len, ids.len());
+        assert!(!set.holds(hash64("u50000:0")));
+        // Runs at least double from the last to the first: few of them.
+        assert!(set.runs.len() <= 10, "{} runs", set.runs.len());
+        for w in set.runs.windows(2) {
+            assert!(w[0].len() > 2 * w[1].len());
+        }
+        assert!(set.filter.0.len() * 64 >= set.len * BITS_PER_ID);
+    }
+
+    #[test]
+    fn applied_round_trips_through_its_sorted_hashes() {
+        let mut set = Applied::default();
+        for i in 0..3000u64 {
+            set.insert(mixed(&i.to_string()));
+        }
+        let sorted = set.sorted();
+        assert_eq!(sorted.len(), 3000);
+        assert!(sorted.windows(2).all(|w| w[0] < w[1]));
+        // Inserted in another order, the same list.
+        let mut other = Applied::default();
+        for i in (0..3000u64).rev() {
+            other.insert(mixed(&i.to_string()));
+        }
+        assert_eq!(other.sorted(), sorted);
+        let mut back = Applied::from_hashes(sorted.clone());
+        assert_eq!(back.len, 3000);
+        assert!(!back.insert(mixed("17")));
+        assert!(back.insert(mixed("3000")));
+        assert_eq!(back.sorted().len(), 3001);
+        assert!(Applied::from_hashes(Vec::new()).sorted().is_empty());
+    }
+
+    #[test]
+    fn hashes_as_base64() {
+        assert_eq!(to_base64(&[]), "");
+        // "first\n" and two zero bytes, as the standard alphabet writes them.
+        let h = u64::from_le_bytes(*b"first\n\0\0");
+        assert_eq!(to_base64(&[h]), "Zmlyc3QKAAA=");
+        let hs: Vec<u64> = (0..100).map(|i| mixed(&format!("{i}"))).collect();
+        for n in 0..hs.len() {
+            assert_eq!(from_base64(&to_base64(&hs[..n])).as_deref(), Some(&hs[..n]));
+        }
+        assert_eq!(from_base64("Zmlyc3QK"), None, "6 bytes are no hash");
+        assert_eq!(from_base64("!!!!"), None);
     }
 
     #[test]

@@ -117,6 +117,7 @@ impl<'a> Ev<'a> {
     pub fn fill_from(&mut self, ev: &'a Event<'a>) -> Option<()> {
         let v = self;
         v.event = Cow::Borrowed(ev.event);
+        v.id = r(&ev.id);
         v.seq = Some(ev.seq);
         v.timestamp = s(&ev.timestamp);
         v.provider = r(ev.provider);

@@ -33,11 +33,14 @@
 //! running. `turn_complete` closes it (and makes one if none was running). A prompt while a
 //! turn runs (an interruption notice, a queued prompt) joins that turn.
 //!
-//! # Resuming
-//! Events are numbered by their own `seq`; converted provider lines are numbered after the
-//! event before them. `--from-state` skips events whose `seq` is at most the snapshot's
-//! `lastSeq`, so the rest of a log, or the whole log again, continues a snapshot; reducing a
-//! log in one go and in any two parts gives the same state.
+//! # Exactly once
+//! Every event is applied at most once by its `id`: the state keeps the 64-bit hash of the id
+//! of every event applied (`cursor.ids`, see [`crate::ids::Applied`]), and an event whose id is
+//! there is skipped, in one stream and after `--from-state`. So a log fed twice, a snapshot
+//! followed by the rest of its log or by the whole log again, or a tail that overlaps what was
+//! applied all give the state of one pass. `seq` is a position within one conversion, not a
+//! key: events keep the `seq` they carry, and converted provider lines are numbered after the
+//! last event applied.
 
 mod apply;
 mod entries;
@@ -106,8 +109,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = View::State, value_name = "VIEW")]
     pub view: View,
 
-    /// Continue from a state `insights reduce` wrote: events with `seq` up to its `lastSeq`
-    /// are skipped.
+    /// Continue from a state `insights reduce` wrote: events it applied (by `id`) are skipped.
     #[arg(long, value_name = "FILE")]
     pub from_state: Option<PathBuf>,
 
@@ -131,42 +133,40 @@ pub enum Fed {
     Applied {
         turn_complete: bool,
     },
-    /// Its `seq` is not after the snapshot resumed from.
+    /// An event of its `id` was applied before (in this run or the state resumed from).
     Skipped,
     /// Its `seq` is after `--at`: nothing more is read.
     Stop,
 }
 
-/// The state plus what a run knows about numbering: the resume floor and the `--at` limit.
+/// The state plus the `--at` limit.
 pub struct Reducer {
     pub state: State,
-    floor: u64,
     at: Option<u64>,
-    prev_seq: u64,
     pub stopped: bool,
 }
 
 impl Reducer {
     pub fn new(state: State, at: Option<u64>) -> Reducer {
         Reducer {
-            floor: state.last_seq,
             state,
             at,
-            prev_seq: 0,
             stopped: false,
         }
     }
 
-    /// Applies one event, numbering it after the one before when it has no `seq`.
+    /// Applies one event, unless an event of its `id` was applied before; one without a `seq`
+    /// is numbered after the last event applied.
     pub fn feed(&mut self, ev: &mut Ev) -> Fed {
-        let seq = ev.seq.unwrap_or(self.prev_seq + 1);
-        self.prev_seq = seq;
-        if seq <= self.floor {
-            return Fed::Skipped;
-        }
+        let seq = ev.seq.unwrap_or(self.state.last_seq + 1);
         if self.at.is_some_and(|at| seq > at) {
             self.stopped = true;
             return Fed::Stop;
+        }
+        if let Some(id) = ev.id.as_deref().filter(|id| !id.is_empty()) {
+            if !self.state.cursor.ids.0.insert(crate::ids::hash64(id)) {
+                return Fed::Skipped;
+            }
         }
         ev.seq = Some(seq);
         self.state.apply(ev);

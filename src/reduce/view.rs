@@ -115,6 +115,7 @@ macro_rules! view {
 
 view! {
     "event" event: Cow<'a, str> => Str<'a>,
+    "id" id: S<'a> => OptStr<'a>,
     "seq" seq: Option<u64>,
     "timestamp" timestamp: S<'a> => OptStr<'a>,
     "provider" provider: S<'a> => OptStr<'a>,
@@ -561,7 +562,7 @@ mod tests {
         }
         for k in [
             "",
-            "id",
+            "ids",
             "line",
             "raw",
             "extensions",
