@@ -304,6 +304,38 @@ fn from_state_resumes_a_log_split_anywhere() {
     }
 }
 
+/// AceClaw's bridge numbers its events (`eventId`): a tail cut from the log, whose lines have
+/// other line numbers and so other ids, resumes after the last one the snapshot applied,
+/// whether it starts just after it or overlaps it.
+#[test]
+fn an_aceclaw_bridge_log_resumes_by_event_id() {
+    let scratch = Scratch::new("an_aceclaw_bridge_log_resumes_by_event_id");
+    let cap = "testdata/aceclaw/bridge-plan.jsonl";
+    let whole = reduce(&[cap]);
+    let text = std::fs::read_to_string(root().join(cap)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 10, "{cap} is long enough to split");
+    let write = |name: &str, part: &[&str]| {
+        let p = scratch.file(name);
+        std::fs::write(&p, part.join("\n") + "\n").unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    for k in [1, 5, 10, lines.len() - 1] {
+        let head = write(&format!("head-{k}.jsonl"), &lines[..k]);
+        let snap = scratch.file(&format!("snap-{k}.json"));
+        std::fs::write(&snap, reduce(&[&head])).unwrap();
+        let snap = snap.to_string_lossy().into_owned();
+        for j in [k, k.saturating_sub(3), 0] {
+            let tail = write(&format!("tail-{k}-{j}.jsonl"), &lines[j..]);
+            assert_same(
+                &format!("{cap}: lines after {k} resumed from line {}", j + 1),
+                &whole,
+                &reduce(&["--from-state", &snap, &tail]),
+            );
+        }
+    }
+}
+
 #[test]
 fn summary_view_of_the_claude_captures() {
     let files: Vec<String> = event_files(&["claude", "claude-sdk"])

@@ -155,25 +155,82 @@ impl Reducer {
         }
     }
 
-    /// Applies one event, unless an event of its `id` was applied before; one without a `seq`
-    /// is numbered after the last event applied.
+    /// Applies one event, unless an event of its `id` was applied before, or, for an event
+    /// the provider numbers, its session applied one at or after its place ([`Place`]); one
+    /// without a `seq` is numbered after the last event applied.
     pub fn feed(&mut self, ev: &mut Ev) -> Fed {
         let seq = ev.seq.unwrap_or(self.state.last_seq + 1);
         if self.at.is_some_and(|at| seq > at) {
             self.stopped = true;
             return Fed::Stop;
         }
-        if let Some(id) = ev.id.as_deref().filter(|id| !id.is_empty()) {
+        let id = ev.id.as_deref().filter(|id| !id.is_empty());
+        // An event the provider numbers is known by its place, not by its id (which changes
+        // when its line is converted at another place in a file).
+        let cursor = match ev.event_id {
+            Some(n) if !ev.session().is_empty() => Some(Place {
+                event_id: n,
+                part: id.map_or(0, part),
+            }),
+            _ => None,
+        };
+        if let Some(c) = cursor {
+            if Some(c) <= self.cursor_of(ev.session()) {
+                return Fed::Skipped;
+            }
+        } else if let Some(id) = id {
             if !self.state.cursor.ids.0.insert(crate::ids::hash64(id)) {
                 return Fed::Skipped;
             }
         }
         ev.seq = Some(seq);
         self.state.apply(ev);
+        if let Some(c) = cursor {
+            self.set_cursor(ev.session(), c);
+        }
         Fed::Applied {
             turn_complete: ev.event == "turn_complete",
         }
     }
+
+    /// Where session `id` is in its provider's numbering; none before it applied a numbered
+    /// event.
+    fn cursor_of(&self, id: &str) -> Option<Place> {
+        let s = *self.state.idx.sessions.get(id)?;
+        let c = &self.state.cursor.sessions[s];
+        Some(Place {
+            event_id: c.last_event_id?,
+            part: c.last_event_part,
+        })
+    }
+
+    fn set_cursor(&mut self, id: &str, to: Place) {
+        if self.cursor_of(id) >= Some(to) {
+            return;
+        }
+        if let Some(&s) = self.state.idx.sessions.get(id) {
+            let c = &mut self.state.cursor.sessions[s];
+            c.last_event_id = Some(to.event_id);
+            c.last_event_part = to.part;
+        }
+    }
+}
+
+/// A place in a provider's own numbering of its events: the number its line carries
+/// (`extensions."aceclaw.eventId"`), then the index of the event among the line's events (the
+/// end of its `id`, `anchor:index`), since a snapshot may end within a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    event_id: u64,
+    part: u32,
+}
+
+/// The index of an event among the events of its line: the number after the last `:` of its
+/// `id`, 0 when there is none.
+fn part(id: &str) -> u32 {
+    id.rsplit_once(':')
+        .and_then(|(_, k)| k.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Where events go: the converter's (through its tap) and those of lines read as they are.

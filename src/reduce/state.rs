@@ -1064,6 +1064,17 @@ pub struct SessionCursor {
     /// Per agent (main agent, each subagent): the last entry of the current turn, for RULE 1.
     pub scopes: Vec<Scope>,
     pub account: Account,
+    /// The provider's own position of the last event applied (AceClaw's bridge `eventId`):
+    /// events of the session at or before it are skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<u64>,
+    /// Of the events of `lastEventId`'s line, the index (in their `id`) of the last applied.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub last_event_part: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// RULE 1/2/9 state of one agent in the current turn.

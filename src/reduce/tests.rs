@@ -873,6 +873,61 @@ fn an_event_applied_before_is_skipped_in_the_same_stream() {
     assert_eq!(st.events.applied, 2);
 }
 
+/// An AceClaw bridge event: its `eventId` in `extensions`, and an `id` that differs each time
+/// its line is converted at another place (`h<hash>-<line>:<index>`).
+fn bridge(event_id: u64, place: u64, index: u32, body: Value) -> String {
+    let mut e = body;
+    let o = e.as_object_mut().unwrap();
+    o.insert("id".into(), json!(format!("h0-{place}:{index}")));
+    o.insert("sessionId".into(), json!("b"));
+    o.insert(
+        "extensions".into(),
+        json!({"aceclaw.planId": "p", "aceclaw.eventId": event_id}),
+    );
+    serde_json::to_string(&e).unwrap()
+}
+
+#[test]
+fn a_session_resumes_after_the_last_event_id_it_applied() {
+    // Lines 1-4, the third making two events.
+    let log = [
+        bridge(1, 1, 0, json!({"event": "turn_start"})),
+        bridge(2, 2, 0, text("a")),
+        bridge(3, 3, 0, text("b")),
+        bridge(3, 3, 1, call("c1")),
+        bridge(4, 4, 0, done("c1")),
+    ];
+    let whole = reduce_lines(&log);
+    assert_eq!(js(&whole)["cursor"]["sessions"][0]["lastEventId"], json!(4));
+    // Cut anywhere, within the two-event line too, and resumed with the lines from any
+    // earlier line on, converted again at other places (other ids).
+    for k in 0..=log.len() {
+        for j in 0..=k {
+            let tail: Vec<String> = log[j..]
+                .iter()
+                .map(|l| l.replace("\"id\":\"h0-", "\"id\":\"h1-"))
+                .collect();
+            same(
+                &format!("cut after {k}, resumed from {j}"),
+                &whole,
+                &resumed(&log, k, &tail, k % 2 == 0),
+            );
+        }
+    }
+    // An event of another session, or one without a number, is not held back by the cursor.
+    let mut red = Reducer::new(whole.clone(), None);
+    let other = bridge(2, 9, 0, text("x")).replace("\"sessionId\":\"b\"", "\"sessionId\":\"o\"");
+    assert!(matches!(
+        red.feed(&mut Ev::parse(&other).unwrap()),
+        Fed::Applied { .. }
+    ));
+    let bare = r#"{"event":"text","kind":"text","text":"y","id":"z:0","sessionId":"b"}"#;
+    assert!(matches!(
+        red.feed(&mut Ev::parse(bare).unwrap()),
+        Fed::Applied { .. }
+    ));
+}
+
 #[test]
 fn at_stops_after_the_event() {
     let log = lines(&[text("a"), text("b"), text("c")]);
