@@ -347,13 +347,14 @@ impl State {
         for d in ev.permission_denials.iter().flatten() {
             self.deny(s, d.tool_use_id.as_deref());
         }
-        if self.tree.sessions[s].turns[t].interrupted {
+        // A turn that ended interrupted or failed stopped the calls still running in it.
+        if self.tree.sessions[s].turns[t].interrupted || ev.is_error {
             self.cancel_running(s, t as u32 + 1, seq);
         }
         self.close_turn(s, t, seq);
     }
 
-    /// An interrupted turn ended: its calls still running were cancelled.
+    /// An interrupted or failed turn ended: its calls still running were cancelled.
     fn cancel_running(&mut self, s: usize, turn: u32, seq: u64) {
         let p = &mut self.pending.sessions[s];
         let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut p.tools)

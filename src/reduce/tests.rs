@@ -474,6 +474,71 @@ fn turns_are_inferred_without_turn_start() {
 }
 
 #[test]
+fn a_failed_turn_ends_and_stops_its_calls() {
+    // An API error while a call runs: the agent reports the error, then a failed turn_complete.
+    let st = reduce(&[
+        json!({"event": "user_input", "text": "go"}),
+        call("c1"),
+        json!({"event": "error", "message": "API Error: 500", "severity": "error", "requestId": "3"}),
+        json!({"event": "turn_complete", "isError": true, "subtype": "error", "errors": ["API Error: 500"]}),
+    ]);
+    let j = js(&st);
+    let turn = &j["tree"]["sessions"][0]["turns"][0];
+    assert_eq!(turn["status"], "failed");
+    assert_eq!(turn["endSeq"], 4);
+    let p = &j["pending"]["sessions"][0];
+    assert!(p.get("turn").is_none(), "no turn runs after the failure");
+    assert!(p["tools"].as_array().unwrap().is_empty());
+    assert_eq!(j["entries"][1]["status"], "cancelled");
+    // The failure counts once: one failed turn, one error (the turn's `errors` repeat it).
+    let t = &j["totals"]["all"];
+    assert_eq!(
+        [
+            &t["turns"],
+            &t["failedTurns"],
+            &t["errors"],
+            &t["cancelledTools"]
+        ],
+        [&json!(1), &json!(1), &json!(1), &json!(1)]
+    );
+    // The next prompt is a turn of its own.
+    let st = reduce(&[
+        json!({"event": "user_input", "text": "go"}),
+        json!({"event": "error", "message": "API Error: 500", "severity": "error"}),
+        json!({"event": "turn_complete", "isError": true}),
+        json!({"event": "user_input", "text": "again"}),
+    ]);
+    let j = js(&st);
+    assert_eq!(j["pending"]["sessions"][0]["turn"], 2);
+    assert_eq!(j["totals"]["all"]["failedTurns"], 1);
+}
+
+#[test]
+fn a_failure_with_no_turn_running_is_one_failed_turn() {
+    // ACP: the prompt's error answer and the failed turn_complete name no session; the error
+    // came before any agent output opened a turn.
+    let st = reduce(&[
+        json!({"event": "session_init", "sessionId": "A", "model": "m"}),
+        json!({"event": "turn_complete", "sessionId": "A"}),
+        json!({"event": "error", "sessionId": "", "message": "Internal error", "severity": "error", "code": "-32603"}),
+        json!({"event": "turn_complete", "sessionId": "", "isError": true}),
+    ]);
+    let j = js(&st);
+    let turns = j["tree"]["sessions"][0]["turns"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[1]["status"], "failed");
+    assert!(j["pending"]["sessions"][0].get("turn").is_none());
+    let t = &j["totals"]["sessions"][0];
+    assert_eq!(
+        [&t["turns"], &t["failedTurns"], &t["errors"]],
+        [&json!(2), &json!(1), &json!(1)]
+    );
+}
+
+#[test]
 fn turn_start_names_a_fresh_turn_and_ends_a_busy_one() {
     let st = reduce(&[
         json!({"event": "user_input", "text": "go"}),
