@@ -141,46 +141,78 @@ fn golden_states_follow_the_state_schema() {
     assert!(n > 0, "no golden states");
 }
 
-/// The state without what depends on when lines were read: times, and durations computed
-/// from them.
-fn timeless(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            for k in ["timestamp", "startedAt", "endedAt"] {
-                m.shift_remove(k);
-            }
-            if m.get("type").and_then(Value::as_str) == Some("tool_call") {
-                m.shift_remove("durationMs");
-            }
-            m.values_mut().for_each(timeless);
-        }
-        Value::Array(a) => a.iter_mut().for_each(timeless),
-        _ => {}
-    }
-}
-
 #[test]
 fn every_capture_reduces_raw_as_converted() {
     // Every provider: reducing a raw capture (converted on the fly) gives the state of its
-    // converted events, apart from the times the clock adds, and the state follows the schema.
+    // converted events, times included (the times are the provider's own: a line without one
+    // is not stamped with the moment it was read), and the state follows the schema.
     let v = validator();
     for cap in captures() {
         let cap = rel(&cap);
         let conv = run(&["--no-timestamp", &cap], b"");
-        let mut from_events = {
+        let from_events = {
             let out = run(&["reduce", "-"], &conv.stdout);
-            json(&String::from_utf8_lossy(&out.stdout))
+            String::from_utf8_lossy(&out.stdout).into_owned()
         };
-        check(&v, &format!("{cap} converted"), &from_events);
-        let mut from_raw = json(&reduce(&[&cap]));
-        check(&v, &cap, &from_raw);
-        timeless(&mut from_events);
-        timeless(&mut from_raw);
-        assert_same(
-            &format!("{cap} reduced raw"),
-            &serde_json::to_string_pretty(&from_events).unwrap(),
-            &serde_json::to_string_pretty(&from_raw).unwrap(),
+        check(&v, &format!("{cap} converted"), &json(&from_events));
+        let from_raw = reduce(&[&cap]);
+        check(&v, &cap, &json(&from_raw));
+        assert_same(&format!("{cap} reduced raw"), &from_events, &from_raw);
+    }
+}
+
+#[test]
+fn times_are_the_providers_own() {
+    // Raw captures (converted on the fly): an entry has the time of the event that made it
+    // when its line carried one, and none otherwise (Claude's stream-json carries times on a
+    // few lines only); a session starts at the first time of the events applied to it, a turn
+    // ends at its turn_complete's.
+    for cap in [
+        "testdata/claude/parallel-tools",
+        "testdata/gemini/text-only",
+        "testdata/codex-app-server/edit-file",
+    ] {
+        let events: Vec<Value> =
+            std::fs::read_to_string(root().join(format!("{cap}.events.jsonl")))
+                .unwrap()
+                .lines()
+                .map(json)
+                .collect();
+        let time_of = |seq: &Value| {
+            events
+                .iter()
+                .find(|e| e["seq"] == *seq)
+                .map_or(Value::Null, |e| e["timestamp"].clone())
+        };
+        let state = json(&reduce(&[&format!("{cap}.jsonl")]));
+        for e in state["entries"].as_array().unwrap() {
+            let want = time_of(&e["seq"]);
+            let got = e.get("timestamp").cloned().unwrap_or(Value::Null);
+            assert_eq!(got, want, "{cap}: entry of seq {}", e["seq"]);
+        }
+        // (Notices and raw lines are counted, not applied to a session.)
+        let first = events
+            .iter()
+            .filter(|e| e["event"] != "notice" && e["event"] != "raw")
+            .find_map(|e| e.get("timestamp"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let session = &state["tree"]["sessions"][0];
+        assert_eq!(
+            session.get("startedAt").cloned().unwrap_or(Value::Null),
+            first,
+            "{cap}"
         );
+        for t in session["turns"].as_array().unwrap() {
+            if let Some(end) = t.get("endSeq") {
+                assert_eq!(
+                    t.get("endedAt").cloned().unwrap_or(Value::Null),
+                    time_of(end),
+                    "{cap}: turn {}",
+                    t["index"]
+                );
+            }
+        }
     }
 }
 
@@ -291,16 +323,16 @@ fn from_state_resumes_a_log_split_anywhere() {
                 &reduce(&["--from-state", snap, rest.to_str().unwrap()]),
             );
         }
-        // Raw input numbers its events as convert does: resuming reads it again from the start.
+        // Raw input read again from its start has the same ids: what was applied is skipped.
         let cap = format!("{case}.jsonl");
         let k = lines.len() / 2;
         let snap = scratch.file("raw-snap.json");
         std::fs::write(&snap, reduce(&["--at", &k.to_string(), &cap])).unwrap();
-        let mut resumed = json(&reduce(&["--from-state", snap.to_str().unwrap(), &cap]));
-        let mut whole = json(&whole);
-        timeless(&mut resumed);
-        timeless(&mut whole);
-        assert_eq!(whole, resumed, "{cap} resumed after {k}");
+        assert_same(
+            &format!("{cap} resumed after {k}"),
+            &whole,
+            &reduce(&["--from-state", snap.to_str().unwrap(), &cap]),
+        );
     }
 }
 

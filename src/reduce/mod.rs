@@ -454,7 +454,12 @@ fn kind<'a>(buf: &'a [u8], probe: &mut Probe<'a>) -> Kind<'a> {
 
 pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
     let mut diag = Diag::new(color.resolve(crate::output::stderr_is_tty()));
-    let opts = args.input.options()?;
+    // Times are the session's own: raw lines that carry no time of their own are not stamped
+    // with the moment they were read (their entries, turns and sessions have no time).
+    let opts = crate::convert::Options {
+        clock: false,
+        ..args.input.options()?
+    };
     let state = match &args.from_state {
         Some(p) => {
             let text = std::fs::read_to_string(p)
