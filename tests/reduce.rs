@@ -1,14 +1,16 @@
 //! `insights reduce`: golden states for the Claude captures (`<case>.state.json` beside each
 //! capture; `BLESS=1 cargo test` rewrites them), the state schema
-//! (`schemas/insights-state.schema.json`) for every capture of every provider, raw input reduced
-//! like its converted events, `--follow`, `--at`, `--from-state` (split anywhere and resumed, on
-//! the command line), `--view summary`, and the exit status.
+//! (`schemas/insights-state.schema.json`, which `insights schema state` prints) for every state
+//! these tests make and every golden state, raw input reduced like its converted events,
+//! exactly once (every capture fed twice, split and overlapped, resumed), `--follow`, `--at`,
+//! `--from-state`, AceClaw's `eventId`, `--view summary`, and the exit status.
 
 use crate::golden::{captures, golden_of};
-use crate::util::{assert_same, root, run};
+use crate::util::{assert_same, files_ending, root, run};
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 const STATE_SCHEMA: &str = "schemas/insights-state.schema.json";
 
@@ -24,15 +26,19 @@ fn state_schema() -> Value {
     serde_json::from_str(&text).expect("the state schema is JSON")
 }
 
-fn validator() -> Validator {
-    jsonschema::options()
-        .with_draft(Draft::Draft202012)
-        .build(&state_schema())
-        .unwrap_or_else(|e| panic!("{STATE_SCHEMA} does not compile: {e}"))
+/// The state schema, compiled once for all the tests.
+fn validator() -> &'static Validator {
+    static V: OnceLock<Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        jsonschema::options()
+            .with_draft(Draft::Draft202012)
+            .build(&state_schema())
+            .unwrap_or_else(|e| panic!("{STATE_SCHEMA} does not compile: {e}"))
+    })
 }
 
-fn check(v: &Validator, what: &str, state: &Value) {
-    let problems: Vec<String> = v
+fn check(what: &str, state: &Value) {
+    let problems: Vec<String> = validator()
         .iter_errors(state)
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
@@ -43,7 +49,23 @@ fn check(v: &Validator, what: &str, state: &Value) {
     );
 }
 
-/// Runs `insights reduce ARGS`, expecting success; returns standard output.
+/// Checks what `insights reduce` printed against the state schema: a state, or with
+/// `--follow` one per line (a summary is no state).
+pub(crate) fn check_states(what: &str, out: &str) {
+    if !out.starts_with('{') {
+        return;
+    }
+    if out.starts_with("{\n") {
+        check(what, &json(out));
+    } else {
+        for (i, line) in out.lines().enumerate() {
+            check(&format!("{what}, state {}", i + 1), &json(line));
+        }
+    }
+}
+
+/// Runs `insights reduce ARGS`, expecting success; returns standard output, after checking the
+/// states in it against the state schema.
 fn reduce(args: &[&str]) -> String {
     let mut all = vec!["reduce"];
     all.extend_from_slice(args);
@@ -61,7 +83,9 @@ fn reduce(args: &[&str]) -> String {
         all.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    let text = String::from_utf8(out.stdout).expect("utf-8 output");
+    check_states(&format!("insights {}", all.join(" ")), &text);
+    text
 }
 
 fn json(text: &str) -> Value {
@@ -107,14 +131,31 @@ fn state_schema_is_valid_draft_2020_12() {
 }
 
 #[test]
+fn schema_state_prints_the_state_schema_file() {
+    let out = run(&["schema", "state"], b"");
+    assert!(
+        out.status.success(),
+        "insights schema state: {:?}",
+        out.status
+    );
+    let file = std::fs::read(root().join(STATE_SCHEMA)).expect("read the state schema");
+    assert!(
+        out.stdout == file,
+        "`insights schema state` differs from {STATE_SCHEMA} (rebuild?)"
+    );
+    // The event schema stays the default.
+    let event = run(&["schema"], b"");
+    assert!(event.stdout == run(&["schema", "event"], b"").stdout);
+    assert!(event.stdout != file);
+}
+
+#[test]
 fn claude_captures_reduce_to_their_golden_states() {
     let bless = std::env::var_os("BLESS").is_some();
-    let v = validator();
     let files = event_files(&["claude", "claude-sdk"]);
     assert!(!files.is_empty(), "no Claude captures");
     for ev in files {
         let actual = reduce(&[&rel(&ev)]);
-        check(&v, &rel(&ev), &json(&actual));
         let golden = state_of(&ev);
         if bless {
             std::fs::write(&golden, &actual).expect("write golden state");
@@ -129,16 +170,12 @@ fn claude_captures_reduce_to_their_golden_states() {
 
 #[test]
 fn golden_states_follow_the_state_schema() {
-    let v = validator();
-    let mut n = 0;
-    for ev in event_files(&["claude", "claude-sdk"]) {
-        let golden = state_of(&ev);
-        if let Ok(text) = std::fs::read_to_string(&golden) {
-            check(&v, &rel(&golden), &json(&text));
-            n += 1;
-        }
+    let files = files_ending(&root().join("testdata"), ".state.json");
+    assert!(!files.is_empty(), "no golden states");
+    for golden in files {
+        let text = std::fs::read_to_string(&golden).unwrap();
+        check(&rel(&golden), &json(&text));
     }
-    assert!(n > 0, "no golden states");
 }
 
 #[test]
@@ -146,7 +183,6 @@ fn every_capture_reduces_raw_as_converted() {
     // Every provider: reducing a raw capture (converted on the fly) gives the state of its
     // converted events, times included (the times are the provider's own: a line without one
     // is not stamped with the moment it was read), and the state follows the schema.
-    let v = validator();
     for cap in captures() {
         let cap = rel(&cap);
         let conv = run(&["--no-timestamp", &cap], b"");
@@ -154,9 +190,8 @@ fn every_capture_reduces_raw_as_converted() {
             let out = run(&["reduce", "-"], &conv.stdout);
             String::from_utf8_lossy(&out.stdout).into_owned()
         };
-        check(&v, &format!("{cap} converted"), &json(&from_events));
+        check(&format!("{cap} converted"), &json(&from_events));
         let from_raw = reduce(&[&cap]);
-        check(&v, &cap, &json(&from_raw));
         assert_same(&format!("{cap} reduced raw"), &from_events, &from_raw);
     }
 }
@@ -241,13 +276,11 @@ impl Drop for Scratch {
 #[test]
 fn follow_writes_a_snapshot_after_every_turn() {
     let scratch = Scratch::new("follow_writes_a_snapshot_after_every_turn");
-    let v = validator();
     let ev = rel(&root().join("testdata/claude-sdk/compact.events.jsonl"));
     let out = reduce(&["--follow", &ev]);
     let snaps: Vec<Value> = out.lines().map(json).collect();
     assert_eq!(snaps.len(), 4, "one per turn_complete, none after the last");
     for (i, s) in snaps.iter().enumerate() {
-        check(&v, &format!("snapshot {i}"), s);
         assert_eq!(s["totals"]["all"]["turns"], i as u64 + 1);
     }
     assert_eq!(snaps[3], json(&reduce(&[&ev])));
@@ -438,9 +471,7 @@ fn exit_status_and_diagnostics() {
 
 #[test]
 fn an_empty_input_is_an_empty_state() {
-    let v = validator();
     let s = json(&reduce(&["-"]));
-    check(&v, "the empty state", &s);
     assert_eq!(s["lastSeq"], 0);
     assert_eq!(
         reduce(&["--follow", "-"]),

@@ -36,7 +36,31 @@ fn reduce_lines(lines: &[String]) -> State {
     let mut red = Reducer::new(State::new(), None);
     feed(&mut red, lines);
     red.state.finish();
+    valid(&red.state);
     red.state
+}
+
+/// Checks a state against `schemas/insights-state.schema.json` (what `insights schema state`
+/// prints), compiled once for all the tests.
+fn valid(st: &State) {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let v = V.get_or_init(|| {
+        let schema: Value = serde_json::from_str(crate::schema::STATE_SCHEMA).unwrap();
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&schema)
+            .expect("the state schema compiles")
+    });
+    let j = js(st);
+    let problems: Vec<String> = v
+        .iter_errors(&j)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "a state does not follow the state schema:\n{}",
+        problems.join("\n")
+    );
 }
 
 fn reduce(events: &[Value]) -> State {
@@ -851,6 +875,7 @@ fn resumed(lines: &[String], k: usize, rest: &[String], pretty: bool) -> State {
     let mut red = Reducer::new(st, None);
     feed(&mut red, rest);
     red.state.finish();
+    valid(&red.state);
     red.state
 }
 
