@@ -146,6 +146,13 @@ impl Filter {
         maybe
     }
 
+    /// Whether `hash` may have been added.
+    #[inline]
+    fn may_have(&self, hash: u64) -> bool {
+        let (word, bits) = Self::slot(hash, self.0.len());
+        self.0[word] & bits == bits
+    }
+
     /// Made again, of at least `words` words and room for `ids` ids, from `hashes`.
     fn refill(&mut self, mut words: usize, ids: usize, hashes: impl Iterator<Item = u64>) {
         while ids * BITS_PER_ID >= words * 64 {
@@ -284,6 +291,11 @@ impl Applied {
             self.settle();
         }
         true
+    }
+
+    /// Whether it holds `hash`.
+    pub fn contains(&self, hash: u64) -> bool {
+        self.filter.may_have(hash) && self.holds(hash)
     }
 
     /// Whether the list holds `hash` (the filter aside).
@@ -515,10 +527,11 @@ mod tests {
         assert_eq!(set.len, ids.len());
         // Every id again, in another order: none is new, and nothing changes.
         for id in ids.iter().rev().step_by(3) {
+            assert!(set.contains(hash64(id)));
             assert!(!set.insert(hash64(id)), "{id} was there");
         }
         assert_eq!(set.len, ids.len());
-        assert!(!set.holds(hash64("u50000:0")));
+        assert!(!set.contains(hash64("u50000:0")));
         // Runs at least double from the last to the first: few of them.
         assert!(set.runs.len() <= 10, "{} runs", set.runs.len());
         for w in set.runs.windows(2) {

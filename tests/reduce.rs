@@ -401,6 +401,97 @@ fn an_aceclaw_bridge_log_resumes_by_event_id() {
     }
 }
 
+/// Whether an event id is made of its line's content and place (`h` + 16 hex digits + `-` +
+/// the line number + `:` + the index): not the same when the line is read at another place.
+fn is_content_id(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix('h') else {
+        return false;
+    };
+    let (hex, place) = rest.split_at(rest.len().min(16));
+    hex.len() == 16
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        && place
+            .strip_prefix('-')
+            .and_then(|p| p.split_once(':'))
+            .is_some_and(|(l, k)| {
+                !l.is_empty()
+                    && !k.is_empty()
+                    && (l.to_owned() + k).bytes().all(|b| b.is_ascii_digit())
+            })
+}
+
+/// Raw captures, converted on the fly: a capture read twice (two inputs, each numbered from
+/// its first line) is applied once. Where every event is known wherever its line is read (a
+/// provider id, or AceClaw's eventId), a capture's first k lines followed by its lines from j
+/// (j ≤ k) in one file, and a snapshot of the first k lines resumed with a file of the lines
+/// from j, give the state of one pass too. (The other captures' lines without a provider id
+/// have ids made of their place in the file, which a tail cut from it changes.)
+#[test]
+fn raw_captures_read_again_are_applied_once() {
+    let scratch = Scratch::new("raw_captures_read_again_are_applied_once");
+    let mut stable = Vec::new();
+    for cap in captures() {
+        let events = std::fs::read_to_string(golden_of(&cap)).unwrap_or_default();
+        let name = rel(&cap);
+        let from = crate::golden::from_of(&cap);
+        let mut args: Vec<&str> = Vec::new();
+        if let Some(f) = &from {
+            args.extend(["--from", f]);
+        }
+        let with = |more: &[&str]| -> Vec<String> {
+            args.iter().chain(more).map(|s| s.to_string()).collect()
+        };
+        let reduce_with = |more: &[&str]| {
+            let a = with(more);
+            reduce(&a.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        let once = reduce_with(&[&name]);
+        assert_same(
+            &format!("{name} read twice"),
+            &once,
+            &reduce_with(&[&name, &name]),
+        );
+        let known_anywhere = events.lines().all(|l| {
+            let e = json(l);
+            !e["id"].as_str().is_some_and(is_content_id)
+                || e["extensions"]["aceclaw.eventId"].is_u64()
+        });
+        if !known_anywhere {
+            continue;
+        }
+        stable.push(name.clone());
+        let text = std::fs::read_to_string(&cap).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let n = lines.len();
+        let write = |file: &str, part: Vec<&str>| {
+            let p = scratch.file(file);
+            std::fs::write(&p, part.join("\n") + "\n").unwrap();
+            p.to_string_lossy().into_owned()
+        };
+        for (k, j) in [(n / 2, n / 4), (n - n / 3, n / 2), (n, 0)] {
+            let again = write("again.jsonl", [&lines[..k], &lines[j..]].concat());
+            assert_same(
+                &format!("{name}: the first {k} lines, then the lines from {}", j + 1),
+                &once,
+                &reduce_with(&[&again]),
+            );
+            let head = write("head.jsonl", lines[..k].to_vec());
+            let snap = scratch.file("snap.json");
+            std::fs::write(&snap, reduce_with(&[&head])).unwrap();
+            let snap = snap.to_string_lossy().into_owned();
+            let tail = write("tail.jsonl", lines[j..].to_vec());
+            assert_same(
+                &format!("{name}: {k} lines resumed with the lines from {}", j + 1),
+                &once,
+                &reduce_with(&["--from-state", &snap, &tail]),
+            );
+        }
+    }
+    // Claude's stream-json, Qwen's, OpenCode's and AceClaw's bridge: the others have lines
+    // without a provider id.
+    assert!(stable.len() >= 30, "{stable:?}");
+}
+
 #[test]
 fn summary_view_of_the_claude_captures() {
     let files: Vec<String> = event_files(&["claude", "claude-sdk"])

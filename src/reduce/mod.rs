@@ -61,6 +61,7 @@ use crate::convert::{Converter, Options};
 use crate::detect::Probe;
 use crate::diag::Diag;
 use crate::event::Event;
+use crate::ids::hash64;
 use crate::input::{Line, LineReader, Source};
 use crate::output::{ColorChoice, Out};
 use anyhow::Context as _;
@@ -156,47 +157,70 @@ impl Reducer {
     }
 
     /// Applies one event, unless an event of its `id` was applied before, or, for an event
-    /// the provider numbers, its session applied one at or after its place ([`Place`]); one
-    /// without a `seq` is numbered after the last event applied.
+    /// the provider numbers whose session is in the state, the session applied one at or
+    /// after its place ([`Place`]); one without a `seq` is numbered after the last event
+    /// applied.
     pub fn feed(&mut self, ev: &mut Ev) -> Fed {
         let seq = ev.seq.unwrap_or(self.state.last_seq + 1);
         if self.at.is_some_and(|at| seq > at) {
             self.stopped = true;
             return Fed::Stop;
         }
-        let id = ev.id.as_deref().filter(|id| !id.is_empty());
+        let id = ev
+            .id
+            .as_deref()
+            .filter(|id| !id.is_empty())
+            .map(|id| (id, hash64(id)));
         // An event the provider numbers is known by its place, not by its id (which changes
-        // when its line is converted at another place in a file).
-        let cursor = match ev.event_id {
-            Some(n) if !ev.session().is_empty() => Some(Place {
-                event_id: n,
-                part: id.map_or(0, part),
-            }),
-            _ => None,
-        };
-        if let Some(c) = cursor {
-            if Some(c) <= self.cursor_of(ev.session()) {
+        // when its line is converted at another place in a file), when it names its session
+        // and the session is in the state to keep the place; until then (and for an event that
+        // makes no session, a notice) by its id.
+        let place = ev.event_id.map(|n| Place {
+            event_id: n,
+            part: id.map_or(0, |(id, _)| part(id)),
+        });
+        let numbered = place.is_some() && !ev.session().is_empty();
+        if numbered {
+            let seen = match self.session_of(ev.session()) {
+                Some(s) => place <= self.place_of(s),
+                None => id.is_some_and(|(_, h)| self.state.cursor.ids.0.contains(h)),
+            };
+            if seen {
                 return Fed::Skipped;
             }
-        } else if let Some(id) = id {
-            if !self.state.cursor.ids.0.insert(crate::ids::hash64(id)) {
+        } else if let Some((_, h)) = id {
+            if !self.state.cursor.ids.0.insert(h) {
                 return Fed::Skipped;
             }
         }
         ev.seq = Some(seq);
         self.state.apply(ev);
-        if let Some(c) = cursor {
-            self.set_cursor(ev.session(), c);
+        if numbered {
+            match (self.session_of(ev.session()), place) {
+                (Some(s), Some(p)) => self.set_place(s, p),
+                _ => {
+                    if let Some((_, h)) = id {
+                        self.state.cursor.ids.0.insert(h);
+                    }
+                }
+            }
         }
         Fed::Applied {
             turn_complete: ev.event == "turn_complete",
         }
     }
 
-    /// Where session `id` is in its provider's numbering; none before it applied a numbered
+    /// The position of session `id` in the state, when it is there (and named).
+    fn session_of(&self, id: &str) -> Option<usize> {
+        if id.is_empty() {
+            return None;
+        }
+        self.state.idx.sessions.get(id).copied()
+    }
+
+    /// Where session `s` is in its provider's numbering; none before it applied a numbered
     /// event.
-    fn cursor_of(&self, id: &str) -> Option<Place> {
-        let s = *self.state.idx.sessions.get(id)?;
+    fn place_of(&self, s: usize) -> Option<Place> {
         let c = &self.state.cursor.sessions[s];
         Some(Place {
             event_id: c.last_event_id?,
@@ -204,15 +228,13 @@ impl Reducer {
         })
     }
 
-    fn set_cursor(&mut self, id: &str, to: Place) {
-        if self.cursor_of(id) >= Some(to) {
+    fn set_place(&mut self, s: usize, to: Place) {
+        if self.place_of(s) >= Some(to) {
             return;
         }
-        if let Some(&s) = self.state.idx.sessions.get(id) {
-            let c = &mut self.state.cursor.sessions[s];
-            c.last_event_id = Some(to.event_id);
-            c.last_event_part = to.part;
-        }
+        let c = &mut self.state.cursor.sessions[s];
+        c.last_event_id = Some(to.event_id);
+        c.last_event_part = to.part;
     }
 }
 
