@@ -176,6 +176,7 @@ impl State {
     }
 
     fn apply_to(&mut self, s: usize, ev: &Ev, seq: u64, parked: bool) {
+        self.messages_end(s, ev);
         if self.tree.sessions[s].provider.is_none() {
             self.tree.sessions[s].provider = own(&ev.provider);
         }
@@ -685,6 +686,43 @@ impl State {
         scope.streaming = false;
         scope.stream_start = 0;
         if let Some(i) = scope.last_entry {
+            match &mut self.entries[i as usize].body {
+                Body::Message(m) => m.streaming = false,
+                Body::Thought(t) => t.streaming = false,
+                _ => {}
+            }
+        }
+    }
+
+    /// RULE 2 and RULE 9: a message (or thought) has ended when an event of its session
+    /// arrives that is not a chunk or the final text of an agent's message (those continue
+    /// their agent's own and end the others'). Its entry stops `streaming`; the agent's
+    /// scope still knows where the streamed text began, so that a chunk or final text of the
+    /// same message that comes later (Claude writes usage lines between chunks) continues it,
+    /// streaming again.
+    fn messages_end(&mut self, s: usize, ev: &Ev) {
+        let scopes = &self.cursor.sessions[s].scopes;
+        if !scopes.iter().any(|sc| sc.streaming) {
+            return;
+        }
+        let continues = match ev.event.as_ref() {
+            "stream_delta" => matches!(ev.kind.as_deref(), Some("text" | "thinking")),
+            "text" => true,
+            _ => false,
+        };
+        let own = continues
+            .then(|| {
+                let parent = ev.parent();
+                scopes
+                    .iter()
+                    .position(|sc| sc.parent_call_id.as_deref() == parent)
+            })
+            .flatten();
+        for (k, sc) in scopes.iter().enumerate() {
+            if !sc.streaming || Some(k) == own {
+                continue;
+            }
+            let Some(i) = sc.last_entry else { continue };
             match &mut self.entries[i as usize].body {
                 Body::Message(m) => m.streaming = false,
                 Body::Thought(t) => t.streaming = false,

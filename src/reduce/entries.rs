@@ -11,7 +11,7 @@ use super::view::{own, Ev};
 /// only the rest is new, and a chunk equal to the text so far adds nothing. Any other chunk is
 /// a delta and is appended whole. Unlike the seed, a chunk that merely equals the *end* of the
 /// text is still appended: deltas repeat short pieces (`.`, ` the`) legitimately, and an event
-/// delivered twice is recognised by its `seq` instead.
+/// delivered twice is recognised by its `id` instead (it is not applied again).
 pub fn extract_new_content<'a>(existing: &str, chunk: &'a str) -> Option<&'a str> {
     if chunk.is_empty() {
         return None;
@@ -53,11 +53,18 @@ fn continued(
 
 impl State {
     /// RULE 1 (messages) and RULE 9 (thoughts): a chunk continues the agent's last entry in
-    /// this turn when that entry is of the same kind and of the same message; otherwise it
-    /// starts a new, streaming entry.
+    /// this turn when that entry is of the same kind and of the same message (the chunk's own
+    /// `messageId`, as ACP's carry, or the one its `messageStart` named); otherwise it starts
+    /// a new, streaming entry.
     fn chunk(&mut self, s: usize, ev: &Ev, seq: u64, thought: bool, text: &str) {
         let parent = ev.parent();
         let sc = self.scope(s, parent);
+        if let Some(id) = ev.message_id.as_deref() {
+            let scope = &mut self.cursor.sessions[s].scopes[sc];
+            if scope.message_id.as_deref() != Some(id) {
+                scope.message_id = Some(id.to_owned());
+            }
+        }
         let scope = &self.cursor.sessions[s].scopes[sc];
         let (streaming, start, msg) = (
             scope.streaming,

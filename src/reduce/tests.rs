@@ -178,6 +178,103 @@ fn rule1_a_new_message_id_starts_a_new_message() {
 }
 
 #[test]
+fn rule1_a_chunk_seen_twice_is_appended_once() {
+    // The same event (same id) again: skipped. Another event with equal text: appended.
+    let mut log = lines(&[text("Hel"), text("lo")]);
+    log.push(log[1].clone());
+    log.extend(
+        lines(&[text("Hel"), text("lo"), text("lo")])
+            .into_iter()
+            .skip(2)
+            .map(|l| l.replace("\"id\":\"e3\"", "\"id\":\"x3\"")),
+    );
+    let st = reduce_lines(&log);
+    assert_eq!(entries(&st)[0]["content"], "Hellolo");
+    assert_eq!(st.events.applied, 3);
+}
+
+#[test]
+fn rule1_chunks_of_another_message_id_start_a_new_message() {
+    // ACP: chunks carry their message's id, and no messageStart comes first.
+    let chunk = |t: &str, m: &str| json!({"event": "stream_delta", "kind": "text", "textDelta": t, "messageId": m});
+    let st = reduce(&[
+        chunk("one", "m1"),
+        chunk(" more", "m1"),
+        chunk("two", "m2"),
+        text(" and on"),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2);
+    assert_eq!(
+        (&e[0]["content"], &e[0]["messageId"]),
+        (&json!("one more"), &json!("m1"))
+    );
+    assert_eq!(
+        (&e[1]["content"], &e[1]["messageId"]),
+        (&json!("two and on"), &json!("m2"))
+    );
+    assert!(e[0].get("streaming").is_none());
+    assert_eq!(e[1]["streaming"], true);
+}
+
+#[test]
+fn rule2_and_rule9_a_message_ends_at_any_later_event_that_is_not_its_chunk() {
+    for (after, what) in [
+        (
+            json!({"event": "usage_update", "stepUsage": {"input_tokens": 1}}),
+            "usage",
+        ),
+        (
+            json!({"event": "session_status", "status": "idle"}),
+            "status",
+        ),
+        (
+            json!({"event": "rate_limit_update", "status": "allowed"}),
+            "rate limit",
+        ),
+        (
+            json!({"event": "available_commands", "availableCommands": []}),
+            "commands",
+        ),
+        (thinking("hmm"), "a thought"),
+    ] {
+        let st = reduce(&[text("Hello"), after]);
+        let e = entries(&st);
+        assert!(e[0].get("streaming").is_none(), "ended by {what}");
+    }
+    // A chunk of another agent's message ends it too, and its own next chunk continues it.
+    let mut sub = text("inner");
+    sub["parentCallId"] = json!("A");
+    let st = reduce(&[
+        json!({"event": "tool_invocation", "callId": "A", "kind": "think", "toolName": "Task", "input": {}}),
+        text("Hello"),
+        sub,
+        text(" again"),
+    ]);
+    let e = entries(&st);
+    let main: Vec<_> = e
+        .iter()
+        .filter(|x| x.get("parentCallId").is_none() && x["type"] == "message")
+        .collect();
+    assert_eq!(main.len(), 1);
+    assert_eq!(main[0]["content"], "Hello again");
+    assert_eq!(main[0]["streaming"], true);
+    let inner = e.iter().find(|x| x["content"] == "inner").unwrap();
+    assert!(inner.get("streaming").is_none());
+    // Ended, then continued and completed by its final text: the streamed text is replaced.
+    let st = reduce(&[
+        json!({"event": "stream_delta", "kind": "messageStart", "messageId": "m1"}),
+        text("Helo"),
+        json!({"event": "usage_update", "stepUsage": {"input_tokens": 1}, "messageId": "m1"}),
+        text(" wrld"),
+        json!({"event": "text", "kind": "text", "text": "Hello world", "messageId": "m1"}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["content"], "Hello world");
+}
+
+#[test]
 fn rule2_final_text_replaces_the_streamed_text() {
     let st = reduce(&[
         json!({"event": "stream_delta", "kind": "messageStart", "messageId": "m1"}),
