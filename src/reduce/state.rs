@@ -1132,6 +1132,14 @@ pub struct Account {
     pub turn_total: Option<Tokens>,
     /// Per-request usage since the last turn_complete, one per `messageId`.
     pub live: Vec<LiveUsage>,
+    /// The cost of turns counted from their requests' own costs (`stepUsage.cost`: no
+    /// running total of the cost reported).
+    #[serde(
+        default,
+        deserialize_with = "exact::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub extra_cost: Option<f64>,
     /// The model of the last request, when events name one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_model: Option<String>,
@@ -1143,6 +1151,13 @@ pub struct LiveUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     pub tokens: Tokens,
+    /// The request's own cost (`stepUsage.cost`), when reported.
+    #[serde(
+        default,
+        deserialize_with = "exact::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cost_usd: Option<f64>,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1099,6 +1099,83 @@ fn session_running_token_totals_count_once() {
 }
 
 #[test]
+fn requests_own_costs_add_up_when_no_running_total_is_reported() {
+    // OpenCode: each step's cost, one per message (a repeated line counts once, its last).
+    let step = |m: &str, cost: f64| {
+        json!({"event": "usage_update", "messageId": m,
+               "stepUsage": {"input_tokens": 1, "output_tokens": 2, "cost": cost}})
+    };
+    let st = reduce(&[
+        text("a"),
+        step("m1", 0.25),
+        step("m1", 0.5),
+        step("m2", 0.125),
+    ]);
+    let j = js(&st);
+    assert_eq!(
+        j["tree"]["sessions"][0]["turns"][0]["costUsd"], 0.625,
+        "the running turn"
+    );
+    assert_eq!(j["totals"]["sessions"][0]["costUsd"], 0.625);
+    let st = reduce(&[
+        text("a"),
+        step("m1", 0.5),
+        step("m2", 0.125),
+        json!({"event": "turn_complete"}),
+        text("b"),
+        step("m3", 1.0),
+        json!({"event": "turn_complete"}),
+    ]);
+    let j = js(&st);
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    assert_eq!(
+        (&turns[0]["costUsd"], &turns[1]["costUsd"]),
+        (&json!(0.625), &json!(1.0))
+    );
+    assert_eq!(j["totals"]["all"]["costUsd"], 1.625);
+    // A running total of the cost, when reported, is the turn's cost.
+    let st = reduce(&[
+        text("a"),
+        step("m1", 0.5),
+        json!({"event": "turn_complete", "costUsd": 0.75}),
+    ]);
+    assert_eq!(js(&st)["totals"]["all"]["costUsd"], 0.75);
+}
+
+#[test]
+fn a_subagents_usage_counts_once() {
+    // Its requests belong to the turn; Claude's per-model running totals include them.
+    let sub = |m: &str, n: u64| {
+        json!({"event": "usage_update", "messageId": m, "parentCallId": "A",
+               "stepUsage": {"input_tokens": n, "output_tokens": 1}})
+    };
+    let log = [
+        json!({"event": "tool_invocation", "callId": "A", "kind": "think", "toolName": "Task", "input": {}}),
+        usage("m1", 10),
+        sub("s1", 5),
+        sub("s1", 5),
+        json!({"event": "subagent_complete", "callId": "A", "totalTokens": 999}),
+    ];
+    let st = reduce(&log);
+    assert_eq!(
+        js(&st)["totals"]["all"]["inputTokens"],
+        15,
+        "while the turn runs"
+    );
+    let mut done = log.to_vec();
+    done.push(
+        json!({"event": "turn_complete", "usage": {"inputTokens": 10, "outputTokens": 1},
+                     "modelUsage": {"m": {"inputTokens": 15, "outputTokens": 2}}}),
+    );
+    let j = js(&reduce(&done));
+    assert_eq!(j["totals"]["all"]["inputTokens"], 15);
+    assert_eq!(
+        j["tree"]["sessions"][0]["turns"][0]["tokens"]["inputTokens"],
+        15
+    );
+}
+
+#[test]
 fn the_running_turn_shows_its_estimate() {
     let st = reduce(&[text("x"), usage("m1", 10), usage("m2", 3)]);
     let j = js(&st);

@@ -500,8 +500,9 @@ impl<'a> Visitor<'a> for Fill<'_, 'a> {
     }
 }
 
-/// `stepUsage`: the four keys the event model documents. Other keys are the provider's and
-/// are not read.
+/// `stepUsage`: the four keys the event model documents, and the request's cost in US dollars
+/// where the provider reports one (OpenCode's `cost`). Other keys are the provider's and are
+/// not read.
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
 #[serde(default)]
 pub struct StepUsage {
@@ -509,6 +510,7 @@ pub struct StepUsage {
     pub output_tokens: Option<u64>,
     pub cache_read_input_tokens: Option<u64>,
     pub cache_creation_input_tokens: Option<u64>,
+    pub cost: Option<f64>,
 }
 
 impl StepUsage {
@@ -517,6 +519,7 @@ impl StepUsage {
             && self.output_tokens.is_none()
             && self.cache_read_input_tokens.is_none()
             && self.cache_creation_input_tokens.is_none()
+            && self.cost.is_none()
     }
 }
 
