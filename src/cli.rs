@@ -60,8 +60,8 @@ pub enum Command {
     Reduce(crate::reduce::Args),
     /// Print what each provider's output carries: the capability matrix, as a table or JSON.
     Providers(crate::providers_cmd::Args),
-    /// Print the InsightsEvent JSON Schema (draft 2020-12) that the output follows.
-    Schema,
+    /// Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce's state.
+    Schema(crate::schema::Args),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]

@@ -7,6 +7,7 @@ mod detect;
 mod diag;
 mod diff;
 mod event;
+mod ids;
 mod input;
 mod json_reader;
 mod json_writer;
@@ -71,13 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Replay(args)) => replay::run(&args, cli.color),
         Some(Command::Reduce(args)) => reduce::run(&args, cli.color),
         Some(Command::Providers(args)) => providers_cmd::run(&args),
-        Some(Command::Schema) => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(schema::EVENT_SCHEMA.as_bytes())
-                .and_then(|_| out.flush())
-                .context("cannot write to standard output")?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Schema(args)) => schema::run(&args),
         Some(Command::Completions { shell }) => {
             // Generated into memory first: clap_complete panics on a failed write.
             let mut script = Vec::new();

@@ -226,8 +226,20 @@ fn every_capture_reduces_the_same_on_several_threads() {
 /// `SPLIT_AT`, `json_writer::write_pretty_split`) when `--jobs` allows: the same text.
 #[test]
 fn a_large_state_is_the_same_written_on_two_threads() {
+    // Ten copies, each with Claude's line ids of its own: a copy of the same events would be
+    // skipped (`reduce` applies each event id once). Not every input is UTF-8.
     let once = all_inputs();
-    let data = once.repeat(10);
+    let uuid = b"\"uuid\":\"";
+    let mut data = Vec::new();
+    for k in 0..10 {
+        let mut rest = &once[..];
+        while let Some(i) = rest.windows(uuid.len()).position(|w| w == uuid) {
+            data.extend_from_slice(&rest[..i + uuid.len()]);
+            data.extend_from_slice(format!("r{k}-").as_bytes());
+            rest = &rest[i + uuid.len()..];
+        }
+        data.extend_from_slice(rest);
+    }
     let args = vec!["reduce".to_string()];
     let one = run(&args, "1", "1000000", Some(&data));
     let entries = String::from_utf8_lossy(&one.stdout)

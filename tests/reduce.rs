@@ -1,14 +1,16 @@
 //! `insights reduce`: golden states for the Claude captures (`<case>.state.json` beside each
 //! capture; `BLESS=1 cargo test` rewrites them), the state schema
-//! (`schemas/insights-state.schema.json`) for every capture of every provider, raw input reduced
-//! like its converted events, `--follow`, `--at`, `--from-state` (split anywhere and resumed, on
-//! the command line), `--view summary`, and the exit status.
+//! (`schemas/insights-state.schema.json`, which `insights schema state` prints) for every state
+//! these tests make and every golden state, raw input reduced like its converted events,
+//! exactly once (every capture fed twice, split and overlapped, resumed), `--follow`, `--at`,
+//! `--from-state`, AceClaw's `eventId`, `--view summary`, and the exit status.
 
 use crate::golden::{captures, golden_of};
-use crate::util::{assert_same, root, run};
+use crate::util::{assert_same, files_ending, root, run};
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 const STATE_SCHEMA: &str = "schemas/insights-state.schema.json";
 
@@ -24,15 +26,19 @@ fn state_schema() -> Value {
     serde_json::from_str(&text).expect("the state schema is JSON")
 }
 
-fn validator() -> Validator {
-    jsonschema::options()
-        .with_draft(Draft::Draft202012)
-        .build(&state_schema())
-        .unwrap_or_else(|e| panic!("{STATE_SCHEMA} does not compile: {e}"))
+/// The state schema, compiled once for all the tests.
+fn validator() -> &'static Validator {
+    static V: OnceLock<Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        jsonschema::options()
+            .with_draft(Draft::Draft202012)
+            .build(&state_schema())
+            .unwrap_or_else(|e| panic!("{STATE_SCHEMA} does not compile: {e}"))
+    })
 }
 
-fn check(v: &Validator, what: &str, state: &Value) {
-    let problems: Vec<String> = v
+fn check(what: &str, state: &Value) {
+    let problems: Vec<String> = validator()
         .iter_errors(state)
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
@@ -43,7 +49,23 @@ fn check(v: &Validator, what: &str, state: &Value) {
     );
 }
 
-/// Runs `insights reduce ARGS`, expecting success; returns standard output.
+/// Checks what `insights reduce` printed against the state schema: a state, or with
+/// `--follow` one per line (a summary is no state).
+pub(crate) fn check_states(what: &str, out: &str) {
+    if !out.starts_with('{') {
+        return;
+    }
+    if out.starts_with("{\n") {
+        check(what, &json(out));
+    } else {
+        for (i, line) in out.lines().enumerate() {
+            check(&format!("{what}, state {}", i + 1), &json(line));
+        }
+    }
+}
+
+/// Runs `insights reduce ARGS`, expecting success; returns standard output, after checking the
+/// states in it against the state schema.
 fn reduce(args: &[&str]) -> String {
     let mut all = vec!["reduce"];
     all.extend_from_slice(args);
@@ -61,7 +83,9 @@ fn reduce(args: &[&str]) -> String {
         all.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    let text = String::from_utf8(out.stdout).expect("utf-8 output");
+    check_states(&format!("insights {}", all.join(" ")), &text);
+    text
 }
 
 fn json(text: &str) -> Value {
@@ -107,14 +131,31 @@ fn state_schema_is_valid_draft_2020_12() {
 }
 
 #[test]
+fn schema_state_prints_the_state_schema_file() {
+    let out = run(&["schema", "state"], b"");
+    assert!(
+        out.status.success(),
+        "insights schema state: {:?}",
+        out.status
+    );
+    let file = std::fs::read(root().join(STATE_SCHEMA)).expect("read the state schema");
+    assert!(
+        out.stdout == file,
+        "`insights schema state` differs from {STATE_SCHEMA} (rebuild?)"
+    );
+    // The event schema stays the default.
+    let event = run(&["schema"], b"");
+    assert!(event.stdout == run(&["schema", "event"], b"").stdout);
+    assert!(event.stdout != file);
+}
+
+#[test]
 fn claude_captures_reduce_to_their_golden_states() {
     let bless = std::env::var_os("BLESS").is_some();
-    let v = validator();
     let files = event_files(&["claude", "claude-sdk"]);
     assert!(!files.is_empty(), "no Claude captures");
     for ev in files {
         let actual = reduce(&[&rel(&ev)]);
-        check(&v, &rel(&ev), &json(&actual));
         let golden = state_of(&ev);
         if bless {
             std::fs::write(&golden, &actual).expect("write golden state");
@@ -129,58 +170,84 @@ fn claude_captures_reduce_to_their_golden_states() {
 
 #[test]
 fn golden_states_follow_the_state_schema() {
-    let v = validator();
-    let mut n = 0;
-    for ev in event_files(&["claude", "claude-sdk"]) {
-        let golden = state_of(&ev);
-        if let Ok(text) = std::fs::read_to_string(&golden) {
-            check(&v, &rel(&golden), &json(&text));
-            n += 1;
-        }
-    }
-    assert!(n > 0, "no golden states");
-}
-
-/// The state without what depends on when lines were read: times, and durations computed
-/// from them.
-fn timeless(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            for k in ["timestamp", "startedAt", "endedAt"] {
-                m.shift_remove(k);
-            }
-            if m.get("type").and_then(Value::as_str) == Some("tool_call") {
-                m.shift_remove("durationMs");
-            }
-            m.values_mut().for_each(timeless);
-        }
-        Value::Array(a) => a.iter_mut().for_each(timeless),
-        _ => {}
+    let files = files_ending(&root().join("testdata"), ".state.json");
+    assert!(!files.is_empty(), "no golden states");
+    for golden in files {
+        let text = std::fs::read_to_string(&golden).unwrap();
+        check(&rel(&golden), &json(&text));
     }
 }
 
 #[test]
 fn every_capture_reduces_raw_as_converted() {
     // Every provider: reducing a raw capture (converted on the fly) gives the state of its
-    // converted events, apart from the times the clock adds, and the state follows the schema.
-    let v = validator();
+    // converted events, times included (the times are the provider's own: a line without one
+    // is not stamped with the moment it was read), and the state follows the schema.
     for cap in captures() {
         let cap = rel(&cap);
         let conv = run(&["--no-timestamp", &cap], b"");
-        let mut from_events = {
+        let from_events = {
             let out = run(&["reduce", "-"], &conv.stdout);
-            json(&String::from_utf8_lossy(&out.stdout))
+            String::from_utf8_lossy(&out.stdout).into_owned()
         };
-        check(&v, &format!("{cap} converted"), &from_events);
-        let mut from_raw = json(&reduce(&[&cap]));
-        check(&v, &cap, &from_raw);
-        timeless(&mut from_events);
-        timeless(&mut from_raw);
-        assert_same(
-            &format!("{cap} reduced raw"),
-            &serde_json::to_string_pretty(&from_events).unwrap(),
-            &serde_json::to_string_pretty(&from_raw).unwrap(),
+        check(&format!("{cap} converted"), &json(&from_events));
+        let from_raw = reduce(&[&cap]);
+        assert_same(&format!("{cap} reduced raw"), &from_events, &from_raw);
+    }
+}
+
+#[test]
+fn times_are_the_providers_own() {
+    // Raw captures (converted on the fly): an entry has the time of the event that made it
+    // when its line carried one, and none otherwise (Claude's stream-json carries times on a
+    // few lines only); a session starts at the first time of the events applied to it, a turn
+    // ends at its turn_complete's.
+    for cap in [
+        "testdata/claude/parallel-tools",
+        "testdata/gemini/text-only",
+        "testdata/codex-app-server/edit-file",
+    ] {
+        let events: Vec<Value> =
+            std::fs::read_to_string(root().join(format!("{cap}.events.jsonl")))
+                .unwrap()
+                .lines()
+                .map(json)
+                .collect();
+        let time_of = |seq: &Value| {
+            events
+                .iter()
+                .find(|e| e["seq"] == *seq)
+                .map_or(Value::Null, |e| e["timestamp"].clone())
+        };
+        let state = json(&reduce(&[&format!("{cap}.jsonl")]));
+        for e in state["entries"].as_array().unwrap() {
+            let want = time_of(&e["seq"]);
+            let got = e.get("timestamp").cloned().unwrap_or(Value::Null);
+            assert_eq!(got, want, "{cap}: entry of seq {}", e["seq"]);
+        }
+        // (Notices and raw lines are counted, not applied to a session.)
+        let first = events
+            .iter()
+            .filter(|e| e["event"] != "notice" && e["event"] != "raw")
+            .find_map(|e| e.get("timestamp"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let session = &state["tree"]["sessions"][0];
+        assert_eq!(
+            session.get("startedAt").cloned().unwrap_or(Value::Null),
+            first,
+            "{cap}"
         );
+        for t in session["turns"].as_array().unwrap() {
+            if let Some(end) = t.get("endSeq") {
+                assert_eq!(
+                    t.get("endedAt").cloned().unwrap_or(Value::Null),
+                    time_of(end),
+                    "{cap}: turn {}",
+                    t["index"]
+                );
+            }
+        }
     }
 }
 
@@ -209,13 +276,11 @@ impl Drop for Scratch {
 #[test]
 fn follow_writes_a_snapshot_after_every_turn() {
     let scratch = Scratch::new("follow_writes_a_snapshot_after_every_turn");
-    let v = validator();
     let ev = rel(&root().join("testdata/claude-sdk/compact.events.jsonl"));
     let out = reduce(&["--follow", &ev]);
     let snaps: Vec<Value> = out.lines().map(json).collect();
     assert_eq!(snaps.len(), 4, "one per turn_complete, none after the last");
     for (i, s) in snaps.iter().enumerate() {
-        check(&v, &format!("snapshot {i}"), s);
         assert_eq!(s["totals"]["all"]["turns"], i as u64 + 1);
     }
     assert_eq!(snaps[3], json(&reduce(&[&ev])));
@@ -291,17 +356,140 @@ fn from_state_resumes_a_log_split_anywhere() {
                 &reduce(&["--from-state", snap, rest.to_str().unwrap()]),
             );
         }
-        // Raw input numbers its events as convert does: resuming reads it again from the start.
+        // Raw input read again from its start has the same ids: what was applied is skipped.
         let cap = format!("{case}.jsonl");
         let k = lines.len() / 2;
         let snap = scratch.file("raw-snap.json");
         std::fs::write(&snap, reduce(&["--at", &k.to_string(), &cap])).unwrap();
-        let mut resumed = json(&reduce(&["--from-state", snap.to_str().unwrap(), &cap]));
-        let mut whole = json(&whole);
-        timeless(&mut resumed);
-        timeless(&mut whole);
-        assert_eq!(whole, resumed, "{cap} resumed after {k}");
+        assert_same(
+            &format!("{cap} resumed after {k}"),
+            &whole,
+            &reduce(&["--from-state", snap.to_str().unwrap(), &cap]),
+        );
     }
+}
+
+/// AceClaw's bridge numbers its events (`eventId`): a tail cut from the log, whose lines have
+/// other line numbers and so other ids, resumes after the last one the snapshot applied,
+/// whether it starts just after it or overlaps it.
+#[test]
+fn an_aceclaw_bridge_log_resumes_by_event_id() {
+    let scratch = Scratch::new("an_aceclaw_bridge_log_resumes_by_event_id");
+    let cap = "testdata/aceclaw/bridge-plan.jsonl";
+    let whole = reduce(&[cap]);
+    let text = std::fs::read_to_string(root().join(cap)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 10, "{cap} is long enough to split");
+    let write = |name: &str, part: &[&str]| {
+        let p = scratch.file(name);
+        std::fs::write(&p, part.join("\n") + "\n").unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    for k in [1, 5, 10, lines.len() - 1] {
+        let head = write(&format!("head-{k}.jsonl"), &lines[..k]);
+        let snap = scratch.file(&format!("snap-{k}.json"));
+        std::fs::write(&snap, reduce(&[&head])).unwrap();
+        let snap = snap.to_string_lossy().into_owned();
+        for j in [k, k.saturating_sub(3), 0] {
+            let tail = write(&format!("tail-{k}-{j}.jsonl"), &lines[j..]);
+            assert_same(
+                &format!("{cap}: lines after {k} resumed from line {}", j + 1),
+                &whole,
+                &reduce(&["--from-state", &snap, &tail]),
+            );
+        }
+    }
+}
+
+/// Whether an event id is made of its line's content and place (`h` + 16 hex digits + `-` +
+/// the line number + `:` + the index): not the same when the line is read at another place.
+fn is_content_id(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix('h') else {
+        return false;
+    };
+    let (hex, place) = rest.split_at(rest.len().min(16));
+    hex.len() == 16
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        && place
+            .strip_prefix('-')
+            .and_then(|p| p.split_once(':'))
+            .is_some_and(|(l, k)| {
+                !l.is_empty()
+                    && !k.is_empty()
+                    && (l.to_owned() + k).bytes().all(|b| b.is_ascii_digit())
+            })
+}
+
+/// Raw captures, converted on the fly: a capture read twice (two inputs, each numbered from
+/// its first line) is applied once. Where every event is known wherever its line is read (a
+/// provider id, or AceClaw's eventId), a capture's first k lines followed by its lines from j
+/// (j ≤ k) in one file, and a snapshot of the first k lines resumed with a file of the lines
+/// from j, give the state of one pass too. (The other captures' lines without a provider id
+/// have ids made of their place in the file, which a tail cut from it changes.)
+#[test]
+fn raw_captures_read_again_are_applied_once() {
+    let scratch = Scratch::new("raw_captures_read_again_are_applied_once");
+    let mut stable = Vec::new();
+    for cap in captures() {
+        let events = std::fs::read_to_string(golden_of(&cap)).unwrap_or_default();
+        let name = rel(&cap);
+        let from = crate::golden::from_of(&cap);
+        let mut args: Vec<&str> = Vec::new();
+        if let Some(f) = &from {
+            args.extend(["--from", f]);
+        }
+        let with = |more: &[&str]| -> Vec<String> {
+            args.iter().chain(more).map(|s| s.to_string()).collect()
+        };
+        let reduce_with = |more: &[&str]| {
+            let a = with(more);
+            reduce(&a.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        let once = reduce_with(&[&name]);
+        assert_same(
+            &format!("{name} read twice"),
+            &once,
+            &reduce_with(&[&name, &name]),
+        );
+        let known_anywhere = events.lines().all(|l| {
+            let e = json(l);
+            !e["id"].as_str().is_some_and(is_content_id)
+                || e["extensions"]["aceclaw.eventId"].is_u64()
+        });
+        if !known_anywhere {
+            continue;
+        }
+        stable.push(name.clone());
+        let text = std::fs::read_to_string(&cap).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let n = lines.len();
+        let write = |file: &str, part: Vec<&str>| {
+            let p = scratch.file(file);
+            std::fs::write(&p, part.join("\n") + "\n").unwrap();
+            p.to_string_lossy().into_owned()
+        };
+        for (k, j) in [(n / 2, n / 4), (n - n / 3, n / 2), (n, 0)] {
+            let again = write("again.jsonl", [&lines[..k], &lines[j..]].concat());
+            assert_same(
+                &format!("{name}: the first {k} lines, then the lines from {}", j + 1),
+                &once,
+                &reduce_with(&[&again]),
+            );
+            let head = write("head.jsonl", lines[..k].to_vec());
+            let snap = scratch.file("snap.json");
+            std::fs::write(&snap, reduce_with(&[&head])).unwrap();
+            let snap = snap.to_string_lossy().into_owned();
+            let tail = write("tail.jsonl", lines[j..].to_vec());
+            assert_same(
+                &format!("{name}: {k} lines resumed with the lines from {}", j + 1),
+                &once,
+                &reduce_with(&["--from-state", &snap, &tail]),
+            );
+        }
+    }
+    // Claude's stream-json, Qwen's, OpenCode's and AceClaw's bridge: the others have lines
+    // without a provider id.
+    assert!(stable.len() >= 30, "{stable:?}");
 }
 
 #[test]
@@ -374,9 +562,7 @@ fn exit_status_and_diagnostics() {
 
 #[test]
 fn an_empty_input_is_an_empty_state() {
-    let v = validator();
     let s = json(&reduce(&["-"]));
-    check(&v, "the empty state", &s);
     assert_eq!(s["lastSeq"], 0);
     assert_eq!(
         reduce(&["--follow", "-"]),

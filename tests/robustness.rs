@@ -910,6 +910,7 @@ fn reduce_of_a_split_with_resume_equals_reduce_of_the_whole() {
         std::fs::write(&state, &snap.stdout).unwrap();
         let resumed = run(&["reduce", "--from-state", &state.to_string_lossy()], &log);
         assert_eq!(code(&resumed), 0, "{name}: {}", stderr(&resumed));
+        crate::reduce::check_states(&name, &String::from_utf8_lossy(&resumed.stdout));
         assert!(
             resumed.stdout == whole.stdout,
             "{name}: resumed after {cut} of {n} events differs"

@@ -176,6 +176,7 @@ impl State {
     }
 
     fn apply_to(&mut self, s: usize, ev: &Ev, seq: u64, parked: bool) {
+        self.messages_end(s, ev);
         if self.tree.sessions[s].provider.is_none() {
             self.tree.sessions[s].provider = own(&ev.provider);
         }
@@ -347,13 +348,14 @@ impl State {
         for d in ev.permission_denials.iter().flatten() {
             self.deny(s, d.tool_use_id.as_deref());
         }
-        if self.tree.sessions[s].turns[t].interrupted {
+        // A turn that ended interrupted or failed stopped the calls still running in it.
+        if self.tree.sessions[s].turns[t].interrupted || ev.is_error {
             self.cancel_running(s, t as u32 + 1, seq);
         }
         self.close_turn(s, t, seq);
     }
 
-    /// An interrupted turn ended: its calls still running were cancelled.
+    /// An interrupted or failed turn ended: its calls still running were cancelled.
     fn cancel_running(&mut self, s: usize, turn: u32, seq: u64) {
         let p = &mut self.pending.sessions[s];
         let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut p.tools)
@@ -684,6 +686,43 @@ impl State {
         scope.streaming = false;
         scope.stream_start = 0;
         if let Some(i) = scope.last_entry {
+            match &mut self.entries[i as usize].body {
+                Body::Message(m) => m.streaming = false,
+                Body::Thought(t) => t.streaming = false,
+                _ => {}
+            }
+        }
+    }
+
+    /// RULE 2 and RULE 9: a message (or thought) has ended when an event of its session
+    /// arrives that is not a chunk or the final text of an agent's message (those continue
+    /// their agent's own and end the others'). Its entry stops `streaming`; the agent's
+    /// scope still knows where the streamed text began, so that a chunk or final text of the
+    /// same message that comes later (Claude writes usage lines between chunks) continues it,
+    /// streaming again.
+    fn messages_end(&mut self, s: usize, ev: &Ev) {
+        let scopes = &self.cursor.sessions[s].scopes;
+        if !scopes.iter().any(|sc| sc.streaming) {
+            return;
+        }
+        let continues = match ev.event.as_ref() {
+            "stream_delta" => matches!(ev.kind.as_deref(), Some("text" | "thinking")),
+            "text" => true,
+            _ => false,
+        };
+        let own = continues
+            .then(|| {
+                let parent = ev.parent();
+                scopes
+                    .iter()
+                    .position(|sc| sc.parent_call_id.as_deref() == parent)
+            })
+            .flatten();
+        for (k, sc) in scopes.iter().enumerate() {
+            if !sc.streaming || Some(k) == own {
+                continue;
+            }
+            let Some(i) = sc.last_entry else { continue };
             match &mut self.entries[i as usize].body {
                 Body::Message(m) => m.streaming = false,
                 Body::Thought(t) => t.streaming = false,

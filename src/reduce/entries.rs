@@ -11,7 +11,7 @@ use super::view::{own, Ev};
 /// only the rest is new, and a chunk equal to the text so far adds nothing. Any other chunk is
 /// a delta and is appended whole. Unlike the seed, a chunk that merely equals the *end* of the
 /// text is still appended: deltas repeat short pieces (`.`, ` the`) legitimately, and an event
-/// delivered twice is recognised by its `seq` instead.
+/// delivered twice is recognised by its `id` instead (it is not applied again).
 pub fn extract_new_content<'a>(existing: &str, chunk: &'a str) -> Option<&'a str> {
     if chunk.is_empty() {
         return None;
@@ -53,11 +53,18 @@ fn continued(
 
 impl State {
     /// RULE 1 (messages) and RULE 9 (thoughts): a chunk continues the agent's last entry in
-    /// this turn when that entry is of the same kind and of the same message; otherwise it
-    /// starts a new, streaming entry.
+    /// this turn when that entry is of the same kind and of the same message (the chunk's own
+    /// `messageId`, as ACP's carry, or the one its `messageStart` named); otherwise it starts
+    /// a new, streaming entry.
     fn chunk(&mut self, s: usize, ev: &Ev, seq: u64, thought: bool, text: &str) {
         let parent = ev.parent();
         let sc = self.scope(s, parent);
+        if let Some(id) = ev.message_id.as_deref() {
+            let scope = &mut self.cursor.sessions[s].scopes[sc];
+            if scope.message_id.as_deref() != Some(id) {
+                scope.message_id = Some(id.to_owned());
+            }
+        }
         let scope = &self.cursor.sessions[s].scopes[sc];
         let (streaming, start, msg) = (
             scope.streaming,
@@ -239,92 +246,105 @@ impl State {
     // -----------------------------------------------------------------------------------------
     // Tool calls.
 
-    /// RULE 3: a new tool_call entry (a repeated invocation of a known call updates it).
-    /// Parallel: the call starts while another call of the same agent is running.
+    /// RULE 3: a new tool_call entry (a repeated invocation of a known call updates it, and
+    /// one known from a later event, RULE 4, takes what the invocation says).
     pub(super) fn tool_invocation(&mut self, s: usize, ev: &Ev, seq: u64) {
         let Some(call_id) = ev.call_id.as_deref() else {
             return;
         };
-        let i = match self.idx.per[s].calls.get(call_id) {
-            Some(&i) => i,
+        match self.idx.per[s].calls.get(call_id) {
+            Some(&i) => self.update_call(s, i, seq, |t| fill_call(t, ev)),
             None => {
-                let i = self.new_call(s, ev, seq, call_id);
-                let parent = ev.parent();
-                let c = &mut self.totals.sessions[s].counts;
-                c.tools += 1;
-                let kind = ev.kind.as_deref().unwrap_or("other");
-                match c.tools_by_kind.get_mut(kind) {
-                    Some(n) => *n += 1,
-                    None => {
-                        c.tools_by_kind.insert(kind.to_owned(), 1);
-                    }
-                }
-                // Parallel detection, then the call joins the running ones.
-                let running: Vec<u32> = self.pending.sessions[s]
-                    .tools
-                    .iter()
-                    .filter(|t| t.parent_call_id.as_deref() == parent)
-                    .map(|t| t.entry)
-                    .collect();
-                if !running.is_empty() {
-                    for e in running.into_iter().chain([i]) {
-                        if let Body::ToolCall(t) = &mut self.entries[e as usize].body {
-                            if !t.parallel {
-                                t.parallel = true;
-                                self.totals.sessions[s].counts.parallel_tools += 1;
-                            }
-                        }
-                    }
-                }
-                let pt = PendingTool {
-                    call_id: call_id.to_owned(),
-                    tool_name: own(&ev.tool_name),
-                    kind: own(&ev.kind),
-                    parent_call_id: parent.map(str::to_owned),
-                    entry: i,
-                    seq,
-                };
-                let p = &mut self.pending.sessions[s];
-                if ev.kind.as_deref() == Some("ask") {
-                    push_small(&mut p.questions, pt.clone());
-                }
-                push_small(&mut p.tools, pt);
-                if let Some(t) = self.entries[i as usize].turn {
-                    self.tree.sessions[s].turns[t as usize - 1].tools += 1;
-                }
-                return;
+                self.start_call(s, ev, seq, call_id);
             }
-        };
-        let e = &mut self.entries[i as usize];
-        if let Body::ToolCall(t) = &mut e.body {
-            fill_call(t, ev);
         }
-        touch(e, seq);
     }
 
-    /// A tool_call entry for `call_id`, started by `ev`.
-    fn new_call(&mut self, s: usize, ev: &Ev, seq: u64, call_id: &str) -> u32 {
+    /// A tool_call entry for `call_id`, started (running) by `ev`: counted, pending, and
+    /// parallel when another call of the same agent is running.
+    fn start_call(&mut self, s: usize, ev: &Ev, seq: u64, call_id: &str) -> u32 {
         let mut t = ToolCall::new(call_id.to_owned());
         self.apply_request(s, &mut t);
         fill_call(&mut t, ev);
         t.started_at = own(&ev.timestamp);
-        let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
-        self.idx.per[s].calls.insert(call_id.to_owned(), i);
+        let (tool_name, kind) = (t.tool_name.clone(), t.kind.clone());
+        let i = self.new_call(s, ev, seq, t);
+        let parent = ev.parent();
+        // Parallel detection, then the call joins the running ones.
+        let running: Vec<u32> = self.pending.sessions[s]
+            .tools
+            .iter()
+            .filter(|t| t.parent_call_id.as_deref() == parent)
+            .map(|t| t.entry)
+            .collect();
+        if !running.is_empty() {
+            for e in running.into_iter().chain([i]) {
+                if let Body::ToolCall(t) = &mut self.entries[e as usize].body {
+                    if !t.parallel {
+                        t.parallel = true;
+                        self.totals.sessions[s].counts.parallel_tools += 1;
+                    }
+                }
+            }
+        }
+        let ask = kind.as_deref() == Some("ask");
+        let pt = PendingTool {
+            call_id: call_id.to_owned(),
+            tool_name,
+            kind,
+            parent_call_id: parent.map(str::to_owned),
+            entry: i,
+            seq,
+        };
+        let p = &mut self.pending.sessions[s];
+        if ask {
+            push_small(&mut p.questions, pt.clone());
+        }
+        push_small(&mut p.tools, pt);
         i
     }
 
-    /// The tool_call entry of `call_id`, created (not running) for a call seen only later.
+    /// Adds the entry of call `t` (made by `ev`) and counts it, in the session's tool calls
+    /// by kind and the turn's: every call once, whichever event about it came first.
+    fn new_call(&mut self, s: usize, ev: &Ev, seq: u64, t: ToolCall) -> u32 {
+        let call_id = t.call_id.clone();
+        let kind = t.kind.clone();
+        let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
+        self.idx.per[s].calls.insert(call_id, i);
+        let c = &mut self.totals.sessions[s].counts;
+        c.tools += 1;
+        count_kind(&mut c.tools_by_kind, kind.as_deref(), 1);
+        if let Some(t) = self.entries[i as usize].turn {
+            self.tree.sessions[s].turns[t as usize - 1].tools += 1;
+        }
+        i
+    }
+
+    /// The tool_call entry of `call_id`, made (not running) for a call seen first by an
+    /// event that is not its start.
     fn call_entry(&mut self, s: usize, ev: &Ev, seq: u64, call_id: &str) -> u32 {
         match self.idx.per[s].calls.get(call_id) {
             Some(&i) => i,
             None => {
                 let mut t = ToolCall::new(call_id.to_owned());
-                t.tool_name = own(&ev.tool_name);
+                set_tool_name(&mut t, &ev.tool_name);
                 self.apply_request(s, &mut t);
-                let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
-                self.idx.per[s].calls.insert(call_id.to_owned(), i);
-                i
+                self.new_call(s, ev, seq, t)
             }
+        }
+    }
+
+    /// Changes call entry `i` (event `seq` changed it), keeping the count of calls by kind
+    /// in step when its kind changes.
+    fn update_call(&mut self, s: usize, i: u32, seq: u64, f: impl FnOnce(&mut ToolCall)) {
+        let t = self.call_mut(i, seq);
+        let before = t.kind.clone();
+        f(t);
+        if t.kind != before {
+            let after = t.kind.clone();
+            let by_kind = &mut self.totals.sessions[s].counts.tools_by_kind;
+            count_kind(by_kind, before.as_deref(), -1);
+            count_kind(by_kind, after.as_deref(), 1);
         }
     }
 
@@ -345,7 +365,12 @@ impl State {
                 _ => None,
             });
         if let Some(p) = req {
-            t.tool_name = Some(p.tool_name.clone());
+            let (name, server) = clean_tool_name(&p.tool_name);
+            t.tool_name = Some(name.to_owned());
+            if let Some(server) = server {
+                t.mcp_server.get_or_insert_with(|| server.to_owned());
+                t.mcp_tool.get_or_insert_with(|| name.to_owned());
+            }
             t.kind.clone_from(&p.tool_kind);
             t.title.clone_from(&p.title);
             t.input.clone_from(&p.input);
@@ -380,23 +405,29 @@ impl State {
         } else {
             status
         };
+        // RULE 4: a later, emptier completion (a status alone) keeps what an earlier one gave.
         if let Some(o) = ev.output.as_deref() {
             t.output = Some(RawJson::of(o));
         }
         if let Some(c) = ev.content.as_deref() {
             t.content = Some(RawJson::of(c));
         }
-        t.is_error = ev.is_error;
+        t.is_error |= ev.is_error;
         if let Some(l) = &ev.locations {
             t.locations = Some(l.iter().map(|x| x.to_string()).collect());
         }
-        t.ended_at = own(&ev.timestamp);
+        if ev.timestamp.is_some() {
+            t.ended_at = own(&ev.timestamp);
+        }
         t.completed_seq = Some(seq);
-        t.duration_ms = ev.duration_ms.or_else(|| {
-            let start = super::time::millis(t.started_at.as_deref()?)?;
-            let end = super::time::millis(t.ended_at.as_deref()?)?;
-            u64::try_from(end - start).ok()
-        });
+        t.duration_ms = ev
+            .duration_ms
+            .or_else(|| {
+                let start = super::time::millis(t.started_at.as_deref()?)?;
+                let end = super::time::millis(t.ended_at.as_deref()?)?;
+                u64::try_from(end - start).ok()
+            })
+            .or(t.duration_ms);
         let status = t.status;
         let p = &mut self.pending.sessions[s];
         p.tools.retain(|x| x.call_id != call_id);
@@ -413,32 +444,38 @@ impl State {
         }
     }
 
+    /// A running call's progress; one not announced yet (RULE 4: an update may come before
+    /// its call) is started by it.
     pub(super) fn tool_update(&mut self, s: usize, ev: &Ev, seq: u64) {
-        let Some(&i) = ev
-            .call_id
-            .as_deref()
-            .and_then(|c| self.idx.per[s].calls.get(c))
-        else {
+        let Some(call_id) = ev.call_id.as_deref() else {
             return;
         };
-        let t = self.call_mut(i, seq);
-        if ev.elapsed_ms.is_some() {
-            t.elapsed_ms = ev.elapsed_ms;
-        }
-        if ev.status.is_some() {
-            t.progress = own(&ev.status);
-        }
-        if t.tool_name.is_none() {
-            t.tool_name = own(&ev.tool_name);
-        }
-        // ACP sends a call's title, input and locations after it began.
-        set(&mut t.title, &ev.title);
-        if let Some(i) = ev.input.as_deref() {
-            t.input = Some(RawJson::of(i));
-        }
-        if let Some(l) = &ev.locations {
-            t.locations = Some(l.iter().map(|x| x.to_string()).collect());
-        }
+        let i = match self.idx.per[s].calls.get(call_id) {
+            Some(&i) => i,
+            None => self.start_call(s, ev, seq, call_id),
+        };
+        self.update_call(s, i, seq, |t| {
+            if ev.elapsed_ms.is_some() {
+                t.elapsed_ms = ev.elapsed_ms;
+            }
+            if ev.status.is_some() {
+                t.progress = own(&ev.status);
+            }
+            if t.tool_name.is_none() {
+                set_tool_name(t, &ev.tool_name);
+            }
+            if t.kind.is_none() {
+                set(&mut t.kind, &ev.kind);
+            }
+            // ACP sends a call's title, input and locations after it began.
+            set(&mut t.title, &ev.title);
+            if let Some(i) = ev.input.as_deref() {
+                t.input = Some(RawJson::of(i));
+            }
+            if let Some(l) = &ev.locations {
+                t.locations = Some(l.iter().map(|x| x.to_string()).collect());
+            }
+        });
     }
 
     pub(super) fn subagent_spawn(&mut self, s: usize, ev: &Ev, seq: u64) {
@@ -623,10 +660,13 @@ impl State {
         let decision = own(&ev.decision).unwrap_or_default();
         let allowed = ev.allowed.unwrap_or(false);
         let mut call = own(&ev.tool_use_id);
+        // A request answered "deny" twice is one denial.
+        let mut denied_before = false;
         if let Some(&i) = self.idx.per[s].requests.get(req) {
             let e = &mut self.entries[i as usize];
             touch(e, seq);
             if let Body::PermissionRequest(p) = &mut e.body {
+                denied_before = p.response.as_ref().is_some_and(|r| denies(&r.decision));
                 p.response = Some(PermissionAnswer {
                     decision: decision.clone(),
                     allowed,
@@ -656,7 +696,7 @@ impl State {
                 p.allowed = Some(allowed);
             }
         }
-        if matches!(decision.as_str(), "deny" | "deny_always") {
+        if denies(&decision) && !denied_before {
             self.deny(s, call.as_deref());
         }
     }
@@ -676,9 +716,15 @@ impl State {
     }
 }
 
-/// The members of a tool_invocation, overwriting what is known.
+/// RULE 6: whether a decision refuses the call. Denials are counted from the decision the
+/// answer carries (`deny`, `deny_always`), never from `allowed` or the option picked.
+fn denies(decision: &str) -> bool {
+    matches!(decision, "deny" | "deny_always")
+}
+
+/// The members of a tool_invocation, overwriting what is known (what it lacks is kept).
 fn fill_call(t: &mut ToolCall, ev: &Ev) {
-    set(&mut t.tool_name, &ev.tool_name);
+    set_tool_name(t, &ev.tool_name);
     set(&mut t.kind, &ev.kind);
     set(&mut t.title, &ev.title);
     if let Some(i) = ev.input.as_deref() {
@@ -697,5 +743,45 @@ fn fill_call(t: &mut ToolCall, ev: &Ev) {
 fn set(into: &mut Option<String>, v: &super::view::S) {
     if v.is_some() {
         *into = own(v);
+    }
+}
+
+/// RULE 3: a tool name without its MCP prefix (`mcp__acp__Read` is `Read`), and the server
+/// (and tool) it names, when it has one.
+pub(super) fn clean_tool_name(name: &str) -> (&str, Option<&str>) {
+    match crate::providers::split_mcp(name) {
+        Some((server, tool)) if !tool.is_empty() => (tool, Some(server)),
+        _ => (name, None),
+    }
+}
+
+/// Sets the call's tool name, when the event carries one, cleaned (RULE 3); the server of a
+/// prefixed name is kept apart, in `mcpServer` and `mcpTool`, unless the event names them.
+fn set_tool_name(t: &mut ToolCall, v: &super::view::S) {
+    let Some(name) = v.as_deref() else {
+        return;
+    };
+    let (name, server) = clean_tool_name(name);
+    t.tool_name = Some(name.to_owned());
+    if let Some(server) = server {
+        t.mcp_server.get_or_insert_with(|| server.to_owned());
+        t.mcp_tool.get_or_insert_with(|| name.to_owned());
+    }
+}
+
+/// Adds `n` to the count of calls of `kind` (`other` when unknown), dropping a count of 0.
+fn count_kind(by_kind: &mut std::collections::BTreeMap<String, u64>, kind: Option<&str>, n: i64) {
+    let kind = kind.unwrap_or("other");
+    match by_kind.get_mut(kind) {
+        Some(c) => {
+            *c = c.saturating_add_signed(n);
+            if *c == 0 {
+                by_kind.remove(kind);
+            }
+        }
+        None if n > 0 => {
+            by_kind.insert(kind.to_owned(), n as u64);
+        }
+        None => {}
     }
 }

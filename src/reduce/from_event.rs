@@ -82,6 +82,22 @@ fn tokens(u: &e::TokenUsage) -> TokenUsage {
     }
 }
 
+/// The provider's cursor among the extensions ([`super::view::CURSOR_KEY`]), as a reader of
+/// the line gets it (the last one of the key): a non-negative integer, or none.
+fn event_id(ext: &e::Extensions) -> Option<u64> {
+    let (_, v) = ext
+        .0
+        .iter()
+        .rev()
+        .find(|(k, _)| k == super::view::CURSOR_KEY)?;
+    match v {
+        Json::U64(n) => Some(*n),
+        Json::Raw(r) => r.get().parse().ok(),
+        Json::Value(serde_json::Value::Number(n)) => n.as_u64(),
+        Json::Str(_) | Json::Bool(_) | Json::Value(_) | Json::Object(_) | Json::Array(_) => None,
+    }
+}
+
 impl<'a> Ev<'a> {
     /// The view of `ev`, as [`Ev::read`] reads its line; `None` when only reading the line
     /// tells (a member the reader parses further cannot be read).
@@ -117,12 +133,14 @@ impl<'a> Ev<'a> {
     pub fn fill_from(&mut self, ev: &'a Event<'a>) -> Option<()> {
         let v = self;
         v.event = Cow::Borrowed(ev.event);
+        v.id = r(&ev.id);
         v.seq = Some(ev.seq);
         v.timestamp = s(&ev.timestamp);
         v.provider = r(ev.provider);
         v.session_id = r(&ev.session_id);
         v.turn_id = s(&ev.turn_id);
         v.source = Some(ev);
+        v.event_id = event_id(&ev.extensions);
         match &ev.body {
             Body::SessionInit(b) => {
                 v.model = s(&b.model);

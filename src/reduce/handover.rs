@@ -285,6 +285,7 @@ carry_struct!(StepUsage {
     output_tokens,
     cache_read_input_tokens,
     cache_creation_input_tokens,
+    cost,
 });
 carry_struct!(TokenUsage {
     input_tokens,

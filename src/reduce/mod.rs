@@ -33,11 +33,14 @@
 //! running. `turn_complete` closes it (and makes one if none was running). A prompt while a
 //! turn runs (an interruption notice, a queued prompt) joins that turn.
 //!
-//! # Resuming
-//! Events are numbered by their own `seq`; converted provider lines are numbered after the
-//! event before them. `--from-state` skips events whose `seq` is at most the snapshot's
-//! `lastSeq`, so the rest of a log, or the whole log again, continues a snapshot; reducing a
-//! log in one go and in any two parts gives the same state.
+//! # Exactly once
+//! Every event is applied at most once by its `id`: the state keeps the 64-bit hash of the id
+//! of every event applied (`cursor.ids`, see [`crate::ids::Applied`]), and an event whose id is
+//! there is skipped, in one stream and after `--from-state`. So a log fed twice, a snapshot
+//! followed by the rest of its log or by the whole log again, or a tail that overlaps what was
+//! applied all give the state of one pass. `seq` is a position within one conversion, not a
+//! key: events keep the `seq` they carry, and converted provider lines are numbered after the
+//! last event applied.
 
 mod apply;
 mod entries;
@@ -58,6 +61,7 @@ use crate::convert::{Converter, Options};
 use crate::detect::Probe;
 use crate::diag::Diag;
 use crate::event::Event;
+use crate::ids::hash64;
 use crate::input::{Line, LineReader, Source};
 use crate::output::{ColorChoice, Out};
 use anyhow::Context as _;
@@ -106,8 +110,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = View::State, value_name = "VIEW")]
     pub view: View,
 
-    /// Continue from a state `insights reduce` wrote: events with `seq` up to its `lastSeq`
-    /// are skipped.
+    /// Continue from a state `insights reduce` wrote: events it applied (by `id`) are skipped.
     #[arg(long, value_name = "FILE")]
     pub from_state: Option<PathBuf>,
 
@@ -131,49 +134,125 @@ pub enum Fed {
     Applied {
         turn_complete: bool,
     },
-    /// Its `seq` is not after the snapshot resumed from.
+    /// An event of its `id` was applied before (in this run or the state resumed from).
     Skipped,
     /// Its `seq` is after `--at`: nothing more is read.
     Stop,
 }
 
-/// The state plus what a run knows about numbering: the resume floor and the `--at` limit.
+/// The state plus the `--at` limit.
 pub struct Reducer {
     pub state: State,
-    floor: u64,
     at: Option<u64>,
-    prev_seq: u64,
     pub stopped: bool,
 }
 
 impl Reducer {
     pub fn new(state: State, at: Option<u64>) -> Reducer {
         Reducer {
-            floor: state.last_seq,
             state,
             at,
-            prev_seq: 0,
             stopped: false,
         }
     }
 
-    /// Applies one event, numbering it after the one before when it has no `seq`.
+    /// Applies one event, unless an event of its `id` was applied before, or, for an event
+    /// the provider numbers whose session is in the state, the session applied one at or
+    /// after its place ([`Place`]); one without a `seq` is numbered after the last event
+    /// applied.
     pub fn feed(&mut self, ev: &mut Ev) -> Fed {
-        let seq = ev.seq.unwrap_or(self.prev_seq + 1);
-        self.prev_seq = seq;
-        if seq <= self.floor {
-            return Fed::Skipped;
-        }
+        let seq = ev.seq.unwrap_or(self.state.last_seq + 1);
         if self.at.is_some_and(|at| seq > at) {
             self.stopped = true;
             return Fed::Stop;
         }
+        let id = ev
+            .id
+            .as_deref()
+            .filter(|id| !id.is_empty())
+            .map(|id| (id, hash64(id)));
+        // An event the provider numbers is known by its place, not by its id (which changes
+        // when its line is converted at another place in a file), when it names its session
+        // and the session is in the state to keep the place; until then (and for an event that
+        // makes no session, a notice) by its id.
+        let place = ev.event_id.map(|n| Place {
+            event_id: n,
+            part: id.map_or(0, |(id, _)| part(id)),
+        });
+        let numbered = place.is_some() && !ev.session().is_empty();
+        if numbered {
+            let seen = match self.session_of(ev.session()) {
+                Some(s) => place <= self.place_of(s),
+                None => id.is_some_and(|(_, h)| self.state.cursor.ids.0.contains(h)),
+            };
+            if seen {
+                return Fed::Skipped;
+            }
+        } else if let Some((_, h)) = id {
+            if !self.state.cursor.ids.0.insert(h) {
+                return Fed::Skipped;
+            }
+        }
         ev.seq = Some(seq);
         self.state.apply(ev);
+        if numbered {
+            match (self.session_of(ev.session()), place) {
+                (Some(s), Some(p)) => self.set_place(s, p),
+                _ => {
+                    if let Some((_, h)) = id {
+                        self.state.cursor.ids.0.insert(h);
+                    }
+                }
+            }
+        }
         Fed::Applied {
             turn_complete: ev.event == "turn_complete",
         }
     }
+
+    /// The position of session `id` in the state, when it is there (and named).
+    fn session_of(&self, id: &str) -> Option<usize> {
+        if id.is_empty() {
+            return None;
+        }
+        self.state.idx.sessions.get(id).copied()
+    }
+
+    /// Where session `s` is in its provider's numbering; none before it applied a numbered
+    /// event.
+    fn place_of(&self, s: usize) -> Option<Place> {
+        let c = &self.state.cursor.sessions[s];
+        Some(Place {
+            event_id: c.last_event_id?,
+            part: c.last_event_part,
+        })
+    }
+
+    fn set_place(&mut self, s: usize, to: Place) {
+        if self.place_of(s) >= Some(to) {
+            return;
+        }
+        let c = &mut self.state.cursor.sessions[s];
+        c.last_event_id = Some(to.event_id);
+        c.last_event_part = to.part;
+    }
+}
+
+/// A place in a provider's own numbering of its events: the number its line carries
+/// (`extensions."aceclaw.eventId"`), then the index of the event among the line's events (the
+/// end of its `id`, `anchor:index`), since a snapshot may end within a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    event_id: u64,
+    part: u32,
+}
+
+/// The index of an event among the events of its line: the number after the last `:` of its
+/// `id`, 0 when there is none.
+fn part(id: &str) -> u32 {
+    id.rsplit_once(':')
+        .and_then(|(_, k)| k.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Where events go: the converter's (through its tap) and those of lines read as they are.
@@ -397,7 +476,12 @@ fn kind<'a>(buf: &'a [u8], probe: &mut Probe<'a>) -> Kind<'a> {
 
 pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
     let mut diag = Diag::new(color.resolve(crate::output::stderr_is_tty()));
-    let opts = args.input.options()?;
+    // Times are the session's own: raw lines that carry no time of their own are not stamped
+    // with the moment they were read (their entries, turns and sessions have no time).
+    let opts = crate::convert::Options {
+        clock: false,
+        ..args.input.options()?
+    };
     let state = match &args.from_state {
         Some(p) => {
             let text = std::fs::read_to_string(p)

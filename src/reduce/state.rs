@@ -9,8 +9,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use std::collections::{BTreeMap, HashMap};
 
-/// The version of the state's layout; `--from-state` refuses any other.
-pub const STATE_VERSION: u32 = 1;
+/// The version of the state's layout; `--from-state` refuses any other. Version 2 keeps the
+/// ids of the events applied (`cursor.ids`), which version 1 resumed by `seq` instead.
+pub const STATE_VERSION: u32 = 2;
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -1023,6 +1024,30 @@ pub struct Cursor {
     /// before the agent answered with its session id).
     pub unattributed: Vec<Parked>,
     pub sessions: Vec<SessionCursor>,
+    /// The ids of the events applied, so that none is applied twice.
+    #[serde(default)]
+    pub ids: Ids,
+}
+
+/// The ids of the events applied, kept as their 64-bit hashes ([`crate::ids::Applied`]) and
+/// written as those hashes sorted, in base64 ([`crate::ids::to_base64`]): 10.7 characters an
+/// event, the same text however the events were fed.
+#[derive(Debug, Clone, Default)]
+pub struct Ids(pub crate::ids::Applied);
+
+impl Serialize for Ids {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::ids::to_base64(&self.0.sorted()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Ids {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        let hashes = crate::ids::from_base64(&text)
+            .ok_or_else(|| serde::de::Error::custom("ids: not the base64 of 8-byte hashes"))?;
+        Ok(Ids(crate::ids::Applied::from_hashes(hashes)))
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1039,6 +1064,17 @@ pub struct SessionCursor {
     /// Per agent (main agent, each subagent): the last entry of the current turn, for RULE 1.
     pub scopes: Vec<Scope>,
     pub account: Account,
+    /// The provider's own position of the last event applied (AceClaw's bridge `eventId`):
+    /// events of the session at or before it are skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<u64>,
+    /// Of the events of `lastEventId`'s line, the index (in their `id`) of the last applied.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub last_event_part: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// RULE 1/2/9 state of one agent in the current turn.
@@ -1096,6 +1132,14 @@ pub struct Account {
     pub turn_total: Option<Tokens>,
     /// Per-request usage since the last turn_complete, one per `messageId`.
     pub live: Vec<LiveUsage>,
+    /// The cost of turns counted from their requests' own costs (`stepUsage.cost`: no
+    /// running total of the cost reported).
+    #[serde(
+        default,
+        deserialize_with = "exact::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub extra_cost: Option<f64>,
     /// The model of the last request, when events name one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_model: Option<String>,
@@ -1107,6 +1151,13 @@ pub struct LiveUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     pub tokens: Tokens,
+    /// The request's own cost (`stepUsage.cost`), when reported.
+    #[serde(
+        default,
+        deserialize_with = "exact::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cost_usd: Option<f64>,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -111,9 +111,13 @@ pub fn render(st: &State) -> String {
             ]);
         }
         let c = &t.counts;
+        let mut turns = plural(c.turns, "turn", "turns");
+        if c.failed_turns > 0 {
+            let _ = write!(turns, " ({} failed)", c.failed_turns);
+        }
         rows.push(vec![
             "total".into(),
-            plural(c.turns, "turn", "turns"),
+            turns,
             c.tools.to_string(),
             c.tokens.input_tokens.to_string(),
             c.tokens.output_tokens.to_string(),

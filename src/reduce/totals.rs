@@ -50,6 +50,12 @@ fn merge_model(into: &mut Vec<ModelTotals>, m: &ModelTotals) {
     }
 }
 
+/// A sum or difference of costs rounded to 1e-10 dollars, which drops the float noise of the
+/// arithmetic.
+fn dollars(x: f64) -> f64 {
+    (x * 1e10).round() / 1e10
+}
+
 fn sum_tokens(list: &[ModelTotals]) -> Tokens {
     list.iter()
         .fold(Tokens::default(), |acc, m| acc.plus(&m.tokens))
@@ -62,7 +68,7 @@ impl Account {
         if let Some(c) = ev.cost_usd {
             self.report_cost(c);
         }
-        let cost = self.turn_cost.take();
+        let cost = self.settle_cost();
         let mut reported: Vec<ModelTotals> = ev
             .model_usage
             .iter()
@@ -133,12 +139,38 @@ impl Account {
         (t, cost)
     }
 
+    /// The cost of the turn that ends: the increase of the running totals reported during
+    /// it, or else the sum of its requests' own costs (which then add to the session's).
+    fn settle_cost(&mut self) -> Option<f64> {
+        match self.turn_cost.take() {
+            Some(c) => Some(c),
+            None => {
+                let step = self.live_cost();
+                self.extra_cost = add_cost(self.extra_cost, step).map(dollars);
+                step
+            }
+        }
+    }
+
+    /// The sum of the requests' own costs since the last turn_complete, when any was reported.
+    fn live_cost(&self) -> Option<f64> {
+        self.live
+            .iter()
+            .fold(None, |acc, l| add_cost(acc, l.cost_usd))
+            .map(dollars)
+    }
+
+    /// The cost of the open turn so far, as its requests report it.
+    pub fn open_turn_cost(&self) -> Option<f64> {
+        self.turn_cost.or_else(|| self.live_cost())
+    }
+
     /// A running total of the session's cost (turn_complete or usage_update `costUsd`); its
     /// increase counts for the running turn.
     pub fn report_cost(&mut self, c: f64) {
         let inc = match self.run_cost {
             // Rounded to 1e-10 dollars: the difference of two reports carries float noise.
-            Some(r) if c >= r => ((c - r) * 1e10).round() / 1e10,
+            Some(r) if c >= r => dollars(c - r),
             Some(r) => {
                 self.base_cost += r;
                 c
@@ -163,8 +195,9 @@ impl Account {
                 l
             }
         };
+        let cost = self.settle_cost();
         self.live = Vec::new();
-        (t, self.turn_cost.take())
+        (t, cost)
     }
 
     /// The per-request estimate since the last turn_complete.
@@ -202,7 +235,11 @@ impl Account {
         for m in &self.extra_models {
             merge_model(&mut models, m);
         }
-        let cost = self.run_cost.map(|r| self.base_cost + r);
+        let mut cost = self.run_cost.map(|r| self.base_cost + r);
+        let live = self.live_cost().filter(|_| self.turn_cost.is_none());
+        if self.extra_cost.is_some() || live.is_some() {
+            cost = add_cost(add_cost(cost, self.extra_cost), live).map(dollars);
+        }
         (t, cost, models)
     }
 }
@@ -246,12 +283,16 @@ impl State {
                     .rev()
                     .find(|l| l.message_id.as_deref() == Some(id))
             }) {
-                Some(l) => l.tokens = t,
+                Some(l) => {
+                    l.tokens = t;
+                    l.cost_usd = step.cost.or(l.cost_usd);
+                }
                 None => push_small(
                     &mut acc.live,
                     LiveUsage {
                         message_id: id.map(str::to_owned),
                         tokens: t,
+                        cost_usd: step.cost,
                     },
                 ),
             }
@@ -319,7 +360,11 @@ impl State {
             }
             all.add(&st.counts);
             if let Some(k) = self.pending.sessions[s].turn {
-                self.tree.sessions[s].turns[k as usize - 1].tokens = acc.open_turn_tokens();
+                let turn = &mut self.tree.sessions[s].turns[k as usize - 1];
+                turn.tokens = acc.open_turn_tokens();
+                if acc.turn_cost.is_none() {
+                    turn.cost_usd = acc.open_turn_cost();
+                }
             }
         }
         self.totals.all = all;

@@ -115,6 +115,7 @@ macro_rules! view {
 
 view! {
     "event" event: Cow<'a, str> => Str<'a>,
+    "id" id: S<'a> => OptStr<'a>,
     "seq" seq: Option<u64>,
     "timestamp" timestamp: S<'a> => OptStr<'a>,
     "provider" provider: S<'a> => OptStr<'a>,
@@ -250,6 +251,70 @@ view! {
     "secondary" secondary: J<'a> => OptRaw<'a>,
     "planType" plan_type: S<'a> => OptStr<'a>,
     "rateLimitType" rate_limit_type: S<'a> => OptStr<'a>,
+
+    // Of `extensions`, only the provider's own cursor ([`CURSOR_KEY`]).
+    "extensions" event_id: Option<u64> => ExtEventId,
+}
+
+/// The extension that carries a provider's own position in its stream: AceClaw's bridge
+/// numbers its events (`eventId`), and `reduce` resumes after the last one a session applied.
+pub const CURSOR_KEY: &str = "aceclaw.eventId";
+
+/// `extensions` as the view reads it: only [`CURSOR_KEY`], when it is a non-negative integer.
+/// Anything else (other members, other values, `extensions` not an object) is none, as
+/// `extensions` was not read at all before: the reducer reads no other extension.
+pub struct ExtEventId(Option<u64>);
+
+impl<'de> Deserialize<'de> for ExtEventId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = Option<u64>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
+                let mut found = None;
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    if key.0 == CURSOR_KEY {
+                        found = map.next_value::<&RawValue>()?.get().parse::<u64>().ok();
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(found)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+        }
+        d.deserialize_any(Any).map(ExtEventId)
+    }
+}
+
+impl From<ExtEventId> for Option<u64> {
+    fn from(e: ExtEventId) -> Self {
+        e.0
+    }
 }
 
 /// A string member, borrowed from the line when it has no escapes. (serde's
@@ -435,8 +500,9 @@ impl<'a> Visitor<'a> for Fill<'_, 'a> {
     }
 }
 
-/// `stepUsage`: the four keys the event model documents. Other keys are the provider's and
-/// are not read.
+/// `stepUsage`: the four keys the event model documents, and the request's cost in US dollars
+/// where the provider reports one (OpenCode's `cost`). Other keys are the provider's and are
+/// not read.
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
 #[serde(default)]
 pub struct StepUsage {
@@ -444,6 +510,7 @@ pub struct StepUsage {
     pub output_tokens: Option<u64>,
     pub cache_read_input_tokens: Option<u64>,
     pub cache_creation_input_tokens: Option<u64>,
+    pub cost: Option<f64>,
 }
 
 impl StepUsage {
@@ -452,6 +519,7 @@ impl StepUsage {
             && self.output_tokens.is_none()
             && self.cache_read_input_tokens.is_none()
             && self.cache_creation_input_tokens.is_none()
+            && self.cost.is_none()
     }
 }
 
@@ -559,16 +627,7 @@ mod tests {
         for (k, f) in KEYS.iter().zip(FIELDS) {
             assert_eq!(field(k), Some(*f), "{k}");
         }
-        for k in [
-            "",
-            "id",
-            "line",
-            "raw",
-            "extensions",
-            "Event",
-            "events",
-            "textdelta",
-        ] {
+        for k in ["", "ids", "line", "raw", "Event", "events", "textdelta"] {
             assert_eq!(field(k), None, "{k}");
         }
     }

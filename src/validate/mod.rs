@@ -11,7 +11,6 @@
 
 mod check;
 mod fast;
-mod ids;
 mod report;
 mod rules;
 mod unified;

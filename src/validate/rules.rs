@@ -5,9 +5,9 @@
 //! a rule to a [`Findings`] list, which applies `--allow` and `--deny` ([`Policy`]). Its memory is
 //! the open state (tools, permissions, subagents, turns and streamed blocks not finished yet), plus
 //! what finds duplicates: the hash and line of every event id (17 to 18 bytes, see
-//! [`IdSet`](super::ids::IdSet)) and an 8-byte hash of every finished call.
+//! [`IdSet`](crate::ids::IdSet)) and an 8-byte hash of every finished call.
 
-use super::ids::{IdSet, Repeat};
+use crate::ids::{hash64, Hash64, IdSet, Prehashed, Repeat};
 use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -413,92 +413,13 @@ impl StoredFacts {
     }
 }
 
-/// Passes a precomputed 64-bit hash through unchanged.
-#[derive(Default)]
-pub(super) struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
 type HashSet64 = HashSet<u64, BuildHasherDefault<Prehashed>>;
 type HashMap64<V> = HashMap<u64, V, BuildHasherDefault<Prehashed>>;
-
-/// Where a [`Hash64`] starts (digits of pi).
-const HASH_SEED: u64 = 0x243f_6a88_85a3_08d3;
-/// The odd multiplier of a [`Hash64`] step (the golden ratio in 64 bits).
-const HASH_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// The 128-bit product of `a` and `b`, its halves xored: every bit of the result depends on
-/// every bit of `a`.
-#[inline]
-fn fold_mul(a: u64, b: u64) -> u64 {
-    let p = u128::from(a) * u128::from(b);
-    (p as u64) ^ ((p >> 64) as u64)
-}
-
-/// A stable 64-bit hash, quick for the short strings of events: each `write` mixes in the
-/// length, then the bytes 8 at a time (the last word padded with zeros), one multiply per word.
-/// Not SipHash: a log is not an attacker, and the hash of a key is the same in every run.
-#[derive(Clone, Copy)]
-struct Hash64(u64);
-
-impl Default for Hash64 {
-    fn default() -> Self {
-        Hash64(HASH_SEED)
-    }
-}
-
-impl Hasher for Hash64 {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = fold_mul(self.0 ^ bytes.len() as u64, HASH_MUL);
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            h = fold_mul(h ^ u64::from_le_bytes(word), HASH_MUL);
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            h = fold_mul(h ^ u64::from_le_bytes(word), HASH_MUL);
-        }
-        self.0 = h;
-    }
-
-    #[inline]
-    fn write_u8(&mut self, b: u8) {
-        self.0 = fold_mul(self.0 ^ u64::from(b), HASH_MUL);
-    }
-}
 
 /// A map keyed by strings, hashed with [`Hash64`].
 type StrMap<V> = HashMap<String, V, BuildHasherDefault<Hash64>>;
 /// A set of strings, hashed with [`Hash64`].
 type StrSet = HashSet<String, BuildHasherDefault<Hash64>>;
-
-/// The stable 64-bit hash of a string.
-fn hash64(s: &str) -> u64 {
-    let mut h = Hash64::default();
-    h.write(s.as_bytes());
-    h.finish()
-}
 
 /// The stable 64-bit hash of a pair of strings: each is hashed with its length, so
 /// `("ab", "c")` and `("a", "bc")` differ.
