@@ -192,6 +192,10 @@ impl Reducer {
             if !self.state.cursor.ids.0.insert(h) {
                 return Fed::Skipped;
             }
+        } else if ev.seq.is_some_and(|s| s <= self.state.last_seq) {
+            // No id to be known by (the schema requires one): its `seq` is all there is, as
+            // before ids were kept; a log read again from its start skips it.
+            return Fed::Skipped;
         }
         ev.seq = Some(seq);
         self.state.apply(ev);

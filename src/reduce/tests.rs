@@ -1300,12 +1300,16 @@ fn an_event_applied_before_is_skipped_in_the_same_stream() {
     let once = reduce_lines(&log);
     let twice: Vec<String> = log.iter().chain(&log).cloned().collect();
     same("a log fed twice", &once, &reduce_lines(&twice));
-    // Events without an id have nothing to be known by: each is applied.
+    // Events without an id are known by their `seq` alone: one at or before the last applied
+    // is skipped, one without a `seq` is applied.
     let mut v: Value =
         serde_json::from_str(&lines(&[json!({"event": "user_input", "text": "hi"})])[0]).unwrap();
     v.as_object_mut().unwrap().remove("id");
     let st = reduce_lines(&[v.to_string(), v.to_string()]);
-    assert_eq!(entries(&st).len(), 2);
+    assert_eq!(entries(&st).len(), 1);
+    assert_eq!(st.events.applied, 1);
+    v.as_object_mut().unwrap().remove("seq");
+    let st = reduce_lines(&[v.to_string(), v.to_string()]);
     assert_eq!(st.events.applied, 2);
 }
 
