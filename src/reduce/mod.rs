@@ -170,7 +170,10 @@ impl Reducer {
             .id
             .as_deref()
             .filter(|id| !id.is_empty())
-            .map(|id| (id, hash64(id)));
+            .map(|id| (id, hash64(id)))
+            // Neither an id nor a `seq` (the schema requires an id): known by its text, so
+            // that the log read again skips it (and a second copy of it counts once).
+            .or_else(|| (ev.seq.is_none() && !ev.line.is_empty()).then(|| ("", hash64(ev.line))));
         // An event the provider numbers is known by its place, not by its id (which changes
         // when its line is converted at another place in a file), when it names its session
         // and the session is in the state to keep the place; until then (and for an event that
