@@ -28,8 +28,8 @@ pub fn testdata_jsonl() -> Vec<PathBuf> {
 
 /// The events `provider` makes of `lines` as one stream (what it remembers carried from line
 /// to line), each as JSON with its `event` and, when there are any, its `extensions`; the
-/// envelope (`id`, `seq`, `sessionId`) is left to the converter's own tests, except
-/// `sessionId`, which is filled in from the line when the provider named one.
+/// envelope (`id`, `seq`) is left to the converter's own tests, except `sessionId`, the
+/// line's (`""` when the provider named none).
 pub fn convert_stream(
     provider: &crate::providers::Provider,
     lines: &[&str],
@@ -50,9 +50,7 @@ pub fn convert_stream(
         for (b, e) in &cx.events {
             let mut v = serde_json::to_value(b).expect("an event serializes");
             v["event"] = Value::from(b.kind());
-            if let Some(s) = &cx.session_id {
-                v["sessionId"] = Value::from(s.as_ref());
-            }
+            v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
             if !e.is_empty() {
                 v["extensions"] = serde_json::to_value(e).expect("extensions serialize");
             }

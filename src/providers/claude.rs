@@ -2822,28 +2822,7 @@ mod tests {
 
     /// Converts lines of one stream, with one memory, and returns all their events.
     fn stream(lines: &[&str]) -> Vec<Value> {
-        let mut memory = None;
-        let mut out = Vec::new();
-        for (i, line) in lines.iter().enumerate() {
-            let probe: Probe = serde_json::from_str(line).unwrap();
-            let mut cx = Cx {
-                line: i as u64 + 1,
-                memory: memory.take(),
-                ..Cx::default()
-            };
-            convert(line, &probe, &mut cx).unwrap();
-            for (b, e) in &cx.events {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                out.push(v);
-            }
-            memory = cx.memory.take();
-        }
-        out
+        crate::test_support::convert_stream(&PROVIDER, lines)
     }
 
     fn find<'v>(ev: &'v [Value], kind: &str) -> Vec<&'v Value> {

@@ -549,29 +549,7 @@ mod tests {
     /// Converts lines in order, with the memory a stream carries; each event with its
     /// `sessionId`.
     fn stream(lines: &[&str]) -> Vec<Value> {
-        let mut memory = None;
-        let mut out = Vec::new();
-        for (i, line) in lines.iter().enumerate() {
-            let probe: Probe = serde_json::from_str(line).unwrap();
-            assert!(sniff(&probe), "not recognised as Gemini: {line}");
-            let mut cx = Cx {
-                memory: memory.take(),
-                line: i as u64 + 1,
-                ..Cx::default()
-            };
-            convert(line, &probe, &mut cx).unwrap();
-            for (b, e) in &cx.events {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                out.push(v);
-            }
-            memory = cx.memory.take();
-        }
-        out
+        crate::test_support::convert_stream(&PROVIDER, lines)
     }
 
     const INIT: &str =
