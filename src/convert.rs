@@ -6,7 +6,8 @@ use crate::diag::Diag;
 use crate::event::{Body, Event, Extensions, Json, Pairs, RawEvent};
 use crate::input::{Line, LineReader, Source};
 use crate::output::{FlushPolicy, Out};
-use crate::providers::{Cx, Provider, UNKNOWN};
+use crate::providers::memo::Remember;
+use crate::providers::{Cx, Memory, Provider, UNKNOWN};
 use anyhow::Context;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -66,6 +67,8 @@ pub struct Converter<'o, W: Write> {
     seq: u64,
     detector: detect::Detector,
     sticky: crate::providers::Sticky,
+    /// What the providers remember of the stream (taken by each line's [`Cx`]).
+    memory: Option<Box<Memory>>,
     marks: Option<Marks<W>>,
     clock: crate::time::Clock,
     /// Where events go instead of `out`, when set ([`Converter::tap`]).
@@ -96,29 +99,47 @@ struct Marks<W: Write> {
     written: fn(&BufWriter<W>) -> &[u8],
 }
 
-/// The little a converter remembers across lines (see [`detect::Detector`] and
-/// [`crate::providers::Sticky`]): what `--jobs` hands from one chunk to the next.
-#[derive(Clone, Copy, Default)]
+/// What a converter remembers across lines (see [`detect::Detector`],
+/// [`crate::providers::Sticky`] and [`crate::providers::memo`]): what `--jobs` hands from one
+/// chunk to the next.
+#[derive(Clone, Default)]
 pub struct StreamState {
     pub last_jsonrpc: Option<&'static Provider>,
+    /// The Claude-like provider the stream named ([`detect::Detector`] rule 2c); the outer
+    /// `None` in an own state: no line of the part named one.
+    pub dialect: Option<Option<(&'static Provider, String)>>,
     pub codex_v2_seen: bool,
+    pub memory: Memory,
 }
 
 impl StreamState {
     /// The state after a part of the stream that set `self` itself
     /// ([`Converter::own_state`]) and started from `before`.
-    pub fn after(self, before: StreamState) -> StreamState {
+    pub fn after(&self, before: &StreamState) -> StreamState {
         StreamState {
             last_jsonrpc: self.last_jsonrpc.or(before.last_jsonrpc),
+            dialect: self.dialect.clone().or_else(|| before.dialect.clone()),
             codex_v2_seen: self.codex_v2_seen || before.codex_v2_seen,
+            memory: self.memory.after(&before.memory),
         }
     }
-}
 
-impl PartialEq for StreamState {
-    fn eq(&self, other: &Self) -> bool {
-        self.last_jsonrpc.map(|p| p.name) == other.last_jsonrpc.map(|p| p.name)
-            && self.codex_v2_seen == other.codex_v2_seen
+    /// Whether a part of the stream converted from `guess`, which left `own`
+    /// ([`Converter::own_state`]) and `depended` ([`Converter::depended_on_start`]), must be
+    /// converted again from `actual`, the state it really starts from.
+    pub fn stale(&self, depended: bool, guess: &StreamState, actual: &StreamState) -> bool {
+        fn basics(s: &StreamState) -> (Option<&str>, Option<(&str, &str)>, bool) {
+            (
+                s.last_jsonrpc.map(|p| p.name),
+                s.dialect
+                    .as_ref()
+                    .and_then(Option::as_ref)
+                    .map(|(p, s)| (p.name, s.as_str())),
+                s.codex_v2_seen,
+            )
+        }
+        (depended && basics(guess) != basics(actual))
+            || self.memory.stale(&guess.memory, &actual.memory)
     }
 }
 
@@ -130,6 +151,7 @@ impl<'o, W: Write> Converter<'o, W> {
             seq: 0,
             detector: detect::Detector::default(),
             sticky: Default::default(),
+            memory: None,
             marks: None,
             clock: Default::default(),
             tap: None,
@@ -229,7 +251,9 @@ impl<'o, W: Write> Converter<'o, W> {
     pub fn state(&self) -> StreamState {
         StreamState {
             last_jsonrpc: self.detector.last_jsonrpc,
+            dialect: Some(self.detector.dialect.clone()),
             codex_v2_seen: self.sticky.codex_v2_seen,
+            memory: self.memory.as_deref().cloned().unwrap_or_default(),
         }
     }
 
@@ -239,7 +263,12 @@ impl<'o, W: Write> Converter<'o, W> {
     pub fn own_state(&self) -> StreamState {
         StreamState {
             last_jsonrpc: self.detector.last_jsonrpc.filter(|_| self.detector.named),
+            dialect: self
+                .detector
+                .dialect_named
+                .then(|| self.detector.dialect.clone()),
             codex_v2_seen: self.sticky.codex_v2_here,
+            memory: self.memory.as_deref().cloned().unwrap_or_default(),
         }
     }
 
@@ -254,10 +283,15 @@ impl<'o, W: Write> Converter<'o, W> {
         self.seq = seq;
     }
 
-    /// Starts from what an earlier part of the stream left (`--jobs`).
+    /// Starts from what an earlier part of the stream left (`--jobs`), noting what the
+    /// lines from here read of it ([`StreamState::stale`]).
     pub fn set_state(&mut self, st: StreamState) {
         self.detector.last_jsonrpc = st.last_jsonrpc;
+        self.detector.dialect = st.dialect.flatten();
         self.sticky.codex_v2_seen = st.codex_v2_seen;
+        let mut memory = Box::new(st.memory);
+        memory.begin(true);
+        self.memory = Some(memory);
     }
 
     /// Whether a line's output so far depended on the state the converter started with:
@@ -396,11 +430,30 @@ impl<'o, W: Write> Converter<'o, W> {
             Route::Provider(p) => {
                 let mut cx = Cx {
                     sticky: self.sticky,
+                    line: lineno,
+                    memory: self.memory.take(),
                     events: recycle(std::mem::take(&mut self.spare)),
                     ..Cx::default()
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
                 self.sticky = cx.sticky;
+                self.memory = cx.memory.take();
+                if let Some(n) = self
+                    .memory
+                    .as_mut()
+                    .map(|m| m.forgotten())
+                    .filter(|&n| n > 0)
+                {
+                    diag.note_line(
+                        name,
+                        lineno,
+                        &format!(
+                            "forgot {n} of the oldest remembered requests or calls (over {} open); \
+                             their answers or ends will say less",
+                            crate::providers::memo::Memo::<()>::CAP
+                        ),
+                    );
+                }
                 match result {
                     Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),
                     Err(why) => self.write_raw(text, lineno, p.name, why.0)?,
@@ -452,7 +505,10 @@ impl<'o, W: Write> Converter<'o, W> {
         // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
         // events cannot be (a number beyond f64, nesting deeper than 128) is reported whole.
         let mut folded = Vec::new();
-        for (k, (body, ext)) in cx.events.drain(..).enumerate() {
+        for (k, (body, mut ext)) in cx.events.drain(..).enumerate() {
+            if let Some(bad) = &cx.bad_time {
+                ext.put("insights.invalidTimestamp", bad.clone());
+            }
             self.seq += 1;
             id.truncate(id_prefix);
             push_decimal(&mut id, k as u64);

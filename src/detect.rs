@@ -9,6 +9,11 @@
 //!    `system`/`result`).
 //!    2b. a JSON-RPC answer that no rule claims (`{"id":4,"result":{}}`) belongs to the
 //!    JSON-RPC provider (Codex app-server, ACP) of the last line that named one.
+//!    2c. a line the Claude rule claims belongs to the Claude-like provider (Qwen Code,
+//!    Cursor, Amp: [`CLAUDE_LIKE`]) of the last line that named one (their init lines do),
+//!    when it names the same session or none, and no Claude `system/init` named Claude
+//!    since: a Qwen or Cursor stream's later lines, most of which are Claude's member for
+//!    member, keep their own mapping.
 //! 3. otherwise the line is unknown and becomes a `raw` event with provider `unknown`.
 //!
 //! With `--from NAME` rule 2 is replaced by "always NAME"; rule 1 still applies.
@@ -260,18 +265,27 @@ pub enum Route {
     Unknown,
 }
 
-/// Detection's memory: which JSON-RPC provider the stream speaks.
+/// The providers that write Claude Code's stream-json with lines of their own (rule 2c).
+pub const CLAUDE_LIKE: &[&str] = &["qwen", "cursor", "amp"];
+
+/// Detection's memory: which JSON-RPC provider the stream speaks, and which Claude-like one.
 ///
 /// A JSON-RPC answer (`{"id":4,"result":{}}`) often carries nothing that names its provider.
 /// Such a line goes to the JSON-RPC provider of the last line that did name one (rule 2b).
-/// This is the only state detection keeps; converters stay stateless.
+/// Likewise a Claude-shaped line goes to the Claude-like provider the stream named (rule 2c).
 #[derive(Default)]
 pub struct Detector {
     pub(crate) last_jsonrpc: Option<&'static Provider>,
     /// A line of this run named a JSON-RPC provider.
     pub(crate) named: bool,
-    /// A JSON-RPC answer was routed before any line named one: the result depended on the
-    /// state the detector started with (`--jobs` checks this at chunk boundaries).
+    /// The Claude-like provider the stream named, with the `session_id` (its JSON text, or
+    /// empty) of the line that named it; `None` for Claude itself (rule 2c).
+    pub(crate) dialect: Option<(&'static Provider, String)>,
+    /// A line of this run named the stream's Claude-like provider (or Claude).
+    pub(crate) dialect_named: bool,
+    /// A JSON-RPC answer was routed before any line named one, or a Claude-shaped line
+    /// before any line named the dialect: the result depended on the state the detector
+    /// started with (`--jobs` checks this at chunk boundaries).
     pub(crate) depended: bool,
 }
 
@@ -289,6 +303,26 @@ impl Detector {
                 if p.jsonrpc {
                     self.last_jsonrpc = Some(p);
                     self.named = true;
+                } else if CLAUDE_LIKE.contains(&p.name) {
+                    let session = probe.session_id.map_or("", |r| r.get());
+                    match &mut self.dialect {
+                        Some((q, s)) if q.name == p.name && s == session => {}
+                        _ => self.dialect = Some((p, session.to_owned())),
+                    }
+                    self.dialect_named = true;
+                } else if p.name == "claude" {
+                    if probe.ty() == Some("system") && probe.subtype() == Some("init") {
+                        // Claude's own init names Claude.
+                        self.dialect = None;
+                        self.dialect_named = true;
+                    } else {
+                        self.depended |= !self.dialect_named;
+                        if let Some((d, session)) = &self.dialect {
+                            if probe.session_id.is_none_or(|r| r.get() == session) {
+                                return Route::Provider(d);
+                            }
+                        }
+                    }
                 }
                 Route::Provider(p)
             }
@@ -374,6 +408,56 @@ mod tests {
             name(r#"{"jsonrpc":"2.0","method":"stream.text","params":{"delta":"x"}}"#),
             "aceclaw"
         );
+    }
+
+    /// A Qwen, Cursor or Amp stream's Claude-shaped lines are the named provider's, until a
+    /// Claude init names Claude (rule 2c).
+    #[test]
+    fn claude_shaped_lines_keep_the_provider_the_stream_named() {
+        let assistant = r#"{"type":"assistant","message":{"content":[]},"session_id":"s"}"#;
+        let lines = [
+            (
+                r#"{"type":"system","subtype":"init","session_id":"s","qwen_code_version":"0.24.4"}"#,
+                "qwen",
+            ),
+            (assistant, "qwen"),
+            // testdata/cursor/shell-read.jsonl line 1.
+            (
+                r#"{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/w","session_id":"s","model":"Auto","permissionMode":"default"}"#,
+                "cursor",
+            ),
+            (
+                r#"{"type":"user","message":{"content":"hi"},"session_id":"s"}"#,
+                "cursor",
+            ),
+            // Another stream's line, interleaved (testdata/mixed/providers.jsonl).
+            (
+                r#"{"type":"user","message":{"content":"hi"},"session_id":"other"}"#,
+                "claude",
+            ),
+            (
+                r#"{"type":"system","subtype":"init","session_id":"s","tools":[],"uuid":"u","apiKeySource":"none","claude_code_version":"2.1.197"}"#,
+                "claude",
+            ),
+            (assistant, "claude"),
+        ];
+        let mut d = Detector::default();
+        for (line, want) in lines {
+            let mut probe = Probe::default();
+            probe.fill(line).unwrap();
+            let got = match d.route(&probe, None) {
+                Route::Provider(p) => p.name,
+                _ => "other",
+            };
+            assert_eq!(got, want, "{line}");
+        }
+        assert!(!d.depended);
+        // A Claude-shaped line before any init depends on the state the run started with.
+        let mut d = Detector::default();
+        let mut probe = Probe::default();
+        probe.fill(assistant).unwrap();
+        d.route(&probe, None);
+        assert!(d.depended);
     }
 
     /// `ty` and `method` are worked out once and kept; a probe that has them is still equal

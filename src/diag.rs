@@ -111,6 +111,15 @@ impl Diag {
         ));
     }
 
+    /// Information about an input line that changes no exit status.
+    pub fn note_line(&self, file: &str, line: u64, msg: &str) {
+        self.write(format_args!(
+            "{} {file}:{line}: {} {msg}",
+            self.prefix(),
+            self.label("note:", true)
+        ));
+    }
+
     /// Information that changes no exit status.
     pub fn note(&self, msg: &str) {
         self.write(format_args!(

@@ -1,21 +1,27 @@
 //! Unified diffs of two texts, for providers that send a file's old and new text (ACP).
 
-/// A unified diff from `old` to `new` of `path`, with three lines of context. `old` `None`
-/// means the file is new. Texts of more than 4,000 lines fall back to replacing every line.
-pub fn unified(path: &str, old: Option<&str>, new: &str) -> String {
-    let a: Vec<&str> = old.map(|o| o.lines().collect()).unwrap_or_default();
-    let b: Vec<&str> = new.lines().collect();
+/// The `--- `/`+++ ` lines of a unified diff of `path` (`/dev/null` before a new file): for
+/// providers that send the hunks alone.
+pub fn headers(path: &str, new_file: bool) -> String {
     let p = if path.starts_with('/') {
         path.to_owned()
     } else {
         format!("/{path}")
     };
-    let from = if old.is_none() {
+    let from = if new_file {
         "/dev/null".to_owned()
     } else {
         format!("a{p}")
     };
-    let mut out = format!("--- {from}\n+++ b{p}\n");
+    format!("--- {from}\n+++ b{p}\n")
+}
+
+/// A unified diff from `old` to `new` of `path`, with three lines of context. `old` `None`
+/// means the file is new. Texts of more than 4,000 lines fall back to replacing every line.
+pub fn unified(path: &str, old: Option<&str>, new: &str) -> String {
+    let a: Vec<&str> = old.map(|o| o.lines().collect()).unwrap_or_default();
+    let b: Vec<&str> = new.lines().collect();
+    let mut out = headers(path, old.is_none());
     let ops = if a.len() <= 4000 && b.len() <= 4000 {
         lcs_ops(&a, &b)
     } else {

@@ -423,6 +423,7 @@ string_enum!(
         Deny = "deny",
         DenyAlways = "deny_always",
         Cancelled = "cancelled",
+        Unknown = "unknown",
     }
 );
 
@@ -845,7 +846,9 @@ pub struct RateLimitUpdate<'a> {
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RateLimitWindow {
-    pub used_percent: u64,
+    /// Absent when the provider states no usage (a rejected limit without `utilization`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_percent: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window_duration_mins: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -891,7 +894,9 @@ pub struct PlanEntry<'a> {
 pub struct PermissionResponse<'a> {
     pub request_id: Str<'a>,
     pub decision: Decision,
-    pub allowed: bool,
+    /// Whether the call may run; left out when the decision is `unknown`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Str<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -327,7 +327,7 @@ impl<'a> Parallel<'a> {
                     )
                 })
             });
-            let guess = Arc::new(Mutex::new(self.state));
+            let guess = Arc::new(Mutex::new(self.state.clone()));
             for _ in 0..jobs {
                 let work_rx = Arc::clone(&work_rx);
                 let done_tx = done_tx.clone();
@@ -345,10 +345,12 @@ impl<'a> Parallel<'a> {
                             None => work_rx.lock().ok().and_then(|rx| rx.recv().ok()),
                         };
                         let Some(chunk) = next else { return };
-                        let start = guess.lock().map_or_else(|_| StreamState::default(), |g| *g);
+                        let start = guess
+                            .lock()
+                            .map_or_else(|_| StreamState::default(), |g| g.clone());
                         let done = work_chunk(work, opts, chunk, name, start, color, &buffers.outs);
                         if let Ok(mut g) = guess.lock() {
-                            *g = done.end;
+                            *g = done.end.clone();
                         }
                         if done_tx.send(done).is_err() {
                             return;
@@ -413,19 +415,19 @@ impl<'a> Parallel<'a> {
             };
             next += 1;
             let _ = credit_rx.try_recv();
-            if done.depended && done.start != self.state {
+            if done.own.stale(done.depended, &done.start, &self.state) {
                 buffers.outs.give(std::mem::take(&mut done.out));
                 done = work_chunk(
                     work,
                     self.opts,
                     done.chunk,
                     name,
-                    self.state,
+                    self.state.clone(),
                     color,
                     &buffers.outs,
                 );
             }
-            self.state = done.own.after(self.state);
+            self.state = done.own.after(&self.state);
             diag.absorb(done.diag);
             let go_on = take(Piece {
                 out: &mut done.out,
@@ -586,7 +588,7 @@ fn work_chunk<K: Work>(
     let mut out = Out::chunk(outs.take(chunk.text.len() * 2));
     let mut diag = Diag::new(color).kept();
     let mut conv = Converter::new(opts, &mut out);
-    conv.set_state(from);
+    conv.set_state(from.clone());
     if K::MARKS {
         conv.mark_seqs(Out::chunk_bytes);
     }

@@ -25,3 +25,40 @@ pub fn testdata_jsonl() -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// The events `provider` makes of `lines` as one stream (what it remembers carried from line
+/// to line), each as JSON with its `event` and, when there are any, its `extensions`; the
+/// envelope (`id`, `seq`, `sessionId`) is left to the converter's own tests, except
+/// `sessionId`, which is filled in from the line when the provider named one.
+pub fn convert_stream(
+    provider: &crate::providers::Provider,
+    lines: &[&str],
+) -> Vec<serde_json::Value> {
+    use serde_json::Value;
+    let mut memory = None;
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let mut probe = crate::detect::Probe::default();
+        probe.fill(line).expect("a JSON object");
+        let mut cx = crate::providers::Cx {
+            line: i as u64 + 1,
+            memory: memory.take(),
+            ..Default::default()
+        };
+        (provider.convert)(line, &probe, &mut cx)
+            .unwrap_or_else(|e| panic!("line {}: {}", i + 1, e.0));
+        for (b, e) in &cx.events {
+            let mut v = serde_json::to_value(b).expect("an event serializes");
+            v["event"] = Value::from(b.kind());
+            if let Some(s) = &cx.session_id {
+                v["sessionId"] = Value::from(s.as_ref());
+            }
+            if !e.is_empty() {
+                v["extensions"] = serde_json::to_value(e).expect("extensions serialize");
+            }
+            out.push(v);
+        }
+        memory = cx.memory.take();
+    }
+    out
+}

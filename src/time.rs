@@ -86,13 +86,66 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// Whether a provider's time string is an RFC 3339 date-time:
-/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, fields in range.
-pub fn looks_rfc3339(s: &str) -> bool {
+/// An RFC 3339 date-time, as [`parse`] read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DateTime {
+    pub year: u16,
+    pub month: u8,
+    pub day: u8,
+    pub hour: u8,
+    pub minute: u8,
+    /// 0 to 60 (a leap second, only at 23:59 UTC).
+    pub second: u8,
+    /// The fraction of the second, in milliseconds (further digits dropped).
+    pub millis: u16,
+    /// The offset from UTC in minutes (`Z` is 0).
+    pub offset_min: i16,
+    /// Written with upper-case `T` and `Z`.
+    pub upper: bool,
+}
+
+impl DateTime {
+    /// Milliseconds since 1970-01-01T00:00:00Z (a leap second counts as the second before
+    /// the next minute).
+    pub fn unix_millis(&self) -> i64 {
+        let days = days_from_civil(
+            i64::from(self.year),
+            i64::from(self.month),
+            i64::from(self.day),
+        );
+        let secs = ((days * 24 + i64::from(self.hour)) * 60 + i64::from(self.minute)
+            - i64::from(self.offset_min))
+            * 60
+            + i64::from(self.second);
+        secs * 1000 + i64::from(self.millis)
+    }
+}
+
+/// Whether `year` has a February 29th (proleptic Gregorian).
+pub fn is_leap_year(year: u16) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+/// The number of days of a month (1 to 12) of `year`.
+pub fn days_in_month(year: u16, month: u8) -> u8 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap_year(year) => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// The one RFC 3339 date-time reader of the program (convert's check of provider times,
+/// `validate`'s fast path, `reduce`'s and `replay`'s durations):
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, `T` and `Z` in either case, a real calendar
+/// date (leap years), hours to 23, minutes to 59, seconds to 59 or a leap second 60 when the
+/// time is 23:59 in UTC, offsets to ±23:59. It accepts what JSON Schema's `date-time` format
+/// accepts (as the `jsonschema` crate checks it), so a time convert passes through is one
+/// `validate` accepts.
+pub fn parse(s: &str) -> Option<DateTime> {
     let b = s.as_bytes();
-    let Some(head) = b.get(..19) else {
-        return false;
-    };
+    let head = b.get(..19)?;
     // Each byte once, without a parse per field: this runs on every line of Claude and
     // Gemini output (the per-field version took 2% of a Gemini conversion).
     const DIGITS: [usize; 14] = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
@@ -104,30 +157,92 @@ pub fn looks_rfc3339(s: &str) -> bool {
         || head[13] != b':'
         || head[16] != b':'
     {
-        return false;
+        return None;
     }
     let two = |i: usize| d(i) * 10 + d(i + 1);
-    let (mo, day, h, mi, se) = (two(5), two(8), two(11), two(14), two(17));
-    if !((1..=12).contains(&mo) && (1..=31).contains(&day) && h < 24 && mi < 60 && se <= 60) {
-        return false;
+    let year = u16::from(two(0)) * 100 + u16::from(two(2));
+    let (month, day, hour, minute, second) = (two(5), two(8), two(11), two(14), two(17));
+    if !(1..=12).contains(&month)
+        || day == 0
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
     }
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+    let mut rest = &b[19..];
+    let mut millis = 0u16;
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let n = frac.iter().take_while(|c| c.is_ascii_digit()).count();
         if n == 0 {
-            return false;
+            return None;
+        }
+        let mut scale = 100;
+        for c in &frac[..n.min(3)] {
+            millis += u16::from(c - b'0') * scale;
+            scale /= 10;
         }
         rest = &frac[n..];
     }
-    match rest.as_bytes() {
-        [b'Z' | b'z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => {
-            [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit())
-                && (*h1 - b'0') * 10 + (*h2 - b'0') < 24
-                && (*m1 - b'0') * 10 + (*m2 - b'0') < 60
+    let (offset_min, z_upper) = match rest {
+        [z @ (b'Z' | b'z')] => (0i16, *z == b'Z'),
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            if ![h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let (oh, om) = (
+                (h1 - b'0') * 10 + (h2 - b'0'),
+                (m1 - b'0') * 10 + (m2 - b'0'),
+            );
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let m = i16::from(oh) * 60 + i16::from(om);
+            (if *sign == b'+' { m } else { -m }, true)
         }
-        _ => false,
+        _ => return None,
+    };
+    if second == 60 {
+        // A leap second is the last second of a UTC day.
+        let utc = (i16::from(hour) * 60 + i16::from(minute) - offset_min).rem_euclid(1440);
+        if utc != 23 * 60 + 59 {
+            return None;
+        }
     }
+    Some(DateTime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        millis,
+        offset_min,
+        upper: head[10] == b'T' && z_upper,
+    })
+}
+
+/// Whether a provider's time string is an RFC 3339 date-time ([`parse`]).
+pub fn looks_rfc3339(s: &str) -> bool {
+    parse(s).is_some()
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 date-time ([`parse`]); `None` if it is
+/// not one.
+pub fn millis(s: &str) -> Option<i64> {
+    parse(s).map(|t| t.unix_millis())
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -164,6 +279,8 @@ mod tests {
         assert!(!looks_rfc3339("2026-11-22T02:19:59.123"));
         assert!(!looks_rfc3339("2026-11-22T02:19:59Zjunk"));
         assert!(looks_rfc3339("2026-11-22t23:59:60z"));
+        assert!(looks_rfc3339("2026-11-23T00:59:60+01:00"));
+        assert!(!looks_rfc3339("2026-11-22T12:59:60Z"));
         assert!(looks_rfc3339("2026-12-31T00:00:00.5-23:59"));
         for bad in [
             "2026-00-22T02:19:59Z",
@@ -179,8 +296,40 @@ mod tests {
             "2026-11-22T02:19:5",
             "2026-1a-22T02:19:59Z",
             "2026-11-22T02:19:59é",
+            "2026-02-31T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "1900-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
         ] {
             assert!(!looks_rfc3339(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn calendar_dates_and_epoch_millis() {
+        for good in [
+            "2024-02-29T00:00:00Z",
+            "2000-02-29T00:00:00Z",
+            "2026-01-31T00:00:00Z",
+        ] {
+            assert!(looks_rfc3339(good), "{good}");
+        }
+        assert_eq!(millis("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(millis("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(millis("1970-01-01T00:00:01.5678Z"), Some(1567));
+        assert_eq!(millis("2026-11-22T02:20:02.024Z"), Some(1_795_314_002_024));
+        assert_eq!(
+            millis("2026-11-22T03:20:02.024+01:00"),
+            millis("2026-11-22T02:20:02.024Z")
+        );
+        assert_eq!(millis("2026-02-31T00:00:00Z"), None);
+        assert_eq!(millis("not a time"), None);
+        // Every instant the clock writes reads back.
+        for ms in [0, 951_782_400_123, 1_795_314_000_091, 253_402_300_799_999] {
+            assert_eq!(millis(&format_millis(ms)), Some(ms as i64));
+        }
+        let t = parse("2026-11-22t02:19:59z").unwrap();
+        assert!(!t.upper);
+        assert!(parse("2026-11-22T02:19:59+01:00").unwrap().upper);
     }
 }

@@ -245,6 +245,31 @@ impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
 }
 
 /// Whether raw JSON is an object.
+/// The HTTP status an agent's error message states in words: `API Error: 429 …`,
+/// `API Error: Request rejected (429)`, `last status: 429`, `status 500`, or a JSON error body `{"error":{"code":500,…}}`. Only a
+/// number from 400 to 599 right after such words counts: a message that does not say is
+/// `None`.
+pub fn http_status_in(message: &str) -> Option<u64> {
+    const AFTER: &[&str] = &[
+        "API Error: ",
+        "api error: ",
+        "Request rejected (",
+        "last status: ",
+        "status: ",
+        "status ",
+        "\"code\":",
+        "\"code\": ",
+    ];
+    AFTER.iter().find_map(|w| {
+        message.match_indices(w).find_map(|(i, _)| {
+            let rest = &message[i + w.len()..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let n: u64 = rest[..digits].parse().ok()?;
+            (digits == 3 && (400..600).contains(&n)).then_some(n)
+        })
+    })
+}
+
 pub fn is_object(raw: &RawValue) -> bool {
     raw.get().starts_with('{')
 }
@@ -395,6 +420,23 @@ impl<'de> Deserialize<'de> for NameKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_statuses_stated_in_words() {
+        assert_eq!(http_status_in("Internal error: API Error: 500 mock"), Some(500));
+        assert_eq!(http_status_in("exceeded retry limit, last status: 429 Too Many"), Some(429));
+        assert_eq!(
+            http_status_in(r#"{"error":{"code":500,"message":"x","status":"INTERNAL"}}"#),
+            Some(500)
+        );
+        assert_eq!(
+            http_status_in("Internal error: API Error: Request rejected (429) · rate limited"),
+            Some(429)
+        );
+        assert_eq!(http_status_in("API Error: 5000 tokens"), None);
+        assert_eq!(http_status_in("took 429 ms"), None);
+        assert_eq!(http_status_in("status 200"), None);
+    }
 
     #[test]
     fn count_accepts_any_number() {

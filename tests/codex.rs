@@ -121,8 +121,10 @@ fn app_server_approval_round_trip() {
         .iter()
         .find(|e| e["event"] == "tool_completion")
         .expect("completion");
-    assert_eq!(done["status"], "cancelled");
+    // Declined: the command never ran, a denial (not an interrupt: `cancelled`).
+    assert_eq!(done["status"], "failed");
     assert_eq!(done["callId"], req["toolUseId"]);
+    assert_eq!(resp["toolUseId"], req["toolUseId"]);
 }
 
 #[test]

@@ -5,6 +5,7 @@ mod cli;
 mod codex;
 mod docs;
 mod errors;
+mod facts;
 mod golden;
 mod parallel;
 mod providers;

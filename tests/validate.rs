@@ -1,8 +1,8 @@
 //! `insights validate`: every file of `testdata/invalid/` breaks exactly the rule it is named
 //! after, the reports on that directory match the snapshots in `testdata/validate/` (text, json
 //! and github; `BLESS=1 cargo test` rewrites them), every recorded Claude capture and golden
-//! file passes, warnings denied, and the golden files of every other provider have exactly the
-//! findings listed in [`CONVERTER_BUGS`].
+//! file passes, warnings denied, but for the findings listed in [`CONVERTER_BUGS`], and the
+//! golden files of every other provider have exactly those findings.
 
 use crate::util::{assert_same, files_ending, root, run};
 use serde_json::Value;
@@ -148,7 +148,6 @@ fn recorded_captures_and_golden_files_are_valid() {
     let mut args = vec!["--deny", "warnings"];
     args.extend(dirs.iter().map(String::as_str));
     let (report, code) = json_report(&args, b"");
-    assert_eq!(code, Some(0), "{report:#}");
     let files = report["files"].as_array().expect("files");
     let expected: usize = dirs
         .iter()
@@ -156,10 +155,26 @@ fn recorded_captures_and_golden_files_are_valid() {
         .sum();
     assert_eq!(files.len(), expected, "every .jsonl below {dirs:?}");
     let mut raw = 0;
+    let mut bugs = 0;
     for f in files {
-        assert_eq!(f["findings"], serde_json::json!([]), "{}", f["path"]);
         let conv = &f["conversion"];
         let path = f["path"].as_str().expect("path");
+        // Only the known converter bugs: a capture breaks the rules its golden file does.
+        let case = path.strip_suffix(".events.jsonl").unwrap_or(path);
+        let case = case.strip_suffix(".jsonl").unwrap_or(case);
+        let known: Vec<&str> = CONVERTER_BUGS
+            .iter()
+            .filter(|(g, _, _)| case == format!("testdata/{g}"))
+            .map(|(_, _, r)| *r)
+            .collect();
+        let rules: Vec<&str> = f["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter_map(|x| x["rule"].as_str())
+            .collect();
+        assert_eq!(rules, known, "{path}: {}", f["findings"]);
+        bugs += known.len();
         if path.ends_with(".events.jsonl") {
             assert_eq!(conv["providers"], serde_json::json!({}), "{path}");
             assert!(conv["normalized"].as_u64() > Some(0), "{path}");
@@ -171,6 +186,7 @@ fn recorded_captures_and_golden_files_are_valid() {
         }
     }
     assert_eq!(raw * 2, files.len(), "a capture beside each golden file");
+    assert_eq!(code, Some(if bugs == 0 { 0 } else { 1 }), "{report:#}");
     // In order: the directories as given, the files of each in path order.
     let paths: Vec<&str> = files.iter().filter_map(|f| f["path"].as_str()).collect();
     let expected: Vec<String> = dirs
@@ -318,7 +334,9 @@ fn many_files_report_in_the_order_given() {
 /// file, line, rule). Each is still expected, so that fixing the converter fails this test until
 /// its entry is removed. No warning is expected on any golden file.
 const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
-    // None at present. ACP (Gemini CLI) names a call first in `session/request_permission`
+    // Not a converter bug: the excerpt of AceClaw's stream in the mixed log ends inside its turn.
+    ("mixed/providers", 22, "turn-open-at-end"),
+    // No other at present. ACP (Gemini CLI) names a call first in `session/request_permission`
     // and completes it without a `tool_call`; no line says so on its own (codex-acp asks the
     // same way and then announces the call), so `validate` knows such a call from the
     // permission request's `toolUseId` instead (rules.rs, `announced`).

@@ -572,7 +572,7 @@ fn method_call<'a>(
             let ext = cx.push(PermissionResponse {
                 request_id: p.request_id.unwrap_or_default(),
                 decision,
-                allowed: approved && decision != Decision::Cancelled,
+                allowed: Some(approved && decision != Decision::Cancelled),
                 message: None,
                 updated_input: None,
                 updated_permissions: None,

@@ -4,29 +4,40 @@
 //!
 //! | message | events |
 //! |---|---|
-//! | `initialize` result | `session_init` (agent name and version, capabilities in `extensions`; `sessionId` `""`: no session exists yet) |
-//! | `session/new`, `session/load` result | `session_init`, then `session_mode` and `config_options` when present |
+//! | `initialize` result | `notice` `initialize` (agent name and version, capabilities in `extensions`): no session exists yet |
+//! | `session/new`, `session/load` result | `session_init` (with the agent's name and version from `initialize`), then `session_mode` and `config_options` when present |
 //! | `session/prompt` (client) | `turn_start`, `user_input` |
-//! | `session/prompt` result | `turn_complete` (`stopReason`, usage when the agent reports it) |
+//! | `session/prompt` result | `turn_complete` (`stopReason`, usage when the agent reports it; the session from the request), after the inferred ends of the turn's open calls (below) |
 //! | `session/cancel` (client) | `session_status` interrupted |
 //! | `session/set_mode` (client) | `session_mode` |
 //! | `session/update` `user_message_chunk` | `user_input` (a replay, `isSynthetic`) |
 //! | `agent_message_chunk`, `agent_thought_chunk` | `stream_delta` text / thinking (chunks pass on as they come; `reduce` joins them) |
-//! | `tool_call` | `tool_invocation` (+ `tool_completion` when it arrives finished) |
-//! | `tool_call_update` | `tool_completion` when completed / failed / cancelled, else `tool_update`; each `diff` content of a finished call also a `file_change` |
+//! | `tool_call` | `tool_invocation` (+ `tool_completion` when it arrives finished); a second `tool_call` for a call already announced is a `tool_update` |
+//! | `tool_call_update` | `tool_completion` when completed / failed / cancelled (once: a repeat is a `tool_update`), else `tool_update`; a call no line announced is invoked first; when it completes, one `file_change` per file its lines showed a `diff` of (the last one) |
+//! | `tool_call`/`tool_call_update` of claude-agent-acp's `Agent` or `Task` | also `subagent_spawn` once its input is known, `subagent_complete` when it finishes (the subagent's id from `_meta.claudeCode.toolResponse`) |
 //! | `plan` | `plan_update` |
 //! | `available_commands_update`, `current_mode_update`, `config_option_update` | `available_commands`, `session_mode`, `config_options` |
 //! | `session_info_update` | `session_info` |
 //! | `usage_update` | `usage_update` (`contextTokens`, `contextWindow`, `costUsd`) |
-//! | `session/request_permission` | `permission_request` with the `options` offered |
-//! | its answer | `permission_response`: `cancelled`, or the option chosen (`decision` guessed from the option id: `allow`, `allow_always`, `deny`, `deny_always`; `optionId` kept) |
+//! | `session/request_permission` | `permission_request` with the `options` offered, `toolName` the invocation's; a call announced only here (Gemini CLI) gets its `tool_invocation` first |
+//! | its answer | `permission_response`: `cancelled`, or the `kind` of the option chosen, as the request offered it (`allow_once` → `allow`, `allow_always`, `reject_once` → `deny`, `reject_always` → `deny_always`); `unknown`, without `allowed`, when the stream does not hold the request. `toolUseId` and the session from the request |
 //! | `fs/*`, `terminal/*` requests and their answers, other client requests | `notice` |
-//! | JSON-RPC errors | `error` |
+//! | JSON-RPC errors | `error` (`httpStatus` from a code of 400-599, as Gemini CLI sends, or from the message's words; `code` from `data.errorKind`); an error answering `session/prompt` also ends the turn: `turn_complete` with `isError` |
+//!
+//! Correlated across lines (the module's [`Memory`]): requests until their answer, by side and
+//! id (the client and the agent number theirs apart); each session's calls until its turn ends
+//! (invoked once, ended once, their diffs); the agent's `initialize` answer. Inferred, marked
+//! `extensions."insights.inferred": true`: a call that ends `completed` after the client's
+//! `session/cancel`, or `failed` after its permission request was cancelled, is `cancelled`
+//! (the wire's status in `acp.status`); when a turn ends, a call the wire left open is ended
+//! `cancelled` if the turn was cancelled or its permission withdrawn, and `failed` if its
+//! permission was refused (it never ran).
 //!
 //! Unstable `session/update` kinds: `plan_removed` → empty `plan_update`, `compaction_update` →
 //! `session_status` compacting; others → `raw`.
 
 use super::jsonrpc::{Envelope, Kind, Message, RpcError};
+use super::memo::Memo;
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -55,10 +66,110 @@ pub const PROVIDER: Provider = Provider {
         mcp: false,
         usage: true,
         cost: true,
-        subagents: false,
+        subagents: true,
         plans: true,
     },
 };
+
+crate::providers::memo::remember! {
+    /// What ACP lines need of earlier lines of the stream.
+    pub struct Memory {
+        /// Requests waiting for their answer, by side and JSON-RPC id ([`request_key`]): the
+        /// client and the agent number their requests apart, so `0` may be both at once.
+        pub requests: Memo<Request>,
+        /// The calls of each session's turn, by `session` + [`SEP`] + `toolCallId`, until
+        /// the turn's answer.
+        pub calls: Memo<Call>,
+        /// The agent's answer to `initialize` (its name and version), for the sessions' inits.
+        pub agent: Memo<Agent>,
+        /// Sessions the client sent `session/cancel` for, until the turn's answer.
+        pub cancelling: Memo<()>,
+    }
+}
+
+/// Between a session id and a call id in [`Memory::calls`]' keys.
+const SEP: char = '\u{1f}';
+
+/// A request the stream holds until its answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `session/prompt`: its answer ends the session's turn.
+    Prompt { session: String },
+    /// `session/request_permission`: its answer picks one of the options.
+    Permission {
+        session: String,
+        call: Option<String>,
+        /// `(optionId, kind)` of each option offered.
+        options: Vec<(String, String)>,
+    },
+    /// Any other request, by method: the session it named (`""` for none) and, for
+    /// `session/new` and `session/load`, the `cwd` the session works in.
+    Other {
+        method: String,
+        session: String,
+        cwd: Option<String>,
+    },
+}
+
+/// A call the stream announced in the current turn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Call {
+    /// The tool name its invocation gave.
+    name: String,
+    /// A `tool_completion` was written.
+    ended: bool,
+    /// The answer to a permission request for it.
+    answer: Option<Decision>,
+    /// Its `subagent_spawn` was written (claude-agent-acp's `Agent`/`Task` calls).
+    spawned: bool,
+    /// What the subagent's `toolResponse` said of it, whichever line carried it.
+    agent: Option<AgentDone>,
+    /// The subagent call it was made in (`_meta.claudeCode.parentToolUseId`).
+    parent: Option<String>,
+    /// The last `diff` content of each file, from lines before the call finished: `(path,
+    /// whether the file is new, the unified diff unless over [`DIFF_BUDGET`])`.
+    diffs: Vec<(String, bool, Option<String>)>,
+}
+
+/// How a subagent ended, as its call's `toolResponse` says.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AgentDone {
+    id: Option<String>,
+    status: Option<String>,
+    summary: Option<String>,
+    duration_ms: Option<u64>,
+    tokens: Option<u64>,
+    tool_uses: Option<u64>,
+}
+
+/// What the agent said of itself in its `initialize` answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agent {
+    name: Option<String>,
+    version: Option<String>,
+    /// `agentCapabilities`, `protocolVersion` and `authMethods` as written.
+    capabilities: Option<String>,
+    protocol: Option<String>,
+    auth: Option<String>,
+}
+
+/// The side that sends `method`: the agent asks the client for permission, files and
+/// terminals; everything else is the client's.
+fn sent_by_agent(method: &str) -> bool {
+    method == "session/request_permission"
+        || ["fs/", "terminal/", "elicitation/"]
+            .iter()
+            .any(|p| method.starts_with(p))
+}
+
+/// The key of a request in [`Memory::requests`]: `a` (agent) or `c` (client), then its id.
+fn request_key(by_agent: bool, id: &str) -> String {
+    format!("{}{id}", if by_agent { 'a' } else { 'c' })
+}
+
+fn call_key(session: &str, call: &str) -> String {
+    format!("{session}{SEP}{call}")
+}
 
 const METHOD_PREFIXES: &[&str] = &[
     "session/",
@@ -117,7 +228,13 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         Some(Kind::Response) => {
             let known = match result {
                 Some(IfObject(Some(b))) => response(&env, *b, cx)?,
-                _ => false,
+                _ => {
+                    // An answer that is not an object (`null`) is no permission or prompt.
+                    if let Some(Request::Other { session, .. }) = answered(&env, Shape::Other, cx) {
+                        cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+                    }
+                    false
+                }
             };
             if known {
                 Ok(())
@@ -134,11 +251,35 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                     data: None,
                 },
             };
+            let request = answered(&env, Shape::Error, cx);
+            let message = e.message.unwrap_or(Cow::Borrowed("JSON-RPC error"));
+            // Gemini CLI answers with the HTTP status as the code; claude-agent-acp says it
+            // in the message.
+            let http_status = e
+                .code
+                .and_then(|c| u64::try_from(c).ok())
+                .filter(|c| (400..600).contains(c))
+                .or_else(|| crate::wire::http_status_in(&message));
+            let error_kind: Option<ErrorData> = e
+                .data
+                .filter(|d| is_object(d))
+                .and_then(|d| serde_json::from_str(d.get()).ok());
+            match &request {
+                Some(Request::Prompt { session } | Request::Permission { session, .. })
+                | Some(Request::Other { session, .. })
+                    if !session.is_empty() =>
+                {
+                    cx.session_id = Some(Cow::Owned(session.clone()));
+                }
+                _ => {}
+            }
             let ext = cx.push(ErrorEvent {
-                message: e.message.unwrap_or(Cow::Borrowed("JSON-RPC error")),
+                message: message.clone(),
                 severity: Severity::Error,
-                code: e.code.map(|c| Cow::Owned(c.to_string())),
-                http_status: e.code.filter(|c| (100..600).contains(c)).map(|c| c as u64),
+                code: error_kind
+                    .and_then(|d| d.error_kind)
+                    .or_else(|| e.code.map(|c| Cow::Owned(c.to_string()))),
+                http_status,
                 will_retry: None,
                 attempt: None,
                 max_retries: None,
@@ -147,6 +288,19 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 parent_call_id: None,
             });
             ext.put_opt("acp.data", e.data.filter(|d| !is_null(d)));
+            ext.put_opt("acp.code", e.code.map(Value::from));
+            // A failed prompt ends its turn.
+            if let Some(Request::Prompt { session }) = request {
+                end_turn_calls(&session, false, cx);
+                cx.memory().acp.cancelling.remove(&session);
+                let ext = cx.push(TurnComplete {
+                    is_error: true,
+                    subtype: Some(Cow::Borrowed("error")),
+                    errors: Some(vec![message]),
+                    ..TurnComplete::default()
+                });
+                ext.put("acp.requestId", env.id_text().into_owned());
+            }
             Ok(())
         }
         None => Err(Unmapped("not a JSON-RPC message".into())),
@@ -164,6 +318,8 @@ struct Params<'a> {
     prompt: Option<Vec<ContentBlock<'a>>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     mode_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    cwd: Option<Str<'a>>,
     #[serde(borrow)]
     tool_call: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -271,6 +427,9 @@ struct Meta<'a> {
 struct ClaudeMeta<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     tool_name: Option<Str<'a>>,
+    /// The subagent call a call was made in.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    parent_tool_use_id: Option<Str<'a>>,
     #[serde(borrow)]
     tool_response: Option<&'a RawValue>,
 }
@@ -358,6 +517,35 @@ fn method_call<'a>(
 ) -> Result<(), Unmapped> {
     let p = params.unwrap_or_default();
     cx.session_id = p.session_id.clone();
+    if env.kind() == Some(Kind::Request) {
+        let session = p.session_id.as_deref().unwrap_or_default().to_owned();
+        let request = match method {
+            "session/prompt" => Request::Prompt { session },
+            "session/request_permission" => Request::Permission {
+                session,
+                call: None,
+                options: p
+                    .options
+                    .iter()
+                    .flatten()
+                    .map(|o| {
+                        (
+                            o.option_id.as_deref().unwrap_or_default().to_owned(),
+                            o.kind.as_deref().unwrap_or_default().to_owned(),
+                        )
+                    })
+                    .collect(),
+            },
+            _ => Request::Other {
+                method: method.to_owned(),
+                session,
+                cwd: p.cwd.as_deref().map(str::to_owned),
+            },
+        };
+        let key = request_key(sent_by_agent(method), &env.id_text());
+        let line = cx.line;
+        cx.memory().acp.requests.insert(&key, request, line);
+    }
     match method {
         "session/update" => {
             let u = p
@@ -398,6 +586,8 @@ fn method_call<'a>(
             Ok(())
         }
         "session/cancel" => {
+            let (session, line) = (p.session_id.as_deref().unwrap_or_default(), cx.line);
+            cx.memory().acp.cancelling.insert(session, (), line);
             cx.push(SessionStatus {
                 status: SessionStatusKind::Interrupted,
                 message: None,
@@ -418,8 +608,35 @@ fn method_call<'a>(
                 _ => None,
             };
             let call_id = tc.as_ref().and_then(|t| t.tool_call_id.clone());
-            let name = match &tc {
-                Some(t) => {
+            let session = p.session_id.as_deref().unwrap_or_default().to_owned();
+            if let Some(id) = &call_id {
+                let key = request_key(true, &env.id_text());
+                if let Some(Request::Permission { call, .. }) =
+                    cx.memory().acp.requests.get_mut(&key)
+                {
+                    *call = Some(id.to_string());
+                }
+            }
+            // Gemini CLI announces some calls only here: the request opens them.
+            let known = call_id.as_deref().and_then(|id| {
+                let key = call_key(&session, id);
+                cx.memory().acp.calls.get(&key).map(|c| c.name.clone())
+            });
+            if let (Some(t), Some(id), None) = (&tc, &call_id, &known) {
+                let name = tool_name(t, id);
+                let name = if name == "tool" {
+                    t.title.clone().unwrap_or(name)
+                } else {
+                    name
+                };
+                let call = invoke(t, id.clone(), name, cx);
+                let (key, line) = (call_key(&session, id), cx.line);
+                cx.memory().acp.calls.insert(&key, call, line);
+            }
+            let name = match (&tc, known) {
+                (_, Some(n)) => Cow::Owned(n),
+                (None, None) => Cow::Borrowed("tool"),
+                (Some(t), None) => {
                     let id = call_id.clone().unwrap_or_default();
                     let n = tool_name(t, &id);
                     if n == "tool" {
@@ -428,7 +645,6 @@ fn method_call<'a>(
                         n
                     }
                 }
-                None => Cow::Borrowed("tool"),
             };
             let options = p.options.map(|v| {
                 v.into_iter()
@@ -628,8 +844,101 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     Ok(())
 }
 
+/// What a subagent call's input says of the subagent.
+#[derive(Deserialize)]
+struct AgentInput<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    subagent_type: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    description: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    prompt: Option<Str<'a>>,
+}
+
+/// What a subagent call's `toolResponse` says of it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentResponse<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    agent_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    status: Option<Str<'a>>,
+    total_duration_ms: Option<Count>,
+    total_tokens: Option<Count>,
+    total_tool_use_count: Option<Count>,
+    #[serde(borrow, default)]
+    content: Vec<AgentText<'a>>,
+}
+
+#[derive(Deserialize)]
+struct AgentText<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    text: Option<Str<'a>>,
+}
+
+/// The most text a call's remembered diffs keep ([`Call::diffs`]); past it a file change
+/// is reported without its diff.
+const DIFF_BUDGET: usize = 256 * 1024;
+
+/// Writes the `tool_invocation` of a call announced by `u` (a `tool_call`, or the first line
+/// that names the call), and returns what the stream remembers of it.
+fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) -> Call {
+    let parent = parent_of(u);
+    let locations: Option<Vec<Str<'a>>> = u
+        .locations
+        .as_ref()
+        .map(|v| v.iter().filter_map(|l| l.path.clone()).collect::<Vec<_>>())
+        .filter(|v| !v.is_empty());
+    cx.push(ToolInvocation {
+        call_id,
+        parent_call_id: parent.clone(),
+        kind: tool_kind(u.kind.as_deref()),
+        tool_name: name.clone(),
+        title: u.title.clone(),
+        input: u
+            .raw_input
+            .filter(|i| is_object(i))
+            .map_or_else(|| Json::Value(json!({})), Json::Raw),
+        locations,
+        model: None,
+        mcp_server: None,
+        mcp_tool: None,
+        message_id: None,
+    });
+    Call {
+        name: name.into_owned(),
+        parent: parent.map(Cow::into_owned),
+        ..Call::default()
+    }
+}
+
+/// The subagent call `u` was made in, as claude-agent-acp says.
+fn parent_of<'a>(u: &Update<'a>) -> Option<Str<'a>> {
+    u.meta
+        .as_ref()
+        .and_then(|m| m.claude_code.as_ref())
+        .and_then(|c| c.parent_tool_use_id.clone())
+}
+
+/// Ends a call the wire left open, as the turn's end or the permission answer implies.
+fn infer_end<'a>(call_id: String, status: ToolCallStatus, cx: &mut Cx<'a>) {
+    let ext = cx.push(ToolCompletion {
+        call_id: Cow::Owned(call_id),
+        status,
+        duration_ms: None,
+        output: None,
+        is_error: status != ToolCallStatus::Completed,
+        content: None,
+        locations: None,
+        parent_call_id: None,
+    });
+    ext.put("insights.inferred", true);
+}
+
 fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let call_id = u.tool_call_id.clone().or(u.id.clone()).unwrap_or_default();
+    let session = cx.session_id.as_deref().unwrap_or_default().to_owned();
+    let key = call_key(&session, &call_id);
     let status = u.status.clone();
     let finished = matches!(
         status.as_deref(),
@@ -650,26 +959,89 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         .as_ref()
         .and_then(|m| m.claude_code.as_ref())
         .and_then(|c| c.tool_response);
-    if kind == "tool_call" {
-        cx.push(ToolInvocation {
-            call_id: call_id.clone(),
-            parent_call_id: None,
-            kind: tool_kind(u.kind.as_deref()),
-            tool_name: name.clone(),
-            title: u.title.clone(),
-            input: u
-                .raw_input
-                .filter(|i| is_object(i))
-                .map_or_else(|| Json::Value(json!({})), Json::Raw),
-            locations: locations.clone(),
-            model: None,
-            mcp_server: None,
-            mcp_tool: None,
-            message_id: None,
-        });
+    // Each call is announced once: at its `tool_call`, or by the first line that names it
+    // (an update or a permission request may come first).
+    let known = cx.memory().acp.calls.get(&key).cloned();
+    let fresh = known.is_none();
+    let mut call = match known {
+        Some(c) => c,
+        None => invoke(&u, call_id.clone(), name.clone(), cx),
+    };
+    // The files it changes: the last diff of each, kept until it finishes.
+    for d in contents.iter().filter(|c| c.ty.as_deref() == Some("diff")) {
+        let Some(path) = d.path.as_deref() else {
+            continue;
+        };
+        let old = d.old_text.as_deref().filter(|o| !o.is_empty());
+        let new = d.new_text.as_deref().unwrap_or("");
+        let used: usize = call
+            .diffs
+            .iter()
+            .filter(|x| x.0 != path)
+            .map(|x| x.2.as_ref().map_or(0, String::len))
+            .sum();
+        let diff = (used + old.map_or(0, str::len) + new.len() <= DIFF_BUDGET)
+            .then(|| crate::diff::unified(path, old, new));
+        call.diffs.retain(|x| x.0 != path);
+        call.diffs.push((path.to_owned(), old.is_none(), diff));
     }
-    if finished {
-        let failed = status.as_deref() != Some("completed");
+    if call.parent.is_none() {
+        call.parent = parent_of(&u).map(Cow::into_owned);
+    }
+    let parent: Option<Str<'a>> = call.parent.clone().map(Cow::Owned);
+    // claude-agent-acp runs a subagent as an `Agent` (or `Task`) call: it starts when its
+    // input is known, and ends with the call.
+    let subagent = matches!(call.name.as_str(), "Agent" | "Task")
+        && u.meta
+            .as_ref()
+            .and_then(|m| m.claude_code.as_ref())
+            .is_some();
+    if subagent {
+        let input: Option<AgentInput> = u
+            .raw_input
+            .filter(|i| is_object(i) && i.get() != "{}")
+            .and_then(|i| serde_json::from_str(i.get()).ok());
+        if let Some(i) = input.filter(|i| i.prompt.is_some() || i.subagent_type.is_some()) {
+            if !call.spawned {
+                call.spawned = true;
+                cx.push(SubagentSpawn {
+                    call_id: call_id.clone(),
+                    agent_type: i.subagent_type,
+                    description: i.description,
+                    is_resume: false,
+                    resume_agent_id: None,
+                    prompt: i.prompt,
+                    parent_call_id: parent.clone(),
+                });
+            }
+        }
+        let response = tool_response
+            .filter(|r| is_object(r))
+            .and_then(|r| serde_json::from_str::<AgentResponse>(r.get()).ok());
+        if let Some(r) = response {
+            let texts: Vec<&str> = r.content.iter().filter_map(|t| t.text.as_deref()).collect();
+            call.agent = Some(AgentDone {
+                id: r.agent_id.map(Cow::into_owned),
+                status: r.status.map(Cow::into_owned),
+                summary: (!texts.is_empty()).then(|| texts.join("\n")),
+                duration_ms: count(r.total_duration_ms),
+                tokens: count(r.total_tokens),
+                tool_uses: count(r.total_tool_use_count),
+            });
+        }
+    }
+    let repeat = finished && call.ended;
+    // After `session/cancel`, a call that ends ends because of it, whatever it says (Gemini
+    // CLI: `completed`, "Command cancelled by user.").
+    // A call whose permission request was withdrawn did not fail: it was cancelled
+    // (claude-agent-acp ends it `failed`).
+    let stopped = finished
+        && status.as_deref() != Some("cancelled")
+        && (call.answer == Some(Decision::Cancelled)
+            || status.as_deref() == Some("completed")
+                && cx.memory().acp.cancelling.contains(&session));
+    if finished && !repeat {
+        let failed = stopped || status.as_deref() != Some("completed");
         // Content blocks of type `content` are the result shown to people.
         let blocks: Vec<&RawValue> = contents
             .iter()
@@ -698,6 +1070,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         let ext = cx.push(ToolCompletion {
             call_id: call_id.clone(),
             status: match status.as_deref() {
+                _ if stopped => ToolCallStatus::Cancelled,
                 Some("completed") => ToolCallStatus::Completed,
                 Some("failed") => ToolCallStatus::Failed,
                 _ => ToolCallStatus::Cancelled,
@@ -707,7 +1080,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             is_error: failed,
             content,
             locations: locations.clone(),
-            parent_call_id: None,
+            parent_call_id: parent.clone(),
         });
         for t in contents
             .iter()
@@ -715,29 +1088,48 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         {
             ext.put_opt("acp.terminalId", t.terminal_id.clone());
         }
+        if stopped {
+            ext.put("insights.inferred", true);
+            ext.put_opt("acp.status", status.clone());
+        }
         if !failed {
-            for d in contents.iter().filter(|c| c.ty.as_deref() == Some("diff")) {
-                let Some(path) = d.path.clone() else { continue };
-                let old = d.old_text.as_deref().filter(|o| !o.is_empty());
-                let new = d.new_text.as_deref().unwrap_or("");
-                let change = if old.is_none() {
-                    ChangeKind::Add
-                } else {
-                    ChangeKind::Update
-                };
-                let diff = crate::diff::unified(&path, old, new);
-                cx.push(FileChange {
-                    path,
-                    change_kind: change,
+            for (path, added, diff) in std::mem::take(&mut call.diffs) {
+                let ext = cx.push(FileChange {
+                    path: Cow::Owned(path),
+                    change_kind: if added {
+                        ChangeKind::Add
+                    } else {
+                        ChangeKind::Update
+                    },
                     move_path: None,
-                    diff: Some(Cow::Owned(diff)),
+                    diff: diff.clone().map(Cow::Owned),
                     cumulative: false,
                     call_id: Some(call_id.clone()),
-                    parent_call_id: None,
+                    parent_call_id: parent.clone(),
                 });
+                if diff.is_none() {
+                    ext.put("insights.diffOmitted", true);
+                }
             }
         }
-    } else if kind == "tool_call_update" {
+        if call.spawned {
+            let r = call.agent.take().unwrap_or_default();
+            cx.push(SubagentComplete {
+                call_id: call_id.clone(),
+                agent_id: r.id.map(Cow::Owned),
+                status: Some(Cow::Owned(r.status.unwrap_or_else(|| {
+                    (if failed { "failed" } else { "completed" }).to_owned()
+                }))),
+                summary: r.summary.map(Cow::Owned),
+                duration_ms: r.duration_ms,
+                total_tokens: r.tokens,
+                tool_use_count: r.tool_uses,
+                parent_call_id: call.parent.clone().map(Cow::Owned),
+            });
+        }
+        call.ended = true;
+        call.diffs.clear();
+    } else if repeat || !fresh || kind == "tool_call_update" {
         let output = tool_response
             .or(u.raw_output.filter(|o| !is_null(o)))
             .map(Json::Raw);
@@ -747,7 +1139,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             tool_name: Some(name),
             output,
             elapsed_ms: None,
-            parent_call_id: None,
+            parent_call_id: parent.clone(),
             title: u.title,
             input: u
                 .raw_input
@@ -760,6 +1152,8 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             u.content.filter(|c| c.get() != "[]" && !is_null(c)),
         );
     }
+    let line = cx.line;
+    cx.memory().acp.calls.insert(&key, call, line);
     Ok(())
 }
 
@@ -862,24 +1256,81 @@ struct QuotaModel<'a> {
     token_count: Option<QuotaTokens>,
 }
 
-/// The decision an option id stands for, as far as its words tell.
-fn decision_of(option_id: &str) -> (Decision, bool) {
-    let id = option_id.to_ascii_lowercase();
-    let always = id.contains("always") || id.contains("session");
-    let no = ["reject", "deny", "cancel", "disallow", "decline", "no"]
-        .iter()
-        .any(|w| {
-            id == *w
-                || id.starts_with(&format!("{w}_"))
-                || id.starts_with(&format!("{w}-"))
-                || id.contains(&format!("_{w}"))
-                || id.contains(&format!("-{w}"))
-        });
-    match (no, always) {
-        (true, true) => (Decision::DenyAlways, false),
-        (true, false) => (Decision::Deny, false),
-        (false, true) => (Decision::AllowAlways, true),
-        (false, false) => (Decision::Allow, true),
+/// claude-agent-acp's `data` on an error answer.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorData<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    error_kind: Option<Str<'a>>,
+}
+
+/// What an answer looks like, to tell which side's request it answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// `outcome`: a permission answer, from the client.
+    Outcome,
+    /// `stopReason`: a prompt's answer, from the agent.
+    StopReason,
+    /// Any other result.
+    Other,
+    /// An error answer.
+    Error,
+}
+
+/// Takes the request `env` answers out of the memory: the client's and the agent's ids are
+/// counted apart, so an id may wait on both sides; the answer's shape then tells which, and
+/// when it does not (an error, or two requests of no particular shape), neither is taken:
+/// `None`, as when the stream does not hold the request.
+fn answered(env: &Envelope, shape: Shape, cx: &mut Cx) -> Option<Request> {
+    let id = env.id_text();
+    let (ka, kc) = (request_key(true, &id), request_key(false, &id));
+    let requests = &mut cx.memory().acp.requests;
+    let fits = |r: &Request| {
+        matches!(
+            (shape, r),
+            (Shape::Outcome, Request::Permission { .. })
+                | (Shape::StopReason, Request::Prompt { .. })
+                | (Shape::Other, Request::Other { .. })
+                | (Shape::Error, _)
+        )
+    };
+    let a = requests.get(&ka).is_some_and(fits);
+    let c = requests.get(&kc).is_some_and(fits);
+    match (a, c) {
+        (true, false) => requests.remove(&ka),
+        (false, true) => requests.remove(&kc),
+        _ => None,
+    }
+}
+
+/// At the end of a session's turn, ends the calls the wire left open whose end the stream
+/// implies, marked `insights.inferred`: all of them when the turn was cancelled, else those
+/// whose permission was refused (never run: `failed`) or withdrawn (`cancelled`). The turn's
+/// calls are then forgotten.
+fn end_turn_calls(session: &str, cancelled: bool, cx: &mut Cx) {
+    let prefix = format!("{session}{SEP}");
+    for (key, call) in cx.memory().acp.calls.take_prefix(&prefix) {
+        if call.ended {
+            continue;
+        }
+        let status = match (cancelled, call.answer) {
+            (true, _) | (false, Some(Decision::Cancelled)) => ToolCallStatus::Cancelled,
+            (false, Some(Decision::Deny | Decision::DenyAlways)) => ToolCallStatus::Failed,
+            _ => continue,
+        };
+        infer_end(key[prefix.len()..].to_owned(), status, cx);
+    }
+}
+
+/// The decision of an option by its `kind` (ACP's `PermissionOptionKind`), and whether the
+/// call may run; `unknown` for a kind ACP does not define.
+fn decision_of(kind: &str) -> (Decision, Option<bool>) {
+    match kind {
+        "allow_once" => (Decision::Allow, Some(true)),
+        "allow_always" => (Decision::AllowAlways, Some(true)),
+        "reject_once" => (Decision::Deny, Some(false)),
+        "reject_always" => (Decision::DenyAlways, Some(false)),
+        _ => (Decision::Unknown, None),
     }
 }
 
@@ -888,11 +1339,31 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
     let request_id: Str<'a> = Cow::Owned(env.id_text().into_owned());
     if let Some(o) = b.outcome {
         let cancelled = o.outcome.as_deref() == Some("cancelled");
-        let (decision, allowed) = if cancelled {
-            (Decision::Cancelled, false)
-        } else {
-            decision_of(o.option_id.as_deref().unwrap_or(""))
+        // The decision is the kind of the option picked, which only the request says.
+        let request = answered(env, Shape::Outcome, cx);
+        let (session, call, kind) = match request {
+            Some(Request::Permission {
+                session,
+                call,
+                options,
+            }) => {
+                let picked = o.option_id.as_deref().unwrap_or_default();
+                let kind = options.into_iter().find(|(id, _)| id == picked).map(|o| o.1);
+                (Some(session), call, kind)
+            }
+            _ => (None, None, None),
         };
+        let (decision, allowed) = match (cancelled, kind.as_deref()) {
+            (true, _) => (Decision::Cancelled, Some(false)),
+            (false, Some(k)) => decision_of(k),
+            (false, None) => (Decision::Unknown, None),
+        };
+        if let (Some(s), Some(c)) = (&session, &call) {
+            if let Some(known) = cx.memory().acp.calls.get_mut(&call_key(s, c)) {
+                known.answer = Some(decision);
+            }
+        }
+        cx.session_id = session.map(Cow::Owned);
         cx.push(PermissionResponse {
             request_id,
             decision,
@@ -901,10 +1372,20 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             updated_input: None,
             updated_permissions: None,
             interrupt: false,
-            tool_use_id: None,
+            tool_use_id: call.map(Cow::Owned),
             option_id: o.option_id,
         });
     } else if let Some(stop) = b.stop_reason {
+        // The answer names no session: its request does.
+        let session = match answered(env, Shape::StopReason, cx) {
+            Some(Request::Prompt { session }) => Some(session),
+            _ => None,
+        };
+        if let Some(s) = &session {
+            end_turn_calls(s, stop == "cancelled", cx);
+            cx.memory().acp.cancelling.remove(s);
+        }
+        cx.session_id = session.map(Cow::Owned);
         let mut usage = b.usage.as_ref().map(|u| TokenUsage {
             input_tokens: count(u.input_tokens).unwrap_or(0),
             output_tokens: count(u.output_tokens).unwrap_or(0),
@@ -957,8 +1438,18 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
         });
         ext.put("acp.requestId", request_id);
     } else if let Some(sid) = b.session_id {
+        let cwd = match answered(env, Shape::Other, cx) {
+            Some(Request::Other { cwd, .. }) => cwd,
+            _ => None,
+        };
         cx.session_id = Some(sid);
+        let agent = cx.memory().acp.agent.get("").cloned();
         let ext = cx.push(SessionInit {
+            cwd: cwd.map(Cow::Owned),
+            version: agent
+                .as_ref()
+                .and_then(|a| a.version.clone())
+                .map(Cow::Owned),
             model: b.models.as_ref().and_then(|m| m.current_model_id.clone()),
             available_models: b.models.as_ref().map(|m| {
                 m.available_models
@@ -971,6 +1462,13 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             ..SessionInit::default()
         });
         ext.put("acp.requestId", request_id);
+        if let Some(a) = agent {
+            let raw = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
+            ext.put_opt("acp.agentName", a.name);
+            ext.put_opt("acp.protocolVersion", raw(a.protocol));
+            ext.put_opt("acp.agentCapabilities", raw(a.capabilities));
+            ext.put_opt("acp.authMethods", raw(a.auth));
+        }
         if let Some(m) = b.modes {
             cx.push(SessionMode {
                 current_mode_id: m.current_mode_id.unwrap_or_default(),
@@ -992,11 +1490,24 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             });
         }
     } else if b.protocol_version.is_some() || b.agent_capabilities.is_some() {
+        // No session exists yet: the agent's name and version go onto the inits of the
+        // sessions it makes.
+        answered(env, Shape::Other, cx);
         let info = b.agent_info;
-        let ext = cx.push(SessionInit {
-            version: info.as_ref().and_then(|i| i.version.clone()),
-            ..SessionInit::default()
+        let agent = Agent {
+            name: info.as_ref().and_then(|i| i.name.as_deref().map(str::to_owned)),
+            version: info.as_ref().and_then(|i| i.version.as_deref().map(str::to_owned)),
+            capabilities: b.agent_capabilities.map(|r| r.get().to_owned()),
+            protocol: b.protocol_version.map(|r| r.get().to_owned()),
+            auth: b.auth_methods.map(|r| r.get().to_owned()),
+        };
+        let line = cx.line;
+        cx.memory().acp.agent.insert("", agent, line);
+        let ext = cx.push(Notice {
+            subtype: Cow::Borrowed("initialize"),
+            message: None,
         });
+        ext.put_opt("acp.agentVersion", info.as_ref().and_then(|i| i.version.clone()));
         ext.put_opt("acp.agentName", info.and_then(|i| i.name));
         ext.put_opt("acp.protocolVersion", b.protocol_version);
         ext.put_opt("acp.agentCapabilities", b.agent_capabilities);
@@ -1010,6 +1521,9 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
 /// An answer kept as a notice, its `result` as written (the line read again).
 fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let e: Envelope = serde_json::from_str(line)?;
+    if let Some(Request::Other { session, .. }) = answered(env, Shape::Other, cx) {
+        cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+    }
     let ext = cx.push(Notice {
         subtype: Cow::Borrowed("response"),
         message: None,
@@ -1047,16 +1561,114 @@ mod tests {
             .collect()
     }
 
+    fn stream(lines: &[&str]) -> Vec<Value> {
+        crate::test_support::convert_stream(&PROVIDER, lines)
+    }
+
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","options":[{"kind":"allow_always","optionId":"bypassPermissions"},{"kind":"allow_once","optionId":"default"},{"kind":"reject_once","optionId":"plan"}],"toolCall":{"toolCallId":"t1","title":"Ready to code?","kind":"switch_mode","rawInput":{"plan":"p"}}}}"#;
+
     #[test]
-    fn decisions_from_option_ids() {
-        assert_eq!(decision_of("proceed_once").0, Decision::Allow);
-        assert_eq!(decision_of("proceed_always").0, Decision::AllowAlways);
-        assert_eq!(decision_of("allow_always").0, Decision::AllowAlways);
-        assert_eq!(decision_of("cancel").0, Decision::Deny);
-        assert_eq!(decision_of("reject").0, Decision::Deny);
-        assert_eq!(decision_of("reject-always").0, Decision::DenyAlways);
-        assert_eq!(decision_of("allow").0, Decision::Allow);
-        assert_eq!(decision_of("know").0, Decision::Allow);
+    fn a_decision_is_the_kind_of_the_option_picked() {
+        for (picked, decision, allowed) in [
+            ("plan", "deny", Some(false)),
+            ("bypassPermissions", "allow_always", Some(true)),
+            ("default", "allow", Some(true)),
+            ("other", "unknown", None),
+        ] {
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":0,"result":{{"outcome":{{"outcome":"selected","optionId":"{picked}"}}}}}}"#
+            );
+            let ev = stream(&[ASK, &answer]);
+            let last = ev.last().unwrap();
+            assert_eq!(last["decision"], decision, "{picked}");
+            assert_eq!(last.get("allowed").and_then(Value::as_bool), allowed);
+            assert_eq!(last["toolUseId"], "t1");
+            assert_eq!(last["sessionId"], "s");
+        }
+        // No request in the stream: the words of the option id say nothing.
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}"#,
+        ]);
+        assert_eq!(ev[0]["decision"], "unknown");
+        assert!(ev[0].get("allowed").is_none());
+    }
+
+    #[test]
+    fn a_call_announced_only_by_its_permission_request_is_invoked_there_once() {
+        let ev = stream(&[
+            ASK,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"plan"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","status":"pending","title":"Ready to code?","kind":"switch_mode"}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+        ]);
+        let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["tool_invocation", "permission_request", "permission_response", "tool_update", "turn_complete"]
+        );
+    }
+
+    #[test]
+    fn the_client_and_the_agent_number_their_requests_apart() {
+        // Both sides have a request 3 waiting: the answer's shape says whose it is.
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/a","content":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":429,"message":"rate limit"}}"#,
+        ]);
+        let last = ev.last().unwrap();
+        assert_eq!(last["event"], "turn_complete");
+        assert_eq!(last["isError"], true);
+        assert_eq!(last["sessionId"], "s");
+        assert_eq!(ev[ev.len() - 2]["httpStatus"], 429);
+    }
+
+    #[test]
+    fn a_turn_ends_the_calls_it_implies_and_only_those() {
+        let update = |id: &str, status: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call","toolCallId":"{id}","status":"{status}","kind":"execute"}}}}}}"#
+            )
+        };
+        let (a, b) = (update("a", "pending"), update("b", "in_progress"));
+        let prompt = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#;
+        let ev = stream(&[
+            prompt,
+            &a,
+            &b,
+            r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}"#,
+        ]);
+        let ends: Vec<_> = ev
+            .iter()
+            .filter(|e| e["event"] == "tool_completion")
+            .map(|e| (e["callId"].clone(), e["status"].clone(), e["extensions"]["insights.inferred"].clone()))
+            .collect();
+        assert_eq!(ends.len(), 2);
+        assert!(ends.iter().all(|(_, s, i)| s == "cancelled" && i == true));
+        // A turn that ends normally leaves an open call alone (nothing says how it ended).
+        let ev = stream(&[
+            prompt,
+            &a,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+        ]);
+        assert!(ev.iter().all(|e| e["event"] != "tool_completion"));
+    }
+
+    #[test]
+    fn a_write_changes_each_file_once_when_it_completes() {
+        let diff = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","content":[{"type":"diff","path":"/p/a","oldText":null,"newText":"x\n"}]}}}"#;
+        let done = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"completed"}}}"#;
+        let failed = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"failed"}}}"#;
+        let ev = stream(&[diff, diff, done, done]);
+        let changes: Vec<_> = ev.iter().filter(|e| e["event"] == "file_change").collect();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0]["changeKind"], "add");
+        assert_eq!(ev.iter().filter(|e| e["event"] == "tool_completion").count(), 1);
+        assert_eq!(ev.iter().filter(|e| e["event"] == "tool_invocation").count(), 1);
+        let ev = stream(&[diff, failed]);
+        assert!(ev.iter().all(|e| e["event"] != "file_change"));
     }
 
     #[test]
@@ -1075,11 +1687,13 @@ mod tests {
         let ev = conv(
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_001","status":"completed","content":[{"type":"content","content":{"type":"text","text":"done"}},{"type":"diff","path":"/p/c.json","oldText":"a\n","newText":"b\n"}]}}}"#,
         );
-        assert_eq!(ev[0]["event"], "tool_completion");
-        assert_eq!(ev[0]["output"]["text"], "done");
-        assert_eq!(ev[1]["event"], "file_change");
+        // No line announced the call: the update does.
+        assert_eq!(ev[0]["event"], "tool_invocation");
+        assert_eq!(ev[1]["event"], "tool_completion");
+        assert_eq!(ev[1]["output"]["text"], "done");
+        assert_eq!(ev[2]["event"], "file_change");
         assert_eq!(
-            ev[1]["diff"],
+            ev[2]["diff"],
             "--- a/p/c.json\n+++ b/p/c.json\n@@ -1,1 +1,1 @@\n-a\n+b\n"
         );
     }

@@ -21,6 +21,8 @@
 //! pass on as they come (`reduce` folds repeats).
 
 use super::claude::{self, Dialect};
+use super::edits::{self, Edit};
+use super::memo::Memo;
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -41,7 +43,7 @@ pub const PROVIDER: Provider = Provider {
         reasoning: true,
         permissions: false,
         questions: false,
-        file_changes: false,
+        file_changes: true,
         command_exec: true,
         mcp: true,
         usage: true,
@@ -57,6 +59,28 @@ pub(crate) const AMP: Dialect = Dialect {
     tool_kind,
     json_results: true,
 };
+
+crate::providers::memo::remember! {
+    /// What Amp lines need of earlier lines of the stream.
+    pub struct Memory {
+        /// The change each write or edit call asked for, by call id, until its result: the
+        /// results carry no change ([`super::edits`]).
+        pub edits: Memo<Edit>,
+    }
+}
+
+fn edits_memo<'r>(cx: &'r mut Cx<'_>) -> &'r mut Memo<Edit> {
+    &mut cx.memory().amp.edits
+}
+
+/// Which tools write a file (`Some((whole file, creates))`).
+fn edit_kind(name: &str) -> Option<(bool, bool)> {
+    match name {
+        "create_file" => Some((true, true)),
+        "edit_file" | "edit" => Some((false, false)),
+        _ => None,
+    }
+}
 
 fn canonical(name: &str) -> &str {
     match name {
@@ -109,6 +133,9 @@ struct ResultExtra<'a> {
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     claude::convert_as(line, probe, cx, &AMP)?;
+    if matches!(probe.ty(), Some("assistant" | "user")) {
+        edits::follow(cx, edits_memo, edit_kind);
+    }
     if probe.ty() == Some("result") {
         let w: ResultExtra = crate::members::read(line, probe.members())?;
         if let Some((Body::TurnComplete(tc), _)) = cx.events.last_mut() {

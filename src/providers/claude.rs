@@ -1,33 +1,40 @@
 //! Claude Code `--output-format stream-json --verbose` (with `--include-partial-messages`,
 //! `--include-hook-events`), and the SDK control protocol of `--input-format stream-json`.
 //!
-//! Recorded with Claude Code 2.1.197 (`testdata/claude/`). Each line maps on its own:
+//! Recorded with Claude Code 2.1.197 (`testdata/claude/`, `testdata/claude-sdk/`):
 //!
 //! | line | events |
 //! |---|---|
-//! | `system/init` | `session_init` |
+//! | `system/init` | `session_init` (with the SDK's `initialize` answer, when one came before) |
 //! | `system/status` | `session_status` (compacting, requesting, idle), `session_mode` when it carries `permissionMode` |
 //! | `system/compact_boundary`, `conversation_reset` | `context_compaction` |
 //! | `system/hook_*` | `hook` |
-//! | `system/task_*` | `task_update` |
+//! | `system/task_*` | `task_update` (+ `subagent_complete` for a background subagent's notification) |
 //! | `system/api_retry` | `error` (warning, `willRetry`) |
 //! | `system/thinking_tokens` | `usage_update` with the estimate in `extensions` |
 //! | `system/session_state_changed` | `session_status` |
 //! | other `system/*` | `notice` with the data in `extensions` |
 //! | `assistant` | per block: `text` (text, thinking), `tool_invocation` (+ `subagent_spawn` for Task/Agent, + `plan_update` for TodoWrite); `error` for API error messages; then `usage_update` |
 //! | `user` | `tool_completion` per tool_result (+ `subagent_complete`, + `file_change` for edits); `user_input` for prompt text |
-//! | `result` | `turn_complete` |
+//! | `result` | `error` for a failure no line stated yet, cancelled completions of the calls a stopped turn left open, then `turn_complete` |
 //! | `stream_event` | `stream_delta` |
 //! | `control_request` | `permission_request` (can_use_tool), `session_status` interrupted (interrupt), `session_mode` (set_permission_mode), else `notice` |
-//! | `control_response` | `permission_response` (a can_use_tool answer), `session_init` (the initialize answer), `error`, else `notice` |
-//! | `control_cancel_request` | `permission_response` decision cancelled |
+//! | `control_response` | `permission_response` (a can_use_tool answer), `session_init` (the initialize answer once the session is known; before, kept for the init), `error`, else `notice` |
+//! | `control_cancel_request` | `permission_response` decision cancelled (of a can_use_tool), else `notice` |
 //! | `rate_limit_event` | `rate_limit_update` |
 //! | `tool_progress` | `tool_update` |
 //! | other known types | `notice` |
 //!
+//! Across lines ([`Memory`]): the session the stream named last (for the SDK's lines that name
+//! none), the `initialize` answer until the init, control requests until answered or cancelled,
+//! tool calls until their result (name, subagent state, a file edit's input), and per session
+//! the turn in progress (an interrupt asked for, an error already reported). README's Claude
+//! section says what is inferred from them.
+//!
 //! Amp and Qwen Code write the same format with their own tools; `amp.rs` and `qwen.rs` map
 //! through [`convert_as`] with a [`Dialect`] and handle only what differs.
 
+use super::memo::Memo;
 use super::{split_mcp, sub, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -61,6 +68,85 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
 };
+
+crate::providers::memo::remember! {
+    /// What Claude lines need of earlier lines of the stream.
+    pub struct Memory {
+        /// The session the stream named last (key `""`), for lines that name none (the SDK's
+        /// control lines and prompts).
+        pub session: Memo<String>,
+        /// Tool calls invoked and not yet ended, by tool_use id; subagent calls also from
+        /// their `task_started`.
+        pub calls: Memo<Call>,
+        /// Control requests not yet answered or cancelled, by request_id.
+        pub requests: Memo<Request>,
+        /// The turn in progress, by session id (`""` before one is known).
+        pub turns: Memo<Turn>,
+        /// The SDK's `initialize` answer, until the session is announced (key `""`).
+        pub init: Memo<InitAnswer>,
+    }
+}
+
+/// A tool call between its `tool_use` and its `tool_result`.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct Call {
+    /// The session it runs in.
+    session: String,
+    /// The tool's name (empty when only a `task_started` has named the call).
+    name: String,
+    /// For Agent/Task calls: what the wire said of the subagent so far.
+    subagent: Option<Subagent>,
+    /// For Write/Edit/MultiEdit/NotebookEdit: the change the input asks for, for results
+    /// that carry none (a subagent's).
+    edit: Option<Edit>,
+}
+
+#[derive(Clone, PartialEq, Debug, Default)]
+struct Subagent {
+    /// The agent id (`task_started.task_id`).
+    agent_id: Option<String>,
+    /// The status a `task_notification` gave.
+    status: Option<String>,
+    /// The call returned at once (a background agent): the subagent ends with its
+    /// `task_notification`.
+    launched: bool,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+struct Edit {
+    path: String,
+    /// A Write's new content (its diff when the result says it created the file).
+    content: Option<String>,
+}
+
+/// A control request waiting for its answer.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct Request {
+    subtype: String,
+    tool_use_id: Option<String>,
+    tool_name: Option<String>,
+}
+
+/// What the wire said of the turn in progress.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct Turn {
+    /// An interrupt was asked for (an `interrupt` request, a denial with `interrupt`).
+    interrupted: bool,
+    /// An `error` event already stated the turn's failure.
+    error_reported: bool,
+}
+
+/// The parts of the SDK's `initialize` answer that go onto the session's init.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct InitAnswer {
+    request_id: String,
+    commands: Option<Vec<(String, String, String)>>,
+    /// Each model object as JSON text.
+    models: Option<Vec<String>>,
+    account: Option<[Option<String>; 5]>,
+    agents: Option<Vec<String>>,
+    output_style: Option<String>,
+}
 
 /// Top-level `type`s Claude Code writes.
 const TYPES: &[&str] = &[
@@ -132,6 +218,7 @@ pub(crate) fn convert_as<'a>(
         .session_id
         .and_then(|r| r.str())
         .filter(|s| !s.is_empty());
+    track_session(cx, probe.ty().unwrap_or(""), probe.subtype());
     cx.anchor = probe.uuid.and_then(|r| r.str());
     cx.timestamp = probe
         .timestamp
@@ -163,6 +250,55 @@ pub(crate) fn convert_as<'a>(
         t if TYPES.contains(&t) => notice(line, Cow::Borrowed(t), None, cx),
         t => Err(Unmapped(format!("unknown Claude message type {t:?}"))),
     }
+}
+
+/// Names the line's session: its own `session_id`, else the one the stream named last (the
+/// SDK's control lines and prompts name none). `system` and `result` lines update it; an
+/// init that names no session announces one the stream has not named.
+fn track_session(cx: &mut Cx<'_>, ty: &str, subtype: Option<&str>) {
+    let line = cx.line;
+    match cx.session_id.clone() {
+        Some(sid) => {
+            if matches!(ty, "system" | "result") {
+                let m = &mut cx.memory().claude.session;
+                if m.get("").map(String::as_str) != Some(&*sid) {
+                    m.insert("", sid.into_owned(), line);
+                }
+            }
+        }
+        None if ty == "system" && subtype == Some("init") => {}
+        None => {
+            if let Some(s) = cx.memory().claude.session.get("") {
+                cx.session_id = Some(Cow::Owned(s.clone()));
+            }
+        }
+    }
+}
+
+/// The key of the line's session in the memos (`""` before the stream names one).
+fn session_key(cx: &Cx<'_>) -> String {
+    cx.session_id.as_deref().unwrap_or("").to_owned()
+}
+
+/// The turn in progress of the line's session, to change.
+fn turn_mut<'m>(cx: &'m mut Cx<'_>) -> &'m mut Turn {
+    let key = session_key(cx);
+    let line = cx.line;
+    let turns = &mut cx.memory().claude.turns;
+    if !turns.contains(&key) {
+        turns.insert(&key, Turn::default(), line);
+    }
+    turns.get_mut(&key).expect("just inserted")
+}
+
+/// Whether an interrupt was asked for in the line's turn.
+fn interrupted(cx: &mut Cx<'_>) -> bool {
+    let key = session_key(cx);
+    cx.memory()
+        .claude
+        .turns
+        .get(&key)
+        .is_some_and(|t| t.interrupted)
 }
 
 /// A `notice` carrying every member of the line but the envelope in `extensions`.
@@ -225,6 +361,47 @@ struct Init<'a> {
     effort: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     fast_mode_state: Option<Str<'a>>,
+}
+
+/// Puts the SDK's initialize answer onto the session's init: its commands (with their
+/// descriptions), models and account replace the init's bare names.
+fn merge_answer<'a>(init: &mut SessionInit<'a>, a: InitAnswer, style: &mut Option<Str<'a>>) {
+    if let Some(cmds) = a.commands {
+        init.slash_commands = Some(
+            cmds.into_iter()
+                .map(|(name, description, hint)| SlashCommand {
+                    name: Cow::Owned(name),
+                    description: Cow::Owned(description),
+                    argument_hint: Cow::Owned(hint),
+                })
+                .collect(),
+        );
+    }
+    if let Some(models) = a.models {
+        init.available_models = Some(
+            models
+                .iter()
+                .filter_map(|m| serde_json::from_str::<Value>(m).ok())
+                .map(Json::Value)
+                .collect(),
+        );
+    }
+    if let Some([email, organization, subscription, token, key]) = a.account {
+        let from_init = init.account.take().and_then(|a| a.api_key_source);
+        init.account = Some(Account {
+            email: email.map(Cow::Owned),
+            organization: organization.map(Cow::Owned),
+            subscription_type: subscription.map(Cow::Owned),
+            token_source: token.map(Cow::Owned),
+            api_key_source: key.map(Cow::Owned).or(from_init),
+        });
+    }
+    if init.agents.is_none() {
+        init.agents = a.agents.map(|v| v.into_iter().map(Cow::Owned).collect());
+    }
+    if style.is_none() {
+        *style = a.output_style.map(Cow::Owned);
+    }
 }
 
 #[derive(Deserialize)]
@@ -332,6 +509,63 @@ struct TaskLine<'a> {
     output_file: Option<Str<'a>>,
 }
 
+/// A subagent's task started: its call learns the agent id (the task may start before the
+/// call's `tool_use` line, for a subagent started inside a subagent).
+fn subagent_started(cx: &mut Cx<'_>, call: &str, task_id: Option<&str>) {
+    let session = session_key(cx);
+    let line = cx.line;
+    let calls = &mut cx.memory().claude.calls;
+    let agent_id = task_id.map(str::to_owned);
+    match calls.get_mut(call) {
+        // A call of a tool that is no subagent tool in this dialect stays what it is.
+        Some(c) => {
+            if let Some(sub) = c.subagent.as_mut().filter(|_| agent_id.is_some()) {
+                sub.agent_id = agent_id;
+            }
+        }
+        None => calls.insert(
+            call,
+            Call {
+                session,
+                subagent: Some(Subagent {
+                    agent_id,
+                    ..Subagent::default()
+                }),
+                ..Call::default()
+            },
+            line,
+        ),
+    }
+}
+
+/// Whether a task status says the task is over.
+fn is_final(status: &str) -> bool {
+    matches!(
+        status,
+        "completed" | "failed" | "stopped" | "killed" | "cancelled" | "canceled" | "error"
+    )
+}
+
+/// A subagent's `task_notification`: its status is kept for the call's result; a background
+/// subagent (whose call already returned) ends here, and is returned.
+fn subagent_notified(cx: &mut Cx<'_>, call: &str, status: Option<&str>) -> Option<Subagent> {
+    let status = status?;
+    let calls = &mut cx.memory().claude.calls;
+    let c = calls.get_mut(call)?;
+    let sub = c.subagent.as_mut()?;
+    if !is_final(status) {
+        return None;
+    }
+    sub.status = Some(status.to_owned());
+    if sub.launched || c.name.is_empty() {
+        // Ended with no result to come (launched), or never invoked on this wire.
+        let c = calls.remove(call)?;
+        let sub = c.subagent?;
+        return (!c.name.is_empty()).then_some(sub);
+    }
+    None
+}
+
 #[derive(Deserialize)]
 struct PatchStatus<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
@@ -370,8 +604,8 @@ pub(crate) fn system<'a>(
     match subtype {
         "init" => {
             let w: Init = line.read()?;
-            let ext_style = w.output_style.clone();
-            let init = SessionInit {
+            let mut ext_style = w.output_style.clone();
+            let mut init = SessionInit {
                 model: w.model,
                 reasoning_effort: w.effort,
                 cwd: w.cwd,
@@ -398,8 +632,18 @@ pub(crate) fn system<'a>(
                 agents: w.agents.0,
                 skills: w.skills.0,
             };
+            // The SDK's initialize answer, kept until the session was announced.
+            let answer = match cx.session_id {
+                Some(_) => cx.memory().claude.init.remove(""),
+                None => None,
+            };
+            let answer_id = answer.as_ref().map(|a| a.request_id.clone());
+            if let Some(a) = answer {
+                merge_answer(&mut init, a, &mut ext_style);
+            }
             let ext = cx.push(init);
             ext.put_opt("claude.outputStyle", ext_style);
+            ext.put_opt("claude.initializeRequestId", answer_id);
             ext.put_opt("claude.plugins", w.plugins.filter(|p| !is_null(p)));
             ext.put_opt("claude.fastModeState", w.fast_mode_state);
         }
@@ -481,21 +725,49 @@ pub(crate) fn system<'a>(
                 Some(p) if is_object(p) => serde_json::from_str::<PatchStatus>(p.get())?.status,
                 _ => None,
             };
+            let status = w.status.or(patch_status);
+            let mut ended = None;
+            if let Some(call) = w.tool_use_id.as_deref() {
+                let agent =
+                    w.task_type.as_deref() == Some("local_agent") || w.subagent_type.is_some();
+                match phase {
+                    TaskPhase::Started if agent => {
+                        subagent_started(cx, call, w.task_id.as_deref());
+                    }
+                    TaskPhase::Notification => {
+                        ended = subagent_notified(cx, call, status.as_deref());
+                    }
+                    _ => {}
+                }
+            }
             let ext = cx.push(TaskUpdate {
-                task_id: w.task_id.unwrap_or_default(),
+                task_id: w.task_id.clone().unwrap_or_default(),
                 phase,
-                call_id: w.tool_use_id,
-                status: w.status.or(patch_status),
+                call_id: w.tool_use_id.clone(),
+                status: status.clone(),
                 description: w.description,
                 agent_type: w.subagent_type,
                 task_type: w.task_type,
-                summary: w.summary,
+                summary: w.summary.clone(),
                 last_tool_name: w.last_tool_name,
                 usage: w.usage.filter(|u| is_object(u)).map(Json::Raw),
             });
             ext.put_opt("claude.patch", w.patch.filter(|p| is_object(p)));
             ext.put_opt("claude.prompt", w.prompt);
             ext.put_opt("claude.outputFile", w.output_file.filter(|f| !f.is_empty()));
+            if let Some(sub) = ended {
+                // A background subagent: its call returned at launch, it ends here.
+                cx.push(SubagentComplete {
+                    call_id: w.tool_use_id.unwrap_or_default(),
+                    agent_id: sub.agent_id.map(Cow::Owned).or(w.task_id),
+                    status,
+                    summary: w.summary,
+                    duration_ms: None,
+                    total_tokens: None,
+                    tool_use_count: None,
+                    parent_call_id: None,
+                });
+            }
         }
         "api_retry" => {
             let w: ApiRetry = line.read()?;
@@ -674,6 +946,9 @@ struct InputHints<'a> {
     subject: Option<Str<'a>>,
     #[serde(borrow)]
     todos: Option<Vec<Todo<'a>>>,
+    /// Write's new content.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    content: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -710,6 +985,59 @@ pub fn tool_kind(name: &str) -> ToolKind {
         "TodoWrite" | "TaskCreate" | "TaskUpdate" | "TaskGet" | "TaskList" => ToolKind::Memory,
         _ => ToolKind::Other,
     }
+}
+
+/// The HTTP status in the CLI's message for a failed API call: `API Error: 500 …`,
+/// `API Error: Request rejected (429) · …`.
+fn http_status_of(message: &str) -> Option<u64> {
+    let rest = &message[message.find("API Error")? + "API Error".len()..];
+    let head = &rest[..rest.len().min(48)];
+    let b = head.as_bytes();
+    (0..b.len().saturating_sub(2)).find_map(|i| {
+        let three = b[i..i + 3].iter().all(u8::is_ascii_digit);
+        let before = i == 0 || !b[i - 1].is_ascii_digit();
+        let after = b.get(i + 3).is_none_or(|c| !c.is_ascii_digit());
+        let n: u64 = head.get(i..i + 3)?.parse().ok()?;
+        (three && before && after && (400..600).contains(&n)).then_some(n)
+    })
+}
+
+/// Remembers a tool call until its result: its session and name, and what a subagent or
+/// file edit needs at the end.
+fn remember_call(cx: &mut Cx<'_>, call_id: &str, name: &str, canon: &str, h: &InputHints<'_>) {
+    let session = session_key(cx);
+    let line = cx.line;
+    let edit = match canon {
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => h
+            .file_path
+            .as_deref()
+            .or(h.notebook_path.as_deref())
+            .or(h.path.as_deref())
+            .map(|p| Edit {
+                path: p.to_owned(),
+                content: (canon == "Write")
+                    .then(|| h.content.as_deref().map(str::to_owned))
+                    .flatten(),
+            }),
+        _ => None,
+    };
+    let calls = &mut cx.memory().claude.calls;
+    let subagent = is_subagent_tool(canon).then(|| {
+        calls
+            .remove(call_id)
+            .and_then(|c| c.subagent)
+            .unwrap_or_default()
+    });
+    calls.insert(
+        call_id,
+        Call {
+            session,
+            name: name.to_owned(),
+            subagent,
+            edit,
+        },
+        line,
+    );
 }
 
 fn is_subagent_tool(name: &str) -> bool {
@@ -769,16 +1097,24 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
     let parent = w.parent_tool_use_id;
     let model = w.message.model;
     let message_id = w.message.id;
-    let synthetic_error = w.error.is_some() && model.as_deref() == Some("<synthetic>");
+    let synthetic = model.as_deref() == Some("<synthetic>");
     for b in w.message.content {
+        let api_error = |b: &Block| {
+            b.text
+                .as_deref()
+                .is_some_and(|t| t.starts_with("API Error"))
+        };
         match &*b.ty {
-            "text" if synthetic_error || w.error.is_some() => {
+            "text" if w.error.is_some() || (synthetic && api_error(&b)) => {
                 // The CLI's own message for a failed API call ("API Error: 400 …").
+                let message = b.text.unwrap_or_default();
+                let http_status = http_status_of(&message);
+                turn_mut(cx).error_reported = true;
                 cx.push(ErrorEvent {
-                    message: b.text.unwrap_or_default(),
+                    message,
                     severity: Severity::Error,
                     code: w.error.clone(),
-                    http_status: None,
+                    http_status,
                     will_retry: Some(false),
                     attempt: None,
                     max_retries: None,
@@ -788,6 +1124,14 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
                 });
             }
             "text" => {
+                if b.text
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with("[API Error: "))
+                {
+                    // Qwen Code's failed model request (qwen.rs makes it an `error`): the
+                    // turn's failure is stated.
+                    turn_mut(cx).error_reported = true;
+                }
                 cx.push(Text {
                     text: b.text.unwrap_or_default(),
                     kind: TextKind::Text,
@@ -840,6 +1184,8 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
                 });
                 if b.ty != "tool_use" {
                     ext.put("claude.blockType", b.ty.clone());
+                } else {
+                    remember_call(cx, &call_id, &name, canon, &hints);
                 }
                 if is_subagent_tool(canon) {
                     cx.push(SubagentSpawn {
@@ -1125,9 +1471,15 @@ fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
                     .content
                     .filter(|c| c.get().starts_with('['))
                     .map(Json::Raw);
+                let call = cx.memory().claude.calls.remove(&call_id);
+                // An error result after an interrupt was asked for: the interrupt stopped
+                // the call ("User rejected tool use").
+                let stopped = is_error && interrupted(cx);
                 cx.push(ToolCompletion {
                     call_id: call_id.clone(),
-                    status: if is_error {
+                    status: if stopped {
+                        ToolCallStatus::Cancelled
+                    } else if is_error {
                         ToolCallStatus::Failed
                     } else {
                         ToolCallStatus::Completed
@@ -1143,24 +1495,64 @@ fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
                     Some(m) if is_object(m) => serde_json::from_str(m.get()).unwrap_or_default(),
                     _ => ToolUseResult::default(),
                 };
-                if let Some(agent_id) = info.agent_id.clone() {
-                    cx.push(SubagentComplete {
-                        call_id: call_id.clone(),
-                        agent_id: Some(agent_id),
-                        status: info.status.clone(),
-                        summary: info
-                            .content
-                            .and_then(content_text)
-                            .map(Cow::Owned)
-                            .or_else(|| b.content.and_then(content_text).map(Cow::Owned)),
-                        duration_ms: count(info.total_duration_ms),
-                        total_tokens: count(info.total_tokens),
-                        tool_use_count: count(info.total_tool_use_count),
-                        parent_call_id: parent.clone(),
-                    });
+                let sub = call.as_ref().and_then(|c| c.subagent.clone());
+                if info.agent_id.is_some() || sub.is_some() {
+                    let sub = sub.unwrap_or_default();
+                    // The result's status, else the task's, else the result's own verdict.
+                    let status = info
+                        .status
+                        .clone()
+                        .or_else(|| sub.status.clone().map(Cow::Owned))
+                        .unwrap_or(Cow::Borrowed(if stopped {
+                            "cancelled"
+                        } else if is_error {
+                            "failed"
+                        } else {
+                            "completed"
+                        }));
+                    let agent_id = info
+                        .agent_id
+                        .clone()
+                        .or(sub.agent_id.clone().map(Cow::Owned));
+                    // The call answered as its subagent started, and the task has not ended:
+                    // its end is the task's (Qwen's agent tool; qwen.rs maps it).
+                    let at_launch = info.status.is_none()
+                        && info.agent_id.is_none()
+                        && !is_error
+                        && sub.agent_id.is_some()
+                        && sub.status.is_none();
+                    if at_launch {
+                        // Nothing to end yet.
+                    } else if status.starts_with("async") {
+                        // A background subagent: launched, it ends with its notification.
+                        if let Some(mut c) = call.clone() {
+                            let s = c.subagent.get_or_insert_with(Subagent::default);
+                            s.launched = true;
+                            s.agent_id = agent_id.as_deref().map(str::to_owned);
+                            let line = cx.line;
+                            cx.memory().claude.calls.insert(&call_id, c, line);
+                        }
+                    } else {
+                        cx.push(SubagentComplete {
+                            call_id: call_id.clone(),
+                            agent_id,
+                            status: Some(status),
+                            summary: info
+                                .content
+                                .and_then(content_text)
+                                .map(Cow::Owned)
+                                .or_else(|| b.content.and_then(content_text).map(Cow::Owned)),
+                            duration_ms: count(info.total_duration_ms),
+                            total_tokens: count(info.total_tokens),
+                            tool_use_count: count(info.total_tool_use_count),
+                            parent_call_id: parent.clone(),
+                        });
+                    }
                 }
+                let mut changed = false;
                 if !is_error {
                     if let (Some(path), Some(hunks)) = (&info.file_path, &info.structured_patch) {
+                        changed = true;
                         let created = info.ty.as_deref() == Some("create");
                         let diff = if !hunks.is_empty() {
                             Some(unified_diff(path, hunks, created))
@@ -1181,10 +1573,37 @@ fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unma
                             move_path: None,
                             diff: diff.map(Cow::Owned),
                             cumulative: false,
-                            call_id: Some(call_id),
+                            call_id: Some(call_id.clone()),
                             parent_call_id: parent.clone(),
                         });
                     }
+                }
+                // A result that carries no change (a subagent's): the change the call's
+                // input asked for.
+                if let (false, false, Some(edit)) = (is_error, changed, call.and_then(|c| c.edit)) {
+                    let said = b.content.and_then(content_text);
+                    let created = edit.content.is_some()
+                        && said
+                            .as_deref()
+                            .is_some_and(|t| t.starts_with("File created"));
+                    let diff = match (&edit.content, created) {
+                        (Some(c), true) => Some(Cow::Owned(creation_diff(&edit.path, c))),
+                        _ => None,
+                    };
+                    let ext = cx.push(FileChange {
+                        path: Cow::Owned(edit.path),
+                        change_kind: if created {
+                            ChangeKind::Add
+                        } else {
+                            ChangeKind::Update
+                        },
+                        move_path: None,
+                        diff,
+                        cumulative: false,
+                        call_id: Some(call_id),
+                        parent_call_id: parent.clone(),
+                    });
+                    ext.put("claude.fromInput", true);
                 }
             }
             "text" => texts.extend(b.text),
@@ -1236,6 +1655,13 @@ struct ResultLine<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     terminal_reason: Option<Str<'a>>,
     api_error_status: Option<Count>,
+    #[serde(borrow)]
+    deferred_tool_use: Option<&'a RawValue>,
+    /// Amp's and Qwen Code's error (Claude's is `errors`): their modules put it on the turn.
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow)]
+    structured_output: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -1291,8 +1717,48 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 .collect(),
         )
     });
+    let is_error = w.is_error.unwrap_or(false);
+    let key = session_key(cx);
+    let turn = cx.memory().claude.turns.remove(&key).unwrap_or_default();
+    // The turn was stopped: an interrupt was asked for and the turn did not end normally,
+    // or the CLI says it aborted.
+    let aborted = w
+        .terminal_reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("aborted"));
+    let stopped = aborted || (turn.interrupted && is_error);
+    if stopped {
+        end_open_calls(cx, &key);
+    } else if is_error && !turn.error_reported && w.error.is_none() {
+        // A failure no earlier line stated: say it before the turn ends.
+        let message = match (&w.errors, &w.result) {
+            (Some(e), _) if !e.is_empty() => Cow::Owned(e.join("; ")),
+            (_, Some(r)) if !r.is_empty() => r.clone(),
+            _ => w
+                .subtype
+                .clone()
+                .unwrap_or(Cow::Borrowed("the turn failed")),
+        };
+        cx.push(ErrorEvent {
+            message,
+            severity: Severity::Error,
+            code: w.subtype.clone().filter(|s| s != "success"),
+            http_status: count(w.api_error_status),
+            will_retry: Some(false),
+            attempt: None,
+            max_retries: None,
+            retry_delay_ms: None,
+            request_id: None,
+            parent_call_id: None,
+        });
+    }
+    let (stop_reason, wire_stop) = if stopped {
+        (Some(Cow::Borrowed("interrupted")), w.stop_reason)
+    } else {
+        (w.stop_reason, None)
+    };
     let ext = cx.push(TurnComplete {
-        is_error: w.is_error.unwrap_or(false),
+        is_error,
         subtype: w.subtype,
         errors: w.errors.filter(|e| !e.is_empty()),
         result: w.result,
@@ -1308,11 +1774,57 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 .map(Json::Raw)
                 .collect()
         }),
-        stop_reason: w.stop_reason,
+        stop_reason,
     });
+    ext.put_opt("claude.stopReason", wire_stop);
     ext.put_opt("claude.terminalReason", w.terminal_reason);
     ext.put_opt("claude.apiErrorStatus", count(w.api_error_status));
+    ext.put_opt(
+        "claude.deferredToolUse",
+        w.deferred_tool_use.filter(|d| !is_null(d)),
+    );
+    ext.put_opt(
+        "claude.structuredOutput",
+        w.structured_output.filter(|d| !is_null(d)),
+    );
     Ok(())
+}
+
+/// Ends the calls of `session` that a stopped turn left open: `cancelled`, and inferred (the
+/// wire never ends them). Background subagents already launched run on.
+fn end_open_calls(cx: &mut Cx<'_>, session: &str) {
+    let open = cx.memory().claude.calls.take_where(|_, c| {
+        c.session == session
+            && !c.name.is_empty()
+            && !c.subagent.as_ref().is_some_and(|s| s.launched)
+    });
+    for (id, c) in open {
+        let id: Str<'static> = Cow::Owned(id);
+        let ext = cx.push(ToolCompletion {
+            call_id: id.clone(),
+            status: ToolCallStatus::Cancelled,
+            duration_ms: None,
+            output: None,
+            is_error: false,
+            content: None,
+            locations: None,
+            parent_call_id: None,
+        });
+        ext.put("insights.inferred", true);
+        if let Some(sub) = c.subagent {
+            let ext = cx.push(SubagentComplete {
+                call_id: id,
+                agent_id: sub.agent_id.map(Cow::Owned),
+                status: Some(Cow::Borrowed("cancelled")),
+                summary: None,
+                duration_ms: None,
+                total_tokens: None,
+                tool_use_count: None,
+                parent_call_id: None,
+            });
+            ext.put("insights.inferred", true);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1608,9 +2120,30 @@ fn control_request<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Resu
     let w: ControlRequest = line.read()?;
     let request_id = w.request_id.unwrap_or_default();
     let r = w.request;
+    // Remembered for its answer or its cancel.
+    let lineno = cx.line;
+    cx.memory().claude.requests.insert(
+        &request_id,
+        Request {
+            subtype: r.subtype.to_string(),
+            tool_use_id: r.tool_use_id.as_deref().map(str::to_owned),
+            tool_name: r.tool_name.as_deref().map(str::to_owned),
+        },
+        lineno,
+    );
     match &*r.subtype {
         "can_use_tool" => {
-            let tool_name = r.tool_name.unwrap_or_default();
+            // The invocation's name, when the call is known (the request's, else).
+            let invoked = r
+                .tool_use_id
+                .as_deref()
+                .and_then(|id| cx.memory().claude.calls.get(id))
+                .map(|c| c.name.clone())
+                .filter(|n| !n.is_empty());
+            let tool_name = match invoked {
+                Some(n) if r.tool_name.as_deref() != Some(&*n) => Cow::Owned(n),
+                _ => r.tool_name.unwrap_or_default(),
+            };
             let input = match r.input {
                 Some(i) if is_object(i) => Json::Raw(i),
                 _ => Json::Value(Value::Object(Default::default())),
@@ -1636,6 +2169,7 @@ fn control_request<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Resu
             ext.put_opt("claude.agentId", r.agent_id);
         }
         "interrupt" => {
+            turn_mut(cx).interrupted = true;
             let ext = cx.push(SessionStatus {
                 status: SessionStatusKind::Interrupted,
                 message: None,
@@ -1748,6 +2282,7 @@ fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmap
     let w: ControlResponse = line.read()?;
     let env = w.response;
     let request_id = env.request_id.unwrap_or_default();
+    let request = cx.memory().claude.requests.remove(&request_id);
     if env.subtype.as_deref() == Some("error") {
         cx.push(ErrorEvent {
             message: env.error.unwrap_or(Cow::Borrowed("control request failed")),
@@ -1776,17 +2311,75 @@ fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmap
                 (_, true) => Decision::DenyAlways,
                 (_, false) => Decision::Deny,
             };
+            let interrupt = b.interrupt.unwrap_or(false);
+            if interrupt && behavior != "allow" {
+                turn_mut(cx).interrupted = true;
+            }
+            let tool_use_id = b
+                .tool_use_id
+                .or_else(|| request.and_then(|r| r.tool_use_id).map(Cow::Owned));
             cx.push(PermissionResponse {
                 request_id,
                 decision,
-                allowed: behavior == "allow",
+                allowed: Some(behavior == "allow"),
                 message: b.message,
                 updated_input: b.updated_input.filter(|i| is_object(i)).map(Json::Raw),
                 updated_permissions: b.updated_permissions.filter(|p| !is_null(p)).map(Json::Raw),
-                interrupt: b.interrupt.unwrap_or(false),
-                tool_use_id: b.tool_use_id,
+                interrupt,
+                tool_use_id,
                 option_id: None,
             });
+        }
+        Some(b)
+            if cx.session_id.is_none()
+                && (b.commands.is_some() || b.models.is_some() || b.account.is_some()) =>
+        {
+            // The initialize answer before the session is announced: it goes onto the
+            // session's init.
+            let answer = InitAnswer {
+                request_id: request_id.to_string(),
+                commands: b.commands.map(|v| {
+                    v.into_iter()
+                        .map(|c| {
+                            (
+                                c.name.unwrap_or_default().into_owned(),
+                                c.description.unwrap_or_default().into_owned(),
+                                c.argument_hint.unwrap_or_default().into_owned(),
+                            )
+                        })
+                        .collect()
+                }),
+                models: b.models.map(|v| {
+                    v.into_iter()
+                        .filter(|m| is_object(m))
+                        .map(|m| m.get().to_owned())
+                        .collect()
+                }),
+                account: b.account.map(|a| {
+                    [
+                        a.email,
+                        a.organization,
+                        a.subscription_type,
+                        a.token_source,
+                        a.api_key_source,
+                    ]
+                    .map(|f| f.map(Cow::into_owned))
+                }),
+                agents: b
+                    .agents
+                    .0
+                    .map(|v| v.into_iter().map(Cow::into_owned).collect()),
+                output_style: b.output_style.map(Cow::into_owned),
+            };
+            let lineno = cx.line;
+            cx.memory().claude.init.insert("", answer, lineno);
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("control_response/initialize"),
+                message: Some(Cow::Borrowed(
+                    "kept for the session_init that announces the session",
+                )),
+            });
+            ext.put("claude.requestId", request_id);
         }
         Some(b) if b.commands.is_some() || b.models.is_some() || b.account.is_some() => {
             let init = SessionInit {
@@ -1825,6 +2418,10 @@ fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmap
                 message: None,
             });
             ext.put("claude.requestId", request_id);
+            ext.put_opt(
+                "claude.requestSubtype",
+                request.map(|r| Cow::<str>::Owned(r.subtype)),
+            );
             // Rare: the body is read again, whole, for the notice.
             #[derive(Deserialize)]
             struct Raw<'a> {
@@ -1851,17 +2448,35 @@ struct ControlCancel<'a> {
 
 fn control_cancel<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ControlCancel = line.read()?;
-    cx.push(PermissionResponse {
-        request_id: w.request_id.unwrap_or_default(),
-        decision: Decision::Cancelled,
-        allowed: false,
-        message: None,
-        updated_input: None,
-        updated_permissions: None,
-        interrupt: false,
-        tool_use_id: None,
-        option_id: None,
-    });
+    let request_id = w.request_id.unwrap_or_default();
+    let request = cx.memory().claude.requests.remove(&request_id);
+    match request {
+        Some(r) if r.subtype == "can_use_tool" => {
+            cx.push(PermissionResponse {
+                request_id,
+                decision: Decision::Cancelled,
+                allowed: Some(false),
+                message: None,
+                updated_input: None,
+                updated_permissions: None,
+                interrupt: false,
+                tool_use_id: r.tool_use_id.map(Cow::Owned),
+                option_id: None,
+            });
+        }
+        // Not a permission request (a hook callback, …), or one this stream does not show.
+        other => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("control_cancel_request"),
+                message: None,
+            });
+            ext.put("claude.requestId", request_id);
+            ext.put(
+                "claude.requestSubtype",
+                other.map_or(Cow::Borrowed("unknown"), |r| Cow::Owned(r.subtype)),
+            );
+        }
+    }
     Ok(())
 }
 
@@ -1899,7 +2514,7 @@ fn rate_limit<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             used_percent: info
                 .utilization
                 .map(|u| if u <= 1.0 { u * 100.0 } else { u })
-                .map_or(0, |p| p.max(0.0).round() as u64),
+                .map(|p| p.max(0.0).round() as u64),
             window_duration_mins: mins,
             resets_at: count(info.resets_at),
         };
@@ -2161,6 +2776,266 @@ mod tests {
         let mut cx = Cx::default();
         assert!(convert(line, &probe, &mut cx).is_err());
         assert!(cx.events.is_empty());
+    }
+
+    /// Converts lines of one stream, with one memory, and returns all their events.
+    fn stream(lines: &[&str]) -> Vec<Value> {
+        let mut memory = None;
+        let mut out = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let probe: Probe = serde_json::from_str(line).unwrap();
+            let mut cx = Cx {
+                line: i as u64 + 1,
+                memory: memory.take(),
+                ..Cx::default()
+            };
+            convert(line, &probe, &mut cx).unwrap();
+            for (b, e) in &cx.events {
+                let mut v = serde_json::to_value(b).unwrap();
+                v["event"] = Value::from(b.kind());
+                v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
+                if !e.is_empty() {
+                    v["extensions"] = serde_json::to_value(e).unwrap();
+                }
+                out.push(v);
+            }
+            memory = cx.memory.take();
+        }
+        out
+    }
+
+    fn find<'v>(ev: &'v [Value], kind: &str) -> Vec<&'v Value> {
+        ev.iter().filter(|e| e["event"] == kind).collect()
+    }
+
+    const INIT: &str = r#"{"type":"system","subtype":"init","session_id":"s1","model":"m"}"#;
+
+    #[test]
+    fn http_status_from_the_cli_message() {
+        assert_eq!(http_status_of("API Error: 500 mock: internal"), Some(500));
+        assert_eq!(
+            http_status_of("API Error: Request rejected (429) · rate limited"),
+            Some(429)
+        );
+        assert_eq!(
+            http_status_of("API Error: 529 {\"type\":\"error\"}"),
+            Some(529)
+        );
+        assert_eq!(http_status_of("API Error: Request was aborted."), None);
+        assert_eq!(http_status_of("no error 500 here"), None);
+    }
+
+    #[test]
+    fn a_failed_turn_states_its_error_once_then_ends() {
+        // The CLI's synthetic message says it: no second error at the result.
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: Request rejected (429) · rate limited"}]},"error":"rate_limit","session_id":"s1"}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429)","session_id":"s1"}"#,
+        ]);
+        let errors = find(&ev, "error");
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0]["httpStatus"], 429);
+        assert_eq!(errors[0]["code"], "rate_limit");
+        assert_eq!(ev.last().unwrap()["event"], "turn_complete");
+        assert_eq!(ev.last().unwrap()["isError"], true);
+        // Nothing said it before the result: the result's error comes first.
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["too many turns"],"session_id":"s1"}"#,
+        ]);
+        assert_eq!(ev[1]["event"], "error");
+        assert_eq!(ev[1]["message"], "too many turns");
+        assert_eq!(ev[1]["code"], "error_max_turns");
+        assert_eq!(ev[2]["event"], "turn_complete");
+    }
+
+    #[test]
+    fn an_interrupt_cancels_what_it_stops_and_ends_the_turn_cancelled() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"sleep 30"}},{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"/a"}}]},"session_id":"s1"}"#,
+            r#"{"type":"control_request","request_id":"r1","request":{"subtype":"interrupt"}}"#,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"r1"}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"rejected"}]},"tool_use_result":"User rejected tool use","session_id":"s1"}"#,
+            r#"{"type":"result","subtype":"error_during_execution","is_error":true,"stop_reason":"tool_use","session_id":"s1"}"#,
+        ]);
+        let done = find(&ev, "tool_completion");
+        assert_eq!(done[0]["callId"], "t1");
+        assert_eq!(done[0]["status"], "cancelled");
+        // t2 never ended on the wire: ended by the stopped turn, inferred.
+        assert_eq!(done[1]["callId"], "t2");
+        assert_eq!(done[1]["status"], "cancelled");
+        assert_eq!(done[1]["extensions"]["insights.inferred"], true);
+        let tc = find(&ev, "turn_complete")[0];
+        assert_eq!(tc["stopReason"], "interrupted");
+        assert_eq!(tc["extensions"]["claude.stopReason"], "tool_use");
+        assert!(find(&ev, "error").is_empty());
+        // The control lines name the session the stream named.
+        assert_eq!(find(&ev, "session_status")[0]["sessionId"], "s1");
+        assert_eq!(
+            find(&ev, "notice")[0]["extensions"]["claude.requestSubtype"],
+            "interrupt"
+        );
+    }
+
+    #[test]
+    fn a_denial_without_interrupt_fails_the_call() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"rm -r build"}}]},"session_id":"s1"}"#,
+            r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"rm -r build"},"tool_use_id":"t1"}}"#,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"p1","response":{"behavior":"deny","message":"no"}}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"The user denied this tool use."}]},"session_id":"s1"}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1"}"#,
+        ]);
+        let answer = find(&ev, "permission_response")[0];
+        assert_eq!(answer["decision"], "deny");
+        // The answer names no call; its request did.
+        assert_eq!(answer["toolUseId"], "t1");
+        assert_eq!(find(&ev, "tool_completion")[0]["status"], "failed");
+        assert!(find(&ev, "turn_complete")[0].get("stopReason").is_none());
+    }
+
+    #[test]
+    fn a_cancel_is_a_permission_answer_only_for_a_permission_request() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"c"}}"#,
+            r#"{"type":"control_cancel_request","request_id":"h1"}"#,
+            r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{},"tool_use_id":"t9"}}"#,
+            r#"{"type":"control_cancel_request","request_id":"p1"}"#,
+            r#"{"type":"control_cancel_request","request_id":"gone"}"#,
+        ]);
+        let answers = find(&ev, "permission_response");
+        assert_eq!(answers.len(), 1);
+        assert_eq!(answers[0]["requestId"], "p1");
+        assert_eq!(answers[0]["decision"], "cancelled");
+        assert_eq!(answers[0]["toolUseId"], "t9");
+        let notices: Vec<_> = find(&ev, "notice")
+            .into_iter()
+            .filter(|n| n["subtype"] == "control_cancel_request")
+            .map(|n| n["extensions"]["claude.requestSubtype"].clone())
+            .collect();
+        assert_eq!(notices, vec!["hook_callback", "unknown"]);
+    }
+
+    #[test]
+    fn a_subagent_write_without_result_metadata_changes_its_file() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a1","name":"Agent","input":{"description":"d","prompt":"p"}}]},"session_id":"s1"}"#,
+            r##"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"w1","name":"Write","input":{"file_path":"/w/n.md","content":"# N\n"}}]},"parent_tool_use_id":"a1","session_id":"s1"}"##,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"w1","content":"File created successfully at: /w/n.md"}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"e1","name":"Edit","input":{"file_path":"/w/m.md","old_string":"a","new_string":"b"}}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"e1","is_error":true,"content":"File has not been read yet."}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
+        ]);
+        let changes = find(&ev, "file_change");
+        assert_eq!(changes.len(), 1, "a failed edit changes nothing");
+        assert_eq!(changes[0]["path"], "/w/n.md");
+        assert_eq!(changes[0]["changeKind"], "add");
+        assert_eq!(
+            changes[0]["diff"],
+            "--- /dev/null\n+++ b/w/n.md\n@@ -0,0 +1,1 @@\n+# N\n"
+        );
+        assert_eq!(changes[0]["parentCallId"], "a1");
+    }
+
+    #[test]
+    fn a_nested_subagent_completes_from_its_task_and_result() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"outer","name":"Agent","input":{"description":"o","prompt":"p"}}]},"session_id":"s1"}"#,
+            r#"{"type":"system","subtype":"task_started","task_id":"ta","tool_use_id":"outer","task_type":"local_agent","session_id":"s1"}"#,
+            // The inner task starts before its call's line.
+            r#"{"type":"system","subtype":"task_started","task_id":"tb","tool_use_id":"inner","task_type":"local_agent","session_id":"s1"}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"inner","name":"Agent","input":{"description":"i","prompt":"p"}}]},"parent_tool_use_id":"outer","session_id":"s1"}"#,
+            r#"{"type":"system","subtype":"task_notification","task_id":"tb","tool_use_id":"inner","status":"completed","session_id":"s1"}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"inner","content":[{"type":"text","text":"2 files"}]}]},"parent_tool_use_id":"outer","session_id":"s1"}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"outer","content":"done"}]},"tool_use_result":{"status":"completed","agentId":"ta"},"session_id":"s1"}"#,
+        ]);
+        let done = find(&ev, "subagent_complete");
+        assert_eq!(done.len(), 2);
+        assert_eq!(done[0]["callId"], "inner");
+        assert_eq!(done[0]["agentId"], "tb");
+        assert_eq!(done[0]["status"], "completed");
+        assert_eq!(done[1]["callId"], "outer");
+        assert_eq!(done[1]["agentId"], "ta");
+    }
+
+    #[test]
+    fn a_background_subagent_ends_with_its_notification() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"bg","name":"Agent","input":{"description":"b","prompt":"p","run_in_background":true}}]},"session_id":"s1"}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"bg","content":"launched"}]},"tool_use_result":{"status":"async_launched","agentId":"tb"},"session_id":"s1"}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1"}"#,
+            r#"{"type":"system","subtype":"task_notification","task_id":"tb","tool_use_id":"bg","status":"completed","summary":"ok","session_id":"s1"}"#,
+        ]);
+        let done = find(&ev, "subagent_complete");
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0]["callId"], "bg");
+        assert_eq!(done[0]["status"], "completed");
+        assert_eq!(done[0]["agentId"], "tb");
+    }
+
+    #[test]
+    fn the_initialize_answer_goes_onto_the_session_init() {
+        let ev = stream(&[
+            r#"{"type":"control_request","request_id":"i1","request":{"subtype":"initialize"}}"#,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1","response":{"commands":[{"name":"compact","description":"Free up context","argumentHint":""}],"models":[{"value":"default"}],"account":{"email":"a@b","tokenSource":"none"}}}}"#,
+            r#"{"type":"user","message":{"content":"hi"},"session_id":""}"#,
+            r#"{"type":"system","subtype":"init","session_id":"s1","slash_commands":["compact"],"apiKeySource":"none"}"#,
+            r#"{"type":"user","message":{"content":"again"},"session_id":""}"#,
+        ]);
+        let inits = find(&ev, "session_init");
+        assert_eq!(inits.len(), 1);
+        assert_eq!(inits[0]["sessionId"], "s1");
+        assert_eq!(
+            inits[0]["slashCommands"][0]["description"],
+            "Free up context"
+        );
+        assert_eq!(inits[0]["availableModels"][0]["value"], "default");
+        assert_eq!(inits[0]["account"]["email"], "a@b");
+        assert_eq!(inits[0]["account"]["apiKeySource"], "none");
+        assert_eq!(inits[0]["extensions"]["claude.initializeRequestId"], "i1");
+        let inputs = find(&ev, "user_input");
+        assert_eq!(inputs[0]["sessionId"], "", "not named yet");
+        assert_eq!(inputs[1]["sessionId"], "s1");
+    }
+
+    #[test]
+    fn a_permission_request_takes_the_invocation_tool_name() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"mcp__srv__do","input":{}}]},"session_id":"s1"}"#,
+            r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"do","input":{},"tool_use_id":"t1"}}"#,
+        ]);
+        assert_eq!(
+            find(&ev, "permission_request")[0]["toolName"],
+            "mcp__srv__do"
+        );
+    }
+
+    #[test]
+    fn a_rejected_limit_without_utilization_states_no_percentage() {
+        let ev = conv(
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1790000000,"rateLimitType":"five_hour"}}"#,
+        );
+        assert_eq!(ev[0]["status"], "rejected");
+        assert!(ev[0]["primary"].get("usedPercent").is_none());
+        assert_eq!(ev[0]["primary"]["resetsAt"], 1790000000);
+    }
+
+    #[test]
+    fn deferred_tool_use_is_kept() {
+        let ev = conv(
+            r#"{"type":"result","subtype":"success","is_error":false,"deferred_tool_use":{"id":"t1","name":"Bash","input":{"command":"ls"}}}"#,
+        );
+        assert_eq!(
+            ev[0]["extensions"]["claude.deferredToolUse"]["name"],
+            "Bash"
+        );
     }
 
     #[test]

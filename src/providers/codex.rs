@@ -11,15 +11,22 @@
 //! Mapped against Codex CLI 0.169.0 (`testdata/codex-exec/`, `testdata/codex-app-server/`).
 //!
 //! **Legacy and v2 together.** Builds that emit both send every event twice. The rule: once a
-//! v2 notification has been seen in the stream (a sticky bit, the one piece of memory this
-//! converter keeps), legacy lines become `notice` events (`codex/event/<type>`, the message in
+//! v2 notification has been seen in the stream (a sticky bit), legacy lines become `notice` events (`codex/event/<type>`, the message in
 //! `extensions`, `codex.supersededBy: "v2"`) instead of content events; before that, and in
 //! streams without v2, legacy lines are mapped in full. Nothing is lost and nothing doubles.
 //!
-//! Item ids of exec (`item_3`) are unique only within a thread; exec lines carry no thread id
-//! after `thread.started`, so their events have an empty `sessionId` (`reduce` attaches them).
+//! **What the converter remembers** ([`Memory`], bounded): the stream's own thread (exec
+//! lines carry no thread id after `thread.started`; answers and legacy `proto` lines none at
+//! all: their events name it), threads half announced (the `thread/start` answer and the
+//! `thread/started` notification are one `session_init`), server requests until the client
+//! answers (the call they ask about: the answer's `toolUseId`, and the decision the call's
+//! end needs), open calls until they end (a turn that ends `interrupted` ends those it left
+//! open as `cancelled`, marked `insights.inferred`), whether a turn's failure was already
+//! stated by an `error`, and spawned subagents until they end. Item ids of exec (`item_3`)
+//! are unique only within a thread.
 
 use super::jsonrpc::{Envelope, Kind, Message, RpcError};
+use super::memo::Memo;
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -52,6 +59,60 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
 };
+
+crate::providers::memo::remember! {
+    /// What Codex lines need of earlier lines of the stream.
+    pub struct Memory {
+        /// The stream's own thread, under [`STREAM`]: the one its `thread.started`,
+        /// `thread/start` answer or `session_configured` announced (not a subagent's). Lines
+        /// that name no thread (exec items, answers, legacy `proto` lines) are its.
+        pub stream: Memo<String>,
+        /// Threads one half of whose announcement was seen (the `thread/start` answer or
+        /// the `thread/started` notification), until the other half: one `session_init`.
+        pub announced: Memo<()>,
+        /// Server requests (approvals, questions, dynamic tool calls) not answered yet, by
+        /// JSON-RPC id: what they asked about.
+        pub requests: Memo<Request>,
+        /// Calls invoked and not yet ended, by call (item) id.
+        pub calls: Memo<Call>,
+        /// Threads whose current turn reported its failure in an `error` already.
+        pub errored: Memo<()>,
+        /// Subagents spawned and not yet ended, by their thread id: the spawning call.
+        pub agents: Memo<String>,
+        /// Legacy delta flavours seen (`agent_message_content_delta`, `reasoning_content_delta`):
+        /// the older twin of each (`agent_message_delta`, …) repeats it.
+        pub flavours: Memo<()>,
+    }
+}
+
+/// The key of [`Memory::stream`].
+const STREAM: &str = "thread";
+
+/// A server request waiting for the client's answer.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Request {
+    /// The call (item) it asks about.
+    pub call: Option<String>,
+    /// The thread it was asked in.
+    pub thread: Option<String>,
+    /// An `item/tool/call`: its answer is the call's result.
+    pub tool_call: bool,
+}
+
+/// A call invoked and not yet ended.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Call {
+    /// The thread it runs in.
+    pub thread: Option<String>,
+    /// The invocation's `toolName`.
+    pub tool_name: String,
+    /// How the client answered a permission request about it.
+    pub decision: Option<Decision>,
+    /// A file change's files (path, kind, new path), for its approval request.
+    pub changes: Vec<(String, ChangeKind, Option<String>)>,
+    /// Whether it was invoked (an answer may name a call before its item starts).
+    pub invoked: bool,
+}
 
 /// `type`s of `codex exec --json`.
 const EXEC_TYPES: &[&str] = &[
@@ -130,6 +191,14 @@ fn sniff(p: &Probe) -> bool {
 }
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let r = convert_line(line, probe, cx);
+    if r.is_ok() {
+        name_session(cx);
+    }
+    r
+}
+
+fn convert_line<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     if let Some(t) = probe.ty() {
         return exec(Line::new(line, probe.members()), t, cx);
     }
@@ -269,44 +338,275 @@ fn notice<'a>(cx: &mut Cx<'a>, subtype: Str<'a>, data: Option<(&'static str, &'a
 }
 
 // ---------------------------------------------------------------------------------------------
+// What the stream said before
+
+/// The stream's own thread, once announced ([`Memory::stream`]).
+fn stream_thread<'a>(cx: &mut Cx<'a>) -> Option<Str<'a>> {
+    cx.memory()
+        .codex
+        .stream
+        .get(STREAM)
+        .map(|t| Cow::Owned(t.clone()))
+}
+
+/// Names the stream's thread on a line that names none.
+fn name_session(cx: &mut Cx<'_>) {
+    if cx.session_id.as_deref().is_none_or(str::is_empty) {
+        cx.session_id = stream_thread(cx);
+    }
+}
+
+/// Notes the stream's own thread.
+fn set_stream_thread(cx: &mut Cx<'_>, thread: &str) {
+    let line = cx.line;
+    let m = &mut cx.memory().codex.stream;
+    if m.get(STREAM).map(String::as_str) != Some(thread) {
+        m.insert(STREAM, thread.to_owned(), line);
+    }
+}
+
+/// The thread of this line: its own, or the stream's.
+fn line_thread(cx: &mut Cx<'_>) -> Option<String> {
+    match cx.session_id.as_deref().filter(|s| !s.is_empty()) {
+        Some(t) => Some(t.to_owned()),
+        None => stream_thread(cx).map(Cow::into_owned),
+    }
+}
+
+/// Notes a call invoked on this line, until it ends.
+fn open_call(
+    cx: &mut Cx<'_>,
+    id: &str,
+    tool_name: &str,
+    changes: Vec<(String, ChangeKind, Option<String>)>,
+) {
+    let thread = line_thread(cx);
+    let line = cx.line;
+    let calls = &mut cx.memory().codex.calls;
+    // A decision the client gave before the item started (Codex 0.100) stays.
+    let decision = calls.get(id).and_then(|c| c.decision);
+    calls.insert(
+        id,
+        Call {
+            thread,
+            tool_name: tool_name.to_owned(),
+            decision,
+            changes,
+            invoked: true,
+        },
+        line,
+    );
+}
+
+/// Takes out a call that ends on this line (`None`: it was not seen to start, or an answer
+/// about it is all the stream said).
+fn close_call(cx: &mut Cx<'_>, id: &str) -> Option<Call> {
+    cx.memory().codex.calls.remove(id)
+}
+
+/// Whether a call is open (invoked and not ended).
+fn is_open(cx: &mut Cx<'_>, id: &str) -> bool {
+    cx.memory().codex.calls.get(id).is_some_and(|c| c.invoked)
+}
+
+/// How a call that Codex reports `declined` ended: `cancelled` when the client's answer was
+/// a cancel, else `failed` (it never ran: a denial, or a refusal without a request).
+fn declined_status(call: Option<&Call>) -> ToolCallStatus {
+    match call.and_then(|c| c.decision) {
+        Some(Decision::Cancelled) => ToolCallStatus::Cancelled,
+        _ => ToolCallStatus::Failed,
+    }
+}
+
+/// Ends, as `cancelled`, the calls of `thread` that its interrupted turn left open: the wire
+/// never ends them (an approval `cancel` of a file change, a command stopped by
+/// `turn/interrupt`). Marked `insights.inferred`.
+fn cancel_open_calls(cx: &mut Cx<'_>, thread: Option<&str>) {
+    let open = cx
+        .memory()
+        .codex
+        .calls
+        .take_where(|_, c| c.thread.as_deref() == thread);
+    for (id, call) in open {
+        if !call.invoked {
+            continue;
+        }
+        let mut c = completion(Cow::Owned(id), false, None);
+        c.status = ToolCallStatus::Cancelled;
+        let ext = cx.push(c);
+        ext.put("insights.inferred", true);
+    }
+}
+
+/// Notes a server request until the client answers it.
+fn remember_request(cx: &mut Cx<'_>, id: &str, call: Option<&str>, tool_call: bool) {
+    let thread = line_thread(cx);
+    let line = cx.line;
+    cx.memory().codex.requests.insert(
+        id,
+        Request {
+            call: call.filter(|c| !c.is_empty()).map(str::to_owned),
+            thread,
+            tool_call,
+        },
+        line,
+    );
+}
+
+/// The changes of a file change, as its approval request shows them.
+fn changes_json<'a>(changes: &[(String, ChangeKind, Option<String>)]) -> Json<'a> {
+    Json::Array(
+        changes
+            .iter()
+            .map(|(path, kind, to)| {
+                let mut m = vec![
+                    (Cow::Borrowed("path"), Json::Str(Cow::Owned(path.clone()))),
+                    (
+                        Cow::Borrowed("kind"),
+                        Json::Str(Cow::Borrowed(match kind {
+                            ChangeKind::Add => "add",
+                            ChangeKind::Delete => "delete",
+                            ChangeKind::Move => "move",
+                            _ => "update",
+                        })),
+                    ),
+                ];
+                if let Some(to) = to {
+                    m.push((Cow::Borrowed("movePath"), Json::Str(Cow::Owned(to.clone()))));
+                }
+                Json::Object(Pairs(m))
+            })
+            .collect(),
+    )
+}
+
+/// Notes that the current turn of this line's thread reported its failure in an `error`.
+fn note_error(cx: &mut Cx<'_>) {
+    let key = line_thread(cx).unwrap_or_default();
+    let line = cx.line;
+    cx.memory().codex.errored.insert(&key, (), line);
+}
+
+/// Whether this line's thread reported its turn's failure already (and forgets it: the turn
+/// ends).
+fn turn_errored(cx: &mut Cx<'_>) -> bool {
+    let key = line_thread(cx).unwrap_or_default();
+    cx.memory().codex.errored.remove(&key).is_some()
+}
+
+/// `"exceeded retry limit, last status: 429 Too Many Requests, …"` → 429.
+fn status_in_message(msg: &str) -> Option<u64> {
+    let rest = &msg[msg.find("last status: ")? + "last status: ".len()..];
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    (digits.len() == 3).then(|| digits.parse().ok()).flatten()
+}
+
+// ---------------------------------------------------------------------------------------------
 // Shell commands
 
-/// The command inside a shell wrapper (`/bin/bash -lc 'ls -1'` → `ls -1`), for display.
+/// The command inside a shell wrapper (`/bin/bash -lc 'ls -1'` → `ls -1`), for display: the
+/// line is split into words as a POSIX shell does (single quotes, double quotes with their
+/// backslash escapes, backslashes outside quotes, concatenated segments such as
+/// `"a b"'c d'`), and a shell followed by a `-c`-style flag and one script word gives the
+/// script. Anything else (more words, an unterminated quote) is shown as written.
 pub fn unwrap_shell(cmd: &str) -> Cow<'_, str> {
-    let Some(rest) = [" -lc ", " -c ", " -Command "]
-        .iter()
-        .find_map(|flag| cmd.split_once(flag))
+    const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh"];
+    let shell_of = |w: &str| SHELLS.contains(&w.rsplit('/').next().unwrap_or(w));
+    let is_c_flag = |w: &str| {
+        w.len() > 1
+            && w.starts_with('-')
+            && w.ends_with('c')
+            && w[1..].bytes().all(|b| b.is_ascii_alphabetic())
+    };
+    let first = cmd.split_ascii_whitespace().next().unwrap_or("");
+    if shell_of(first) {
+        if let Some(mut words) = shell_words(cmd) {
+            if words.len() == 3 && shell_of(&words[0]) && is_c_flag(&words[1]) {
+                return Cow::Owned(words.pop().unwrap_or_default());
+            }
+        }
+        return Cow::Borrowed(cmd);
+    }
+    // PowerShell quotes otherwise: `pwsh -Command '…'`.
+    let Some(rest) = cmd
+        .split_once(" -Command ")
         .filter(|(shell, _)| {
-            let name = shell.rsplit('/').next().unwrap_or(shell);
-            matches!(name, "bash" | "sh" | "zsh" | "dash" | "pwsh" | "powershell")
+            let name = shell.rsplit(['/', '\\']).next().unwrap_or(shell);
+            matches!(name.trim_end_matches(".exe"), "pwsh" | "powershell")
         })
         .map(|(_, rest)| rest.trim())
     else {
         return Cow::Borrowed(cmd);
     };
     if let Some(inner) = rest.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
-        return Cow::Owned(inner.replace("'\\''", "'").replace("'\"'\"'", "'"));
+        return Cow::Owned(inner.replace("''", "'"));
     }
     if let Some(inner) = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        let mut out = String::with_capacity(inner.len());
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            if c == '\\' {
-                match chars.next() {
-                    Some(n @ ('"' | '\\' | '$' | '`')) => out.push(n),
-                    Some(n) => {
-                        out.push('\\');
-                        out.push(n);
-                    }
-                    None => out.push('\\'),
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        return Cow::Owned(out);
+        return Cow::Borrowed(inner);
     }
     Cow::Borrowed(rest)
+}
+
+/// The words of a POSIX shell command line (quote removal done), or `None` when a quote is
+/// not closed. Operators (`;`, `&&`, `|`) are not split out: they stay in the words they
+/// touch, which is enough to tell a single script argument from a longer line.
+fn shell_words(s: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        ch => cur.push(ch),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            n @ ('"' | '\\' | '$' | '`') => cur.push(n),
+                            '\n' => {}
+                            n => {
+                                cur.push('\\');
+                                cur.push(n);
+                            }
+                        },
+                        ch => cur.push(ch),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some('\n') => {}
+                    Some(n) => cur.push(n),
+                    None => cur.push('\\'),
+                }
+            }
+            ch => {
+                in_word = true;
+                cur.push(ch);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Some(words)
 }
 
 /// A command given as a string or as an argv list.
@@ -340,22 +640,92 @@ fn change_kind(s: Option<&str>) -> ChangeKind {
     }
 }
 
-/// A git-style header for a diff body that has none.
-fn with_headers(path: &str, kind: ChangeKind, body: &str) -> String {
+/// A path as a diff names it, without the `a/`/`b/` prefix: `/home/x` → `home/x`.
+fn diff_path(path: &str) -> &str {
+    path.trim_start_matches('/')
+}
+
+/// The hunk that adds (`+`) or removes (`-`) a whole file's content; none for an empty file.
+fn content_hunk(content: &str, sign: char) -> String {
+    if content.is_empty() {
+        return String::new();
+    }
+    let n = content.split_inclusive('\n').count();
+    let range = if n == 1 {
+        "1".to_owned()
+    } else {
+        format!("1,{n}")
+    };
+    let mut out = if sign == '+' {
+        format!("@@ -0,0 +{range} @@\n")
+    } else {
+        format!("@@ -{range} +0,0 @@\n")
+    };
+    out.reserve(content.len() + n);
+    for l in content.split_inclusive('\n') {
+        out.push(sign);
+        out.push_str(l);
+        if !l.ends_with('\n') {
+            out.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+    out
+}
+
+/// A git diff of one file that `git apply` accepts, from what Codex sends: hunks for an
+/// update (a move's with a trailing `Moved to: <path>` line, dropped), the raw content for
+/// an add or a delete (made into one hunk). A body with headers of its own is kept.
+fn git_diff(path: &str, kind: ChangeKind, move_path: Option<&str>, body: &str) -> String {
     if body.starts_with("--- ") || body.starts_with("diff ") {
         return body.to_owned();
     }
-    let p = if path.starts_with('/') {
-        path.to_owned()
-    } else {
-        format!("/{path}")
-    };
-    let (old, new) = match kind {
-        ChangeKind::Add => ("/dev/null".to_owned(), format!("b{p}")),
-        ChangeKind::Delete => (format!("a{p}"), "/dev/null".to_owned()),
-        _ => (format!("a{p}"), format!("b{p}")),
-    };
-    format!("--- {old}\n+++ {new}\n{body}")
+    let a = diff_path(path);
+    let mut out = String::with_capacity(body.len() + 2 * a.len() + 64);
+    match (kind, move_path) {
+        (ChangeKind::Add, _) => {
+            let hunk = content_hunk(body, '+');
+            out.push_str(&format!("diff --git a/{a} b/{a}\nnew file mode 100644\n"));
+            if !hunk.is_empty() {
+                out.push_str(&format!("--- /dev/null\n+++ b/{a}\n{hunk}"));
+            }
+        }
+        (ChangeKind::Delete, _) => {
+            let hunk = content_hunk(body, '-');
+            out.push_str(&format!(
+                "diff --git a/{a} b/{a}\ndeleted file mode 100644\n"
+            ));
+            if !hunk.is_empty() {
+                out.push_str(&format!("--- a/{a}\n+++ /dev/null\n{hunk}"));
+            }
+        }
+        (_, Some(to)) => {
+            let b = diff_path(to);
+            let mut hunks = body;
+            if let Some(at) = hunks.rfind("Moved to: ") {
+                if hunks[at + "Moved to: ".len()..].trim_end() == to {
+                    hunks = hunks[..at].trim_end_matches('\n');
+                }
+            }
+            out.push_str(&format!(
+                "diff --git a/{a} b/{b}\nrename from {a}\nrename to {b}\n"
+            ));
+            if !hunks.trim().is_empty() {
+                out.push_str(&format!("--- a/{a}\n+++ b/{b}\n{hunks}"));
+                if !hunks.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+        }
+        _ => {
+            out.push_str(&format!(
+                "diff --git a/{a} b/{a}\n--- a/{a}\n+++ b/{a}\n{body}"
+            ));
+            if !body.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// Splits a multi-file unified diff (`diff --git a/x b/x` sections) into (path, kind, section).
@@ -589,14 +959,23 @@ fn tokens(u: &ExecUsage) -> TokenUsage {
 fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ExecLine = line.read()?;
     match ty {
-        "thread.started" => {
-            cx.session_id = w.thread_id;
-            cx.push(SessionInit::default());
-        }
+        "thread.started" => match w.thread_id.filter(|t| !t.is_empty()) {
+            Some(t) => {
+                set_stream_thread(cx, &t);
+                cx.session_id = Some(t);
+                cx.push(SessionInit::default());
+            }
+            None => notice(
+                cx,
+                Cow::Borrowed("thread.started without a thread_id"),
+                None,
+            ),
+        },
         "turn.started" => {
             cx.push(TurnStart::default());
         }
         "turn.completed" => {
+            turn_errored(cx);
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("success")),
                 usage: w.usage.as_ref().map(tokens),
@@ -608,6 +987,13 @@ fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unma
                 .error
                 .and_then(|e| e.message)
                 .unwrap_or(Cow::Borrowed("turn failed"));
+            if !turn_errored(cx) {
+                // No `error` line said why: the turn's own error does.
+                let mut e = error_event(msg.clone(), Severity::Error);
+                e.will_retry = Some(false);
+                e.http_status = status_in_message(&msg);
+                cx.push(e);
+            }
             cx.push(TurnComplete {
                 is_error: true,
                 subtype: Some(Cow::Borrowed("error")),
@@ -628,7 +1014,11 @@ fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unma
                 },
             );
             e.will_retry = Some(retrying);
+            e.http_status = status_in_message(&e.message);
             cx.push(e);
+            if !retrying {
+                note_error(cx);
+            }
         }
         "item.plan.delta" => {
             let ext = cx.push(delta(StreamDeltaKind::Text, w.item_id, w.delta));
@@ -666,7 +1056,8 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
     let status = it.status.as_deref().unwrap_or("");
     match &*it.ty {
         "agent_message" => {
-            text(cx, it.text.unwrap_or_default(), TextKind::Text, Some(it.id));
+            let body = strip_plan_tags(it.text.unwrap_or_default());
+            text(cx, body, TextKind::Text, Some(it.id));
         }
         "reasoning" => {
             text(
@@ -690,6 +1081,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     .as_deref()
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
                 if started {
+                    open_call(cx, &it.id, "Bash", Vec::new());
                     cx.push(tool_invocation(
                         it.id,
                         ToolKind::Execute,
@@ -717,9 +1109,10 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     ("stderr", Json::from("")),
                     ("exit_code", or_null(it.exit_code.map(Value::from))),
                 ]);
+                let call = close_call(cx, &it.id);
                 let mut c = completion(it.id, ok, Some(output));
                 if status == "declined" {
-                    c.status = ToolCallStatus::Cancelled;
+                    c.status = declined_status(call.as_ref());
                 }
                 let ext = cx.push(c);
                 ext.put("codex.status", it.status.unwrap_or_default());
@@ -729,6 +1122,11 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             let changes = it.changes.unwrap_or_default();
             let paths: Vec<Str<'a>> = changes.iter().map(|c| c.path.clone()).collect();
             if started {
+                let files = changes
+                    .iter()
+                    .map(|c| (c.path.to_string(), change_kind(c.kind.as_deref()), None))
+                    .collect();
+                open_call(cx, &it.id, "FileChange", files);
                 let input = object([("changes", exec_changes(&changes))]);
                 let mut inv = tool_invocation(
                     it.id,
@@ -740,6 +1138,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 inv.locations = Some(paths);
                 cx.push(inv);
             } else if done {
+                close_call(cx, &it.id);
                 let ok = status == "completed";
                 let output = object([("changes", exec_changes(&changes))]);
                 let mut c = completion(it.id.clone(), ok, Some(output));
@@ -785,10 +1184,12 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     ]),
                 );
                 inv.tool_name = Cow::Owned(format!("mcp__{server}__{tool}"));
+                open_call(cx, &inv.call_id, &inv.tool_name, Vec::new());
                 inv.mcp_server = Some(server);
                 inv.mcp_tool = Some(tool);
                 cx.push(inv);
             } else if done {
+                close_call(cx, &it.id);
                 let failed = it.error.is_some_and(|e| !is_null(e)) || status == "failed";
                 let output = if failed { it.error } else { it.result }
                     .filter(|r| !is_null(r))
@@ -875,6 +1276,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                         ("receiver_thread_ids", or_null(it.receiver_thread_ids)),
                     ]),
                 );
+                open_call(cx, &it.id, &name, Vec::new());
                 inv.tool_name = Cow::Owned(name);
                 cx.push(inv);
                 if tool == "spawn_agent" {
@@ -889,6 +1291,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     });
                 }
             } else if done {
+                close_call(cx, &it.id);
                 let ok = status != "failed";
                 let ext = cx.push(completion(
                     it.id.clone(),
@@ -896,18 +1299,20 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     it.agents_states.filter(|s| !is_null(s)).map(Json::Raw),
                 ));
                 ext.put("codex.tool", tool.clone());
-                if matches!(&*tool, "wait" | "close_agent") {
-                    cx.push(SubagentComplete {
-                        call_id: it.id,
-                        agent_id: None,
-                        status: it.status,
-                        summary: None,
-                        duration_ms: None,
-                        total_tokens: None,
-                        tool_use_count: None,
-                        parent_call_id: None,
-                    });
-                }
+                let receivers: Vec<Str<'a>> = it
+                    .receiver_thread_ids
+                    .and_then(|r| serde_json::from_str(r.get()).ok())
+                    .unwrap_or_default();
+                collab_end(
+                    cx,
+                    it.id,
+                    &tool,
+                    ok,
+                    None,
+                    receivers,
+                    it.agents_states,
+                    it.status,
+                );
             } else {
                 cx.push(ToolUpdate {
                     call_id: it.id,
@@ -937,6 +1342,20 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
         }
     }
     Ok(())
+}
+
+/// An agent message without its `<proposed_plan>` tags (plan mode wraps the plan in them;
+/// the plan itself comes as a `plan` item too).
+fn strip_plan_tags(text: Str<'_>) -> Str<'_> {
+    if !text.contains("proposed_plan>") {
+        return text;
+    }
+    let out = text
+        .replace("<proposed_plan>\n", "")
+        .replace("\n</proposed_plan>", "")
+        .replace("<proposed_plan>", "")
+        .replace("</proposed_plan>", "");
+    Cow::Owned(out)
 }
 
 fn text<'a>(cx: &mut Cx<'a>, text: Str<'a>, kind: TextKind, message_id: Option<Str<'a>>) {
@@ -1044,6 +1463,9 @@ struct Thread<'a> {
     model_provider: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_thread_id: Option<Str<'a>>,
+    /// The history a `thread/resume` answer carries.
+    #[serde(borrow)]
+    turns: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -1143,7 +1565,7 @@ struct WindowWire {
 impl WindowWire {
     fn window(&self) -> RateLimitWindow {
         RateLimitWindow {
-            used_percent: self.used_percent.map_or(0, |p| p.max(0.0).round() as u64),
+            used_percent: Some(self.used_percent.map_or(0, |p| p.max(0.0).round() as u64)),
             window_duration_mins: count(self.window_minutes.or(self.window_duration_mins)),
             resets_at: count(self.resets_at),
         }
@@ -1225,6 +1647,19 @@ struct Item<'a> {
     /// When the item started; items of Codex 0.100 lack it.
     #[serde(borrow)]
     started_at_ms: Option<&'a RawValue>,
+    /// `collabAgentToolCall` (0.169): the agents it addresses.
+    #[serde(borrow)]
+    receiver_thread_ids: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agents_states: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    model: Option<Str<'a>>,
+    /// `dynamicToolCall`: its result.
+    #[serde(borrow)]
+    content_items: Option<&'a RawValue>,
+    success: Option<bool>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    namespace: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -1386,6 +1821,15 @@ fn method_call<'a>(
             cx.turn_id = Some(t.id);
             let status = t.status.clone().unwrap_or(Cow::Borrowed("completed"));
             let failed = status == "failed";
+            let errored = turn_errored(cx);
+            if failed && !errored {
+                // No `error` notification said why: the turn's own error does.
+                cx.push(v2_error(t.error.as_ref(), false));
+            }
+            if status == "interrupted" {
+                let thread = line_thread(cx);
+                cancel_open_calls(cx, thread.as_deref());
+            }
             let errors = t.error.and_then(|e| e.message).map(|m| vec![m]);
             cx.push(TurnComplete {
                 is_error: failed,
@@ -1435,7 +1879,11 @@ fn method_call<'a>(
             v2_item(method == "item/completed", item, cx);
         }
         "item/agentMessage/delta" => {
-            cx.push(delta(StreamDeltaKind::Text, p.item_id, p.delta));
+            cx.push(delta(
+                StreamDeltaKind::Text,
+                p.item_id,
+                p.delta.map(strip_plan_tags),
+            ));
         }
         "item/plan/delta" => {
             let ext = cx.push(delta(StreamDeltaKind::Text, p.item_id, p.delta));
@@ -1489,29 +1937,11 @@ fn method_call<'a>(
             });
         }
         "error" => {
-            let e = p.error;
             let will_retry = p.will_retry.unwrap_or(false);
-            let message = match e.as_ref().map(|e| (&e.message, &e.additional_details)) {
-                Some((Some(m), Some(d))) => Cow::Owned(format!("{m}\n{d}")),
-                Some((Some(m), None)) => m.clone(),
-                _ => Cow::Borrowed("error"),
-            };
-            let mut ev = error_event(
-                message,
-                if will_retry {
-                    Severity::Warning
-                } else {
-                    Severity::Error
-                },
-            );
-            ev.will_retry = Some(will_retry);
-            let info = e.and_then(|e| e.codex_error_info);
-            if let Some(info) = info {
-                ev.code = raw_str(info)
-                    .or_else(|| super::jsonrpc::member_names(info.get()).into_iter().next());
-                ev.http_status = http_status(info);
+            cx.push(v2_error(p.error.as_deref(), will_retry));
+            if !will_retry {
+                note_error(cx);
             }
-            cx.push(ev);
         }
         "configWarning" | "deprecationNotice" => {
             let msg = p
@@ -1576,7 +2006,7 @@ fn method_call<'a>(
                     ("command", or_null(command.clone())),
                     ("cwd", or_null(p.cwd)),
                 ]),
-                tool_use_id: p.item_id.or(p.call_id),
+                tool_use_id: p.item_id.clone().or(p.call_id.clone()),
                 reason: p.reason,
                 blocked_path: None,
                 suggestions: None,
@@ -1594,27 +2024,131 @@ fn method_call<'a>(
                 "codex.availableDecisions",
                 p.available_decisions.filter(|a| !is_null(a)),
             );
+            let call = p.item_id.or(p.call_id);
+            remember_request(cx, &request_id(), call.as_deref(), false);
         }
         "item/fileChange/requestApproval" | "applyPatchApproval" => {
+            let call = p.item_id.clone().or(p.call_id.clone());
+            // v2 requests name the item; its changes came with `item/started`.
+            let changes = match (&call, p.file_changes.filter(|f| !is_null(f))) {
+                (_, Some(f)) => Some(("fileChanges", Json::Raw(f))),
+                (Some(id), None) => cx
+                    .memory()
+                    .codex
+                    .calls
+                    .get(id)
+                    .filter(|c| c.invoked)
+                    .map(|c| ("changes", changes_json(&c.changes))),
+                _ => None,
+            };
+            let first_path = changes.as_ref().and_then(|(_, c)| match c {
+                Json::Array(a) => a.first().and_then(|o| match o {
+                    Json::Object(Pairs(m)) => m.first().and_then(|(_, v)| match v {
+                        Json::Str(s) => Some(s.clone()),
+                        _ => None,
+                    }),
+                    _ => None,
+                }),
+                _ => None,
+            });
+            let mut input = vec![(Cow::Borrowed("grantRoot"), or_null(p.grant_root.clone()))];
+            if let Some((k, v)) = changes {
+                input.push((Cow::Borrowed(k), v));
+            }
             let ext = cx.push(PermissionRequest {
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Borrowed("FileChange"),
                 tool_kind: ToolKind::Edit,
-                tool_input: object([
-                    ("grantRoot", or_null(p.grant_root.clone())),
-                    ("fileChanges", or_null(p.file_changes)),
-                ]),
-                tool_use_id: p.item_id.or(p.call_id),
+                tool_input: Json::Object(Pairs(input)),
+                tool_use_id: call.clone(),
                 reason: p.reason,
                 blocked_path: p.grant_root.clone(),
+                suggestions: None,
+                title: first_path,
+                parent_call_id: None,
+                options: None,
+            });
+            ext.put_opt("codex.grantRoot", p.grant_root);
+            remember_request(cx, &request_id(), call.as_deref(), false);
+        }
+        "item/mcpToolCall/requestApproval" => {
+            let call = p.item_id.clone().or(p.call_id.clone());
+            let name = call
+                .as_deref()
+                .and_then(|id| cx.memory().codex.calls.get(id).map(|c| c.tool_name.clone()))
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| "McpTool".to_owned());
+            let ext = cx.push(PermissionRequest {
+                request_id: Cow::Owned(request_id()),
+                tool_name: Cow::Owned(name),
+                tool_kind: ToolKind::Mcp,
+                tool_input: Json::Raw(params().unwrap_or_else(|| empty_object())),
+                tool_use_id: call.clone(),
+                reason: p.reason,
+                blocked_path: None,
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
                 options: None,
             });
-            ext.put_opt("codex.grantRoot", p.grant_root);
+            ext.put_opt(
+                "codex.availableDecisions",
+                p.available_decisions.filter(|a| !is_null(a)),
+            );
+            remember_request(cx, &request_id(), call.as_deref(), false);
+        }
+        "item/tool/call" => {
+            // A dynamic tool the client runs: the request opens the call (unless its item
+            // started it), the client's answer ends it.
+            #[derive(Deserialize)]
+            struct ToolCall<'a> {
+                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+                tool: Option<Str<'a>>,
+                #[serde(borrow)]
+                arguments: Option<&'a RawValue>,
+                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+                namespace: Option<Str<'a>>,
+            }
+            let raw = params();
+            let tc: Option<ToolCall> = raw.and_then(|r| serde_json::from_str(r.get()).ok());
+            let (tool, arguments, namespace) =
+                tc.map_or((None, None, None), |t| (t.tool, t.arguments, t.namespace));
+            let call = p.call_id.clone().unwrap_or_default();
+            let name = tool.clone().unwrap_or_default();
+            if !call.is_empty() && is_open(cx, &call) {
+                let ext = cx.push(ToolUpdate {
+                    call_id: call.clone(),
+                    status: Some(Cow::Borrowed("requested")),
+                    tool_name: Some(name),
+                    output: None,
+                    elapsed_ms: None,
+                    parent_call_id: None,
+                    title: None,
+                    input: None,
+                    locations: None,
+                });
+                ext.put("codex.requestId", request_id());
+            } else {
+                let mut inv = tool_invocation(
+                    call.clone(),
+                    ToolKind::Other,
+                    "",
+                    None,
+                    object([
+                        ("tool", or_null(tool.clone())),
+                        ("arguments", or_null(arguments)),
+                    ]),
+                );
+                inv.tool_name = name.clone();
+                let ext = cx.push(inv);
+                ext.put("codex.requestId", request_id());
+                ext.put_opt("codex.namespace", namespace);
+                open_call(cx, &call, &name, Vec::new());
+            }
+            remember_request(cx, &request_id(), Some(&call), true);
         }
         "item/permissions/requestApproval" => {
+            remember_request(cx, &request_id(), p.item_id.as_deref(), false);
             cx.push(PermissionRequest {
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Borrowed("Permissions"),
@@ -1630,6 +2164,7 @@ fn method_call<'a>(
             });
         }
         "item/tool/requestUserInput" => {
+            remember_request(cx, &request_id(), p.item_id.as_deref(), false);
             cx.push(PermissionRequest {
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Borrowed("AskUserQuestion"),
@@ -1732,6 +2267,127 @@ fn http_status(info: &RawValue) -> Option<u64> {
     })
 }
 
+/// The `error` event of an `error` notification or a failed turn's `error`: the code is
+/// `codexErrorInfo`'s name (`"internalServerError"`, `{"responseTooManyFailedAttempts":…}`),
+/// the HTTP status its `httpStatusCode`, or the message's "last status: 429".
+fn v2_error<'a>(e: Option<&ErrorWire<'a>>, will_retry: bool) -> ErrorEvent<'a> {
+    let message = match e.map(|e| (&e.message, &e.additional_details)) {
+        Some((Some(m), Some(d))) => Cow::Owned(format!("{m}\n{d}")),
+        Some((Some(m), None)) => m.clone(),
+        _ => Cow::Borrowed("error"),
+    };
+    let mut ev = error_event(
+        message,
+        if will_retry {
+            Severity::Warning
+        } else {
+            Severity::Error
+        },
+    );
+    ev.will_retry = Some(will_retry);
+    if let Some(info) = e.and_then(|e| e.codex_error_info).filter(|i| !is_null(i)) {
+        ev.code =
+            raw_str(info).or_else(|| super::jsonrpc::member_names(info.get()).into_iter().next());
+        ev.http_status = http_status(info);
+    }
+    if ev.http_status.is_none() {
+        ev.http_status = status_in_message(&ev.message);
+    }
+    ev
+}
+
+/// After a collab call's completion: a spawn notes the agents it started (until they end);
+/// a `closeAgent` ends the agents it names, a `wait` those whose state it reports final.
+/// A subagent's `subagent_complete` names the call that spawned it.
+#[allow(clippy::too_many_arguments)]
+fn collab_end<'a>(
+    cx: &mut Cx<'a>,
+    call: Str<'a>,
+    tool: &str,
+    ok: bool,
+    agent: Option<Str<'a>>,
+    receivers: Vec<Str<'a>>,
+    states: Option<&'a RawValue>,
+    status: Option<Str<'a>>,
+) {
+    let states: Vec<(Str, Option<Str>)> = states
+        .filter(|s| is_object(s))
+        .and_then(|s| serde_json::from_str::<Pairs<AgentState>>(s.get()).ok())
+        .map(|p| p.0.into_iter().map(|(k, v)| (k, v.status)).collect())
+        .unwrap_or_default();
+    if matches!(tool, "spawn_agent" | "spawnAgent") {
+        let spawned: Vec<Str> = match &agent {
+            Some(a) if receivers.is_empty() => vec![a.clone()],
+            _ => receivers,
+        };
+        if !ok {
+            push_subagent_end(cx, call, spawned.into_iter().next(), status);
+            return;
+        }
+        let line = cx.line;
+        for a in spawned {
+            cx.memory().codex.agents.insert(&a, call.to_string(), line);
+        }
+        return;
+    }
+    let closing = matches!(tool, "close_agent" | "closeAgent");
+    let mut ended: Vec<(Str, Option<Str>)> = Vec::new();
+    if closing {
+        for a in receivers.into_iter().chain(agent) {
+            if !ended.iter().any(|(e, _)| *e == a) {
+                let st = states
+                    .iter()
+                    .find(|(k, _)| *k == a)
+                    .and_then(|(_, s)| s.clone());
+                ended.push((a, st.or(Some(Cow::Borrowed("closed")))));
+            }
+        }
+    } else {
+        for (a, st) in &states {
+            let last = st.as_deref().is_some_and(|s| {
+                matches!(
+                    s,
+                    "completed" | "errored" | "shutdown" | "notFound" | "interrupted"
+                )
+            });
+            if last {
+                ended.push((a.clone(), st.clone()));
+            }
+        }
+    }
+    for (a, st) in ended {
+        if let Some(spawn) = cx.memory().codex.agents.remove(&a) {
+            push_subagent_end(cx, Cow::Owned(spawn), Some(a), st);
+        }
+    }
+}
+
+/// A subagent's state in a collab call's `agentsStates`.
+#[derive(Deserialize)]
+struct AgentState<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    status: Option<Str<'a>>,
+}
+
+/// The `subagent_complete` of the subagent that call `spawn` started.
+fn push_subagent_end<'a>(
+    cx: &mut Cx<'a>,
+    spawn: Str<'a>,
+    agent: Option<Str<'a>>,
+    status: Option<Str<'a>>,
+) {
+    cx.push(SubagentComplete {
+        call_id: spawn,
+        agent_id: agent,
+        status,
+        summary: None,
+        duration_ms: None,
+        total_tokens: None,
+        tool_use_count: None,
+        parent_call_id: None,
+    });
+}
+
 fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
     let status = it.status.as_deref().unwrap_or("");
     match &*it.ty {
@@ -1795,6 +2451,7 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                             Cow::Owned(summary.join("\n\n"))
                         }
                     }
+                    TextKind::Text => strip_plan_tags(it.text.unwrap_or_default()),
                     _ => it.text.unwrap_or_default(),
                 };
                 text(cx, body, kind, Some(it.id));
@@ -1836,9 +2493,12 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 ));
                 if unstarted {
                     ext.put("codex.itemStarted", false);
+                } else {
+                    open_call(cx, &it.id, "Bash", Vec::new());
                 }
             }
             if done {
+                let call = close_call(cx, &it.id);
                 let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
                 let output = object([
                     ("stdout", or_null(it.aggregated_output)),
@@ -1848,7 +2508,7 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 let mut c = completion(it.id, ok, Some(output));
                 c.duration_ms = count(it.duration_ms);
                 if status == "declined" {
-                    c.status = ToolCallStatus::Cancelled;
+                    c.status = declined_status(call.as_ref());
                 }
                 let ext = cx.push(c);
                 ext.put("codex.status", it.status.unwrap_or_default());
@@ -1858,6 +2518,7 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             let changes = it.changes.unwrap_or_default();
             let paths: Vec<Str<'a>> = changes.iter().map(|c| c.path.clone()).collect();
             if !done {
+                let files = &changes;
                 let changes = changes
                     .iter()
                     .map(|c| {
@@ -1869,6 +2530,18 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     })
                     .collect();
                 let input = object([("changes", Json::Array(changes))]);
+                let files = files
+                    .iter()
+                    .map(|c| {
+                        let to = c.kind.as_ref().and_then(|k| k.move_path.as_deref());
+                        let kind = match to {
+                            Some(_) => ChangeKind::Move,
+                            None => change_kind(c.kind.as_ref().and_then(|k| k.ty.as_deref())),
+                        };
+                        (c.path.to_string(), kind, to.map(str::to_owned))
+                    })
+                    .collect();
+                open_call(cx, &it.id, "FileChange", files);
                 let mut inv = tool_invocation(
                     it.id,
                     ToolKind::Edit,
@@ -1879,6 +2552,7 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 inv.locations = Some(paths);
                 cx.push(inv);
             } else {
+                let call = close_call(cx, &it.id);
                 let ok = status == "completed";
                 let mut c = completion(
                     it.id.clone(),
@@ -1889,41 +2563,62 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     )])),
                 );
                 if status == "declined" {
-                    c.status = ToolCallStatus::Cancelled;
+                    c.status = declined_status(call.as_ref());
                 }
                 c.locations = Some(paths);
                 cx.push(c);
                 if ok {
                     for ch in changes {
                         let kind = change_kind(ch.kind.as_ref().and_then(|k| k.ty.as_deref()));
-                        let diff = ch.diff.as_deref().map(|d| with_headers(&ch.path, kind, d));
+                        let move_path = ch.kind.and_then(|k| k.move_path);
+                        let diff = ch
+                            .diff
+                            .as_deref()
+                            .map(|d| git_diff(&ch.path, kind, move_path.as_deref(), d));
                         let mut fc = file_change(ch.path, kind, diff, Some(it.id.clone()));
-                        fc.move_path = ch.kind.and_then(|k| k.move_path);
-                        if fc.move_path.is_some() {
+                        if move_path.is_some() {
                             fc.change_kind = ChangeKind::Move;
                         }
+                        fc.move_path = move_path;
                         cx.push(fc);
                     }
                 }
             }
         }
         "mcpToolCall" | "dynamicToolCall" => {
+            let dynamic = it.ty == "dynamicToolCall";
             let server = it.server.unwrap_or_default();
             let tool = it.tool.unwrap_or_default();
-            let name = if it.ty == "mcpToolCall" && !server.is_empty() && !tool.is_empty() {
+            let name = if !dynamic && !server.is_empty() && !tool.is_empty() {
                 format!("mcp__{server}__{tool}")
-            } else if it.ty == "mcpToolCall" {
+            } else if !dynamic {
                 "McpTool".to_owned()
             } else {
                 tool.to_string()
             };
             if !done {
+                if dynamic && is_open(cx, &it.id) {
+                    // Its `item/tool/call` request opened it.
+                    cx.push(ToolUpdate {
+                        call_id: it.id,
+                        status: it.status,
+                        tool_name: Some(Cow::Owned(name)),
+                        output: None,
+                        elapsed_ms: None,
+                        parent_call_id: None,
+                        title: None,
+                        input: None,
+                        locations: None,
+                    });
+                    return;
+                }
+                open_call(cx, &it.id, &name, Vec::new());
                 let mut inv = tool_invocation(
                     it.id,
-                    if it.ty == "mcpToolCall" {
-                        ToolKind::Mcp
-                    } else {
+                    if dynamic {
                         ToolKind::Other
+                    } else {
+                        ToolKind::Mcp
                     },
                     "",
                     None,
@@ -1934,16 +2629,39 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     ]),
                 );
                 inv.tool_name = Cow::Owned(name);
-                if it.ty == "mcpToolCall" {
+                if !dynamic {
                     inv.mcp_server = Some(server);
                     inv.mcp_tool = Some(tool);
                 }
-                cx.push(inv);
+                let ext = cx.push(inv);
+                ext.put_opt("codex.namespace", it.namespace);
             } else {
-                let failed = it.error.is_some_and(|e| !is_null(e)) || status == "failed";
-                let output = if failed { it.error } else { it.result }
-                    .filter(|r| !is_null(r))
-                    .map(Json::Raw);
+                let was_open = close_call(cx, &it.id).is_some_and(|c| c.invoked);
+                let failed = it.error.is_some_and(|e| !is_null(e))
+                    || status == "failed"
+                    || it.success == Some(false);
+                let output = if dynamic {
+                    Some(object([
+                        ("contentItems", or_null(it.content_items)),
+                        ("success", or_null(it.success)),
+                    ]))
+                } else {
+                    if failed { it.error } else { it.result }
+                        .filter(|r| !is_null(r))
+                        .map(Json::Raw)
+                };
+                if dynamic && !was_open {
+                    // The client's answer ended it already; the item adds its duration.
+                    let ext = cx.push(Notice {
+                        subtype: Cow::Borrowed("item/completed/dynamicToolCall"),
+                        message: None,
+                    });
+                    ext.put("codex.itemId", it.id);
+                    ext.put_opt("codex.status", it.status);
+                    ext.put_opt("codex.durationMs", count(it.duration_ms));
+                    ext.put_opt("codex.output", output);
+                    return;
+                }
                 let mut c = completion(it.id, !failed, output);
                 c.duration_ms = count(it.duration_ms);
                 cx.push(c);
@@ -1955,6 +2673,7 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 ("action", or_null(it.action)),
             ]);
             if !done {
+                open_call(cx, &it.id, "WebSearch", Vec::new());
                 cx.push(tool_invocation(
                     it.id,
                     ToolKind::Browse,
@@ -1963,24 +2682,39 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     input,
                 ));
             } else {
+                close_call(cx, &it.id);
                 cx.push(completion(it.id, true, Some(input)));
             }
         }
         "imageView" => {
             if !done {
+                open_call(cx, &it.id, "ImageView", Vec::new());
                 let input = object([("path", or_null(it.path.clone()))]);
                 let mut inv =
                     tool_invocation(it.id, ToolKind::Read, "ImageView", it.path.clone(), input);
                 inv.locations = it.path.map(|p| vec![p]);
                 cx.push(inv);
             } else {
+                close_call(cx, &it.id);
                 cx.push(completion(it.id, true, None));
             }
         }
-        "collabToolCall" => {
+        "collabToolCall" | "collabAgentToolCall" => {
+            // Codex 0.169 calls it `collabAgentToolCall` (tools `spawnAgent`, `wait`,
+            // `closeAgent`, …, several receivers); earlier builds `collabToolCall`
+            // (`spawn_agent`, one receiver).
             let tool = it.tool.unwrap_or_default();
-            let agent = it.new_thread_id.or(it.receiver_thread_id);
+            let receivers: Vec<Str<'a>> = it
+                .receiver_thread_ids
+                .and_then(|r| serde_json::from_str(r.get()).ok())
+                .unwrap_or_default();
+            let agent = it
+                .new_thread_id
+                .or(it.receiver_thread_id)
+                .or_else(|| receivers.first().cloned());
+            let name = format!("collab:{tool}");
             if !done {
+                open_call(cx, &it.id, &name, Vec::new());
                 let input = object([
                     ("tool", Json::Str(tool.clone())),
                     ("prompt", or_null(it.prompt.clone())),
@@ -1988,9 +2722,10 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 ]);
                 let mut inv =
                     tool_invocation(it.id.clone(), ToolKind::Think, "", it.prompt.clone(), input);
-                inv.tool_name = Cow::Owned(format!("collab:{tool}"));
-                cx.push(inv);
-                if tool == "spawn_agent" {
+                inv.tool_name = Cow::Owned(name);
+                let ext = cx.push(inv);
+                ext.put_opt("codex.model", it.model);
+                if matches!(&*tool, "spawn_agent" | "spawnAgent") {
                     cx.push(SubagentSpawn {
                         call_id: it.id,
                         agent_type: None,
@@ -2002,24 +2737,25 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     });
                 }
             } else {
+                close_call(cx, &it.id);
                 let ok = status != "failed";
-                let ext = cx.push(completion(it.id.clone(), ok, None));
+                let ext = cx.push(completion(
+                    it.id.clone(),
+                    ok,
+                    it.agents_states.filter(|s| !is_null(s)).map(Json::Raw),
+                ));
                 ext.put_opt("codex.agentThreadId", agent.clone());
-                if matches!(&*tool, "spawn_agent" | "wait" | "close_agent") && ok {
-                    ext.put("codex.tool", tool.clone());
-                }
-                if matches!(&*tool, "close_agent") {
-                    cx.push(SubagentComplete {
-                        call_id: it.id,
-                        agent_id: agent,
-                        status: it.status,
-                        summary: None,
-                        duration_ms: None,
-                        total_tokens: None,
-                        tool_use_count: None,
-                        parent_call_id: None,
-                    });
-                }
+                ext.put("codex.tool", tool.clone());
+                collab_end(
+                    cx,
+                    it.id,
+                    &tool,
+                    ok,
+                    agent,
+                    receivers,
+                    it.agents_states,
+                    it.status,
+                );
             }
         }
         "contextCompaction" => {
@@ -2096,6 +2832,9 @@ struct ResultBody<'a> {
     action: Option<Str<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content_items: Option<&'a RawValue>,
+    success: Option<bool>,
 }
 
 /// What an answer to `thread/start` says beside its thread: model, reasoning effort, cwd and
@@ -2109,9 +2848,37 @@ type ThreadAnswer<'a> = (
 
 /// The `session_init` of a thread, from the `thread/started` notification or (with what the
 /// answer says beside the thread) from the answer to `thread/start`.
+///
+/// The answer and the notification are one announcement: whichever comes second gives no
+/// second `session_init` ([`Memory::announced`]); the notification then gives a `notice`.
+/// A thread with no id announces nothing.
 fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx<'a>) {
+    let from_answer = answer.is_some();
     let (model, effort, cwd, provider) = answer.unwrap_or_default();
+    if t.id.is_empty() {
+        notice(cx, Cow::Borrowed("thread/started without an id"), None);
+        return;
+    }
+    if t.parent_thread_id.is_none() {
+        set_stream_thread(cx, &t.id);
+    }
+    let line = cx.line;
+    let announced = &mut cx.memory().codex.announced;
+    let second = announced.remove(&t.id).is_some();
+    if !second {
+        announced.insert(&t.id, (), line);
+    }
     cx.session_id = Some(t.id);
+    if second {
+        if !from_answer {
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("thread/started"),
+                message: Some(Cow::Borrowed("announced by the thread/start answer")),
+            });
+            ext.put("codex.alreadyAnnounced", true);
+        }
+        return;
+    }
     let ext = cx.push(SessionInit {
         model: model.or(t.model),
         reasoning_effort: effort.or(t.reasoning_effort),
@@ -2121,6 +2888,82 @@ fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx
     });
     ext.put_opt("codex.modelProvider", t.model_provider.or(provider));
     ext.put_opt("codex.parentThreadId", t.parent_thread_id);
+}
+
+/// The items of a thread's history (the `turns` of a `thread/resume` answer), as the events
+/// they record: each item as started and completed, marked `codex.history` with its turn.
+fn history<'a>(turns: &'a RawValue, cx: &mut Cx<'a>) {
+    #[derive(Deserialize)]
+    struct HistoryTurn<'a> {
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        id: Option<Str<'a>>,
+        #[serde(borrow, default)]
+        items: Vec<&'a RawValue>,
+    }
+    const CALLS: &[&str] = &[
+        "commandExecution",
+        "fileChange",
+        "mcpToolCall",
+        "dynamicToolCall",
+        "webSearch",
+        "imageView",
+        "collabToolCall",
+        "collabAgentToolCall",
+    ];
+    let Ok(turns) = serde_json::from_str::<Vec<HistoryTurn>>(turns.get()) else {
+        return;
+    };
+    for t in turns {
+        for raw in t.items {
+            let from = cx.events.len();
+            let Ok(item) = serde_json::from_str::<Item>(raw.get()) else {
+                continue;
+            };
+            if CALLS.contains(&&*item.ty) {
+                if let Ok(start) = serde_json::from_str::<Item>(raw.get()) {
+                    v2_item(false, start, cx);
+                }
+            }
+            v2_item(true, item, cx);
+            for (_, ext) in &mut cx.events[from..] {
+                ext.put("codex.history", true);
+                ext.put_opt("codex.turnId", t.id.clone());
+            }
+        }
+    }
+}
+
+/// Takes out the server request an answer answers.
+fn take_request(cx: &mut Cx<'_>, id: &str) -> Option<Request> {
+    cx.memory().codex.requests.remove(id)
+}
+
+/// The client answered server request `id` with `decision`: the answer is in the request's
+/// thread, the call it asked about remembers the decision (a cancel and a denial end a
+/// declined call differently). Returns the call.
+fn answered<'a>(cx: &mut Cx<'a>, id: &str, decision: Option<Decision>) -> Option<Str<'a>> {
+    let req = take_request(cx, id)?;
+    if let Some(t) = req.thread {
+        cx.session_id = Some(Cow::Owned(t));
+    }
+    let call = req.call?;
+    let line = cx.line;
+    let calls = &mut cx.memory().codex.calls;
+    match calls.get_mut(&call) {
+        Some(c) => c.decision = decision,
+        None => calls.insert(
+            &call,
+            Call {
+                thread: None,
+                tool_name: String::new(),
+                decision,
+                changes: Vec::new(),
+                invoked: false,
+            },
+            line,
+        ),
+    }
+    Some(Cow::Owned(call))
 }
 
 fn response<'a>(
@@ -2144,7 +2987,7 @@ fn response<'a>(
                   updated_permissions: Option<Json<'a>>| PermissionResponse {
         request_id: request_id.clone(),
         decision,
-        allowed,
+        allowed: Some(allowed),
         message: None,
         updated_input,
         updated_permissions,
@@ -2167,6 +3010,7 @@ fn response<'a>(
         };
         let mut r = answer(decision, allowed, None, None);
         r.interrupt = matches!(&*word, "cancel" | "abort");
+        r.tool_use_id = answered(cx, &request_id, Some(decision));
         let ext = cx.push(r);
         ext.put("codex.decision", d);
     } else if let Some(t) = b.thread {
@@ -2179,7 +3023,11 @@ fn response<'a>(
         }
         // The answer to `thread/start`, `thread/resume` or `thread/fork` (they share the
         // shape, `approvalPolicy` and `model` required): it comes before the `thread/started`
-        // notification, so it gives the thread's `session_init`, then its approval policy.
+        // notification, so it gives the thread's `session_init`, then its approval policy,
+        // then (`thread/resume`) the history it records.
+        let turns = t
+            .turns
+            .filter(|t| t.get().starts_with('[') && t.get() != "[]");
         session_init(
             t,
             Some((b.model, b.reasoning_effort, b.cwd, b.model_provider)),
@@ -2194,12 +3042,52 @@ fn response<'a>(
         });
         ext.put_opt("codex.sandbox", b.sandbox.filter(|s| !is_null(s)));
         ext.put("codex.requestId", request_id);
+        if let Some(turns) = turns {
+            history(turns, cx);
+        }
     } else if let Some(t) = b.turn {
         cx.turn_id = Some(t.id);
         notice(cx, Cow::Borrowed("response/turn"), None);
+    } else if b.content_items.is_some() || b.success.is_some() {
+        // The client's result of a dynamic tool call (`item/tool/call`).
+        let req = take_request(cx, &request_id);
+        if let Some(r) = &req {
+            cx.session_id = r.thread.clone().map(Cow::Owned).or(cx.session_id.take());
+        }
+        let call = req.filter(|r| r.tool_call).and_then(|r| r.call);
+        let output = object([
+            ("contentItems", or_null(b.content_items)),
+            ("success", or_null(b.success)),
+        ]);
+        match call {
+            Some(id) if close_call(cx, &id).is_some_and(|c| c.invoked) => {
+                let ext = cx.push(completion(
+                    Cow::Owned(id),
+                    b.success != Some(false),
+                    Some(output),
+                ));
+                ext.put("codex.requestId", request_id);
+            }
+            _ => {
+                notice(
+                    cx,
+                    Cow::Borrowed("response"),
+                    raw_result(line).map(|r| ("result", r)),
+                );
+            }
+        }
     } else if b.permissions.is_some() {
         let always = b.scope.as_deref() == Some("session");
-        cx.push(answer(
+        let tool_use_id = answered(
+            cx,
+            &request_id,
+            Some(if always {
+                Decision::AllowAlways
+            } else {
+                Decision::Allow
+            }),
+        );
+        let mut r = answer(
             if always {
                 Decision::AllowAlways
             } else {
@@ -2208,26 +3096,34 @@ fn response<'a>(
             true,
             None,
             b.permissions.map(Json::Raw),
-        ));
+        );
+        r.tool_use_id = tool_use_id;
+        cx.push(r);
     } else if let Some(a) = b.answers {
-        cx.push(answer(
+        let tool_use_id = answered(cx, &request_id, Some(Decision::Allow));
+        let mut r = answer(
             Decision::Allow,
             true,
             Some(object([("answers", Json::Raw(a))])),
             None,
-        ));
+        );
+        r.tool_use_id = tool_use_id;
+        cx.push(r);
     } else if let Some(action) = b.action {
         let (decision, allowed) = match &*action {
             "accept" => (Decision::Allow, true),
             "cancel" => (Decision::Cancelled, false),
             _ => (Decision::Deny, false),
         };
-        cx.push(answer(
+        let tool_use_id = answered(cx, &request_id, Some(decision));
+        let mut r = answer(
             decision,
             allowed,
             b.content.filter(|c| is_object(c)).map(Json::Raw),
             None,
-        ));
+        );
+        r.tool_use_id = tool_use_id;
+        cx.push(r);
     } else {
         notice(
             cx,
@@ -2294,6 +3190,10 @@ struct Msg<'a> {
     turn_id: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     grant_root: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    item_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    codex_error_info: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -2352,6 +3252,52 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The files of a legacy `patch_apply_begin`: `{path: {add: …} | {delete: …} | {update:
+/// {move_path, …}}}`.
+fn legacy_changes(changes: Option<&RawValue>) -> Vec<(String, ChangeKind, Option<String>)> {
+    #[derive(Deserialize)]
+    struct Update<'a> {
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        move_path: Option<Str<'a>>,
+    }
+    let Some(pairs) = changes
+        .filter(|c| is_object(c))
+        .and_then(|c| serde_json::from_str::<Pairs<&RawValue>>(c.get()).ok())
+    else {
+        return Vec::new();
+    };
+    pairs
+        .0
+        .into_iter()
+        .map(|(path, change)| {
+            let kind = super::jsonrpc::member_names(change.get())
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let to = (kind == "update")
+                .then(|| {
+                    #[derive(Deserialize)]
+                    struct Wrap<'a> {
+                        #[serde(borrow)]
+                        update: Update<'a>,
+                    }
+                    serde_json::from_str::<Wrap>(change.get())
+                        .ok()
+                        .and_then(|w| w.update.move_path)
+                })
+                .flatten()
+                .map(Cow::into_owned);
+            let kind = match (&*kind, &to) {
+                (_, Some(_)) => ChangeKind::Move,
+                ("add", _) => ChangeKind::Add,
+                ("delete", _) => ChangeKind::Delete,
+                _ => ChangeKind::Update,
+            };
+            (path.into_owned(), kind, to)
+        })
+        .collect()
+}
+
 fn legacy<'a>(
     msg: &'a RawValue,
     env: Option<&Envelope<'a>>,
@@ -2375,6 +3321,15 @@ fn legacy<'a>(
     match &*m.ty {
         "session_configured" => {
             cx.session_id = m.session_id.clone().or(cx.session_id.take());
+            let Some(t) = cx.session_id.clone().filter(|t| !t.is_empty()) else {
+                let ext = cx.push(Notice {
+                    subtype: Cow::Borrowed("codex/event/session_configured"),
+                    message: Some(Cow::Borrowed("no session id")),
+                });
+                ext.put("msg", msg);
+                return Ok(());
+            };
+            set_stream_thread(cx, &t);
             cx.push(SessionInit {
                 model: m.model.clone(),
                 cwd: m.cwd.clone(),
@@ -2392,6 +3347,8 @@ fn legacy<'a>(
             });
         }
         "turn_aborted" => {
+            let thread = line_thread(cx);
+            cancel_open_calls(cx, thread.as_deref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("interrupted")),
                 stop_reason: m.reason.clone(),
@@ -2408,7 +3365,7 @@ fn legacy<'a>(
         }
         "agent_message" => text(
             cx,
-            m.message.clone().unwrap_or_default(),
+            strip_plan_tags(m.message.clone().unwrap_or_default()),
             TextKind::Text,
             None,
         ),
@@ -2418,12 +3375,44 @@ fn legacy<'a>(
             TextKind::Thinking,
             None,
         ),
-        "agent_message_delta" | "agent_message_content_delta" => {
-            cx.push(delta(StreamDeltaKind::Text, None, m.delta.clone()));
+        // Each delta comes twice: the newer `*_content_delta` (with its item), then the older
+        // twin; once the newer flavour is seen, the twin becomes a `notice` (`codex.duplicateOf`).
+        "agent_message_content_delta" | "reasoning_content_delta" => {
+            let line = cx.line;
+            cx.memory().codex.flavours.insert(&m.ty, (), line);
+            let kind = if m.ty == "reasoning_content_delta" {
+                StreamDeltaKind::Thinking
+            } else {
+                StreamDeltaKind::Text
+            };
+            cx.push(delta(
+                kind,
+                m.item_id.clone(),
+                m.delta.clone().map(strip_plan_tags),
+            ));
         }
-        "agent_reasoning_delta"
-        | "agent_reasoning_raw_content_delta"
-        | "reasoning_content_delta" => {
+        "agent_message_delta" | "agent_reasoning_delta" => {
+            let newer = if m.ty == "agent_message_delta" {
+                "agent_message_content_delta"
+            } else {
+                "reasoning_content_delta"
+            };
+            if cx.memory().codex.flavours.contains(newer) {
+                let ext = cx.push(Notice {
+                    subtype: Cow::Owned(format!("codex/event/{}", m.ty)),
+                    message: None,
+                });
+                ext.put("codex.duplicateOf", newer);
+                return Ok(());
+            }
+            let kind = if m.ty == "agent_reasoning_delta" {
+                StreamDeltaKind::Thinking
+            } else {
+                StreamDeltaKind::Text
+            };
+            cx.push(delta(kind, None, m.delta.clone().map(strip_plan_tags)));
+        }
+        "agent_reasoning_raw_content_delta" => {
             cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.clone()));
         }
         "agent_reasoning_section_break" => {
@@ -2435,6 +3424,7 @@ fn legacy<'a>(
             let title = cmd
                 .as_deref()
                 .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
+            open_call(cx, &call(), "Bash", Vec::new());
             cx.push(tool_invocation(
                 call(),
                 ToolKind::Execute,
@@ -2456,6 +3446,7 @@ fn legacy<'a>(
             cx.push(delta(StreamDeltaKind::ToolOutput, Some(call()), text));
         }
         "exec_command_end" => {
+            close_call(cx, &call());
             let ok = m.exit_code.unwrap_or(0) == 0;
             let output = object([
                 (
@@ -2468,6 +3459,7 @@ fn legacy<'a>(
             cx.push(completion(call(), ok, Some(output)));
         }
         "patch_apply_begin" => {
+            open_call(cx, &call(), "FileChange", legacy_changes(m.changes));
             cx.push(tool_invocation(
                 call(),
                 ToolKind::Edit,
@@ -2478,6 +3470,7 @@ fn legacy<'a>(
         }
         "patch_apply_end" => {
             let ok = m.success.unwrap_or(true);
+            let opened = close_call(cx, &call());
             cx.push(completion(
                 call(),
                 ok,
@@ -2486,6 +3479,14 @@ fn legacy<'a>(
                     ("stderr", or_null(m.stderr)),
                 ])),
             ));
+            // The files: the end names none, its begin did.
+            if ok {
+                for (path, kind, to) in opened.map(|c| c.changes).unwrap_or_default() {
+                    let mut fc = file_change(Cow::Owned(path), kind, None, Some(call()));
+                    fc.move_path = to.map(Cow::Owned);
+                    cx.push(fc);
+                }
+            }
         }
         "mcp_tool_call_begin" => {
             #[derive(Deserialize)]
@@ -2603,6 +3604,14 @@ fn legacy<'a>(
             };
             let mut e = error_event(m.message.unwrap_or(Cow::Borrowed("error")), sev);
             e.will_retry = Some(m.ty == "stream_error");
+            if let Some(info) = m.codex_error_info.filter(|i| !is_null(i)) {
+                e.code = raw_str(info)
+                    .or_else(|| super::jsonrpc::member_names(info.get()).into_iter().next());
+                e.http_status = http_status(info);
+            }
+            if e.http_status.is_none() {
+                e.http_status = status_in_message(&e.message);
+            }
             cx.push(e);
         }
         "exec_approval_request" => {
@@ -2753,7 +3762,8 @@ mod tests {
         let ev = conv(
             r#"{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"rm -rf /","status":"declined"}}"#,
         );
-        assert_eq!(ev[0]["status"], "cancelled");
+        // Declined: it never ran, a denial (not an interrupt).
+        assert_eq!(ev[0]["status"], "failed");
     }
 
     #[test]
@@ -2861,7 +3871,8 @@ mod tests {
         assert_eq!(ev[0]["title"], "touch build.marker");
         assert_eq!(ev[0]["input"]["cwd"], "/home/dev/work");
         assert_eq!(ev[0]["extensions"]["codex.itemStarted"], false);
-        assert_eq!(ev[1]["status"], "cancelled");
+        // Declined without the answer in view: a denial.
+        assert_eq!(ev[1]["status"], "failed");
         // 0.169.0 sends item/started (line 18) first: the completion is only that.
         let ev = conv(line_of(APP_SERVER_DECLINED, 22));
         let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
@@ -3034,5 +4045,312 @@ mod tests {
         )
         .unwrap();
         assert_eq!(http_status(info), Some(502));
+    }
+
+    /// Converts lines of one stream, in order, with what the converter remembers between
+    /// them; each event gets its line's `sessionId` and `line`.
+    fn stream(lines: &[&str]) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut sticky = Sticky::default();
+        let mut memory = None;
+        for (i, line) in lines.iter().enumerate() {
+            // Bare answers are routed to the provider of the stream, not sniffed.
+            let probe: Probe = serde_json::from_str(line).unwrap();
+            let mut cx = Cx {
+                sticky,
+                memory: memory.take(),
+                line: i as u64 + 1,
+                ..Cx::default()
+            };
+            convert(line, &probe, &mut cx).unwrap();
+            for (b, e) in &cx.events {
+                let mut v = serde_json::to_value(b).unwrap();
+                v["event"] = Value::from(b.kind());
+                v["line"] = Value::from(i + 1);
+                v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
+                if !e.is_empty() {
+                    v["extensions"] = serde_json::to_value(e).unwrap();
+                }
+                out.push(v);
+            }
+            sticky = cx.sticky;
+            memory = cx.memory.take();
+        }
+        out
+    }
+
+    fn of<'v>(evs: &'v [Value], kind: &str) -> Vec<&'v Value> {
+        evs.iter().filter(|e| e["event"] == kind).collect()
+    }
+
+    #[test]
+    fn shell_titles_read_quotes_as_a_shell_does() {
+        // testdata facts mixed-quoting: a double-quoted wrapper with backslash escapes and
+        // concatenated segments.
+        assert_eq!(
+            unwrap_shell(r#"/bin/bash -lc "echo \"a b\"'c d' && printf '%s\\n' \"it's\"""#),
+            r#"echo "a b"'c d' && printf '%s\n' "it's""#
+        );
+        assert_eq!(unwrap_shell(r#"bash -lc 'a'"b c"'d'"#), "ab cd");
+        assert_eq!(
+            unwrap_shell(r#"bash -c "x \$HOME \`y\` \q""#),
+            r"x $HOME `y` \q"
+        );
+        assert_eq!(unwrap_shell("/bin/zsh -lc ls\\ -la"), "ls -la");
+        // Not one script: shown as written.
+        assert_eq!(unwrap_shell("bash -lc 'a' b"), "bash -lc 'a' b");
+        assert_eq!(unwrap_shell("bash -lc 'open"), "bash -lc 'open");
+        assert_eq!(unwrap_shell("bash script.sh"), "bash script.sh");
+    }
+
+    #[test]
+    fn diffs_of_add_delete_move_and_update_apply_with_git() {
+        let add = git_diff("/w/docs/new.md", ChangeKind::Add, None, "# New\nlast");
+        assert!(add.contains("@@ -0,0 +1,2 @@\n+# New\n+last\n\\ No newline at end of file\n"));
+        let del = git_diff("/w/old.txt", ChangeKind::Delete, None, "remove me\n");
+        assert!(del.ends_with("+++ /dev/null\n@@ -1 +0,0 @@\n-remove me\n"));
+        let mv = git_diff(
+            "/w/src/a.py",
+            ChangeKind::Update,
+            Some("/w/src/b.py"),
+            "@@ -1 +1 @@\n-print(\"old\")\n+print(\"new\")\n\n\nMoved to: /w/src/b.py",
+        );
+        assert!(mv.contains("+++ b/w/src/b.py\n"));
+        assert!(!mv.contains("Moved to"));
+        let upd = git_diff(
+            "/w/c.txt",
+            ChangeKind::Update,
+            None,
+            "@@ -1,2 +1,2 @@\n n\n-x\n+y\n",
+        );
+        let pure_move = git_diff("/w/d.txt", ChangeKind::Update, Some("/w/e.txt"), "");
+        let empty_add = git_diff("/w/empty", ChangeKind::Add, None, "");
+        let git = std::process::Command::new("git").arg("--version").output();
+        if !git.is_ok_and(|o| o.status.success()) {
+            eprintln!("git is not available: `git apply --check` of the diffs skipped");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("insights-codex-diff-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("w/src")).unwrap();
+        std::fs::create_dir_all(dir.join("w/docs")).unwrap();
+        std::fs::write(dir.join("w/old.txt"), "remove me\n").unwrap();
+        std::fs::write(dir.join("w/src/a.py"), "print(\"old\")\n").unwrap();
+        std::fs::write(dir.join("w/c.txt"), "n\nx\n").unwrap();
+        std::fs::write(dir.join("w/d.txt"), "d\n").unwrap();
+        for (name, patch) in [
+            ("add", &add),
+            ("delete", &del),
+            ("move", &mv),
+            ("update", &upd),
+            ("pure move", &pure_move),
+            ("empty add", &empty_add),
+        ] {
+            let file = dir.join("patch.diff");
+            std::fs::write(&file, patch).unwrap();
+            let out = std::process::Command::new("git")
+                .args(["apply", "--check", "patch.diff"])
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "git apply --check rejects the {name} diff:\n{patch}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    const THREAD_START_ANSWER: &str = r#"{"id":2,"result":{"thread":{"id":"th1","cwd":"/w"},"model":"m","approvalPolicy":"untrusted","sandbox":null}}"#;
+    const THREAD_STARTED: &str =
+        r#"{"method":"thread/started","params":{"thread":{"id":"th1","cwd":"/w"}}}"#;
+
+    #[test]
+    fn the_thread_start_answer_and_notification_are_one_announcement() {
+        let evs = stream(&[THREAD_START_ANSWER, THREAD_STARTED]);
+        assert_eq!(of(&evs, "session_init").len(), 1);
+        assert_eq!(evs.last().unwrap()["event"], "notice");
+        // Notification first: the answer gives no second init either.
+        let evs = stream(&[THREAD_STARTED, THREAD_START_ANSWER]);
+        assert_eq!(of(&evs, "session_init").len(), 1);
+        // An announcement without an id announces nothing.
+        let evs = stream(&[r#"{"type":"thread.started","thread_id":""}"#]);
+        assert!(of(&evs, "session_init").is_empty());
+    }
+
+    #[test]
+    fn exec_lines_name_the_thread_the_stream_announced() {
+        let evs = stream(&[
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"thread.started","thread_id":"t9"}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}"#,
+        ]);
+        let ids: Vec<&Value> = evs.iter().map(|e| &e["sessionId"]).collect();
+        assert_eq!(ids, ["", "t9", "t9", "t9"]);
+    }
+
+    #[test]
+    fn a_failed_turn_gives_an_error_then_the_failed_turn_complete() {
+        // exec: the `error` line says it; the failed turn adds no second error.
+        let evs = stream(&[
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}"#,
+            r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#,
+        ]);
+        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
+        assert_eq!(
+            kinds,
+            ["session_init", "turn_start", "error", "turn_complete"]
+        );
+        assert_eq!(evs[2]["httpStatus"], 429);
+        assert_eq!(evs[3]["isError"], true);
+        // A failed turn alone: its error becomes the `error`.
+        let evs = stream(&[
+            r#"{"method":"turn/completed","params":{"threadId":"a","turn":{"id":"u","status":"failed","error":{"message":"boom","codexErrorInfo":{"responseTooManyFailedAttempts":{"httpStatusCode":429}}}}}}"#,
+        ]);
+        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
+        assert_eq!(kinds, ["error", "turn_complete"]);
+        assert_eq!(evs[0]["httpStatus"], 429);
+        assert_eq!(evs[0]["code"], "responseTooManyFailedAttempts");
+        assert_eq!(evs[1]["isError"], true);
+    }
+
+    const FILE_STARTED: &str = r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"fileChange","id":"call_f","status":"inProgress","changes":[{"path":"/w/c.txt","kind":{"type":"update","move_path":null},"diff":"@@ -1 +1 @@\n-a\n+b\n"}]}}}"#;
+    const FILE_APPROVAL: &str = r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"a","turnId":"u","itemId":"call_f","reason":null,"grantRoot":null}}"#;
+
+    #[test]
+    fn a_cancelled_approval_ends_the_call_the_turn_leaves_open() {
+        let evs = stream(&[
+            FILE_STARTED,
+            FILE_APPROVAL,
+            r#"{"id":0,"result":{"decision":"cancel"}}"#,
+            r#"{"method":"turn/completed","params":{"threadId":"a","turn":{"id":"u","status":"interrupted","error":null}}}"#,
+        ]);
+        let req = of(&evs, "permission_request")[0];
+        assert_eq!(req["toolInput"]["changes"][0]["path"], "/w/c.txt");
+        assert_eq!(req["toolInput"]["changes"][0]["kind"], "update");
+        let resp = of(&evs, "permission_response")[0];
+        assert_eq!(resp["decision"], "cancelled");
+        assert_eq!(resp["toolUseId"], "call_f");
+        assert_eq!(resp["sessionId"], "a");
+        let done = of(&evs, "tool_completion");
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0]["status"], "cancelled");
+        assert_eq!(done[0]["extensions"]["insights.inferred"], true);
+        assert_eq!(evs.last().unwrap()["event"], "turn_complete");
+    }
+
+    #[test]
+    fn a_declined_call_fails_and_a_cancelled_one_is_cancelled() {
+        let completed = r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"fileChange","id":"call_f","status":"declined","changes":[]}}}"#;
+        for (decision, status) in [("decline", "failed"), ("cancel", "cancelled")] {
+            let answer = format!(r#"{{"id":0,"result":{{"decision":"{decision}"}}}}"#);
+            let evs = stream(&[FILE_STARTED, FILE_APPROVAL, &answer, completed]);
+            assert_eq!(
+                of(&evs, "tool_completion")[0]["status"],
+                status,
+                "{decision}"
+            );
+            assert!(of(&evs, "file_change").is_empty());
+        }
+    }
+
+    #[test]
+    fn dynamic_tool_calls_open_at_the_request_and_keep_their_result() {
+        let evs = stream(&[
+            r#"{"id":5,"method":"item/tool/call","params":{"threadId":"a","turnId":"u","callId":"dc1","tool":"lookup","arguments":{"q":1}}}"#,
+            r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"dynamicToolCall","id":"dc1","tool":"lookup","arguments":{"q":1},"status":"inProgress"}}}"#,
+            r#"{"id":5,"result":{"contentItems":[{"type":"inputText","text":"found"}],"success":true}}"#,
+            r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"dynamicToolCall","id":"dc1","tool":"lookup","arguments":{"q":1},"status":"completed","contentItems":[{"type":"inputText","text":"found"}],"success":true,"durationMs":3}}}"#,
+        ]);
+        let inv = of(&evs, "tool_invocation");
+        assert_eq!(inv.len(), 1);
+        assert_eq!(inv[0]["toolName"], "lookup");
+        let done = of(&evs, "tool_completion");
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0]["output"]["contentItems"][0]["text"], "found");
+        assert_eq!(done[0]["sessionId"], "a");
+        assert_eq!(evs.last().unwrap()["extensions"]["codex.durationMs"], 3);
+    }
+
+    #[test]
+    fn collab_agent_tool_calls_spawn_and_end_subagents() {
+        let evs = stream(&[
+            r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"collabAgentToolCall","id":"s1","tool":"spawnAgent","status":"inProgress","senderThreadId":"a","receiverThreadIds":[],"prompt":"go","agentsStates":{}}}}"#,
+            r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"collabAgentToolCall","id":"s1","tool":"spawnAgent","status":"completed","senderThreadId":"a","receiverThreadIds":["sub"],"prompt":"go","agentsStates":{"sub":{"status":"running"}}}}}"#,
+            r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"collabAgentToolCall","id":"w1","tool":"wait","status":"completed","senderThreadId":"a","receiverThreadIds":["sub"],"agentsStates":{"sub":{"status":"completed","message":"done"}}}}}"#,
+        ]);
+        assert_eq!(of(&evs, "subagent_spawn")[0]["callId"], "s1");
+        let end = of(&evs, "subagent_complete");
+        assert_eq!(end.len(), 1);
+        assert_eq!(end[0]["callId"], "s1");
+        assert_eq!(end[0]["agentId"], "sub");
+        assert_eq!(end[0]["status"], "completed");
+    }
+
+    #[test]
+    fn mcp_approvals_are_permission_requests_of_the_call() {
+        let evs = stream(&[
+            r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"mcpToolCall","id":"m1","server":"docs","tool":"find","status":"inProgress","arguments":{}}}}"#,
+            r#"{"id":3,"method":"item/mcpToolCall/requestApproval","params":{"threadId":"a","itemId":"m1","reason":"writes"}}"#,
+            r#"{"id":3,"result":{"decision":"acceptForSession"}}"#,
+        ]);
+        let req = of(&evs, "permission_request")[0];
+        assert_eq!(req["toolName"], "mcp__docs__find");
+        assert_eq!(req["toolUseId"], "m1");
+        let resp = of(&evs, "permission_response")[0];
+        assert_eq!(resp["decision"], "allow_always");
+        assert_eq!(resp["toolUseId"], "m1");
+    }
+
+    #[test]
+    fn a_resume_answer_records_its_history() {
+        let evs = stream(&[
+            r#"{"id":2,"result":{"thread":{"id":"th1","turns":[{"id":"t0","status":"completed","items":[{"type":"userMessage","id":"u0","content":[{"type":"text","text":"hi"}]},{"type":"commandExecution","id":"c0","command":"bash -lc 'ls'","status":"completed","exitCode":0,"aggregatedOutput":"a\n","source":"agent"},{"type":"agentMessage","id":"m0","text":"<proposed_plan>\n1. x\n</proposed_plan>"}]}]},"model":"m","approvalPolicy":"never"}}"#,
+        ]);
+        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
+        assert_eq!(
+            kinds,
+            [
+                "session_init",
+                "session_mode",
+                "user_input",
+                "tool_invocation",
+                "tool_completion",
+                "text"
+            ]
+        );
+        assert_eq!(evs[3]["title"], "ls");
+        assert_eq!(evs[4]["extensions"]["codex.history"], true);
+        assert_eq!(evs[4]["extensions"]["codex.turnId"], "t0");
+        assert_eq!(evs[5]["text"], "1. x");
+    }
+
+    #[test]
+    fn legacy_deltas_come_once() {
+        let evs = stream(&[
+            r#"{"method":"codex/event/agent_message_content_delta","params":{"id":"x","msg":{"type":"agent_message_content_delta","thread_id":"c","turn_id":"t","item_id":"i","delta":"Hel"},"conversationId":"c"}}"#,
+            r#"{"method":"codex/event/agent_message_delta","params":{"id":"x","msg":{"type":"agent_message_delta","delta":"Hel"},"conversationId":"c"}}"#,
+        ]);
+        let deltas = of(&evs, "stream_delta");
+        assert_eq!(deltas.len(), 1);
+        assert_eq!(deltas[0]["messageId"], "i");
+        assert_eq!(evs[1]["event"], "notice");
+    }
+
+    #[test]
+    fn legacy_patches_give_their_files() {
+        let evs = stream(&[
+            r#"{"id":"1","msg":{"type":"patch_apply_begin","call_id":"p","changes":{"/w/a":{"add":{"content":"x\n"}},"/w/b":{"update":{"unified_diff":"","move_path":"/w/c"}}}}}"#,
+            r#"{"id":"1","msg":{"type":"patch_apply_end","call_id":"p","success":true,"stdout":"","stderr":""}}"#,
+        ]);
+        let files = of(&evs, "file_change");
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0]["changeKind"], "add");
+        assert_eq!(files[1]["changeKind"], "move");
+        assert_eq!(files[1]["movePath"], "/w/c");
     }
 }

@@ -20,13 +20,16 @@
 //! `readToolCall`, `editToolCall`, `mcpToolCall`, …) or `function`; `toolName` is that name
 //! without `ToolCall`. Results are `{success}`, `{error}`, `{failure}`, `{rejected}` or
 //! `{permissionDenied}`: success is completed (a shell command with a non-zero `exitCode`
-//! failed), a refusal is cancelled, anything else failed. `call_id` may carry a second line
+//! failed); anything else failed, a refusal (`rejected`, `permissionDenied`: the call never
+//! ran) included, with the outcome's name in `cursor.outcome`. `call_id` may carry a second line
 //! (`call-1\nfc_1`); the first line is the call id, so started and completed pair up.
 //!
 //! **Detection.** `tool_call` and `thinking` lines are Cursor's; so are `assistant`, `user`,
 //! `system` and `result` lines with `timestamp_ms`, and `result` lines whose `usage` is
-//! camelCase. Cursor's `system/init` and plain `user` lines look like Claude's and are read as
-//! Claude's under `--from auto`; use `--from cursor` for whole Cursor streams.
+//! camelCase. Cursor's `system/init` is recognised by what it lacks of Claude Code's
+//! (`apiKeySource` without `tools`, `uuid` or `claude_code_version`); the plain `user` lines
+//! after it look like Claude's and are routed to Cursor because the init named Cursor
+//! (detection rule 2c). A stream cut before its init needs `--from cursor`.
 
 use super::claude;
 use super::{Capabilities, Cx, Provider, Unmapped};
@@ -64,6 +67,14 @@ pub const PROVIDER: Provider = Provider {
 fn sniff(p: &Probe) -> bool {
     match p.ty() {
         Some("tool_call" | "thinking") => true,
+        // testdata/cursor/shell-read.jsonl line 1: `apiKeySource` as Claude Code's init has
+        // it, but none of `tools`, `uuid` and `claude_code_version`, which Claude's always has.
+        Some("system") if p.subtype() == Some("init") && p.timestamp_ms.is_none() => {
+            p.members().is_some_and(|m| {
+                let has = |k: &str| m.iter().any(|(n, _)| *n == k);
+                has("apiKeySource") && !has("tools") && !has("uuid") && !has("claude_code_version")
+            })
+        }
         Some("assistant" | "user" | "system") => p.timestamp_ms.is_some(),
         Some("result") => {
             p.timestamp_ms.is_some()
@@ -419,7 +430,8 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             let status = match outcome.as_ref().map(|(k, _)| &**k) {
                 None => ToolCallStatus::Completed,
                 Some("success") if success.exit_code.unwrap_or(0) == 0 => ToolCallStatus::Completed,
-                Some("rejected" | "permissionDenied") => ToolCallStatus::Cancelled,
+                // A refused call never ran: failed, as on every provider (the refusal is
+                // the outcome's name, kept in `cursor.outcome`).
                 Some(_) => ToolCallStatus::Failed,
             };
             let duration_ms = match (millis(w.started_at_ms), millis(w.completed_at_ms)) {
@@ -455,11 +467,20 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             };
             if let (Some(change_kind), ToolCallStatus::Completed) = (change, status) {
                 if let Some(path) = success.path.or(args.path) {
+                    // Cursor sends the hunks alone: the headers make it a unified diff.
+                    let diff = success.diff_string.filter(|d| !d.is_empty()).map(|d| {
+                        if d.starts_with("@@") {
+                            let new_file = change_kind == ChangeKind::Add;
+                            Cow::Owned(crate::diff::headers(&path, new_file) + &d)
+                        } else {
+                            d
+                        }
+                    });
                     cx.push(FileChange {
                         path,
                         change_kind,
                         move_path: None,
-                        diff: success.diff_string.filter(|d| !d.is_empty()),
+                        diff,
                         cumulative: false,
                         call_id: Some(call_id),
                         parent_call_id: None,
@@ -578,10 +599,14 @@ mod tests {
         assert_eq!(ev[0]["status"], "completed");
         assert_eq!(ev[1]["event"], "file_change");
         assert_eq!(ev[1]["diff"], "-a\n+b\n");
+        let ev = conv(
+            r#"{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"/w/a.py"},"result":{"success":{"path":"/w/a.py","diffString":"@@ -1 +1 @@\n-a\n+b\n"}}}}}"#,
+        );
+        assert_eq!(ev[1]["diff"], "--- a/w/a.py\n+++ b/w/a.py\n@@ -1 +1 @@\n-a\n+b\n");
     }
 
     #[test]
-    fn rejected_mcp_call_is_cancelled() {
+    fn rejected_mcp_call_failed() {
         let ev = conv(
             r#"{"type":"tool_call","subtype":"started","call_id":"m","tool_call":{"mcpToolCall":{"args":{"name":"bb-get_pr","args":{"prId":1},"providerIdentifier":"bb","toolName":"get_pr"}}}}"#,
         );
@@ -591,7 +616,8 @@ mod tests {
         let ev = conv(
             r#"{"type":"tool_call","subtype":"completed","call_id":"m","tool_call":{"mcpToolCall":{"result":{"rejected":{"reason":"no"}}}}}"#,
         );
-        assert_eq!(ev[0]["status"], "cancelled");
+        assert_eq!(ev[0]["status"], "failed");
+        assert_eq!(ev[0]["extensions"]["cursor.outcome"], "rejected");
     }
 
     #[test]

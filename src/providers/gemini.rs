@@ -16,6 +16,8 @@
 //! no thinking, no per-step usage and no cost in this format; a tool's result does not name the
 //! tool (only `tool_id`, whose prefix is the tool name), and edits carry no diff.
 
+use super::edits::{self, Edit};
+use super::memo::Memo;
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -40,7 +42,7 @@ pub const PROVIDER: Provider = Provider {
         reasoning: false,
         permissions: false,
         questions: true,
-        file_changes: false,
+        file_changes: true,
         command_exec: true,
         mcp: true,
         usage: true,
@@ -49,6 +51,21 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
 };
+
+crate::providers::memo::remember! {
+    /// What Gemini CLI lines need of earlier lines of the stream.
+    pub struct Memory {
+        /// The session the stream announced (`init`), under [`SESSION`]: only `init` lines
+        /// name it, and `gemini -p` runs one session per stream.
+        pub session: Memo<String>,
+        /// The change a `write_file` or `replace` call asks for, by call id, until its
+        /// `tool_result` (whose success makes it a `file_change`; results carry no change).
+        pub edits: Memo<Edit>,
+    }
+}
+
+/// The key of [`Memory::session`].
+const SESSION: &str = "session";
 
 const TYPES: &[&str] = &[
     "init",
@@ -110,6 +127,8 @@ struct ErrorWire<'a> {
     ty: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     message: Option<Str<'a>>,
+    /// Not seen in 0.61.0 output; read should a version send it.
+    code: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -193,12 +212,28 @@ pub fn tool_kind(name: &str) -> ToolKind {
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: Line = crate::members::read(line, probe.members())?;
-    cx.timestamp = probe
-        .timestamp
-        .and_then(|r| r.str())
-        .filter(|t| crate::time::looks_rfc3339(t));
-    cx.session_id = w.session_id.clone();
-    match probe.ty().unwrap_or("") {
+    cx.wire_time(probe.timestamp.and_then(|r| r.str()));
+    let ty = probe.ty().unwrap_or("");
+    match w.session_id.clone().filter(|s| !s.is_empty()) {
+        Some(id) => {
+            if ty == "init" {
+                let line = cx.line;
+                let memory = &mut cx.memory().gemini.session;
+                memory.insert(SESSION, id.to_string(), line);
+            }
+            cx.session_id = Some(id);
+        }
+        // Only `init` names the session; the lines after it are that session's.
+        None => {
+            cx.session_id = cx
+                .memory()
+                .gemini
+                .session
+                .get(SESSION)
+                .map(|s| Cow::Owned(s.clone()))
+        }
+    }
+    match ty {
         "init" => {
             cx.push(SessionInit {
                 model: w.model,
@@ -255,6 +290,15 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 ToolKind::Think => p.agent_name.clone().or(p.prompt.clone()),
                 _ => path.clone(),
             };
+            let edit = match &*name {
+                "write_file" => input.and_then(|i| edits::from_input(i.get(), true, false)),
+                "replace" | "edit" => input.and_then(|i| edits::from_input(i.get(), false, false)),
+                _ => None,
+            };
+            if let Some(edit) = edit.filter(|_| !call_id.is_empty()) {
+                let line = cx.line;
+                cx.memory().gemini.edits.insert(&call_id, edit, line);
+            }
             cx.push(ToolInvocation {
                 call_id: call_id.clone(),
                 parent_call_id: None,
@@ -311,8 +355,15 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 (_, Some(o)) => Some(Json::Raw(o)),
                 _ => None,
             };
+            let call_id = w.tool_id.unwrap_or_default();
+            // A call that asked for a change: used up by its result, whatever it says.
+            let edit = if call_id.is_empty() {
+                None
+            } else {
+                cx.memory().gemini.edits.remove(&call_id)
+            };
             let ext = cx.push(ToolCompletion {
-                call_id: w.tool_id.unwrap_or_default(),
+                call_id: call_id.clone(),
                 status: if ok {
                     ToolCallStatus::Completed
                 } else {
@@ -328,17 +379,21 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             if let Some(e) = w.error {
                 ext.put_opt("gemini.errorType", e.ty);
             }
+            if let Some(edit) = edit.filter(|_| ok) {
+                edits::file_change(edit, call_id, None, cx);
+            }
         }
         "error" => {
             let severity = match w.severity.as_deref() {
                 Some("warning") => Severity::Warning,
                 _ => Severity::Error,
             };
+            let (http_status, code) = api_error(w.message.as_deref().unwrap_or(""));
             cx.push(ErrorEvent {
                 message: w.message.unwrap_or(Cow::Borrowed("error")),
                 severity,
-                code: None,
-                http_status: None,
+                code,
+                http_status,
                 will_retry: None,
                 attempt: None,
                 max_retries: None,
@@ -377,6 +432,32 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 )
             });
             let error = w.error;
+            if failed {
+                let (message, http_status, code) = match error.as_ref() {
+                    Some(e) => {
+                        let (status, code) = api_error(e.message.as_deref().unwrap_or(""));
+                        let code = e.code.as_ref().and_then(code_text).or(code);
+                        (e.message.clone(), status, code)
+                    }
+                    None => (None, None, None),
+                };
+                let ext = cx.push(ErrorEvent {
+                    message: message.unwrap_or(Cow::Borrowed("the turn failed")),
+                    severity: Severity::Error,
+                    code,
+                    http_status,
+                    will_retry: Some(false),
+                    attempt: None,
+                    max_retries: None,
+                    retry_delay_ms: None,
+                    request_id: None,
+                    parent_call_id: None,
+                });
+                ext.put_opt(
+                    "gemini.errorType",
+                    error.as_ref().and_then(|e| e.ty.clone()),
+                );
+            }
             let ext = cx.push(TurnComplete {
                 is_error: failed,
                 subtype: w.status,
@@ -400,6 +481,48 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     Ok(())
 }
 
+/// The HTTP status and the status name an API error message carries:
+/// `[API Error: {"error":{"code":500,"message":…,"status":"INTERNAL"}}]` (the Gemini API's
+/// error body), or `[API Error: 429 …]`. Nothing when the message has neither (Gemini CLI's
+/// rate-limit message names no status on stdout).
+fn api_error(message: &str) -> (Option<u64>, Option<Str<'static>>) {
+    #[derive(Deserialize)]
+    struct Body {
+        error: Option<Inner>,
+    }
+    #[derive(Deserialize)]
+    struct Inner {
+        code: Option<u64>,
+        status: Option<String>,
+    }
+    let Some(inner) = message.strip_prefix("[API Error: ") else {
+        return (None, None);
+    };
+    let inner = inner.split("]\n").next().unwrap_or(inner);
+    let inner = inner.strip_suffix(']').unwrap_or(inner);
+    if inner.starts_with('{') {
+        if let Ok(Body { error: Some(e) }) = serde_json::from_str::<Body>(inner) {
+            let status = e.code.filter(|c| (100..600).contains(c));
+            return (status, e.status.map(Cow::Owned));
+        }
+        return (None, None);
+    }
+    let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+    let status = (digits == 3 && inner[digits..].starts_with(' '))
+        .then(|| inner[..3].parse().ok())
+        .flatten();
+    (status, None)
+}
+
+/// An error `code` as text (a string, or a number written out).
+fn code_text(v: &serde_json::Value) -> Option<Str<'static>> {
+    match v {
+        serde_json::Value::String(s) => Some(Cow::Owned(s.clone())),
+        serde_json::Value::Number(n) => Some(Cow::Owned(n.to_string())),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,6 +544,109 @@ mod tests {
                 v
             })
             .collect()
+    }
+
+    /// Converts lines in order, with the memory a stream carries; each event with its
+    /// `sessionId`.
+    fn stream(lines: &[&str]) -> Vec<Value> {
+        let mut memory = None;
+        let mut out = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let probe: Probe = serde_json::from_str(line).unwrap();
+            assert!(sniff(&probe), "not recognised as Gemini: {line}");
+            let mut cx = Cx {
+                memory: memory.take(),
+                line: i as u64 + 1,
+                ..Cx::default()
+            };
+            convert(line, &probe, &mut cx).unwrap();
+            for (b, e) in &cx.events {
+                let mut v = serde_json::to_value(b).unwrap();
+                v["event"] = Value::from(b.kind());
+                v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
+                if !e.is_empty() {
+                    v["extensions"] = serde_json::to_value(e).unwrap();
+                }
+                out.push(v);
+            }
+            memory = cx.memory.take();
+        }
+        out
+    }
+
+    const INIT: &str =
+        r#"{"type":"init","timestamp":"2026-01-01T00:00:00Z","session_id":"s1","model":"auto"}"#;
+
+    #[test]
+    fn every_event_names_the_session_init_announced() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:00Z","role":"user","content":"hi"}"#,
+            r#"{"type":"result","timestamp":"2026-01-01T00:00:01Z","status":"success"}"#,
+        ]);
+        assert!(ev.iter().all(|e| e["sessionId"] == "s1"), "{ev:?}");
+        // A stream cut before its init says nothing of the session.
+        let ev = stream(&[
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:00Z","role":"user","content":"hi"}"#,
+        ]);
+        assert_eq!(ev[0]["sessionId"], "");
+    }
+
+    #[test]
+    fn a_failed_result_is_an_error_then_a_failed_turn() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"result","timestamp":"2026-01-01T00:00:01Z","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":500,\"message\":\"boom\",\"status\":\"INTERNAL\"}}]"}}"#,
+        ]);
+        assert_eq!(ev[1]["event"], "error");
+        assert_eq!(ev[1]["httpStatus"], 500);
+        assert_eq!(ev[1]["code"], "INTERNAL");
+        assert_eq!(ev[1]["extensions"]["gemini.errorType"], "unknown");
+        assert_eq!(ev[2]["event"], "turn_complete");
+        assert_eq!(ev[2]["isError"], true);
+        // A message that names no status gives none.
+        let ev = stream(&[
+            r#"{"type":"result","timestamp":"2026-01-01T00:00:01Z","status":"error","error":{"type":"unknown","message":"[API Error: rate limit reached]\nPlease wait"}}"#,
+        ]);
+        assert_eq!(ev[0]["event"], "error");
+        assert!(ev[0].get("httpStatus").is_none() && ev[0].get("code").is_none());
+        assert_eq!(ev[1]["isError"], true);
+        assert_eq!(api_error("[API Error: 429 Too Many Requests]").0, Some(429));
+        assert_eq!(api_error("[API Error: 12 apples]").0, None);
+    }
+
+    #[test]
+    fn successful_writes_and_replaces_are_file_changes_from_their_input() {
+        let ev = stream(&[
+            INIT,
+            r##"{"type":"tool_use","timestamp":"2026-01-01T00:00:00Z","tool_name":"write_file","tool_id":"w1","parameters":{"file_path":"/w/notes.md","content":"# Notes\n"}}"##,
+            r#"{"type":"tool_use","timestamp":"2026-01-01T00:00:00Z","tool_name":"replace","tool_id":"r1","parameters":{"file_path":"/w/c.txt","old_string":"debug = false","new_string":"debug = true"}}"#,
+            r#"{"type":"tool_use","timestamp":"2026-01-01T00:00:00Z","tool_name":"replace","tool_id":"r2","parameters":{"file_path":"/w/d.txt","old_string":"a","new_string":"b"}}"#,
+            r#"{"type":"tool_result","timestamp":"2026-01-01T00:00:00Z","tool_id":"w1","status":"success"}"#,
+            r#"{"type":"tool_result","timestamp":"2026-01-01T00:00:00Z","tool_id":"r1","status":"success"}"#,
+            r#"{"type":"tool_result","timestamp":"2026-01-01T00:00:00Z","tool_id":"r2","status":"error","error":{"type":"EDIT_NO_OCCURRENCE_FOUND","message":"no match"}}"#,
+        ]);
+        let changes: Vec<&Value> = ev.iter().filter(|e| e["event"] == "file_change").collect();
+        assert_eq!(changes.len(), 2, "{ev:?}");
+        assert_eq!(changes[0]["path"], "/w/notes.md");
+        assert_eq!(changes[0]["changeKind"], "add");
+        assert_eq!(changes[0]["callId"], "w1");
+        assert_eq!(
+            changes[0]["diff"],
+            "--- /dev/null\n+++ b/w/notes.md\n@@ -0,0 +1,1 @@\n+# Notes\n"
+        );
+        assert_eq!(changes[0]["extensions"]["insights.inferred"], true);
+        assert_eq!(changes[1]["path"], "/w/c.txt");
+        assert_eq!(changes[1]["changeKind"], "update");
+        assert_eq!(
+            changes[1]["diff"],
+            "--- a/w/c.txt\n+++ b/w/c.txt\n@@ -1,1 +1,1 @@\n-debug = false\n+debug = true\n"
+        );
+        // A result whose call was not in the stream says nothing of a change.
+        let ev = stream(&[
+            r#"{"type":"tool_result","timestamp":"2026-01-01T00:00:00Z","tool_id":"w9","status":"success"}"#,
+        ]);
+        assert_eq!(ev.len(), 1);
     }
 
     #[test]

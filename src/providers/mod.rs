@@ -1,7 +1,9 @@
 //! Providers: one file per agent wire format, each with a detection rule and a converter.
 //!
-//! Adding a provider is one new file here plus one line in [`PROVIDERS`]. A converter is
-//! stateless: the events it produces depend only on the line it is given.
+//! Adding a provider is one new file here plus one line in [`PROVIDERS`] (and one in
+//! [`Memory`] if it remembers anything). A converter maps one line at a time; what it needs
+//! from earlier lines of the stream (a request for its answer, a call for its update) it keeps
+//! in its own memory ([`memo`]), bounded and the same on any number of threads.
 
 use crate::detect::Probe;
 use crate::event::{Body, Extensions, Str};
@@ -13,8 +15,10 @@ pub mod amp;
 pub mod claude;
 pub mod codex;
 pub mod cursor;
+pub mod edits;
 pub mod gemini;
 pub mod jsonrpc;
+pub mod memo;
 pub mod opencode;
 pub mod qwen;
 
@@ -129,12 +133,32 @@ pub struct Cx<'a> {
     pub session_id: Option<Str<'a>>,
     /// The provider's own time for the line (RFC 3339), if it carries one.
     pub timestamp: Option<Str<'a>>,
+    /// The provider's time for the line when it is not an RFC 3339 date-time (set by
+    /// [`Cx::wire_time`]): kept in each event's extensions as `insights.invalidTimestamp`.
+    pub bad_time: Option<Str<'a>>,
     pub turn_id: Option<Str<'a>>,
     /// A provider id unique to this line (Claude's `uuid`); event ids are built from it.
     pub anchor: Option<Str<'a>>,
     pub events: Vec<(Body<'a>, Extensions<'a>)>,
     /// Facts about the stream so far that a converter may read and set (see [`Sticky`]).
     pub sticky: Sticky,
+    /// The input line's number (what [`memo::Memo::insert`] records).
+    pub line: u64,
+    /// What the providers remember of the stream ([`Cx::memory`]).
+    pub memory: Option<Box<Memory>>,
+}
+
+crate::providers::memo::remember! {
+    /// What each provider remembers of the stream: one field per provider that keeps
+    /// anything, its type declared in the provider's own module.
+    pub struct Memory {
+        pub acp: acp::Memory,
+        pub claude: claude::Memory,
+        pub codex: codex::Memory,
+        pub gemini: gemini::Memory,
+        pub qwen: qwen::Memory,
+        pub amp: amp::Memory,
+    }
 }
 
 /// The few facts about the whole stream a converter may depend on: exceptions to
@@ -167,6 +191,22 @@ impl Sticky {
 }
 
 impl<'a> Cx<'a> {
+    /// What the providers remember of the stream.
+    pub fn memory(&mut self) -> &mut Memory {
+        self.memory.get_or_insert_with(Box::default)
+    }
+
+    /// Sets the line's time from the provider's time text: an RFC 3339 date-time
+    /// ([`crate::time::parse`]) becomes the events' `timestamp`; any other text (an impossible
+    /// date such as `2026-02-31`) is not passed off as one: the events get the time the line
+    /// was read (unless `--no-timestamp`) and the text in `insights.invalidTimestamp`.
+    pub fn wire_time(&mut self, t: Option<Str<'a>>) {
+        match t {
+            Some(t) if crate::time::looks_rfc3339(&t) => self.timestamp = Some(t),
+            other => self.bad_time = other,
+        }
+    }
+
     /// Adds an event; returns its extensions for the caller to fill.
     pub fn push(&mut self, body: impl Into<Body<'a>>) -> &mut Extensions<'a> {
         self.events.push((body.into(), Extensions::default()));

@@ -19,6 +19,8 @@
 //! Claude's (tool kinds then fall back to `other`). Use `--from qwen` for whole Qwen streams.
 
 use super::claude::{self, Dialect};
+use super::edits::{self, Edit};
+use super::memo::Memo;
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -41,7 +43,7 @@ pub const PROVIDER: Provider = Provider {
         reasoning: true,
         permissions: true,
         questions: true,
-        file_changes: false,
+        file_changes: true,
         command_exec: true,
         mcp: true,
         usage: true,
@@ -57,6 +59,28 @@ pub(crate) const QWEN: Dialect = Dialect {
     tool_kind,
     json_results: false,
 };
+
+crate::providers::memo::remember! {
+    /// What Qwen Code lines need of earlier lines of the stream.
+    pub struct Memory {
+        /// The change each write or edit call asked for, by call id, until its result: the
+        /// results carry no change ([`super::edits`]).
+        pub edits: Memo<Edit>,
+    }
+}
+
+fn edits_memo<'r>(cx: &'r mut Cx<'_>) -> &'r mut Memo<Edit> {
+    &mut cx.memory().qwen.edits
+}
+
+/// Which tools write a file (`Some((whole file, creates))`).
+fn edit_kind(name: &str) -> Option<(bool, bool)> {
+    match name {
+        "write_file" => Some((true, false)),
+        "edit" | "replace" => Some((false, false)),
+        _ => None,
+    }
+}
 
 fn canonical(name: &str) -> &str {
     match name {
@@ -199,6 +223,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         (Some("assistant"), _) => {
             claude::convert_as(line, probe, cx, &QWEN)?;
             api_errors(cx);
+            edits::follow(cx, edits_memo, edit_kind);
             Ok(())
         }
         (Some("result"), _) => {
@@ -212,6 +237,11 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             if let (Some(m), Some((Body::TurnComplete(tc), _))) = (message, cx.events.last_mut()) {
                 tc.errors.get_or_insert_with(Vec::new).push(m);
             }
+            Ok(())
+        }
+        (Some("user"), _) => {
+            claude::convert_as(line, probe, cx, &QWEN)?;
+            edits::follow(cx, edits_memo, edit_kind);
             Ok(())
         }
         _ => claude::convert_as(line, probe, cx, &QWEN),
@@ -265,10 +295,7 @@ fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
         .and_then(|r| r.str())
         .filter(|s| !s.is_empty());
     cx.anchor = probe.uuid.and_then(|r| r.str());
-    cx.timestamp = probe
-        .timestamp
-        .and_then(|r| r.str())
-        .filter(|t| crate::time::looks_rfc3339(t));
+    cx.wire_time(probe.timestamp.and_then(|r| r.str()));
 }
 
 /// Qwen Code reports a failed model request as an assistant message `[API Error: …]`.

@@ -320,7 +320,7 @@ impl<'a> Ev<'a> {
             Body::PermissionResponse(b) => {
                 v.request_id = r(&b.request_id);
                 v.decision = r(b.decision.as_str());
-                v.allowed = Some(b.allowed);
+                v.allowed = b.allowed;
                 v.message = s(&b.message);
                 v.interrupt = b.interrupt;
                 v.tool_use_id = s(&b.tool_use_id);

@@ -155,7 +155,7 @@ impl Pace {
     /// How long to wait before the event stamped `ts`.
     fn gap(&mut self, ts: Option<&str>) -> Option<Duration> {
         let speed = self.speed?;
-        let t = text::parse_rfc3339_ms(ts?)?;
+        let t = crate::time::millis(ts?)?;
         let last = self.last.replace(t)?;
         let ms = (t - last) as f64 / speed;
         (ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0).min(self.max_gap))

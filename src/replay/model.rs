@@ -29,7 +29,7 @@
 //!   session's `session_init`). A subagent's `tool_completion` waits for one event, its
 //!   `subagent_complete` from the same input line, so that the card gets one status line.
 
-use super::text::{clean, one_line, parse_rfc3339_ms};
+use super::text::{clean, one_line};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -916,7 +916,7 @@ impl Model {
         self.calls.insert(
             id.to_string(),
             Call {
-                started_ms: st(ev, "timestamp").and_then(parse_rfc3339_ms),
+                started_ms: st(ev, "timestamp").and_then(crate::time::millis),
                 input: ev.get("input").map(compact).unwrap_or_default(),
                 ..Call::new(head.clone(), depth)
             },
@@ -944,7 +944,7 @@ impl Model {
         let Some(id) = st(ev, "callId") else { return };
         let depth = self.depth_of(st(ev, "parentCallId"));
         self.unknown_call(id, depth, None);
-        let ended = st(ev, "timestamp").and_then(parse_rfc3339_ms);
+        let ended = st(ev, "timestamp").and_then(crate::time::millis);
         let card = self.card(id).expect("call exists");
         let c = self.calls.get_mut(id).expect("call exists");
         c.done = true;

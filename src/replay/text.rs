@@ -336,61 +336,6 @@ pub fn dollars(c: f64) -> String {
     }
 }
 
-/// Milliseconds since the Unix epoch of an RFC 3339 time (`2026-11-22T02:20:02.024Z`,
-/// `…+01:00`); `None` if it is not one.
-pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let d = b.get(r)?;
-        d.iter().try_fold(0i64, |acc, c| {
-            c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0'))
-        })
-    };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if b.get(4) != Some(&b'-')
-        || b.get(7) != Some(&b'-')
-        || !matches!(b.get(10), Some(b'T' | b't' | b' '))
-    {
-        return None;
-    }
-    let mut i = 19;
-    let mut ms = 0i64;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let mut scale = 100;
-        while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            ms += i64::from(c - b'0') * scale;
-            scale /= 10;
-            i += 1;
-        }
-    }
-    let offset_min = match b.get(i) {
-        Some(b'Z' | b'z') => 0,
-        Some(&sign @ (b'+' | b'-')) => {
-            let oh = num(i + 1..i + 3)?;
-            let om = num(i + 4..i + 6)?;
-            let m = oh * 60 + om;
-            if sign == b'+' {
-                m
-            } else {
-                -m
-            }
-        }
-        _ => return None,
-    };
-    // Days from civil (H. Hinnant).
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + se - offset_min * 60;
-    Some(secs * 1000 + ms)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,10 +401,10 @@ mod tests {
         assert_eq!(duration(1234), "1.2s");
         assert_eq!(duration(123_000), "2m 03s");
         assert_eq!(dollars(0.13091625), "$0.1309");
-        let a = parse_rfc3339_ms("2026-11-22T02:20:02.024Z").unwrap();
-        let b = parse_rfc3339_ms("2026-11-22T03:20:03.5+01:00").unwrap();
+        let a = crate::time::millis("2026-11-22T02:20:02.024Z").unwrap();
+        let b = crate::time::millis("2026-11-22T03:20:03.5+01:00").unwrap();
         assert_eq!(b - a, 1476);
-        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:01Z"), Some(1000));
-        assert_eq!(parse_rfc3339_ms("nope"), None);
+        assert_eq!(crate::time::millis("1970-01-01T00:00:01Z"), Some(1000));
+        assert_eq!(crate::time::millis("nope"), None);
     }
 }

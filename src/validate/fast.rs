@@ -758,6 +758,7 @@ pub struct EventFacts<'a> {
     pub is_error: bool,
     pub provider: Option<Cow<'a, str>>,
     pub reason: Option<Cow<'a, str>>,
+    pub diff: Option<Cow<'a, str>>,
 }
 
 impl EventFacts<'_> {
@@ -779,6 +780,7 @@ impl EventFacts<'_> {
             is_error: self.is_error,
             provider: self.provider.as_deref().unwrap_or(""),
             reason: self.reason.as_deref(),
+            diff: self.diff.as_deref(),
         }
     }
 }
@@ -876,7 +878,7 @@ impl<'de> Visitor<'de> for Top<'_> {
 }
 
 /// The members the rules read ([`Facts`]), numbered from 1 in this order.
-const FACTS: [&str; 15] = [
+const FACTS: [&str; 16] = [
     "event",
     "id",
     "seq",
@@ -892,6 +894,7 @@ const FACTS: [&str; 15] = [
     "provider",
     "reason",
     "toolUseId",
+    "diff",
 ];
 
 /// The last occurrence of a member wins, whatever its type (as in a `Value`).
@@ -912,6 +915,7 @@ fn set_fact<'de>(f: &mut EventFacts<'de>, fact: u8, v: Scalar<'de>) {
         13 => f.provider = v.str(),
         14 => f.reason = v.str(),
         15 => f.tool_use_id = v.str(),
+        16 => f.diff = v.str(),
         _ => {}
     }
 }
@@ -1186,63 +1190,12 @@ impl<'de> Visitor<'de> for Skip {
     }
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.f+](Z|±HH:MM)` with a real date, hours to 23, minutes and seconds to
-/// 59, and upper-case `T` and `Z`: a subset of both `format: date-time` (RFC 3339, as the
-/// jsonschema crate checks it) and the schema's pattern. Leap seconds and lower-case letters
-/// are left to the full validator.
+/// An RFC 3339 date-time ([`crate::time::parse`], the program's one reader) with upper-case
+/// `T` and `Z` and no leap second: a subset of both `format: date-time` (as the jsonschema
+/// crate checks it) and the schema's pattern. Leap seconds and lower-case letters are left
+/// to the full validator.
 pub fn date_time(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() < 20 {
-        return false;
-    }
-    let d = |r: std::ops::Range<usize>| -> Option<u32> {
-        b[r].iter().try_fold(0u32, |n, &c| {
-            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
-        })
-    };
-    let (Some(year), Some(month), Some(day), Some(hour), Some(minute), Some(second)) =
-        (d(0..4), d(5..7), d(8..10), d(11..13), d(14..16), d(17..19))
-    else {
-        return false;
-    };
-    if b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
-        return false;
-    }
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    if day == 0 || day > days || hour > 23 || minute > 59 || second > 59 {
-        return false;
-    }
-    let mut i = 19;
-    if b[i] == b'.' {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    match &b[i..] {
-        [b'Z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => {
-            let all = [*h1, *h2, *m1, *m2];
-            if !all.iter().all(u8::is_ascii_digit) {
-                return false;
-            }
-            let hh = (h1 - b'0') * 10 + (h2 - b'0');
-            let mm = (m1 - b'0') * 10 + (m2 - b'0');
-            hh <= 23 && mm <= 59
-        }
-        _ => false,
-    }
+    crate::time::parse(s).is_some_and(|t| t.upper && t.second < 60)
 }
 
 #[cfg(test)]

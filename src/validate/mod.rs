@@ -13,6 +13,7 @@ mod check;
 mod fast;
 mod report;
 mod rules;
+mod unified;
 
 use crate::cli::InputArgs;
 use crate::diag::Diag;

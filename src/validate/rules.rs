@@ -92,6 +92,12 @@ rules! {
         "a subagent not completed by the end of the log";
     TurnUnstarted = "turn-unstarted", Error,
         "turn_complete without an open turn_start";
+    TurnOpenAtEnd = "turn-open-at-end", Warning,
+        "a turn_start without turn_complete by the end";
+    DiffUnified = "diff-unified", Error,
+        "a file_change diff that git apply would not take";
+    SessionInitAnonymous = "session-init-anonymous", Error,
+        "a session_init without a sessionId";
     StreamUnfinished = "stream-unfinished", Error,
         "streamed block without its final text or tool call";
     StreamOpenAtEnd = "stream-open-at-end", Warning,
@@ -307,6 +313,8 @@ pub struct Facts<'a> {
     pub is_error: bool,
     pub provider: &'a str,
     pub reason: Option<&'a str>,
+    /// A `file_change`'s unified diff.
+    pub diff: Option<&'a str>,
 }
 
 impl<'a> Facts<'a> {
@@ -329,6 +337,7 @@ impl<'a> Facts<'a> {
             is_error: m.get("isError").and_then(Value::as_bool) == Some(true),
             provider: s("provider").unwrap_or(""),
             reason: s("reason"),
+            diff: s("diff"),
         }
     }
 }
@@ -338,7 +347,7 @@ impl<'a> Facts<'a> {
 #[derive(Debug, Clone)]
 pub struct StoredFacts {
     /// Where each string of [`Facts`] is in the buffer; `u32::MAX` for `None`.
-    spans: [(u32, u32); 12],
+    spans: [(u32, u32); 13],
     seq: Option<u64>,
     block_index: Option<u64>,
     is_error: bool,
@@ -360,8 +369,9 @@ impl StoredFacts {
             Some(f.provider),
             f.reason,
             f.tool_use_id,
+            f.diff,
         ];
-        let mut spans = [(u32::MAX, 0); 12];
+        let mut spans = [(u32::MAX, 0); 13];
         for (span, s) in spans.iter_mut().zip(strs) {
             if let Some(s) = s {
                 *span = (buf.len() as u32, s.len() as u32);
@@ -398,6 +408,7 @@ impl StoredFacts {
             provider: s(9).unwrap_or(""),
             reason: s(10),
             tool_use_id: s(11),
+            diff: s(12),
         }
     }
 }
@@ -657,12 +668,21 @@ impl Stream {
     }
 }
 
+/// A turn started and not completed yet.
+struct OpenTurn {
+    id: Option<String>,
+    /// The line of its turn_start.
+    line: u64,
+    /// Its session was interrupted while it ran: it need not complete.
+    excused: bool,
+}
+
 #[derive(Default)]
 struct Turns {
     /// Whether the session has had a turn_start at all.
     started: bool,
-    /// The turn_ids of the open turns, in order.
-    open: Vec<Option<String>>,
+    /// The open turns, in order.
+    open: Vec<OpenTurn>,
 }
 
 /// The protocol state of one log.
@@ -824,7 +844,11 @@ impl Checker {
                 }
                 let t = self.turns.get_mut(s).expect("just inserted");
                 t.started = true;
-                t.open.push(f.turn_id.map(str::to_owned));
+                t.open.push(OpenTurn {
+                    id: f.turn_id.map(str::to_owned),
+                    line,
+                    excused: false,
+                });
             }
             "turn_complete" => {
                 self.turn_complete(f, s, line, out);
@@ -837,6 +861,21 @@ impl Checker {
                 let only = (!f.session.is_empty()).then_some(s);
                 self.end_streams(only, false, out);
                 self.tools.excuse(only);
+                self.excuse_turns(only);
+            }
+            "session_init" if f.session.is_empty() => {
+                out.push(Rule::SessionInitAnonymous, line, || {
+                    "session_init without a sessionId: its events cannot be told from those of other sessions".to_owned()
+                });
+            }
+            "file_change" => {
+                if let Some(d) = f.diff {
+                    if let Err(p) = super::unified::check(d) {
+                        out.push(Rule::DiffUnified, line, || {
+                            format!("the diff is not a unified diff: {p}")
+                        });
+                    }
+                }
             }
             "stream_delta" => self.stream_delta(f, s, line, out),
             "text" => {
@@ -929,10 +968,10 @@ impl Checker {
             return;
         }
         let pos = match f.turn_id {
-            Some(id) => t.open.iter().position(|o| o.as_deref() == Some(id)),
+            Some(id) => t.open.iter().position(|o| o.id.as_deref() == Some(id)),
             None => (!t.open.is_empty()).then_some(0),
         }
-        .or_else(|| t.open.iter().position(Option::is_none));
+        .or_else(|| t.open.iter().position(|o| o.id.is_none()));
         match pos {
             Some(i) => {
                 t.open.remove(i);
@@ -941,6 +980,23 @@ impl Checker {
                 Some(id) => format!("turn_complete of turnId {id:?} without its turn_start"),
                 None => "turn_complete without an open turn_start".to_owned(),
             }),
+        }
+    }
+
+    /// The turns open in session scope `s` (everywhere when `None`) need not complete any more:
+    /// as for calls, an interruption ends them without a word.
+    fn excuse_turns(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                if let Some(t) = self.turns.get_mut(s) {
+                    t.open.iter_mut().for_each(|o| o.excused = true);
+                }
+            }
+            None => self
+                .turns
+                .values_mut()
+                .flat_map(|t| t.open.iter_mut())
+                .for_each(|o| o.excused = true),
         }
     }
 
@@ -1123,6 +1179,20 @@ impl Checker {
             let s = session_of(&s);
             out.push(Rule::SubagentOpenAtEnd, line, || {
                 format!("the subagent of callId {c:?} of session {s:?} never completed")
+            });
+        }
+        let mut turns: Vec<_> = self
+            .turns
+            .iter()
+            .flat_map(|(s, t)| t.open.iter().map(move |o| (o.line, s, o)))
+            .filter(|(_, _, o)| !o.excused)
+            .collect();
+        turns.sort_by_key(|(line, _, _)| *line);
+        for (line, s, o) in turns {
+            let s = session_of(s);
+            out.push(Rule::TurnOpenAtEnd, line, || match &o.id {
+                Some(id) => format!("turn {id:?} of session {s:?} has no turn_complete"),
+                None => format!("a turn of session {s:?} has no turn_complete"),
             });
         }
         let mut streams: Vec<_> = self
@@ -1465,6 +1535,120 @@ mod tests {
             check(&evs, &Policy::default()),
             [(4, "turn-unstarted", Level::Error)]
         );
+    }
+
+    #[test]
+    fn a_turn_must_complete_by_the_end() {
+        let mut other = ev(5, "turn_start", json!({"turnId": "o1"}));
+        other["sessionId"] = json!("other");
+        let evs = [
+            init(),
+            ev(2, "turn_start", json!({"turnId": "t1"})),
+            ev(3, "turn_complete", json!({"turnId": "t1", "isError": true})),
+            ev(4, "turn_start", json!({"turnId": "t2"})),
+            other,
+            ev(6, "turn_start", json!({"turnId": "t3"})),
+            ev(7, "turn_complete", json!({"turnId": "t3"})),
+        ];
+        assert_eq!(
+            check(&evs, &Policy::default()),
+            [
+                (4, "turn-open-at-end", Level::Warning),
+                (5, "turn-open-at-end", Level::Warning)
+            ]
+        );
+        // A session without turn_start events has no turns to complete.
+        let no_starts = [init(), ev(2, "text", json!({"kind": "text"}))];
+        assert_eq!(check(&no_starts, &Policy::default()), []);
+    }
+
+    /// As for calls: turns running when their session is interrupted need not complete; turns
+    /// started after the interruption, or in another session, still do.
+    #[test]
+    fn an_interruption_excuses_running_turns() {
+        let mut other = ev(4, "turn_start", json!({"turnId": "o1"}));
+        other["sessionId"] = json!("other");
+        let evs = [
+            init(),
+            ev(2, "turn_start", json!({"turnId": "t1"})),
+            ev(3, "session_status", json!({"status": "interrupted"})),
+            other,
+            ev(5, "turn_start", json!({"turnId": "t2"})),
+        ];
+        let got: Vec<_> = check(&evs, &Policy::default())
+            .into_iter()
+            .map(|(l, r, _)| (l, r))
+            .collect();
+        assert_eq!(got, [(4, "turn-open-at-end"), (5, "turn-open-at-end")]);
+        // An interruption without a session (a control message) excuses every session's turns.
+        let mut control = ev(4, "session_status", json!({"status": "interrupted"}));
+        control["sessionId"] = json!("");
+        let evs = [
+            init(),
+            ev(2, "turn_start", json!({"turnId": "t1"})),
+            ev(3, "turn_start", json!({"turnId": "t2"})),
+            control,
+        ];
+        assert_eq!(check(&evs, &Policy::default()), []);
+    }
+
+    #[test]
+    fn a_session_init_needs_a_session_id() {
+        let mut empty = init();
+        empty["sessionId"] = json!("");
+        let mut missing = init_at(2);
+        missing.as_object_mut().expect("object").remove("sessionId");
+        let evs = [empty, missing, init_at(3)];
+        assert_eq!(
+            check(&evs, &Policy::default()),
+            [
+                (1, "session-init-anonymous", Level::Error),
+                (2, "session-init-anonymous", Level::Error)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_change_diff_must_be_unified() {
+        let good = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+        let evs = [
+            init(),
+            ev(
+                2,
+                "file_change",
+                json!({"path": "f", "changeKind": "update", "diff": good}),
+            ),
+            ev(
+                3,
+                "file_change",
+                json!({"path": "f", "changeKind": "update"}),
+            ),
+            ev(
+                4,
+                "file_change",
+                json!({"path": "f", "changeKind": "update", "diff": "@@ -1 +1 @@\n-a\n+b\n"}),
+            ),
+            ev(
+                5,
+                "file_change",
+                json!({"path": "f", "changeKind": "add", "diff": "new content\n"}),
+            ),
+            // Only file_change diffs are checked.
+            ev(6, "notice", json!({"diff": "not a diff"})),
+        ];
+        let (found, errors, _) = run(&evs, &Policy::default());
+        let got: Vec<_> = found
+            .iter()
+            .map(|f| (f.line, f.rule.id(), f.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4, "diff-unified", "the diff is not a unified diff: line 1: a hunk before the `--- ` and `+++ ` lines"),
+                (5, "diff-unified", "the diff is not a unified diff: line 1: no `--- ` and `+++ ` lines"),
+            ]
+        );
+        assert_eq!(errors, 2);
     }
 
     #[test]

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Two builds of insights on the same inputs, run in alternation: the guard that a change keeps
+the speed it found.
+
+    python3 benches/compare.py OLD_BINARY NEW_BINARY            # 50 MB per input, best of 5
+    python3 benches/compare.py OLD NEW --mb 20 --repeat 3
+
+Inputs are generated as benches/bench.py makes them (the captures in testdata/, repeated with
+fresh ids), once, and both binaries read the same bytes. For each provider and command
+(`convert` on one thread, `convert --jobs 2`, `validate`, `reduce`) it prints the best time of
+each binary and NEW / OLD: above 1.00 is slower. Runs alternate OLD, NEW, OLD, NEW, … so that a
+noisy machine weighs on both alike.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the generator and the provider inputs)
+
+COMMANDS = {
+    "convert -j1": ["--no-timestamp", "--jobs", "1"],
+    "convert -j2": ["--no-timestamp", "--jobs", "2"],
+    "validate": ["validate", "--format", "json"],
+    "reduce": ["reduce"],
+}
+
+
+def once(binary, args, path):
+    """Seconds for one run, output to /dev/null."""
+    t0 = time.perf_counter()
+    subprocess.run([binary, *args, path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--mb", type=int, default=50, help="size of each input in MB (default 50)")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each binary (default 5)")
+    ap.add_argument("--only", help="a provider of bench.INPUTS to run alone")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"{'input':8} {'command':12} {'old s':>8} {'new s':>8} {'new/old':>8}")
+        worst = 0.0
+        for name, dirs in bench.INPUTS.items():
+            if a.only and name != a.only:
+                continue
+            path = os.path.join(tmp, f"{name}.jsonl")
+            bench.generate(path, dirs, a.mb, seed=7)
+            for label, args in COMMANDS.items():
+                old, new = [], []
+                for _ in range(a.repeat):
+                    old.append(once(a.old, args, path))
+                    new.append(once(a.new, args, path))
+                ratio = min(new) / min(old)
+                worst = max(worst, ratio)
+                print(f"{name:8} {label:12} {min(old):8.3f} {min(new):8.3f} {ratio:8.2f}", flush=True)
+            os.remove(path)
+        print(f"worst new/old: {worst:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,431 @@
+//! What a provider remembers of a stream: the facts that one line states and a later line
+//! needs (a JSON-RPC request's options for its answer, a call announced in a permission
+//! request, the session a stream named).
+//!
+//! Each stateful provider keeps a `Memory` of its own, in its own module, made of [`Memo`]s
+//! and declared with [`remember!`](remember); [`super::Memory`] holds one of each. The rules:
+//! - **Bounded.** An entry leaves when the fact is used up (the request answered, the call
+//!   ended). A memo holds at most [`Memo::CAP`] entries; past that it forgets its oldest
+//!   entry and says so ([`Memo::forgotten`], reported by the converter). A converter that
+//!   finds nothing says `unknown` or leaves the field out: it never guesses.
+//! - **The same output on any number of threads.** `--jobs` converts a chunk of lines from a
+//!   guess of the state before it. While [`Memo::begin`] tracks, a memo notes the keys its
+//!   chunk read without having written them first ([`Memo::read`]); the writer converts the
+//!   chunk again when one of them differs between the guess and the state the chunk really
+//!   starts from ([`Remember::stale`]), and otherwise puts the chunk's own writes on top of
+//!   that state ([`Remember::after`]). A memo that had to forget, or that was scanned whole,
+//!   depends on all of itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A keyed memory: values by string key (a JSON-RPC id, a call id, a session id), each with
+/// the input line that wrote it.
+#[derive(Debug, Clone)]
+pub struct Memo<V> {
+    entries: BTreeMap<String, (V, u64)>,
+    /// Entries forgotten to stay within [`Memo::CAP`], in this part of the stream.
+    forgotten: u64,
+    /// `--jobs` bookkeeping, when [`Memo::begin`] asked for it.
+    track: Option<Box<Track>>,
+}
+
+/// What a part of the stream did to a memo, beside its values.
+#[derive(Debug, Clone, Default)]
+struct Track {
+    /// Keys written or removed.
+    written: BTreeSet<String>,
+    /// Keys read before this part wrote them.
+    read: BTreeSet<String>,
+    /// Prefixes whose keys were all read ([`Memo::take_prefix`]), each with the keys under
+    /// it this part had written before: the others came from the start.
+    prefixes: BTreeMap<String, BTreeSet<String>>,
+    /// The part read the whole memo (a scan, or forgetting its oldest entry).
+    all: bool,
+}
+
+impl<V> Default for Memo<V> {
+    fn default() -> Self {
+        Memo {
+            entries: BTreeMap::new(),
+            forgotten: 0,
+            track: None,
+        }
+    }
+}
+
+/// Values compare; the bookkeeping does not.
+impl<V: PartialEq> PartialEq for Memo<V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl<V: Clone + PartialEq> Memo<V> {
+    /// The most entries a memo holds.
+    pub const CAP: usize = 4096;
+
+    fn note_read(&mut self, key: &str) {
+        if let Some(t) = &mut self.track {
+            if !t.written.contains(key) && !t.read.contains(key) {
+                t.read.insert(key.to_owned());
+            }
+        }
+    }
+
+    fn note_write(&mut self, key: &str) {
+        if let Some(t) = &mut self.track {
+            if !t.written.contains(key) {
+                t.written.insert(key.to_owned());
+            }
+        }
+    }
+
+    /// The value under `key`.
+    pub fn get(&mut self, key: &str) -> Option<&V> {
+        self.note_read(key);
+        self.entries.get(key).map(|(v, _)| v)
+    }
+
+    /// The value under `key`, to change in place.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+        self.note_read(key);
+        self.note_write(key);
+        self.entries.get_mut(key).map(|(v, _)| v)
+    }
+
+    /// Whether `key` has a value.
+    pub fn contains(&mut self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Sets `key` to `value`, written at input line `line`; forgets the oldest entry when the
+    /// memo is full.
+    pub fn insert(&mut self, key: &str, value: V, line: u64) {
+        self.note_write(key);
+        if self.entries.len() >= Self::CAP && !self.entries.contains_key(key) {
+            self.forget_oldest();
+        }
+        match self.entries.get_mut(key) {
+            Some(slot) => *slot = (value, line),
+            None => {
+                self.entries.insert(key.to_owned(), (value, line));
+            }
+        }
+    }
+
+    /// Takes the value under `key` out.
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        self.note_read(key);
+        self.note_write(key);
+        self.entries.remove(key).map(|(v, _)| v)
+    }
+
+    /// Takes out every entry `pick` chooses, in key order.
+    pub fn take_where(&mut self, mut pick: impl FnMut(&str, &V) -> bool) -> Vec<(String, V)> {
+        if let Some(t) = &mut self.track {
+            t.all = true;
+        }
+        let keys: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|(k, (v, _))| pick(k, v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| {
+                self.note_write(&k);
+                let (v, _) = self.entries.remove(&k)?;
+                Some((k, v))
+            })
+            .collect()
+    }
+
+    /// Takes out every entry whose key starts with `prefix`, in key order: what a part of the
+    /// stream takes so depends on the entries under `prefix` it did not write itself.
+    pub fn take_prefix(&mut self, prefix: &str) -> Vec<(String, V)> {
+        if let Some(t) = &mut self.track {
+            if !t.prefixes.contains_key(prefix) {
+                let own = t
+                    .written
+                    .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+                    .take_while(|k| k.starts_with(prefix))
+                    .cloned()
+                    .collect();
+                t.prefixes.insert(prefix.to_owned(), own);
+            }
+        }
+        let keys: Vec<String> = self
+            .entries
+            .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| {
+                self.note_write(&k);
+                let (v, _) = self.entries.remove(&k)?;
+                Some((k, v))
+            })
+            .collect()
+    }
+
+    /// The number of entries.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the memo is empty.
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn forget_oldest(&mut self) {
+        if let Some(t) = &mut self.track {
+            t.all = true;
+        }
+        let oldest = self
+            .entries
+            .iter()
+            .min_by_key(|(_, (_, line))| *line)
+            .map(|(k, _)| k.clone());
+        if let Some(k) = oldest {
+            self.note_write(&k);
+            self.entries.remove(&k);
+            self.forgotten += 1;
+        }
+    }
+
+    /// Entries forgotten to stay within the cap since the last call; counts again from 0.
+    pub fn forgotten(&mut self) -> u64 {
+        std::mem::take(&mut self.forgotten)
+    }
+}
+
+/// The `--jobs` side of a memory (see the module's doc): implemented for [`Memo`], and by
+/// [`remember!`] for a struct of memos or memories.
+pub trait Remember: Clone + Default + PartialEq {
+    /// Starts a part of the stream: clears the bookkeeping, and keeps it while `track`.
+    fn begin(&mut self, track: bool);
+    /// Whether a part that started from `guess` and left `self` read anything that differs
+    /// in `actual`, the state it really started from.
+    fn stale(&self, guess: &Self, actual: &Self) -> bool;
+    /// The state after this part, which ended as `self`, when it started from `before`
+    /// without [`Remember::stale`] reads.
+    fn after(&self, before: &Self) -> Self;
+    /// Entries forgotten to stay within the caps since the last call.
+    fn forgotten(&mut self) -> u64;
+}
+
+impl<V: Clone + PartialEq> Remember for Memo<V> {
+    fn begin(&mut self, track: bool) {
+        self.track = track.then(Box::default);
+    }
+
+    fn stale(&self, guess: &Self, actual: &Self) -> bool {
+        let Some(t) = &self.track else {
+            return guess != actual;
+        };
+        if t.all {
+            return guess != actual;
+        }
+        let under = |m: &'_ Self, p: &str, own: &BTreeSet<String>| -> Vec<(String, V)> {
+            m.entries
+                .range::<str, _>((std::ops::Bound::Included(p), std::ops::Bound::Unbounded))
+                .take_while(|(k, _)| k.starts_with(p))
+                .filter(|(k, _)| !own.contains(*k))
+                .map(|(k, (v, _))| (k.clone(), v.clone()))
+                .collect()
+        };
+        t.read
+            .iter()
+            .any(|k| guess.entries.get(k) != actual.entries.get(k))
+            || t
+                .prefixes
+                .iter()
+                .any(|(p, own)| under(guess, p, own) != under(actual, p, own))
+    }
+
+    fn after(&self, before: &Self) -> Self {
+        let Some(t) = &self.track else {
+            return self.clone();
+        };
+        let mut entries = before.entries.clone();
+        for k in &t.written {
+            match self.entries.get(k) {
+                Some(v) => {
+                    entries.insert(k.clone(), v.clone());
+                }
+                None => {
+                    entries.remove(k);
+                }
+            }
+        }
+        Memo {
+            entries,
+            forgotten: 0,
+            track: None,
+        }
+    }
+
+    fn forgotten(&mut self) -> u64 {
+        Memo::forgotten(self)
+    }
+}
+
+/// Declares a struct of memos (or of other memories) and implements [`Remember`] for it
+/// field by field, with `Clone`, `Default`, `Debug` and `PartialEq`.
+macro_rules! remember {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $field:ident : $ty:ty,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Default, Debug, PartialEq)]
+        pub struct $name { $($(#[$fm])* pub $field: $ty,)* }
+
+        // A memory of no fields uses none of the arguments.
+        #[allow(unused_variables)]
+        impl $crate::providers::memo::Remember for $name {
+            fn begin(&mut self, track: bool) {
+                $($crate::providers::memo::Remember::begin(&mut self.$field, track);)*
+            }
+            fn stale(&self, guess: &Self, actual: &Self) -> bool {
+                false $(|| $crate::providers::memo::Remember::stale(
+                    &self.$field, &guess.$field, &actual.$field))*
+            }
+            fn after(&self, before: &Self) -> Self {
+                $name { $($field: $crate::providers::memo::Remember::after(
+                    &self.$field, &before.$field),)* }
+            }
+            fn forgotten(&mut self) -> u64 {
+                0 $(+ $crate::providers::memo::Remember::forgotten(&mut self.$field))*
+            }
+        }
+    };
+}
+pub(crate) use remember;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_that_reads_only_its_own_writes_is_not_stale() {
+        let mut guess = Memo::default();
+        guess.insert("a", 1, 1);
+        let mut part = guess.clone();
+        part.begin(true);
+        part.insert("b", 2, 5);
+        assert_eq!(part.get("b"), Some(&2));
+        let mut actual = Memo::default();
+        actual.insert("a", 9, 1);
+        assert!(!part.stale(&guess, &actual));
+        let end = part.after(&actual);
+        assert_eq!(end.entries.get("a").map(|e| e.0), Some(9));
+        assert_eq!(end.entries.get("b").map(|e| e.0), Some(2));
+    }
+
+    #[test]
+    fn a_read_of_what_the_part_did_not_write_depends_on_its_start() {
+        let mut guess = Memo::default();
+        guess.insert("a", 1, 1);
+        let mut part = guess.clone();
+        part.begin(true);
+        assert_eq!(part.remove("a"), Some(1));
+        let same = guess.clone();
+        assert!(!part.stale(&guess, &same));
+        let mut actual = Memo::default();
+        actual.insert("a", 2, 1);
+        assert!(part.stale(&guess, &actual));
+        // Read and absent in both: not stale; absent in one only: stale.
+        let mut part = Memo::<i32>::default();
+        part.begin(true);
+        assert_eq!(part.get("x"), None);
+        assert!(!part.stale(&Memo::default(), &Memo::default()));
+        let mut with_x = Memo::default();
+        with_x.insert("x", 5, 1);
+        assert!(part.stale(&Memo::default(), &with_x));
+        // The removal is a write: the end has no `a`, whatever the start had.
+        let mut part = guess.clone();
+        part.begin(true);
+        part.remove("a");
+        assert!(part.after(&guess).is_empty());
+    }
+
+    #[test]
+    fn a_full_memo_forgets_its_oldest_entry_and_depends_on_all_of_itself() {
+        let mut m = Memo::default();
+        for i in 0..Memo::<u64>::CAP as u64 {
+            m.insert(&format!("k{i}"), i, 100 + i);
+        }
+        let guess = m.clone();
+        m.begin(true);
+        m.insert("new", 0, 1_000_000);
+        assert_eq!(m.len(), Memo::<u64>::CAP);
+        assert!(!m.contains("k0"));
+        assert_eq!(m.forgotten(), 1);
+        assert_eq!(m.forgotten(), 0);
+        let mut other = guess.clone();
+        other.insert("k5", 77, 3);
+        assert!(m.stale(&guess, &other));
+        assert!(!m.stale(&guess, &guess));
+    }
+
+    #[test]
+    fn scans_take_in_key_order_and_depend_on_everything() {
+        let mut m = Memo::default();
+        m.insert("b", 2, 1);
+        m.insert("a", 1, 2);
+        m.insert("c", 3, 3);
+        let guess = m.clone();
+        m.begin(true);
+        let taken = m.take_where(|_, v| *v != 2);
+        assert_eq!(taken, vec![("a".to_string(), 1), ("c".to_string(), 3)]);
+        let mut other = guess.clone();
+        other.insert("z", 0, 4);
+        assert!(m.stale(&guess, &other));
+    }
+
+    #[test]
+    fn a_prefix_taken_depends_on_the_entries_under_it_only() {
+        let mut m = Memo::default();
+        m.insert("s1/a", 1, 1);
+        m.insert("s2/a", 2, 2);
+        let guess = m.clone();
+        m.begin(true);
+        m.insert("s1/b", 3, 3);
+        let taken = m.take_prefix("s1/");
+        assert_eq!(taken, vec![("s1/a".to_string(), 1), ("s1/b".to_string(), 3)]);
+        assert_eq!(m.len(), 1);
+        let mut other = guess.clone();
+        other.insert("s2/z", 9, 4);
+        assert!(!m.stale(&guess, &other));
+        other.insert("s1/z", 9, 4);
+        assert!(m.stale(&guess, &other));
+        // What the start had under the prefix, taken (so written) by the take itself.
+        let mut other = guess.clone();
+        other.insert("s1/a", 7, 1);
+        assert!(m.stale(&guess, &other));
+        // The end holds neither what was taken nor what the start had under the prefix.
+        let end = m.after(&other);
+        assert!(end.entries.keys().all(|k| !k.starts_with("s1/") || k == "s1/z"));
+    }
+
+    remember! {
+        /// Two memos, as a provider declares them.
+        pub struct Two {
+            pub a: Memo<u8>,
+            pub b: Memo<String>,
+        }
+    }
+
+    #[test]
+    fn the_macro_goes_field_by_field() {
+        let mut t = Two::default();
+        t.begin(true);
+        t.b.insert("s", "x".into(), 1);
+        let before = Two::default();
+        let end = t.after(&before);
+        assert_eq!(end.b.entries.len(), 1);
+        assert!(!t.stale(&before, &before));
+    }
+}
