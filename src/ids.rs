@@ -100,6 +100,15 @@ pub fn hash64(s: &str) -> u64 {
     h.finish()
 }
 
+/// The stable 64-bit hash of a pair of strings: each is hashed with its length, so
+/// `("ab", "c")` and `("a", "bc")` differ.
+pub fn hash_pair(a: &str, b: &str) -> u64 {
+    let mut h = Hash64::default();
+    h.write(a.as_bytes());
+    h.write(b.as_bytes());
+    h.finish()
+}
+
 /// Bits of filter per id, at least (the filter doubles when it would have fewer).
 const BITS_PER_ID: usize = 8;
 /// The filter's size at first, in 64-bit words.
@@ -258,7 +267,8 @@ impl IdSet {
 /// enough to scan whenever the filter says "maybe".
 const TAIL: usize = 256;
 
-/// The ids of the events `reduce` applied, by their 64-bit hash ([`hash64`]), answering at
+/// The ids of the events `reduce` applied, by a 64-bit hash of each ([`hash_pair`] of its
+/// session and id), answering at
 /// once whether an id is new. 8 bytes an id in the list, 1 to 2 in the filter (and while two
 /// runs are merged, the merged run's 8 bytes an id again); two ids of one hash count as one,
 /// which among a million ids happens with a chance of about 1 in 37 million.

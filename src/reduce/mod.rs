@@ -34,8 +34,8 @@
 //! turn runs (an interruption notice, a queued prompt) joins that turn.
 //!
 //! # Exactly once
-//! Every event is applied at most once by its `id`: the state keeps the 64-bit hash of the id
-//! of every event applied (`cursor.ids`, see [`crate::ids::Applied`]), and an event whose id is
+//! Every event is applied at most once by its `id` (in its session): the state keeps a 64-bit
+//! hash of the session and id of every event applied (`cursor.ids`, see [`crate::ids::Applied`]), and an event whose id is
 //! there is skipped, in one stream and after `--from-state`. So a log fed twice, a snapshot
 //! followed by the rest of its log or by the whole log again, or a tail that overlaps what was
 //! applied all give the state of one pass. `seq` is a position within one conversion, not a
@@ -61,7 +61,7 @@ use crate::convert::{Converter, Options};
 use crate::detect::Probe;
 use crate::diag::Diag;
 use crate::event::Event;
-use crate::ids::hash64;
+use crate::ids::hash_pair;
 use crate::input::{Line, LineReader, Source};
 use crate::output::{ColorChoice, Out};
 use anyhow::Context as _;
@@ -166,14 +166,19 @@ impl Reducer {
             self.stopped = true;
             return Fed::Stop;
         }
+        // Keyed by session and id: ids are meant to be unique, but an id made of a line's
+        // content and place is the same for the same line at the same place of two logs.
         let id = ev
             .id
             .as_deref()
             .filter(|id| !id.is_empty())
-            .map(|id| (id, hash64(id)))
+            .map(|id| (id, hash_pair(ev.session(), id)))
             // Neither an id nor a `seq` (the schema requires an id): known by its text, so
             // that the log read again skips it (and a second copy of it counts once).
-            .or_else(|| (ev.seq.is_none() && !ev.line.is_empty()).then(|| ("", hash64(ev.line))));
+            .or_else(|| {
+                (ev.seq.is_none() && !ev.line.is_empty())
+                    .then(|| ("", hash_pair(ev.session(), ev.line)))
+            });
         // An event the provider numbers is known by its place, not by its id (which changes
         // when its line is converted at another place in a file), when it names its session
         // and the session is in the state to keep the place; until then (and for an event that

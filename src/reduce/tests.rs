@@ -1300,6 +1300,13 @@ fn an_event_applied_before_is_skipped_in_the_same_stream() {
     let once = reduce_lines(&log);
     let twice: Vec<String> = log.iter().chain(&log).cloned().collect();
     same("a log fed twice", &once, &reduce_lines(&twice));
+    // The same id in another session is another event (an id made of a line's content and
+    // place is the same for the same line at the same place of two logs).
+    let a = r#"{"event":"turn_start","id":"h5d461ce0f0fea351-2:0","sessionId":"A"}"#;
+    let b = r#"{"event":"turn_start","id":"h5d461ce0f0fea351-2:0","sessionId":"B"}"#;
+    let st = reduce_lines(&[a.into(), b.into(), a.into()]);
+    assert_eq!(st.events.applied, 2);
+    assert_eq!(st.tree.sessions.len(), 2);
     // Events without an id are known by their `seq`: one at or before the last applied is
     // skipped.
     let mut v: Value =

@@ -7,11 +7,11 @@
 //! what finds duplicates: the hash and line of every event id (17 to 18 bytes, see
 //! [`IdSet`](crate::ids::IdSet)) and an 8-byte hash of every finished call.
 
-use crate::ids::{hash64, Hash64, IdSet, Prehashed, Repeat};
+use crate::ids::{hash64, hash_pair, Hash64, IdSet, Prehashed, Repeat};
 use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -421,14 +421,6 @@ type StrMap<V> = HashMap<String, V, BuildHasherDefault<Hash64>>;
 /// A set of strings, hashed with [`Hash64`].
 type StrSet = HashSet<String, BuildHasherDefault<Hash64>>;
 
-/// The stable 64-bit hash of a pair of strings: each is hashed with its length, so
-/// `("ab", "c")` and `("a", "bc")` differ.
-fn hash_pair(a: &str, b: &str) -> u64 {
-    let mut h = Hash64::default();
-    h.write(a.as_bytes());
-    h.write(b.as_bytes());
-    h.finish()
-}
 
 /// Something open in a [`Ledger`].
 struct Open {
