@@ -30,6 +30,8 @@ pub type Str<'a> = Cow<'a, str>;
 #[derive(Debug, Clone)]
 pub enum Json<'a> {
     Raw(&'a RawValue),
+    /// JSON text a converter kept from an earlier line, written as it is.
+    RawOwned(Box<RawValue>),
     Value(Value),
     Str(Str<'a>),
     U64(u64),
@@ -45,6 +47,7 @@ impl Serialize for Json<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Json::Raw(r) => r.serialize(s),
+            Json::RawOwned(r) => r.serialize(s),
             Json::Value(v) => v.serialize(s),
             Json::Str(v) => s.serialize_str(v),
             Json::U64(v) => s.serialize_u64(*v),
@@ -58,6 +61,11 @@ impl Serialize for Json<'_> {
 impl<'a> From<&'a RawValue> for Json<'a> {
     fn from(r: &'a RawValue) -> Self {
         Json::Raw(r)
+    }
+}
+impl From<Box<RawValue>> for Json<'_> {
+    fn from(r: Box<RawValue>) -> Self {
+        Json::RawOwned(r)
     }
 }
 impl From<Value> for Json<'_> {

@@ -11,13 +11,14 @@
 //! - `seq`: each chunk numbers its events from 1, and the converter notes where each number
 //!   starts; the writer puts the run's numbers in their place.
 //! - what the converter remembers of the stream ([`StreamState`]: the JSON-RPC provider of
-//!   bare answers, Codex's v2 bit). A worker starts from a guess, the state the last chunk any
-//!   worker finished ended in, and notes whether any line depended on it (a JSON-RPC answer
-//!   before any line of its chunk names the provider, a Codex legacy line before a v2 one);
-//!   if one did and the guess was wrong, the writer converts that chunk again from the right
-//!   state. A stream keeps its state from chunk to chunk, so that is rare: it happens to a
-//!   chunk that starts before any other has finished. (Starting every chunk from the default
-//!   state instead, the writer converted a tenth of an ACP log twice, on its own.)
+//!   bare answers, Codex's v2 bit, the providers' memories of requests, calls and sessions).
+//!   A worker starts from a guess: the state the last chunk any worker finished ended in,
+//!   after the chunk's lead (the lines just before it, up to [`LEAD_BYTES`]) converted from
+//!   it with the output unused, so that the guess knows the session and the calls the chunk
+//!   starts inside. The chunk notes what it read of its start (`src/providers/memo.rs`); if
+//!   any of it differs from the real start, the writer converts that chunk again from the
+//!   right state. Without the lead, a log of many short sessions had most of its chunks
+//!   converted twice; with it, about one chunk in thirty on the bench's inputs.
 //!
 //! What a worker does with each line is a [`Work`]: `insights` converts it and the calling
 //! thread writes the chunk ([`Convert`]); `reduce --jobs` converts provider output and the
@@ -36,8 +37,8 @@ use anyhow::Context;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 /// The size a chunk grows to before it is handed to a worker.
@@ -48,6 +49,34 @@ struct Chunk {
     index: u64,
     text: Vec<u8>,
     lines: Layout,
+    /// The whole lines just before the chunk (at most [`lead_bytes`]), each ending in `\n`:
+    /// a worker converts them first, output unused, so that its guess of the state the chunk
+    /// starts from knows the session and the calls the chunk begins inside.
+    lead: Vec<u8>,
+}
+
+/// The most bytes of [`Chunk::lead`].
+const LEAD_BYTES: usize = 64 * 1024;
+
+/// How much lead a chunk of `chunk_bytes` gets: [`LEAD_BYTES`], at most a sixteenth of the
+/// chunk (tests of tiny chunks keep guessing from the bare state).
+fn lead_bytes(chunk_bytes: usize) -> usize {
+    LEAD_BYTES.min(chunk_bytes / 16)
+}
+
+/// The whole lines in the last `max` bytes of `text` (lines each ending in `\n`).
+fn tail_lines(text: &[u8], max: usize) -> &[u8] {
+    if max == 0 || !text.ends_with(b"\n") {
+        return &[];
+    }
+    if text.len() <= max {
+        return text;
+    }
+    let from = text.len().saturating_sub(max + 1);
+    match memchr::memchr(b'\n', &text[from..]) {
+        Some(i) => &text[from + i + 1..],
+        None => &[],
+    }
 }
 
 enum Layout {
@@ -302,6 +331,7 @@ impl<'a> Parallel<'a> {
                 reader: BlockReader::new(reader, self.opts.max_line),
                 next: 0,
                 error: None,
+                tail: Vec::new(),
             }))
         } else {
             Feed::Thread { reader, live: true }
@@ -387,6 +417,7 @@ impl<'a> Parallel<'a> {
                         let start = guess
                             .lock()
                             .map_or_else(|_| StreamState::default(), |g| g.clone());
+                        let start = Start::Guess(start);
                         let done = work_chunk(work, opts, chunk, name, start, color, &buffers.outs);
                         if let Ok(mut g) = guess.lock() {
                             *g = done.end.clone();
@@ -454,8 +485,7 @@ impl<'a> Parallel<'a> {
             };
             next += 1;
             let _ = credit_rx.try_recv();
-            let stale =
-                !done.converted || done.own.stale(done.depended, &done.start, &self.state);
+            let stale = !done.converted || done.own.stale(done.depended, &done.start, &self.state);
             if done.converted {
                 self.guessed += 1;
                 self.missed += u64::from(stale);
@@ -472,7 +502,7 @@ impl<'a> Parallel<'a> {
                     self.opts,
                     done.chunk,
                     name,
-                    self.state.clone(),
+                    Start::Known(self.state.clone()),
                     color,
                     &buffers.outs,
                 );
@@ -514,6 +544,8 @@ struct Blocks<R> {
     next: u64,
     /// The read error that ended the input.
     error: Option<io::Error>,
+    /// The last lines of the block read last: the next one's [`Chunk::lead`].
+    tail: Vec<u8>,
 }
 
 /// A worker's next chunk of a regular file: taken with a credit (at most `3 × N` chunks in
@@ -535,10 +567,15 @@ fn next_block<R: Read>(
         Ok(Some(block)) => {
             let index = b.next;
             b.next += 1;
+            let lead = std::mem::replace(
+                &mut b.tail,
+                tail_lines(&text, lead_bytes(chunk_bytes)).to_vec(),
+            );
             Some(Chunk {
                 index,
                 text,
                 lines: Layout::Block(block),
+                lead,
             })
         }
         Ok(None) => None,
@@ -570,8 +607,9 @@ fn read_chunks(
 ) -> io::Result<()> {
     let mut rdr = LineReader::new(reader, max_line);
     let mut index = 0u64;
-    let new_chunk = |index: u64, first_line: u64| Chunk {
+    let new_chunk = |index: u64, first_line: u64, lead: &[u8]| Chunk {
         index,
+        lead: lead.to_vec(),
         text: texts.take(chunk_bytes + 64 * 1024),
         lines: Layout::Read {
             first_line,
@@ -580,7 +618,7 @@ fn read_chunks(
             unterminated: false,
         },
     };
-    let mut chunk = new_chunk(0, 1);
+    let mut chunk = new_chunk(0, 1, &[]);
     let send = |chunk: Chunk| -> bool { credit_tx.send(()).is_ok() && work_tx.send(chunk).is_ok() };
     let result = loop {
         match rdr.append_line(&mut chunk.text) {
@@ -601,7 +639,9 @@ fn read_chunks(
                 chunk.text.push(b'\n');
                 if chunk.text.len() >= chunk_bytes || (live && !rdr.has_buffered_line()) {
                     index += 1;
-                    let full = std::mem::replace(&mut chunk, new_chunk(index, rdr.lineno() + 1));
+                    let lead = tail_lines(&chunk.text, lead_bytes(chunk_bytes));
+                    let next = new_chunk(index, rdr.lineno() + 1, lead);
+                    let full = std::mem::replace(&mut chunk, next);
                     if !send(full) {
                         return Ok(());
                     }
@@ -617,17 +657,21 @@ fn read_chunks(
     result
 }
 
-/// Runs `work` over one chunk, with a converter that starts from the state `from`, into
-/// memory.
+/// Runs `work` over one chunk, with a converter that starts from the state `from` (a guess:
+/// after the chunk's [`Chunk::lead`] converted from it), into memory.
 fn work_chunk<K: Work>(
     work: &K,
     opts: &Options,
     chunk: Chunk,
     name: &str,
-    from: StreamState,
+    from: Start,
     color: bool,
     outs: &Pool,
 ) -> Done<K::Notes> {
+    let from = match from {
+        Start::Known(s) => s,
+        Start::Guess(s) => warm_up(opts, &chunk, name, s, outs),
+    };
     let notes = RefCell::new(work.notes());
     let mut tap = |ev: &Event<'_>| match notes.try_borrow_mut() {
         Ok(mut n) => work.event(&mut n, ev),
@@ -718,6 +762,56 @@ fn work_chunk<K: Work>(
         error,
         converted: true,
     }
+}
+
+/// The state a chunk starts from: known (the writer's), or a worker's guess.
+enum Start {
+    Known(StreamState),
+    Guess(StreamState),
+}
+
+/// The guess `from` after the lines of `chunk`'s lead, converted with their output and
+/// diagnostics unused. A lead longer than a quarter of its chunk (a live pipe's chunks of a
+/// line or two) is not worth it.
+fn warm_up(
+    opts: &Options,
+    chunk: &Chunk,
+    name: &str,
+    from: StreamState,
+    outs: &Pool,
+) -> StreamState {
+    let lead = &chunk.lead;
+    if lead.is_empty() || lead.len() > chunk.text.len() / 4 {
+        return from;
+    }
+    let first = match &chunk.lines {
+        Layout::Read { first_line, .. } => *first_line,
+        Layout::Block(b) => b.first_line,
+    };
+    let count = memchr::memchr_iter(b'\n', lead).count() as u64;
+    let Some(mut lineno) = first.checked_sub(count) else {
+        return from;
+    };
+    let mut sink = Out::chunk(outs.take(lead.len() * 2));
+    let mut diag = Diag::new(false).kept();
+    let mut conv = Converter::new(opts, &mut sink);
+    conv.set_state(from);
+    for bytes in lead.split(|&b| b == b'\n') {
+        if lineno >= first {
+            break;
+        }
+        if conv
+            .input_line(Line::Ok, bytes, lineno, false, name, &mut diag)
+            .is_err()
+        {
+            break;
+        }
+        lineno += 1;
+    }
+    let state = conv.state();
+    drop(conv);
+    outs.give(sink.into_chunk());
+    state
 }
 
 /// A chunk's output with its events numbered from `seq + 1`, into `to` (cleared first);

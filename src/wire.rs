@@ -423,8 +423,14 @@ mod tests {
 
     #[test]
     fn http_statuses_stated_in_words() {
-        assert_eq!(http_status_in("Internal error: API Error: 500 mock"), Some(500));
-        assert_eq!(http_status_in("exceeded retry limit, last status: 429 Too Many"), Some(429));
+        assert_eq!(
+            http_status_in("Internal error: API Error: 500 mock"),
+            Some(500)
+        );
+        assert_eq!(
+            http_status_in("exceeded retry limit, last status: 429 Too Many"),
+            Some(429)
+        );
         assert_eq!(
             http_status_in(r#"{"error":{"code":500,"message":"x","status":"INTERNAL"}}"#),
             Some(500)

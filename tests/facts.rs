@@ -485,7 +485,12 @@ fn check_tokens(ev: &Events, facts: &Value, out: &mut Vec<String>) {
         let got = sum(field);
         // The wire's input may count cached tokens in (Codex, Gemini) or not (Claude); the
         // events' `inputTokens` never does, and `cacheReadTokens` says how many there were.
-        let with_cache = got + if key == "input" { sum("cacheReadTokens") } else { 0 };
+        let with_cache = got
+            + if key == "input" {
+                sum("cacheReadTokens")
+            } else {
+                0
+            };
         if got != want && with_cache != want {
             out.push(format!(
                 "tokens.{key}: facts {want}, the events' {field} total {got} ({with_cache} with cache reads)"

@@ -148,9 +148,25 @@ pub struct Agent {
     name: Option<String>,
     version: Option<String>,
     /// `agentCapabilities`, `protocolVersion` and `authMethods` as written.
-    capabilities: Option<String>,
-    protocol: Option<String>,
-    auth: Option<String>,
+    capabilities: Option<RawJson>,
+    protocol: Option<RawJson>,
+    auth: Option<RawJson>,
+}
+
+/// JSON text kept as written; equal when the texts are.
+#[derive(Debug, Clone)]
+pub struct RawJson(Box<RawValue>);
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl RawJson {
+    fn of(r: &RawValue) -> Self {
+        RawJson(r.to_owned())
+    }
 }
 
 /// The side that sends `method`: the agent asks the client for permission, files and
@@ -1348,7 +1364,10 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
                 options,
             }) => {
                 let picked = o.option_id.as_deref().unwrap_or_default();
-                let kind = options.into_iter().find(|(id, _)| id == picked).map(|o| o.1);
+                let kind = options
+                    .into_iter()
+                    .find(|(id, _)| id == picked)
+                    .map(|o| o.1);
                 (Some(session), call, kind)
             }
             _ => (None, None, None),
@@ -1463,11 +1482,10 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
         });
         ext.put("acp.requestId", request_id);
         if let Some(a) = agent {
-            let raw = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
             ext.put_opt("acp.agentName", a.name);
-            ext.put_opt("acp.protocolVersion", raw(a.protocol));
-            ext.put_opt("acp.agentCapabilities", raw(a.capabilities));
-            ext.put_opt("acp.authMethods", raw(a.auth));
+            ext.put_opt("acp.protocolVersion", a.protocol.map(|r| r.0));
+            ext.put_opt("acp.agentCapabilities", a.capabilities.map(|r| r.0));
+            ext.put_opt("acp.authMethods", a.auth.map(|r| r.0));
         }
         if let Some(m) = b.modes {
             cx.push(SessionMode {
@@ -1495,11 +1513,15 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
         answered(env, Shape::Other, cx);
         let info = b.agent_info;
         let agent = Agent {
-            name: info.as_ref().and_then(|i| i.name.as_deref().map(str::to_owned)),
-            version: info.as_ref().and_then(|i| i.version.as_deref().map(str::to_owned)),
-            capabilities: b.agent_capabilities.map(|r| r.get().to_owned()),
-            protocol: b.protocol_version.map(|r| r.get().to_owned()),
-            auth: b.auth_methods.map(|r| r.get().to_owned()),
+            name: info
+                .as_ref()
+                .and_then(|i| i.name.as_deref().map(str::to_owned)),
+            version: info
+                .as_ref()
+                .and_then(|i| i.version.as_deref().map(str::to_owned)),
+            capabilities: b.agent_capabilities.map(RawJson::of),
+            protocol: b.protocol_version.map(RawJson::of),
+            auth: b.auth_methods.map(RawJson::of),
         };
         let line = cx.line;
         cx.memory().acp.agent.insert("", agent, line);
@@ -1507,7 +1529,10 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             subtype: Cow::Borrowed("initialize"),
             message: None,
         });
-        ext.put_opt("acp.agentVersion", info.as_ref().and_then(|i| i.version.clone()));
+        ext.put_opt(
+            "acp.agentVersion",
+            info.as_ref().and_then(|i| i.version.clone()),
+        );
         ext.put_opt("acp.agentName", info.and_then(|i| i.name));
         ext.put_opt("acp.protocolVersion", b.protocol_version);
         ext.put_opt("acp.agentCapabilities", b.agent_capabilities);
@@ -1604,7 +1629,13 @@ mod tests {
         let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
         assert_eq!(
             kinds,
-            ["tool_invocation", "permission_request", "permission_response", "tool_update", "turn_complete"]
+            [
+                "tool_invocation",
+                "permission_request",
+                "permission_response",
+                "tool_update",
+                "turn_complete"
+            ]
         );
     }
 
@@ -1643,7 +1674,13 @@ mod tests {
         let ends: Vec<_> = ev
             .iter()
             .filter(|e| e["event"] == "tool_completion")
-            .map(|e| (e["callId"].clone(), e["status"].clone(), e["extensions"]["insights.inferred"].clone()))
+            .map(|e| {
+                (
+                    e["callId"].clone(),
+                    e["status"].clone(),
+                    e["extensions"]["insights.inferred"].clone(),
+                )
+            })
             .collect();
         assert_eq!(ends.len(), 2);
         assert!(ends.iter().all(|(_, s, i)| s == "cancelled" && i == true));
@@ -1665,8 +1702,18 @@ mod tests {
         let changes: Vec<_> = ev.iter().filter(|e| e["event"] == "file_change").collect();
         assert_eq!(changes.len(), 1);
         assert_eq!(changes[0]["changeKind"], "add");
-        assert_eq!(ev.iter().filter(|e| e["event"] == "tool_completion").count(), 1);
-        assert_eq!(ev.iter().filter(|e| e["event"] == "tool_invocation").count(), 1);
+        assert_eq!(
+            ev.iter()
+                .filter(|e| e["event"] == "tool_completion")
+                .count(),
+            1
+        );
+        assert_eq!(
+            ev.iter()
+                .filter(|e| e["event"] == "tool_invocation")
+                .count(),
+            1
+        );
         let ev = stream(&[diff, failed]);
         assert!(ev.iter().all(|e| e["event"] != "file_change"));
     }

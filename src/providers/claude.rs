@@ -1412,14 +1412,19 @@ fn subagent_answer(raw: &RawValue) -> (Option<String>, [Option<u64>; 3]) {
     let Some(text) = content_text(raw) else {
         return (None, [None; 3]);
     };
-    let Some(at) = text.find("agentId: ").filter(|&i| i == 0 || text[..i].ends_with('\n'))
+    let Some(at) = text
+        .find("agentId: ")
+        .filter(|&i| i == 0 || text[..i].ends_with('\n'))
     else {
         return (Some(text), [None; 3]);
     };
     let footer = &text[at..];
     let figure = |name: &str| {
         let rest = &footer[footer.find(name)? + name.len()..];
-        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
     };
     let figures = [
         figure("subagent_tokens: "),
@@ -1822,7 +1827,8 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 /// Ends the calls of `session` that a stopped turn left open: `cancelled`, and inferred (the
 /// wire never ends them). Background subagents already launched run on.
 fn end_open_calls(cx: &mut Cx<'_>, session: &str) {
-    let open = cx.memory().claude.calls.take_where(|_, c| {
+    let session = session.to_owned();
+    let open = cx.memory().claude.calls.take_where(move |_, c| {
         c.session == session
             && !c.name.is_empty()
             && !c.subagent.as_ref().is_some_and(|s| s.launched)

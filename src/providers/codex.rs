@@ -422,11 +422,12 @@ fn declined_status(call: Option<&Call>) -> ToolCallStatus {
 /// never ends them (an approval `cancel` of a file change, a command stopped by
 /// `turn/interrupt`). Marked `insights.inferred`.
 fn cancel_open_calls(cx: &mut Cx<'_>, thread: Option<&str>) {
+    let thread = thread.map(str::to_owned);
     let open = cx
         .memory()
         .codex
         .calls
-        .take_where(|_, c| c.thread.as_deref() == thread);
+        .take_where(move |_, c| c.thread == thread);
     for (id, call) in open {
         if !call.invoked {
             continue;
@@ -3744,7 +3745,10 @@ mod tests {
         assert!(parts[1].2.starts_with("diff --git a/y"));
         let d = "diff --git a/src/old.py b/src/new.py\nindex 1..2\n--- a/src/old.py\n+++ b/src/new.py\n@@ -1 +1 @@\n-a\n+b\n";
         let parts = split_diff(d);
-        assert_eq!((parts[0].0.as_str(), parts[0].1), ("src/old.py", ChangeKind::Move));
+        assert_eq!(
+            (parts[0].0.as_str(), parts[0].1),
+            ("src/old.py", ChangeKind::Move)
+        );
         assert_eq!(parts[0].3.as_deref(), Some("src/new.py"));
     }
 

@@ -602,7 +602,10 @@ mod tests {
         let ev = conv(
             r#"{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"/w/a.py"},"result":{"success":{"path":"/w/a.py","diffString":"@@ -1 +1 @@\n-a\n+b\n"}}}}}"#,
         );
-        assert_eq!(ev[1]["diff"], "--- a/w/a.py\n+++ b/w/a.py\n@@ -1 +1 @@\n-a\n+b\n");
+        assert_eq!(
+            ev[1]["diff"],
+            "--- a/w/a.py\n+++ b/w/a.py\n@@ -1 +1 @@\n-a\n+b\n"
+        );
     }
 
     #[test]

@@ -115,6 +115,7 @@ pub fn follow<'a>(
                 };
                 let text = match &t.input {
                     Json::Raw(r) => Cow::Borrowed(r.get()),
+                    Json::RawOwned(r) => Cow::Borrowed(r.get()),
                     Json::Value(v) => Cow::Owned(v.to_string()),
                     _ => continue,
                 };

@@ -16,7 +16,13 @@
 //!   that state ([`Remember::after`]). A memo that had to forget, or that was scanned whole,
 //!   depends on all of itself.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::ids::{hash64, Prehashed};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+
+/// Sets and maps keyed by a [`hash64`] already computed.
+type ByHash = BuildHasherDefault<Prehashed>;
 
 /// A keyed memory: values by string key (a JSON-RPC id, a call id, a session id), each with
 /// the input line that wrote it.
@@ -26,21 +32,53 @@ pub struct Memo<V> {
     /// Entries forgotten to stay within [`Memo::CAP`], in this part of the stream.
     forgotten: u64,
     /// `--jobs` bookkeeping, when [`Memo::begin`] asked for it.
-    track: Option<Box<Track>>,
+    track: Option<Box<Track<V>>>,
 }
 
-/// What a part of the stream did to a memo, beside its values.
-#[derive(Debug, Clone, Default)]
-struct Track {
-    /// Keys written or removed.
-    written: BTreeSet<String>,
+/// The choice of a [`Memo::take_where`], kept to ask it again of another start.
+type Pick<V> = Arc<dyn Fn(&str, &V) -> bool + Send + Sync>;
+
+/// What a part of the stream did to a memo, beside its values. Keys are kept by their
+/// [`hash64`], so that noting a line's reads and writes allocates nothing; two keys of one
+/// memo that hash alike (odds of 2^-64 a pair) would count as one.
+#[derive(Clone)]
+struct Track<V> {
+    /// Keys written or removed, each with the order of its first write (0, 1, …).
+    written: HashMap<u64, usize, ByHash>,
     /// Keys read before this part wrote them.
-    read: BTreeSet<String>,
-    /// Prefixes whose keys were all read ([`Memo::take_prefix`]), each with the keys under
-    /// it this part had written before: the others came from the start.
-    prefixes: BTreeMap<String, BTreeSet<String>>,
-    /// The part read the whole memo (a scan, or forgetting its oldest entry).
+    read: HashSet<u64, ByHash>,
+    /// Prefixes whose keys were all read ([`Memo::take_prefix`]), each with the number of
+    /// keys this part had written before: the others under it came from the start.
+    prefixes: BTreeMap<String, usize>,
+    /// Scans ([`Memo::take_where`]), each with the number of keys this part had written
+    /// before it: the part depends on the other entries the scan would choose.
+    scans: Vec<(Pick<V>, usize)>,
+    /// The part read the whole memo (it forgot its oldest entry).
     all: bool,
+}
+
+impl<V> Default for Track<V> {
+    fn default() -> Self {
+        Track {
+            written: HashMap::default(),
+            read: HashSet::default(),
+            prefixes: BTreeMap::new(),
+            scans: Vec::new(),
+            all: false,
+        }
+    }
+}
+
+impl<V> std::fmt::Debug for Track<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Track")
+            .field("written", &self.written.len())
+            .field("read", &self.read.len())
+            .field("prefixes", &self.prefixes)
+            .field("scans", &self.scans.len())
+            .field("all", &self.all)
+            .finish()
+    }
 }
 
 impl<V> Default for Memo<V> {
@@ -66,18 +104,23 @@ impl<V: Clone + PartialEq> Memo<V> {
 
     fn note_read(&mut self, key: &str) {
         if let Some(t) = &mut self.track {
-            if !t.written.contains(key) && !t.read.contains(key) {
-                t.read.insert(key.to_owned());
+            let h = hash64(key);
+            if !t.written.contains_key(&h) {
+                t.read.insert(h);
             }
         }
     }
 
     fn note_write(&mut self, key: &str) {
         if let Some(t) = &mut self.track {
-            if !t.written.contains(key) {
-                t.written.insert(key.to_owned());
-            }
+            let n = t.written.len();
+            t.written.entry(hash64(key)).or_insert(n);
         }
+    }
+
+    /// Whether this part wrote `key` before its `n`th first write.
+    fn own_before(t: &Track<V>, key: &str, n: usize) -> bool {
+        t.written.get(&hash64(key)).is_some_and(|&o| o < n)
     }
 
     /// The value under `key`.
@@ -120,11 +163,25 @@ impl<V: Clone + PartialEq> Memo<V> {
         self.entries.remove(key).map(|(v, _)| v)
     }
 
-    /// Takes out every entry `pick` chooses, in key order.
-    pub fn take_where(&mut self, mut pick: impl FnMut(&str, &V) -> bool) -> Vec<(String, V)> {
+    /// Takes out every entry `pick` chooses, in key order: what a part of the stream takes so
+    /// depends on the entries `pick` chooses that it did not write itself.
+    pub fn take_where(
+        &mut self,
+        pick: impl Fn(&str, &V) -> bool + Send + Sync + 'static,
+    ) -> Vec<(String, V)> {
         if let Some(t) = &mut self.track {
-            t.all = true;
+            let own = t.written.len();
+            t.scans.push((Arc::new(pick), own));
+            let Some((pick, _)) = t.scans.last() else {
+                return Vec::new();
+            };
+            let pick = Arc::clone(pick);
+            return self.take_chosen(|k, v| pick(k, v));
         }
+        self.take_chosen(pick)
+    }
+
+    fn take_chosen(&mut self, pick: impl Fn(&str, &V) -> bool) -> Vec<(String, V)> {
         let keys: Vec<String> = self
             .entries
             .iter()
@@ -145,18 +202,16 @@ impl<V: Clone + PartialEq> Memo<V> {
     pub fn take_prefix(&mut self, prefix: &str) -> Vec<(String, V)> {
         if let Some(t) = &mut self.track {
             if !t.prefixes.contains_key(prefix) {
-                let own = t
-                    .written
-                    .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
-                    .take_while(|k| k.starts_with(prefix))
-                    .cloned()
-                    .collect();
-                t.prefixes.insert(prefix.to_owned(), own);
+                let n = t.written.len();
+                t.prefixes.insert(prefix.to_owned(), n);
             }
         }
         let keys: Vec<String> = self
             .entries
-            .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(k, _)| k.clone())
             .collect();
@@ -230,36 +285,43 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         if t.all {
             return guess != actual;
         }
-        let under = |m: &'_ Self, p: &str, own: &BTreeSet<String>| -> Vec<(String, V)> {
+        // The entries of a start that the part depends on, as `(key, entry)` in key order:
+        // each one test of `depends` applies.
+        fn those<V>(
+            m: &Memo<V>,
+            mut depends: impl FnMut(&str, &V) -> bool,
+        ) -> Vec<(&String, &(V, u64))> {
             m.entries
-                .range::<str, _>((std::ops::Bound::Included(p), std::ops::Bound::Unbounded))
-                .take_while(|(k, _)| k.starts_with(p))
-                .filter(|(k, _)| !own.contains(*k))
-                .map(|(k, (v, _))| (k.clone(), v.clone()))
-                .collect()
-        };
-        t.read
-            .iter()
-            .any(|k| guess.entries.get(k) != actual.entries.get(k))
-            || t
-                .prefixes
                 .iter()
-                .any(|(p, own)| under(guess, p, own) != under(actual, p, own))
+                .filter(|(k, (v, _))| depends(k, v))
+                .collect()
+        }
+        let differ =
+            |depends: &dyn Fn(&str, &V) -> bool| those(guess, depends) != those(actual, depends);
+        (!t.read.is_empty() && differ(&|k, _| t.read.contains(&hash64(k))))
+            || t.prefixes.iter().any(|(p, &own)| {
+                differ(&|k, _| k.starts_with(p.as_str()) && !Self::own_before(t, k, own))
+            })
+            || t.scans
+                .iter()
+                .any(|(pick, own)| differ(&|k, v| !Self::own_before(t, k, *own) && pick(k, v)))
     }
 
     fn after(&self, before: &Self) -> Self {
         let Some(t) = &self.track else {
             return self.clone();
         };
-        let mut entries = before.entries.clone();
-        for k in &t.written {
-            match self.entries.get(k) {
-                Some(v) => {
-                    entries.insert(k.clone(), v.clone());
-                }
-                None => {
-                    entries.remove(k);
-                }
+        // The part's own entries at its end, the start's for every key it did not write.
+        let written = |k: &str| t.written.contains_key(&hash64(k));
+        let mut entries: BTreeMap<String, (V, u64)> = before
+            .entries
+            .iter()
+            .filter(|(k, _)| !written(k))
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect();
+        for (k, e) in &self.entries {
+            if written(k) {
+                entries.insert(k.clone(), e.clone());
             }
         }
         Memo {
@@ -394,7 +456,10 @@ mod tests {
         m.begin(true);
         m.insert("s1/b", 3, 3);
         let taken = m.take_prefix("s1/");
-        assert_eq!(taken, vec![("s1/a".to_string(), 1), ("s1/b".to_string(), 3)]);
+        assert_eq!(
+            taken,
+            vec![("s1/a".to_string(), 1), ("s1/b".to_string(), 3)]
+        );
         assert_eq!(m.len(), 1);
         let mut other = guess.clone();
         other.insert("s2/z", 9, 4);
@@ -407,7 +472,30 @@ mod tests {
         assert!(m.stale(&guess, &other));
         // The end holds neither what was taken nor what the start had under the prefix.
         let end = m.after(&other);
-        assert!(end.entries.keys().all(|k| !k.starts_with("s1/") || k == "s1/z"));
+        assert!(end
+            .entries
+            .keys()
+            .all(|k| !k.starts_with("s1/") || k == "s1/z"));
+    }
+
+    #[test]
+    fn a_scan_depends_only_on_the_entries_it_would_choose() {
+        let mut m = Memo::default();
+        m.insert("s1/a", 1, 1);
+        let guess = m.clone();
+        m.begin(true);
+        m.insert("s1/b", 2, 2);
+        let taken = m.take_where(|k, _| k.starts_with("s1/"));
+        assert_eq!(taken.len(), 2);
+        // Another session's entry in the real start: the scan would not choose it.
+        let mut other = guess.clone();
+        other.insert("s2/z", 9, 0);
+        assert!(!m.stale(&guess, &other));
+        let end = m.after(&other);
+        assert_eq!(end.entries.keys().collect::<Vec<_>>(), ["s2/z"]);
+        // One it would choose: the part must be converted again.
+        other.insert("s1/z", 9, 0);
+        assert!(m.stale(&guess, &other));
     }
 
     remember! {

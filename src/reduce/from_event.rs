@@ -93,6 +93,7 @@ fn event_id(ext: &e::Extensions) -> Option<u64> {
     match v {
         Json::U64(n) => Some(*n),
         Json::Raw(r) => r.get().parse().ok(),
+        Json::RawOwned(r) => r.get().parse().ok(),
         Json::Value(serde_json::Value::Number(n)) => n.as_u64(),
         Json::Str(_) | Json::Bool(_) | Json::Value(_) | Json::Object(_) | Json::Array(_) => None,
     }

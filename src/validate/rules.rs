@@ -421,7 +421,6 @@ type StrMap<V> = HashMap<String, V, BuildHasherDefault<Hash64>>;
 /// A set of strings, hashed with [`Hash64`].
 type StrSet = HashSet<String, BuildHasherDefault<Hash64>>;
 
-
 /// Something open in a [`Ledger`].
 struct Open {
     /// The session, then the key.
