@@ -307,13 +307,12 @@ impl State {
     /// Adds the entry of call `t` (made by `ev`) and counts it, in the session's tool calls
     /// by kind and the turn's: every call once, whichever event about it came first.
     fn new_call(&mut self, s: usize, ev: &Ev, seq: u64, t: ToolCall) -> u32 {
-        let call_id = t.call_id.clone();
-        let kind = t.kind.clone();
-        let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
-        self.idx.per[s].calls.insert(call_id, i);
         let c = &mut self.totals.sessions[s].counts;
         c.tools += 1;
-        count_kind(&mut c.tools_by_kind, kind.as_deref(), 1);
+        count_kind(&mut c.tools_by_kind, t.kind.as_deref(), 1);
+        let call_id = t.call_id.clone();
+        let i = self.push_entry(s, ev.parent(), ev, seq, Body::ToolCall(Box::new(t)), true);
+        self.idx.per[s].calls.insert(call_id, i);
         if let Some(t) = self.entries[i as usize].turn {
             self.tree.sessions[s].turns[t as usize - 1].tools += 1;
         }

@@ -141,7 +141,9 @@ impl<'a> Ev<'a> {
         v.session_id = r(&ev.session_id);
         v.turn_id = s(&ev.turn_id);
         v.source = Some(ev);
-        v.event_id = event_id(&ev.extensions);
+        if ev.provider == super::view::PROVIDER_OF_CURSOR {
+            v.event_id = event_id(&ev.extensions);
+        }
         match &ev.body {
             Body::SessionInit(b) => {
                 v.model = s(&b.model);

@@ -1328,6 +1328,7 @@ fn bridge(event_id: u64, place: u64, index: u32, body: Value) -> String {
     let o = e.as_object_mut().unwrap();
     o.insert("id".into(), json!(format!("h0-{place}:{index}")));
     o.insert("sessionId".into(), json!("b"));
+    o.insert("provider".into(), json!("aceclaw"));
     o.insert(
         "extensions".into(),
         json!({"aceclaw.planId": "p", "aceclaw.eventId": event_id}),

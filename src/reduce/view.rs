@@ -259,6 +259,8 @@ view! {
 /// The extension that carries a provider's own position in its stream: AceClaw's bridge
 /// numbers its events (`eventId`), and `reduce` resumes after the last one a session applied.
 pub const CURSOR_KEY: &str = "aceclaw.eventId";
+/// The provider whose events carry [`CURSOR_KEY`].
+pub const PROVIDER_OF_CURSOR: &str = "aceclaw";
 
 /// `extensions` as the view reads it: only [`CURSOR_KEY`], when it is a non-negative integer.
 /// Anything else (other members, other values, `extensions` not an object) is none, as
@@ -483,6 +485,17 @@ impl<'a> Visitor<'a> for Fill<'_, 'a> {
         let mut seen = 0u128;
         while let Some(key) = map.next_key_seed(Key)? {
             match key {
+                // `extensions` is read only on AceClaw's events (its provider comes first in
+                // the lines `insights` writes): the others' are skipped as a whole, which is
+                // much quicker than reading them member by member.
+                Some(Field::event_id) if self.0.provider.as_deref() != Some(PROVIDER_OF_CURSOR) => {
+                    let bit = 1u128 << (Field::event_id as u32);
+                    if seen & bit != 0 {
+                        return Err(de::Error::duplicate_field(KEYS[Field::event_id as usize]));
+                    }
+                    seen |= bit;
+                    map.next_value::<IgnoredAny>()?;
+                }
                 Some(f) => {
                     let bit = 1u128 << (f as u32);
                     if seen & bit != 0 {
