@@ -167,7 +167,9 @@ const RESULT_KEYS: &[&str] = &["thread", "turn", "decision", "userAgent", "codex
 fn sniff(p: &Probe) -> bool {
     if let Some(t) = p.ty() {
         // Gemini's stream-json has an `error` type too, always with a timestamp.
-        return EXEC_TYPES.contains(&t) || (t == "error" && p.timestamp.is_none());
+        return EXEC_TYPES.contains(&t)
+            || (t == "error" && p.timestamp.is_none())
+            || super::codex_rollout::sniff(p);
     }
     if let Some(m) = p.method() {
         if m == "initialize" {
@@ -200,6 +202,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 
 fn convert_line<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     if let Some(t) = probe.ty() {
+        if super::codex_rollout::sniff(probe) {
+            return super::codex_rollout::convert(line, probe, cx);
+        }
         return exec(Line::new(line, probe.members()), t, cx);
     }
     if probe.msg.is_some() && probe.method.is_none() {
@@ -357,7 +362,7 @@ fn name_session(cx: &mut Cx<'_>) {
 }
 
 /// Notes the stream's own thread.
-fn set_stream_thread(cx: &mut Cx<'_>, thread: &str) {
+pub(super) fn set_stream_thread(cx: &mut Cx<'_>, thread: &str) {
     let line = cx.line;
     let m = &mut cx.memory().codex.stream;
     if m.get(STREAM).map(String::as_str) != Some(thread) {
@@ -3309,7 +3314,7 @@ fn legacy_changes(changes: Option<&RawValue>) -> Vec<(String, ChangeKind, Option
         .collect()
 }
 
-fn legacy<'a>(
+pub(super) fn legacy<'a>(
     msg: &'a RawValue,
     env: Option<&Envelope<'a>>,
     cx: &mut Cx<'a>,

@@ -14,6 +14,7 @@ pub mod acp;
 pub mod amp;
 pub mod claude;
 pub mod codex;
+pub mod codex_rollout;
 pub mod cursor;
 pub mod edits;
 pub mod gemini;
@@ -155,6 +156,7 @@ crate::providers::memo::remember! {
         pub acp: acp::Memory,
         pub claude: claude::Memory,
         pub codex: codex::Memory,
+        pub codex_rollout: codex_rollout::Memory,
         pub gemini: gemini::Memory,
         pub qwen: qwen::Memory,
         pub amp: amp::Memory,

@@ -1,0 +1,612 @@
+//! Codex's own session files: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, one line per
+//! record, `{"timestamp", "type", "payload"}` (`testdata/session-files/codex-*/`). Read by the
+//! `codex` provider, whose events they become.
+//!
+//! | record | events |
+//! |---|---|
+//! | `session_meta` | `session_init` (id, cwd, CLI version; originator, source and model provider in `extensions`) |
+//! | `turn_context` | nothing of its own: the turn's model and cwd are remembered for the lines after it |
+//! | `event_msg` `task_started`, `task_complete`, `turn_aborted` | `turn_start`, `turn_complete` (interrupted: its open calls end `cancelled`, inferred), as the wire protocol's events |
+//! | `event_msg` `token_count` | `usage_update` (`stepUsage` the response's tokens, `total` the session's), with the turn's model |
+//! | `event_msg`, anything else | `notice` `codex/event/<type>`, the payload in `extensions.msg` (the file repeats each item there: the `response_item`s carry them) |
+//! | `response_item` `message` | `user_input` (`isSynthetic` for the context Codex writes itself: `<environment_context>`, …), `text`; `developer`/`system` → `notice` `codex/instructions` |
+//! | `response_item` `reasoning` | `text` kind `thinking` (the summary; the raw content when the file has it) |
+//! | `response_item` `function_call`, `custom_tool_call` | `tool_invocation` (`exec_command`/`shell` → execute with the command as title, `apply_patch` → edit) |
+//! | `response_item` `*_output` | `tool_completion` (`failed` on a non-zero `Exit code`, `cancelled` when Codex says the user aborted it); a successful `apply_patch` → one `file_change` per file |
+//! | `token_usage_record`, `world_state`, `compacted`, other `response_item`s | `notice` `codex/<type>`, the payload in `extensions.payload` |
+//!
+//! **Correlated:** the turn's model (from `turn_context`) on `usage_update`; a call's name and
+//! patch until its output; the session's cwd, against which a patch's relative paths are read.
+//! **Inferred:** none. An `apply_patch` update names no line numbers, so its `file_change`
+//! carries no diff (an added file's content is one).
+
+use super::memo::Memo;
+use super::{Cx, Unmapped};
+use crate::detect::Probe;
+use crate::event::{
+    ChangeKind, FileChange, Json, Notice, SessionInit, Str, Text, TextKind, ToolCallStatus,
+    ToolCompletion, ToolInvocation, ToolKind, UserInput,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+/// The record types of a session file.
+const TYPES: &[&str] = &[
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "token_usage_record",
+    "world_state",
+    "compacted",
+];
+
+/// `event_msg` payloads mapped as the wire protocol maps them (`codex::legacy`).
+const TURN_EVENTS: &[&str] = &["task_started", "turn_aborted", "token_count"];
+
+crate::providers::memo::remember! {
+    /// What a session file's lines need of earlier lines.
+    pub struct Memory {
+        /// The turn's model and the session's cwd, under [`MODEL`] and [`CWD`].
+        pub context: Memo<String>,
+        /// Calls invoked and not yet answered, by call id: the tool's name and, for
+        /// `apply_patch`, the patch.
+        pub calls: Memo<Call>,
+    }
+}
+
+const MODEL: &str = "model";
+const CWD: &str = "cwd";
+
+/// A call until its output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    name: String,
+    patch: Option<String>,
+}
+
+/// Whether a line is a session file's record: one of [`TYPES`], with a `timestamp`.
+pub fn sniff(p: &Probe) -> bool {
+    p.timestamp.is_some() && p.ty().is_some_and(|t| TYPES.contains(&t))
+}
+
+#[derive(Deserialize)]
+struct Record<'a> {
+    #[serde(borrow)]
+    payload: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct Payload<'a> {
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
+    ty: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    cli_version: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    originator: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    source: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    model_provider: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    model: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    turn_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    role: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    content: Option<Vec<Part<'a>>>,
+    /// Reasoning's summary parts (`turn_context` has a `summary` setting, a string).
+    #[serde(borrow, default)]
+    summary: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    name: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    call_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    arguments: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    input: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    internal_chat_message_metadata_passthrough: Option<Passthrough<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Passthrough<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    turn_id: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    text: Option<Str<'a>>,
+}
+
+/// Converts one record of a session file.
+pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let r: Record = crate::members::read(line, probe.members())?;
+    let ty = probe.ty().unwrap_or("");
+    cx.wire_time(probe.timestamp.and_then(|t| t.str()));
+    if ty == "event_msg" {
+        return event_msg(r.payload, cx);
+    }
+    let p: Payload = serde_json::from_str(r.payload.get())?;
+    cx.turn_id = p.turn_id.clone().or_else(|| {
+        p.internal_chat_message_metadata_passthrough
+            .as_ref()?
+            .turn_id
+            .clone()
+    });
+    match ty {
+        "session_meta" => session_meta(p, cx),
+        "turn_context" => {
+            let line = cx.line;
+            let memory = &mut cx.memory().codex_rollout.context;
+            if let Some(m) = &p.model {
+                memory.insert(MODEL, m.to_string(), line);
+            }
+            if let Some(c) = &p.cwd {
+                memory.insert(CWD, c.to_string(), line);
+            }
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("codex/turn_context"),
+                message: None,
+            });
+            ext.put("payload", r.payload);
+        }
+        "response_item" => response_item(p, r.payload, cx),
+        _ => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Owned(format!("codex/{ty}")),
+                message: None,
+            });
+            ext.put("payload", r.payload);
+        }
+    }
+    Ok(())
+}
+
+fn session_meta<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
+    let line = cx.line;
+    if let Some(c) = &p.cwd {
+        cx.memory()
+            .codex_rollout
+            .context
+            .insert(CWD, c.to_string(), line);
+    }
+    if let Some(id) = p.id.clone().filter(|s| !s.is_empty()) {
+        super::codex::set_stream_thread(cx, &id);
+        cx.session_id = Some(id);
+    }
+    let ext = cx.push(SessionInit {
+        cwd: p.cwd,
+        version: p.cli_version,
+        ..SessionInit::default()
+    });
+    ext.put_opt("codex.originator", p.originator);
+    ext.put_opt("codex.source", p.source);
+    ext.put_opt("codex.modelProvider", p.model_provider);
+}
+
+/// An `event_msg`: the protocol's own event, as the wire protocol maps it, or a notice.
+fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    #[derive(Deserialize)]
+    struct Ty<'a> {
+        #[serde(
+            rename = "type",
+            borrow,
+            default,
+            deserialize_with = "crate::wire::opt_str"
+        )]
+        ty: Option<Str<'a>>,
+    }
+    let t: Ty = serde_json::from_str(payload.get())?;
+    let ty = t.ty.unwrap_or_default();
+    if ty == "task_complete" {
+        return task_complete(payload, cx);
+    }
+    if !TURN_EVENTS.contains(&&*ty) {
+        let ext = cx.push(Notice {
+            subtype: Cow::Owned(format!("codex/event/{ty}")),
+            message: None,
+        });
+        ext.put("msg", payload);
+        return Ok(());
+    }
+    super::codex::legacy(payload, None, cx)?;
+    if ty == "token_count" {
+        let model = cx.memory().codex_rollout.context.get(MODEL).cloned();
+        for (body, _) in cx.events.iter_mut() {
+            if let crate::event::Body::UsageUpdate(u) = body {
+                if u.model.is_none() {
+                    u.model = model.clone().map(Cow::Owned);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The end of a turn; with an `error` (the API failed), the error and a failed end.
+fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    #[derive(Deserialize)]
+    struct Done<'a> {
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        turn_id: Option<Str<'a>>,
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        last_agent_message: Option<Str<'a>>,
+        duration_ms: Option<crate::wire::Count>,
+        #[serde(borrow, default)]
+        error: Option<Failure<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Failure<'a> {
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        message: Option<Str<'a>>,
+        #[serde(borrow, default)]
+        codex_error_info: Option<&'a RawValue>,
+    }
+    let d: Done = serde_json::from_str(payload.get())?;
+    cx.turn_id = d.turn_id;
+    let failed = d.error.is_some();
+    if let Some(e) = d.error {
+        let message = e.message.unwrap_or(Cow::Borrowed("error"));
+        // `codex_error_info` is a word (`internal_server_error`) or an object naming one.
+        let code = e.codex_error_info.and_then(|c| {
+            serde_json::from_str::<String>(c.get()).ok().or_else(|| {
+                super::jsonrpc::member_names(c.get())
+                    .into_iter()
+                    .next()
+                    .map(Cow::into_owned)
+            })
+        });
+        let http_status = crate::wire::http_status_in(&message);
+        let ext = cx.push(crate::event::ErrorEvent {
+            http_status,
+            code: code.map(Cow::Owned),
+            message,
+            severity: crate::event::Severity::Error,
+            will_retry: None,
+            attempt: None,
+            max_retries: None,
+            retry_delay_ms: None,
+            request_id: None,
+            parent_call_id: None,
+        });
+        ext.put_opt("codex.errorInfo", e.codex_error_info);
+    }
+    cx.push(crate::event::TurnComplete {
+        is_error: failed,
+        subtype: Some(Cow::Borrowed(if failed { "error" } else { "success" })),
+        result: d.last_agent_message,
+        duration_ms: d.duration_ms.map(|c| c.0),
+        ..crate::event::TurnComplete::default()
+    });
+    Ok(())
+}
+
+/// Text Codex writes into the conversation itself, not the person: the context it sends
+/// with the first prompt, the instructions of `AGENTS.md`.
+fn synthetic(text: &str) -> bool {
+    let t = text.trim_start();
+    [
+        "<environment_context>",
+        "<user_instructions>",
+        "<INSTRUCTIONS>",
+        "# AGENTS.md",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p))
+}
+
+fn joined<'a>(parts: Option<Vec<Part<'a>>>) -> Option<Str<'a>> {
+    let mut texts: Vec<Str<'a>> = parts?.into_iter().filter_map(|p| p.text).collect();
+    match texts.len() {
+        0 => None,
+        1 => texts.pop(),
+        _ => Some(Cow::Owned(texts.concat())),
+    }
+}
+
+fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
+    let ty = p.ty.clone().unwrap_or_default();
+    match &*ty {
+        "message" => {
+            let role = p.role.clone().unwrap_or_default();
+            let text = joined(p.content).unwrap_or_default();
+            match &*role {
+                "user" => {
+                    cx.push(UserInput {
+                        is_synthetic: synthetic(&text),
+                        text,
+                        images: None,
+                        parent_call_id: None,
+                    });
+                }
+                "assistant" => {
+                    let model = cx.memory().codex_rollout.context.get(MODEL).cloned();
+                    cx.push(Text {
+                        text,
+                        kind: TextKind::Text,
+                        parent_call_id: None,
+                        model: model.map(Cow::Owned),
+                        message_id: p.id,
+                    });
+                }
+                _ => {
+                    let ext = cx.push(Notice {
+                        subtype: Cow::Borrowed("codex/instructions"),
+                        message: None,
+                    });
+                    ext.put("codex.role", role);
+                    ext.put("codex.text", text);
+                }
+            }
+        }
+        "reasoning" => {
+            let summary = joined(
+                p.summary
+                    .and_then(|r| serde_json::from_str::<Vec<Part>>(r.get()).ok()),
+            );
+            let raw = joined(p.content);
+            for text in [summary, raw].into_iter().flatten() {
+                cx.push(Text {
+                    text,
+                    kind: TextKind::Thinking,
+                    parent_call_id: None,
+                    model: None,
+                    message_id: p.id.clone(),
+                });
+            }
+            if cx.events.is_empty() {
+                let ext = cx.push(Notice {
+                    subtype: Cow::Borrowed("codex/reasoning"),
+                    message: None,
+                });
+                ext.put("payload", payload);
+            }
+        }
+        "function_call" | "custom_tool_call" => invocation(p, cx),
+        "function_call_output" | "custom_tool_call_output" => output(p, cx),
+        _ => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Owned(format!("codex/{ty}")),
+                message: None,
+            });
+            ext.put("payload", payload);
+        }
+    }
+}
+
+fn invocation<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
+    let name = p.name.unwrap_or_default();
+    let call_id = p.call_id.unwrap_or_default();
+    // `function_call` arguments are JSON text; a custom tool's input is free text.
+    let input: Json<'a> = match p.arguments.as_deref() {
+        Some(a) => serde_json::from_str::<serde_json::Value>(a)
+            .map(Json::Value)
+            .unwrap_or_else(|_| Json::Str(Cow::Owned(a.to_owned()))),
+        None => Json::Value(serde_json::json!({ "input": p.input.as_deref().unwrap_or("") })),
+    };
+    let command = match &input {
+        Json::Value(v) => v
+            .get("cmd")
+            .or_else(|| v.get("command"))
+            .and_then(|c| match c {
+                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::Array(a) => Some(
+                    a.iter()
+                        .filter_map(|x| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                _ => None,
+            }),
+        _ => None,
+    };
+    let kind = match &*name {
+        "exec_command" | "shell" | "local_shell" | "container.exec" => ToolKind::Execute,
+        "apply_patch" => ToolKind::Edit,
+        "update_plan" => ToolKind::Think,
+        "view_image" => ToolKind::Read,
+        "web_search" => ToolKind::Browse,
+        n if n.starts_with("mcp__") => ToolKind::Mcp,
+        _ => ToolKind::Other,
+    };
+    let title = command.map(|c| Cow::Owned(super::codex::unwrap_shell(&c).into_owned()));
+    let line = cx.line;
+    let call = Call {
+        name: name.to_string(),
+        patch: (name == "apply_patch").then(|| p.input.as_deref().unwrap_or("").to_owned()),
+    };
+    if !call_id.is_empty() {
+        cx.memory().codex_rollout.calls.insert(&call_id, call, line);
+    }
+    cx.push(ToolInvocation {
+        call_id,
+        parent_call_id: None,
+        kind,
+        tool_name: name,
+        title,
+        input,
+        locations: None,
+        model: None,
+        mcp_server: None,
+        mcp_tool: None,
+        message_id: None,
+    });
+}
+
+/// The exit code Codex states at the head of a tool's output (`Exit code: N`), if any.
+fn exit_code(output: &str) -> Option<i64> {
+    output
+        .lines()
+        .take(4)
+        .find_map(|l| l.strip_prefix("Exit code: "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+fn output<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
+    let call_id = p.call_id.unwrap_or_default();
+    let call = cx.memory().codex_rollout.calls.remove(&call_id);
+    // The output is text, or an object whose `output` is.
+    let text: Option<String> = p.output.and_then(|o| {
+        serde_json::from_str::<String>(o.get()).ok().or_else(|| {
+            #[derive(Deserialize)]
+            struct Wrapped {
+                output: Option<String>,
+            }
+            serde_json::from_str::<Wrapped>(o.get()).ok()?.output
+        })
+    });
+    let body = text.as_deref().unwrap_or("");
+    // Codex's own words: a call the user stopped, or one they declined (it never ran).
+    let status = if body.contains("aborted by user") {
+        ToolCallStatus::Cancelled
+    } else if body.contains("rejected by user") {
+        ToolCallStatus::Failed
+    } else {
+        match exit_code(body) {
+            Some(0) | None => ToolCallStatus::Completed,
+            Some(_) => ToolCallStatus::Failed,
+        }
+    };
+    // A patch applied says so ("Success. Updated the following files").
+    let ok = status == ToolCallStatus::Completed && body.contains("Success.");
+    let patch = call.as_ref().and_then(|c| c.patch.clone());
+    cx.push(ToolCompletion {
+        call_id: call_id.clone(),
+        status,
+        duration_ms: None,
+        output: p.output.map(Json::Raw),
+        is_error: status == ToolCallStatus::Failed,
+        content: None,
+        locations: None,
+        parent_call_id: None,
+    });
+    if let (true, Some(patch)) = (ok, patch) {
+        let cwd = cx.memory().codex_rollout.context.get(CWD).cloned();
+        for change in patch_changes(&patch, cwd.as_deref()) {
+            cx.push(FileChange {
+                path: Cow::Owned(change.path),
+                change_kind: change.kind,
+                move_path: change.move_path.map(Cow::Owned),
+                diff: change.diff.map(Cow::Owned),
+                cumulative: false,
+                call_id: Some(call_id.clone()),
+                parent_call_id: None,
+            });
+        }
+    }
+}
+
+/// One file an `apply_patch` changes.
+#[derive(Debug, PartialEq)]
+struct PatchChange {
+    path: String,
+    kind: ChangeKind,
+    move_path: Option<String>,
+    diff: Option<String>,
+}
+
+/// The files of an `apply_patch` patch (`*** Add File:`, `*** Update File:` with an optional
+/// `*** Move to:`, `*** Delete File:`), their relative paths read against `cwd`. An added
+/// file's `+` lines are its content, which makes its diff; an update's hunks name no line
+/// numbers, so it has none.
+fn patch_changes(patch: &str, cwd: Option<&str>) -> Vec<PatchChange> {
+    let abs = |p: &str| -> String {
+        match cwd {
+            Some(c) if !p.starts_with('/') => format!("{}/{}", c.trim_end_matches('/'), p),
+            _ => p.to_owned(),
+        }
+    };
+    let mut out: Vec<PatchChange> = Vec::new();
+    let mut added: Option<String> = None;
+    let finish = |out: &mut Vec<PatchChange>, added: &mut Option<String>| {
+        if let (Some(text), Some(last)) = (added.take(), out.last_mut()) {
+            last.diff = Some(crate::diff::unified(&last.path, None, &text));
+        }
+    };
+    for l in patch.lines() {
+        if let Some(rest) = l.strip_prefix("*** ") {
+            let (kind, path) = if let Some(p) = rest.strip_prefix("Add File: ") {
+                (Some(ChangeKind::Add), p)
+            } else if let Some(p) = rest.strip_prefix("Update File: ") {
+                (Some(ChangeKind::Update), p)
+            } else if let Some(p) = rest.strip_prefix("Delete File: ") {
+                (Some(ChangeKind::Delete), p)
+            } else if let Some(p) = rest.strip_prefix("Move to: ") {
+                if let Some(last) = out.last_mut() {
+                    last.kind = ChangeKind::Move;
+                    last.move_path = Some(abs(p.trim()));
+                }
+                continue;
+            } else {
+                (None, "")
+            };
+            finish(&mut out, &mut added);
+            if let Some(kind) = kind {
+                if kind == ChangeKind::Add {
+                    added = Some(String::new());
+                }
+                out.push(PatchChange {
+                    path: abs(path.trim()),
+                    kind,
+                    move_path: None,
+                    diff: None,
+                });
+            }
+        } else if let Some(text) = added.as_mut() {
+            text.push_str(l.strip_prefix('+').unwrap_or(l));
+            text.push('\n');
+        }
+    }
+    finish(&mut out, &mut added);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_names_its_files_against_the_cwd() {
+        let patch = "*** Begin Patch\n*** Add File: docs/new.md\n+# New\n+Added.\n*** Update File: config.txt\n@@\n-a\n+b\n*** Delete File: old.txt\n*** Update File: src/a.py\n*** Move to: src/b.py\n@@\n-x\n+y\n*** End Patch\n";
+        let c = patch_changes(patch, Some("/w"));
+        let kinds: Vec<_> = c.iter().map(|c| (c.path.as_str(), c.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("/w/docs/new.md", ChangeKind::Add),
+                ("/w/config.txt", ChangeKind::Update),
+                ("/w/old.txt", ChangeKind::Delete),
+                ("/w/src/a.py", ChangeKind::Move),
+            ]
+        );
+        assert_eq!(c[3].move_path.as_deref(), Some("/w/src/b.py"));
+        let add = c[0].diff.as_deref().unwrap_or_default();
+        assert!(add.contains("+# New\n+Added.\n"), "{add}");
+        assert!(c[1].diff.is_none());
+    }
+
+    #[test]
+    fn exit_codes_and_context() {
+        assert_eq!(exit_code("Exit code: 2\nWall time: 0 seconds\n"), Some(2));
+        assert_eq!(exit_code("Wall time: 0.5 seconds\naborted by user"), None);
+        assert!(synthetic("<environment_context>\n  <cwd>/w</cwd>"));
+        assert!(!synthetic("Create the build marker."));
+    }
+}
