@@ -468,12 +468,45 @@ impl State {
         }
     }
 
+    /// RULE 11 for the current mode, and RULE 7 for a mode list (only a `session/new` or
+    /// `session/load` answer carries one; a mode update's list is empty). The first list
+    /// fills in the meta entry its answer's session_init made, with the current mode; a list
+    /// or current mode that differs from the latest meta entry's later is a new meta entry (a
+    /// copy of the latest with the new modes), so that the history is kept. A mode update
+    /// alone changes no meta entry: it is a mode_change entry and `pending.mode`.
     fn session_mode(&mut self, s: usize, ev: &Ev, seq: u64) {
         if let Some(mode) = ev.current_mode_id.as_deref() {
             self.set_mode(s, mode, ev, seq);
         }
-        if let Some(modes) = ev.available_modes.as_deref().filter(|m| m.get() != "[]") {
-            self.update_meta(s, ev, seq, |m| m.available_modes = Some(RawJson::of(modes)));
+        let Some(modes) = ev.available_modes.as_deref().filter(|m| m.get() != "[]") else {
+            return;
+        };
+        let current = ev.current_mode_id.as_deref().filter(|m| !m.is_empty());
+        let latest = self.idx.per[s]
+            .meta
+            .and_then(|i| match &self.entries[i as usize].body {
+                Body::Meta(m) => Some(&**m),
+                _ => None,
+            });
+        let set = |m: &mut Meta| {
+            m.available_modes = Some(RawJson::of(modes));
+            if let Some(c) = current {
+                m.current_mode_id = Some(c.to_owned());
+            }
+        };
+        match latest {
+            Some(m)
+                if m.available_modes.as_ref().is_some_and(|have| {
+                    have.get() != modes.get()
+                        || current.is_some_and(|c| m.current_mode_id.as_deref() != Some(c))
+                }) =>
+            {
+                let mut meta = m.clone();
+                set(&mut meta);
+                let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(meta)), false);
+                self.idx.per[s].meta = Some(i);
+            }
+            _ => self.update_meta(s, ev, seq, set),
         }
     }
 

@@ -71,6 +71,15 @@ fn reduce(events: &[Value]) -> State {
     reduce_lines(&lines(events))
 }
 
+/// The state of a recorded (or built) capture's events, `testdata/<path>`.
+fn reduce_capture(path: &str) -> State {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(path);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    reduce_lines(&text.lines().map(str::to_owned).collect::<Vec<_>>())
+}
+
 /// The state as JSON, for comparisons and for looking into.
 fn js(st: &State) -> Value {
     serde_json::to_value(st).unwrap()
@@ -659,6 +668,55 @@ fn rule7_meta_entries_only_when_capabilities_change() {
     assert_eq!(metas[1]["model"], "m2");
     assert_eq!(metas[1]["cwd"], "/w", "unchanged members are kept");
     assert_eq!(js(&st)["pending"]["sessions"][0]["model"], "m2");
+}
+
+#[test]
+fn rule7_a_new_mode_list_is_a_new_meta_entry_and_meta_carries_the_current_mode() {
+    // As ACP's converter writes a session/new answer (session_init, then session_mode with the
+    // modes), a mode update (an empty list), then a later session/new (session/load) of the
+    // same session with another list.
+    let modes = |ids: &[&str]| json!(ids.iter().map(|i| json!({"id": i})).collect::<Vec<_>>());
+    let st = reduce(&[
+        json!({"event": "session_init", "cwd": "/w"}),
+        json!({"event": "session_mode", "currentModeId": "default",
+               "availableModes": modes(&["default", "plan"])}),
+        json!({"event": "session_mode", "currentModeId": "plan", "availableModes": []}),
+        json!({"event": "session_init", "cwd": "/w"}),
+        json!({"event": "session_mode", "currentModeId": "default",
+               "availableModes": modes(&["default", "plan"])}),
+        json!({"event": "session_init", "cwd": "/w"}),
+        json!({"event": "session_mode", "currentModeId": "default",
+               "availableModes": modes(&["default", "plan", "yolo"])}),
+    ]);
+    let metas: Vec<_> = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "meta")
+        .collect();
+    assert_eq!(metas.len(), 2, "{metas:#?}");
+    assert_eq!(metas[0]["currentModeId"], "default");
+    assert_eq!(metas[0]["availableModes"], modes(&["default", "plan"]));
+    assert_eq!(metas[0]["seq"], 1, "the first list fills in its session_init's entry");
+    assert_eq!(metas[1]["seq"], 7);
+    assert_eq!(metas[1]["currentModeId"], "default");
+    assert_eq!(metas[1]["availableModes"], modes(&["default", "plan", "yolo"]));
+    assert_eq!(metas[1]["cwd"], "/w", "the rest is the latest meta's");
+    let changes = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "mode_change")
+        .count();
+    assert_eq!(changes, 2, "default -> plan -> default");
+}
+
+#[test]
+fn rule7_on_a_recorded_acp_session_meta_carries_the_modes_and_the_current_mode() {
+    let st = reduce_capture("acp-claude/text-only.events.jsonl");
+    let metas: Vec<_> = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "meta")
+        .collect();
+    assert_eq!(metas.len(), 1);
+    assert_eq!(metas[0]["currentModeId"], "default");
+    assert!(metas[0]["availableModes"].as_array().is_some_and(|m| m.len() > 1));
 }
 
 #[test]
