@@ -153,6 +153,37 @@ impl State {
             "text" => false,
             "thinking" => true,
             other => {
+                // The final text of a block streamed as text deltas (Codex streams its plan
+                // item as `item/plan/delta`) is that block: the entry its deltas made, when
+                // they are all it holds, becomes the one entry of this kind, not an assistant
+                // message beside it.
+                let sc = self.scope(s, ev.parent());
+                let scope = &self.cursor.sessions[s].scopes[sc];
+                let whole = scope.streaming && scope.stream_start == 0;
+                if let (Some(last), Some(id), true) =
+                    (scope.last_entry, ev.message_id.as_deref(), whole)
+                {
+                    let e = &mut self.entries[last as usize];
+                    if let Body::Message(m) = &mut e.body {
+                        if m.role == Role::Assistant
+                            && m.kind.is_none()
+                            && m.message_id.as_deref() == Some(id)
+                        {
+                            m.content.clear();
+                            m.content.push_str(text);
+                            m.kind = Some(other.to_owned());
+                            m.streaming = false;
+                            if m.model.is_none() {
+                                m.model = own(&ev.model);
+                            }
+                            touch(e, seq);
+                            let scope = &mut self.cursor.sessions[s].scopes[sc];
+                            scope.streaming = false;
+                            scope.stream_start = 0;
+                            return;
+                        }
+                    }
+                }
                 let body = Body::Message(Message {
                     role: Role::Assistant,
                     content: text.to_owned(),

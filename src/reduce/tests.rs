@@ -360,6 +360,42 @@ fn text_of_kind_plan_or_error_is_its_own_message() {
 // RULE 3, 4: tool calls.
 
 #[test]
+fn a_codex_plan_streamed_as_deltas_is_one_plan_entry() {
+    // What the Codex converter makes of item/started plan, two item/plan/delta and
+    // item/completed plan, then an agent message.
+    let delta = |id: &str, t: &str| {
+        json!({"event": "stream_delta", "kind": "text", "textDelta": t, "messageId": id})
+    };
+    let st = reduce(&[
+        json!({"event": "turn_start", "turnId": "u1"}),
+        json!({"event": "stream_delta", "kind": "blockStart", "messageId": "p1"}),
+        delta("p1", "1. Read"),
+        delta("p1", " the code"),
+        json!({"event": "text", "kind": "plan", "text": "1. Read the code", "messageId": "p1"}),
+        delta("m1", "Done"),
+        json!({"event": "text", "kind": "text", "text": "Done", "messageId": "m1"}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert_eq!(
+        (e[0]["kind"].clone(), e[0]["content"].clone(), e[0]["streaming"].clone()),
+        (json!("plan"), json!("1. Read the code"), Value::Null)
+    );
+    assert_eq!(e[1]["content"], "Done");
+    assert_eq!(e[1]["kind"], Value::Null);
+    // A plan text of a message whose earlier blocks are in the entry is an entry of its own.
+    let st = reduce(&[
+        delta("m", "a"),
+        json!({"event": "text", "kind": "text", "text": "a", "messageId": "m"}),
+        delta("m", "b"),
+        json!({"event": "text", "kind": "plan", "text": "b", "messageId": "m"}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert_eq!(e[1]["kind"], "plan");
+}
+
+#[test]
 fn rule3_and_rule4_tool_call_lifecycle() {
     let st = reduce(&[
         json!({"event": "tool_invocation", "callId": "c1", "kind": "read", "toolName": "Read",
