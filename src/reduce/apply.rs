@@ -52,7 +52,9 @@ fn opens_turn(ev: &Ev, parked: bool) -> bool {
 
 impl State {
     /// Applies one event. `ev.seq` must be set (the caller numbers events that lack it).
-    pub fn apply(&mut self, ev: &Ev) {
+    /// Inside a subagent that no call announced, an event without a `parentCallId` is applied
+    /// as the subagent's ([`State::positional_parent`]); `ev` is as it was when this returns.
+    pub fn apply(&mut self, ev: &mut Ev) {
         let seq = ev.seq.unwrap_or(self.last_seq + 1);
         self.last_seq = seq;
         self.events.applied += 1;
@@ -67,8 +69,33 @@ impl State {
             return;
         }
         if let Some(s) = self.route(ev, seq) {
-            self.apply_to(s, ev, seq, false);
+            match self.positional_parent(s, ev) {
+                Some(p) => {
+                    ev.parent_call_id = Some(std::borrow::Cow::Owned(p));
+                    self.apply_to(s, ev, seq, false);
+                    ev.parent_call_id = None;
+                }
+                None => self.apply_to(s, ev, seq, false),
+            }
         }
+    }
+
+    /// The subagent an event without a `parentCallId` belongs to by its place: the innermost
+    /// running subagent of session `s` that no call announced (AceClaw's, whose events name
+    /// no parent), for the events that make or change the agent's entries. Its own
+    /// `subagent_complete` is not inside it. `None` at once when no such subagent runs.
+    fn positional_parent(&self, s: usize, ev: &Ev) -> Option<String> {
+        let top = self.cursor.sessions[s].subagents.last()?;
+        if ev.parent().is_some() {
+            return None;
+        }
+        let inside = match ev.event.as_ref() {
+            "text" | "stream_delta" | "tool_invocation" | "tool_update" | "tool_completion"
+            | "permission_request" | "error" | "plan_update" | "subagent_spawn" => true,
+            "subagent_complete" => ev.call_id.as_deref() != Some(top),
+            _ => false,
+        };
+        inside.then(|| top.clone())
     }
 
     /// Which session an event belongs to; `None` when it was parked.
@@ -303,6 +330,8 @@ impl State {
 
     fn close_turn(&mut self, s: usize, t: usize, seq: u64) {
         self.end_scopes(s);
+        // A subagent no call announced does not outlive its turn.
+        self.cursor.sessions[s].subagents = Vec::new();
         let turn = &mut self.tree.sessions[s].turns[t];
         turn.end_seq = Some(seq);
         if self.pending.sessions[s].turn == Some(turn.index) {

@@ -450,14 +450,7 @@ impl State {
             t.ended_at = own(&ev.timestamp);
         }
         t.completed_seq = Some(seq);
-        t.duration_ms = ev
-            .duration_ms
-            .or_else(|| {
-                let start = super::time::millis(t.started_at.as_deref()?)?;
-                let end = super::time::millis(t.ended_at.as_deref()?)?;
-                u64::try_from(end - start).ok()
-            })
-            .or(t.duration_ms);
+        t.duration_ms = ev.duration_ms.or_else(|| span_ms(t)).or(t.duration_ms);
         let status = t.status;
         let p = &mut self.pending.sessions[s];
         p.tools.retain(|x| x.call_id != call_id);
@@ -512,8 +505,18 @@ impl State {
         let Some(call_id) = ev.call_id.as_deref() else {
             return;
         };
+        // AceClaw's subagents are announced by no call (the wire names none; the converter
+        // takes the agent type for `callId`): the events until its end are its by their place.
+        let positional = ev.provider.as_deref() == Some(POSITIONAL_SUBAGENTS)
+            && !self.idx.per[s].calls.contains_key(call_id);
         let i = self.call_entry(s, ev, seq, call_id);
+        if positional {
+            push_small(&mut self.cursor.sessions[s].subagents, call_id.to_owned());
+        }
         let t = self.call_mut(i, seq);
+        if positional && t.started_at.is_none() {
+            t.started_at = own(&ev.timestamp);
+        }
         let first = t.subagent.is_none();
         let a = t.subagent.get_or_insert_with(Box::default);
         set(&mut a.agent_type, &ev.agent_type);
@@ -531,8 +534,32 @@ impl State {
             return;
         };
         let i = self.call_entry(s, ev, seq, call_id);
+        // A subagent no call announced ends here, and its call with it (completed, unless
+        // the end says otherwise), as would a call's completion; so do those it started.
+        let open = &mut self.cursor.sessions[s].subagents;
+        let positional = match open.iter().rposition(|c| c == call_id) {
+            Some(k) => {
+                open.truncate(k);
+                free(open);
+                true
+            }
+            None => false,
+        };
         let t = self.call_mut(i, seq);
+        if positional {
+            if t.status == ToolStatus::Running {
+                t.status = ToolStatus::Completed;
+            }
+            if ev.timestamp.is_some() {
+                t.ended_at = own(&ev.timestamp);
+            }
+            t.completed_seq = Some(seq);
+            t.duration_ms = ev.duration_ms.or_else(|| span_ms(t)).or(t.duration_ms);
+        }
         let a = t.subagent.get_or_insert_with(Box::default);
+        if positional && ev.status.is_none() && a.status.is_none() {
+            a.status = Some("completed".to_owned());
+        }
         set(&mut a.agent_id, &ev.agent_id);
         set(&mut a.status, &ev.status);
         set(&mut a.summary, &ev.summary);
@@ -745,6 +772,17 @@ impl State {
         self.totals.sessions[s].counts.permission_denials += 1;
     }
 }
+
+/// A call's duration from its start and end times, when it has both.
+fn span_ms(t: &ToolCall) -> Option<u64> {
+    let start = super::time::millis(t.started_at.as_deref()?)?;
+    let end = super::time::millis(t.ended_at.as_deref()?)?;
+    u64::try_from(end - start).ok()
+}
+
+/// The provider whose subagents no call announces: their events are theirs by their place,
+/// between `subagent_spawn` and `subagent_complete` (`formats/aceclaw.md`, quirk 2).
+const POSITIONAL_SUBAGENTS: &str = "aceclaw";
 
 /// RULE 6: whether a decision refuses the call. Denials are counted from the decision the
 /// answer carries (`deny`, `deny_always`), never from `allowed` or the option picked.

@@ -1090,6 +1090,74 @@ fn subagents_nest_under_the_call_that_started_them() {
 // ---------------------------------------------------------------------------------------------
 // Totals.
 
+#[test]
+fn aceclaw_subagents_nest_their_events_by_place_and_end_completed() {
+    // The built AceClaw capture: stream.subagent.start, a grep, stream.subagent.end.
+    let st = reduce_capture("aceclaw/uds-session.events.jsonl");
+    let e = entries(&st);
+    let at = |id: &str| e.iter().position(|x| x["callId"] == id).unwrap();
+    let (sub, grep) = (at("explore"), at("toolu_01GrP"));
+    assert_eq!(e[sub]["status"], "completed");
+    assert_eq!(e[sub]["subagent"]["status"], "completed");
+    assert_eq!(e[grep]["parentCallId"], "explore");
+    assert_eq!(e[at("toolu_01EdT")]["parentCallId"], Value::Null, "after the end");
+    let turn = &js(&st)["tree"]["sessions"][0]["turns"][0];
+    let node = turn["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["callId"] == "explore")
+        .unwrap();
+    assert_eq!(node["children"][0]["entry"], grep);
+    assert!(js(&st)["cursor"]["sessions"][0]["subagents"].is_null());
+
+    // Hand-written: a subagent inside a subagent, times from the events, and a snapshot
+    // taken inside them resumes inside them.
+    let ace = |mut v: Value, t: &str| {
+        v["provider"] = json!("aceclaw");
+        v["timestamp"] = json!(format!("2026-07-06T10:00:0{t}.000Z"));
+        v
+    };
+    let log = lines(&[
+        ace(json!({"event": "turn_start"}), "0"),
+        ace(json!({"event": "subagent_spawn", "callId": "a", "agentType": "a"}), "1"),
+        ace(text("in a"), "1"),
+        ace(json!({"event": "subagent_spawn", "callId": "b", "agentType": "b"}), "2"),
+        ace(call("c1"), "2"),
+        ace(done("c1"), "3"),
+        ace(json!({"event": "subagent_complete", "callId": "b"}), "4"),
+        ace(call("c2"), "4"),
+        ace(json!({"event": "subagent_complete", "callId": "a"}), "5"),
+        ace(text("main"), "6"),
+        ace(json!({"event": "turn_complete"}), "7"),
+    ]);
+    let st = reduce_lines(&log);
+    let e = entries(&st);
+    let parent = |i: usize| e[i]["parentCallId"].clone();
+    assert_eq!(e[0]["callId"], "a");
+    assert_eq!((parent(1), e[1]["content"].clone()), (json!("a"), json!("in a")));
+    assert_eq!((e[2]["callId"].clone(), parent(2)), (json!("b"), json!("a")));
+    assert_eq!((e[3]["callId"].clone(), parent(3)), (json!("c1"), json!("b")));
+    assert_eq!((e[4]["callId"].clone(), parent(4)), (json!("c2"), json!("a")));
+    assert_eq!((parent(5), e[5]["content"].clone()), (Value::Null, json!("main")));
+    assert_eq!((e[0]["status"].clone(), e[0]["durationMs"].clone()), (json!("completed"), json!(4000)));
+    assert_eq!((e[2]["status"].clone(), e[2]["durationMs"].clone()), (json!("completed"), json!(2000)));
+    let turn = &js(&st)["tree"]["sessions"][0]["turns"][0];
+    assert_eq!(turn["children"][0]["children"][1]["children"][0]["entry"], 3);
+    for k in 0..=log.len() {
+        same(
+            &format!("cut after {k}"),
+            &st,
+            &resumed(&log, k, &log[k..], false),
+        );
+    }
+    let inside = resumed(&log, 5, &[], false);
+    assert_eq!(
+        js(&inside)["cursor"]["sessions"][0]["subagents"],
+        json!(["a", "b"])
+    );
+}
+
 fn usage(msg: &str, input: u64) -> Value {
     json!({"event": "usage_update", "messageId": msg, "model": "m",
            "stepUsage": {"input_tokens": input, "output_tokens": 1,
