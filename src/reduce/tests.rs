@@ -363,9 +363,7 @@ fn text_of_kind_plan_or_error_is_its_own_message() {
 fn a_codex_plan_streamed_as_deltas_is_one_plan_entry() {
     // What the Codex converter makes of item/started plan, two item/plan/delta and
     // item/completed plan, then an agent message.
-    let delta = |id: &str, t: &str| {
-        json!({"event": "stream_delta", "kind": "text", "textDelta": t, "messageId": id})
-    };
+    let delta = |id: &str, t: &str| json!({"event": "stream_delta", "kind": "text", "textDelta": t, "messageId": id});
     let st = reduce(&[
         json!({"event": "turn_start", "turnId": "u1"}),
         json!({"event": "stream_delta", "kind": "blockStart", "messageId": "p1"}),
@@ -378,7 +376,11 @@ fn a_codex_plan_streamed_as_deltas_is_one_plan_entry() {
     let e = entries(&st);
     assert_eq!(e.len(), 2, "{e:#?}");
     assert_eq!(
-        (e[0]["kind"].clone(), e[0]["content"].clone(), e[0]["streaming"].clone()),
+        (
+            e[0]["kind"].clone(),
+            e[0]["content"].clone(),
+            e[0]["streaming"].clone()
+        ),
         (json!("plan"), json!("1. Read the code"), Value::Null)
     );
     assert_eq!(e[1]["content"], "Done");
@@ -731,10 +733,16 @@ fn rule7_a_new_mode_list_is_a_new_meta_entry_and_meta_carries_the_current_mode()
     assert_eq!(metas.len(), 2, "{metas:#?}");
     assert_eq!(metas[0]["currentModeId"], "default");
     assert_eq!(metas[0]["availableModes"], modes(&["default", "plan"]));
-    assert_eq!(metas[0]["seq"], 1, "the first list fills in its session_init's entry");
+    assert_eq!(
+        metas[0]["seq"], 1,
+        "the first list fills in its session_init's entry"
+    );
     assert_eq!(metas[1]["seq"], 7);
     assert_eq!(metas[1]["currentModeId"], "default");
-    assert_eq!(metas[1]["availableModes"], modes(&["default", "plan", "yolo"]));
+    assert_eq!(
+        metas[1]["availableModes"],
+        modes(&["default", "plan", "yolo"])
+    );
     assert_eq!(metas[1]["cwd"], "/w", "the rest is the latest meta's");
     let changes = entries(&st)
         .into_iter()
@@ -752,7 +760,9 @@ fn rule7_on_a_recorded_acp_session_meta_carries_the_modes_and_the_current_mode()
         .collect();
     assert_eq!(metas.len(), 1);
     assert_eq!(metas[0]["currentModeId"], "default");
-    assert!(metas[0]["availableModes"].as_array().is_some_and(|m| m.len() > 1));
+    assert!(metas[0]["availableModes"]
+        .as_array()
+        .is_some_and(|m| m.len() > 1));
 }
 
 #[test]
@@ -1100,7 +1110,11 @@ fn aceclaw_subagents_nest_their_events_by_place_and_end_completed() {
     assert_eq!(e[sub]["status"], "completed");
     assert_eq!(e[sub]["subagent"]["status"], "completed");
     assert_eq!(e[grep]["parentCallId"], "explore");
-    assert_eq!(e[at("toolu_01EdT")]["parentCallId"], Value::Null, "after the end");
+    assert_eq!(
+        e[at("toolu_01EdT")]["parentCallId"],
+        Value::Null,
+        "after the end"
+    );
     let turn = &js(&st)["tree"]["sessions"][0]["turns"][0];
     let node = turn["children"]
         .as_array()
@@ -1120,9 +1134,15 @@ fn aceclaw_subagents_nest_their_events_by_place_and_end_completed() {
     };
     let log = lines(&[
         ace(json!({"event": "turn_start"}), "0"),
-        ace(json!({"event": "subagent_spawn", "callId": "a", "agentType": "a"}), "1"),
+        ace(
+            json!({"event": "subagent_spawn", "callId": "a", "agentType": "a"}),
+            "1",
+        ),
         ace(text("in a"), "1"),
-        ace(json!({"event": "subagent_spawn", "callId": "b", "agentType": "b"}), "2"),
+        ace(
+            json!({"event": "subagent_spawn", "callId": "b", "agentType": "b"}),
+            "2",
+        ),
         ace(call("c1"), "2"),
         ace(done("c1"), "3"),
         ace(json!({"event": "subagent_complete", "callId": "b"}), "4"),
@@ -1135,15 +1155,39 @@ fn aceclaw_subagents_nest_their_events_by_place_and_end_completed() {
     let e = entries(&st);
     let parent = |i: usize| e[i]["parentCallId"].clone();
     assert_eq!(e[0]["callId"], "a");
-    assert_eq!((parent(1), e[1]["content"].clone()), (json!("a"), json!("in a")));
-    assert_eq!((e[2]["callId"].clone(), parent(2)), (json!("b"), json!("a")));
-    assert_eq!((e[3]["callId"].clone(), parent(3)), (json!("c1"), json!("b")));
-    assert_eq!((e[4]["callId"].clone(), parent(4)), (json!("c2"), json!("a")));
-    assert_eq!((parent(5), e[5]["content"].clone()), (Value::Null, json!("main")));
-    assert_eq!((e[0]["status"].clone(), e[0]["durationMs"].clone()), (json!("completed"), json!(4000)));
-    assert_eq!((e[2]["status"].clone(), e[2]["durationMs"].clone()), (json!("completed"), json!(2000)));
+    assert_eq!(
+        (parent(1), e[1]["content"].clone()),
+        (json!("a"), json!("in a"))
+    );
+    assert_eq!(
+        (e[2]["callId"].clone(), parent(2)),
+        (json!("b"), json!("a"))
+    );
+    assert_eq!(
+        (e[3]["callId"].clone(), parent(3)),
+        (json!("c1"), json!("b"))
+    );
+    assert_eq!(
+        (e[4]["callId"].clone(), parent(4)),
+        (json!("c2"), json!("a"))
+    );
+    assert_eq!(
+        (parent(5), e[5]["content"].clone()),
+        (Value::Null, json!("main"))
+    );
+    assert_eq!(
+        (e[0]["status"].clone(), e[0]["durationMs"].clone()),
+        (json!("completed"), json!(4000))
+    );
+    assert_eq!(
+        (e[2]["status"].clone(), e[2]["durationMs"].clone()),
+        (json!("completed"), json!(2000))
+    );
     let turn = &js(&st)["tree"]["sessions"][0]["turns"][0];
-    assert_eq!(turn["children"][0]["children"][1]["children"][0]["entry"], 3);
+    assert_eq!(
+        turn["children"][0]["children"][1]["children"][0]["entry"],
+        3
+    );
     for k in 0..=log.len() {
         same(
             &format!("cut after {k}"),
