@@ -52,7 +52,9 @@ fn opens_turn(ev: &Ev, parked: bool) -> bool {
 
 impl State {
     /// Applies one event. `ev.seq` must be set (the caller numbers events that lack it).
-    pub fn apply(&mut self, ev: &Ev) {
+    /// Inside a subagent that no call announced, an event without a `parentCallId` is applied
+    /// as the subagent's ([`State::positional_parent`]); `ev` is as it was when this returns.
+    pub fn apply(&mut self, ev: &mut Ev) {
         let seq = ev.seq.unwrap_or(self.last_seq + 1);
         self.last_seq = seq;
         self.events.applied += 1;
@@ -67,8 +69,33 @@ impl State {
             return;
         }
         if let Some(s) = self.route(ev, seq) {
-            self.apply_to(s, ev, seq, false);
+            match self.positional_parent(s, ev) {
+                Some(p) => {
+                    ev.parent_call_id = Some(std::borrow::Cow::Owned(p));
+                    self.apply_to(s, ev, seq, false);
+                    ev.parent_call_id = None;
+                }
+                None => self.apply_to(s, ev, seq, false),
+            }
         }
+    }
+
+    /// The subagent an event without a `parentCallId` belongs to by its place: the innermost
+    /// running subagent of session `s` that no call announced (AceClaw's, whose events name
+    /// no parent), for the events that make or change the agent's entries. Its own
+    /// `subagent_complete` is not inside it. `None` at once when no such subagent runs.
+    fn positional_parent(&self, s: usize, ev: &Ev) -> Option<String> {
+        let top = self.cursor.sessions[s].subagents.last()?;
+        if ev.parent().is_some() {
+            return None;
+        }
+        let inside = match ev.event.as_ref() {
+            "text" | "stream_delta" | "tool_invocation" | "tool_update" | "tool_completion"
+            | "permission_request" | "error" | "plan_update" | "subagent_spawn" => true,
+            "subagent_complete" => ev.call_id.as_deref() != Some(top),
+            _ => false,
+        };
+        inside.then(|| top.clone())
     }
 
     /// Which session an event belongs to; `None` when it was parked.
@@ -303,6 +330,8 @@ impl State {
 
     fn close_turn(&mut self, s: usize, t: usize, seq: u64) {
         self.end_scopes(s);
+        // A subagent no call announced does not outlive its turn.
+        self.cursor.sessions[s].subagents = Vec::new();
         let turn = &mut self.tree.sessions[s].turns[t];
         turn.end_seq = Some(seq);
         if self.pending.sessions[s].turn == Some(turn.index) {
@@ -468,12 +497,45 @@ impl State {
         }
     }
 
+    /// RULE 11 for the current mode, and RULE 7 for a mode list (only a `session/new` or
+    /// `session/load` answer carries one; a mode update's list is empty). The first list
+    /// fills in the meta entry its answer's session_init made, with the current mode; a list
+    /// or current mode that differs from the latest meta entry's later is a new meta entry (a
+    /// copy of the latest with the new modes), so that the history is kept. A mode update
+    /// alone changes no meta entry: it is a mode_change entry and `pending.mode`.
     fn session_mode(&mut self, s: usize, ev: &Ev, seq: u64) {
         if let Some(mode) = ev.current_mode_id.as_deref() {
             self.set_mode(s, mode, ev, seq);
         }
-        if let Some(modes) = ev.available_modes.as_deref().filter(|m| m.get() != "[]") {
-            self.update_meta(s, ev, seq, |m| m.available_modes = Some(RawJson::of(modes)));
+        let Some(modes) = ev.available_modes.as_deref().filter(|m| m.get() != "[]") else {
+            return;
+        };
+        let current = ev.current_mode_id.as_deref().filter(|m| !m.is_empty());
+        let latest = self.idx.per[s]
+            .meta
+            .and_then(|i| match &self.entries[i as usize].body {
+                Body::Meta(m) => Some(&**m),
+                _ => None,
+            });
+        let set = |m: &mut Meta| {
+            m.available_modes = Some(RawJson::of(modes));
+            if let Some(c) = current {
+                m.current_mode_id = Some(c.to_owned());
+            }
+        };
+        match latest {
+            Some(m)
+                if m.available_modes.as_ref().is_some_and(|have| {
+                    have.get() != modes.get()
+                        || current.is_some_and(|c| m.current_mode_id.as_deref() != Some(c))
+                }) =>
+            {
+                let mut meta = m.clone();
+                set(&mut meta);
+                let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(meta)), false);
+                self.idx.per[s].meta = Some(i);
+            }
+            _ => self.update_meta(s, ev, seq, set),
         }
     }
 

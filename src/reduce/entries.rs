@@ -153,6 +153,37 @@ impl State {
             "text" => false,
             "thinking" => true,
             other => {
+                // The final text of a block streamed as text deltas (Codex streams its plan
+                // item as `item/plan/delta`) is that block: the entry its deltas made, when
+                // they are all it holds, becomes the one entry of this kind, not an assistant
+                // message beside it.
+                let sc = self.scope(s, ev.parent());
+                let scope = &self.cursor.sessions[s].scopes[sc];
+                let whole = scope.streaming && scope.stream_start == 0;
+                if let (Some(last), Some(id), true) =
+                    (scope.last_entry, ev.message_id.as_deref(), whole)
+                {
+                    let e = &mut self.entries[last as usize];
+                    if let Body::Message(m) = &mut e.body {
+                        if m.role == Role::Assistant
+                            && m.kind.is_none()
+                            && m.message_id.as_deref() == Some(id)
+                        {
+                            m.content.clear();
+                            m.content.push_str(text);
+                            m.kind = Some(other.to_owned());
+                            m.streaming = false;
+                            if m.model.is_none() {
+                                m.model = own(&ev.model);
+                            }
+                            touch(e, seq);
+                            let scope = &mut self.cursor.sessions[s].scopes[sc];
+                            scope.streaming = false;
+                            scope.stream_start = 0;
+                            return;
+                        }
+                    }
+                }
                 let body = Body::Message(Message {
                     role: Role::Assistant,
                     content: text.to_owned(),
@@ -419,14 +450,7 @@ impl State {
             t.ended_at = own(&ev.timestamp);
         }
         t.completed_seq = Some(seq);
-        t.duration_ms = ev
-            .duration_ms
-            .or_else(|| {
-                let start = super::time::millis(t.started_at.as_deref()?)?;
-                let end = super::time::millis(t.ended_at.as_deref()?)?;
-                u64::try_from(end - start).ok()
-            })
-            .or(t.duration_ms);
+        t.duration_ms = ev.duration_ms.or_else(|| span_ms(t)).or(t.duration_ms);
         let status = t.status;
         let p = &mut self.pending.sessions[s];
         p.tools.retain(|x| x.call_id != call_id);
@@ -481,8 +505,18 @@ impl State {
         let Some(call_id) = ev.call_id.as_deref() else {
             return;
         };
+        // AceClaw's subagents are announced by no call (the wire names none; the converter
+        // takes the agent type for `callId`): the events until its end are its by their place.
+        let positional = ev.provider.as_deref() == Some(POSITIONAL_SUBAGENTS)
+            && !self.idx.per[s].calls.contains_key(call_id);
         let i = self.call_entry(s, ev, seq, call_id);
+        if positional {
+            push_small(&mut self.cursor.sessions[s].subagents, call_id.to_owned());
+        }
         let t = self.call_mut(i, seq);
+        if positional && t.started_at.is_none() {
+            t.started_at = own(&ev.timestamp);
+        }
         let first = t.subagent.is_none();
         let a = t.subagent.get_or_insert_with(Box::default);
         set(&mut a.agent_type, &ev.agent_type);
@@ -500,8 +534,32 @@ impl State {
             return;
         };
         let i = self.call_entry(s, ev, seq, call_id);
+        // A subagent no call announced ends here, and its call with it (completed, unless
+        // the end says otherwise), as would a call's completion; so do those it started.
+        let open = &mut self.cursor.sessions[s].subagents;
+        let positional = match open.iter().rposition(|c| c == call_id) {
+            Some(k) => {
+                open.truncate(k);
+                free(open);
+                true
+            }
+            None => false,
+        };
         let t = self.call_mut(i, seq);
+        if positional {
+            if t.status == ToolStatus::Running {
+                t.status = ToolStatus::Completed;
+            }
+            if ev.timestamp.is_some() {
+                t.ended_at = own(&ev.timestamp);
+            }
+            t.completed_seq = Some(seq);
+            t.duration_ms = ev.duration_ms.or_else(|| span_ms(t)).or(t.duration_ms);
+        }
         let a = t.subagent.get_or_insert_with(Box::default);
+        if positional && ev.status.is_none() && a.status.is_none() {
+            a.status = Some("completed".to_owned());
+        }
         set(&mut a.agent_id, &ev.agent_id);
         set(&mut a.status, &ev.status);
         set(&mut a.summary, &ev.summary);
@@ -714,6 +772,17 @@ impl State {
         self.totals.sessions[s].counts.permission_denials += 1;
     }
 }
+
+/// A call's duration from its start and end times, when it has both.
+fn span_ms(t: &ToolCall) -> Option<u64> {
+    let start = super::time::millis(t.started_at.as_deref()?)?;
+    let end = super::time::millis(t.ended_at.as_deref()?)?;
+    u64::try_from(end - start).ok()
+}
+
+/// The provider whose subagents no call announces: their events are theirs by their place,
+/// between `subagent_spawn` and `subagent_complete` (`formats/aceclaw.md`, quirk 2).
+const POSITIONAL_SUBAGENTS: &str = "aceclaw";
 
 /// RULE 6: whether a decision refuses the call. Denials are counted from the decision the
 /// answer carries (`deny`, `deny_always`), never from `allowed` or the option picked.

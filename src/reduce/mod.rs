@@ -206,12 +206,13 @@ impl Reducer {
             return Fed::Skipped;
         }
         ev.seq = Some(seq);
+        let hash = id.map(|(_, h)| h);
         self.state.apply(ev);
         if numbered {
             match (self.session_of(ev.session()), place) {
                 (Some(s), Some(p)) => self.set_place(s, p),
                 _ => {
-                    if let Some((_, h)) = id {
+                    if let Some(h) = hash {
                         self.state.cursor.ids.0.insert(h);
                     }
                 }

@@ -1071,6 +1071,11 @@ pub struct SessionCursor {
     /// Of the events of `lastEventId`'s line, the index (in their `id`) of the last applied.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub last_event_part: u32,
+    /// The subagents running that no call announced (AceClaw's `stream.subagent.start`
+    /// names none: its nesting is positional), outermost first, by `callId`: the session's
+    /// events without a `parentCallId` are the last one's until its `subagent_complete`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<String>,
 }
 
 fn is_zero_u32(n: &u32) -> bool {

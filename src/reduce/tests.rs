@@ -71,6 +71,15 @@ fn reduce(events: &[Value]) -> State {
     reduce_lines(&lines(events))
 }
 
+/// The state of a recorded (or built) capture's events, `testdata/<path>`.
+fn reduce_capture(path: &str) -> State {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(path);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    reduce_lines(&text.lines().map(str::to_owned).collect::<Vec<_>>())
+}
+
 /// The state as JSON, for comparisons and for looking into.
 fn js(st: &State) -> Value {
     serde_json::to_value(st).unwrap()
@@ -349,6 +358,44 @@ fn text_of_kind_plan_or_error_is_its_own_message() {
 
 // ---------------------------------------------------------------------------------------------
 // RULE 3, 4: tool calls.
+
+#[test]
+fn a_codex_plan_streamed_as_deltas_is_one_plan_entry() {
+    // What the Codex converter makes of item/started plan, two item/plan/delta and
+    // item/completed plan, then an agent message.
+    let delta = |id: &str, t: &str| json!({"event": "stream_delta", "kind": "text", "textDelta": t, "messageId": id});
+    let st = reduce(&[
+        json!({"event": "turn_start", "turnId": "u1"}),
+        json!({"event": "stream_delta", "kind": "blockStart", "messageId": "p1"}),
+        delta("p1", "1. Read"),
+        delta("p1", " the code"),
+        json!({"event": "text", "kind": "plan", "text": "1. Read the code", "messageId": "p1"}),
+        delta("m1", "Done"),
+        json!({"event": "text", "kind": "text", "text": "Done", "messageId": "m1"}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert_eq!(
+        (
+            e[0]["kind"].clone(),
+            e[0]["content"].clone(),
+            e[0]["streaming"].clone()
+        ),
+        (json!("plan"), json!("1. Read the code"), Value::Null)
+    );
+    assert_eq!(e[1]["content"], "Done");
+    assert_eq!(e[1]["kind"], Value::Null);
+    // A plan text of a message whose earlier blocks are in the entry is an entry of its own.
+    let st = reduce(&[
+        delta("m", "a"),
+        json!({"event": "text", "kind": "text", "text": "a", "messageId": "m"}),
+        delta("m", "b"),
+        json!({"event": "text", "kind": "plan", "text": "b", "messageId": "m"}),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert_eq!(e[1]["kind"], "plan");
+}
 
 #[test]
 fn rule3_and_rule4_tool_call_lifecycle() {
@@ -659,6 +706,63 @@ fn rule7_meta_entries_only_when_capabilities_change() {
     assert_eq!(metas[1]["model"], "m2");
     assert_eq!(metas[1]["cwd"], "/w", "unchanged members are kept");
     assert_eq!(js(&st)["pending"]["sessions"][0]["model"], "m2");
+}
+
+#[test]
+fn rule7_a_new_mode_list_is_a_new_meta_entry_and_meta_carries_the_current_mode() {
+    // As ACP's converter writes a session/new answer (session_init, then session_mode with the
+    // modes), a mode update (an empty list), then a later session/new (session/load) of the
+    // same session with another list.
+    let modes = |ids: &[&str]| json!(ids.iter().map(|i| json!({"id": i})).collect::<Vec<_>>());
+    let st = reduce(&[
+        json!({"event": "session_init", "cwd": "/w"}),
+        json!({"event": "session_mode", "currentModeId": "default",
+               "availableModes": modes(&["default", "plan"])}),
+        json!({"event": "session_mode", "currentModeId": "plan", "availableModes": []}),
+        json!({"event": "session_init", "cwd": "/w"}),
+        json!({"event": "session_mode", "currentModeId": "default",
+               "availableModes": modes(&["default", "plan"])}),
+        json!({"event": "session_init", "cwd": "/w"}),
+        json!({"event": "session_mode", "currentModeId": "default",
+               "availableModes": modes(&["default", "plan", "yolo"])}),
+    ]);
+    let metas: Vec<_> = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "meta")
+        .collect();
+    assert_eq!(metas.len(), 2, "{metas:#?}");
+    assert_eq!(metas[0]["currentModeId"], "default");
+    assert_eq!(metas[0]["availableModes"], modes(&["default", "plan"]));
+    assert_eq!(
+        metas[0]["seq"], 1,
+        "the first list fills in its session_init's entry"
+    );
+    assert_eq!(metas[1]["seq"], 7);
+    assert_eq!(metas[1]["currentModeId"], "default");
+    assert_eq!(
+        metas[1]["availableModes"],
+        modes(&["default", "plan", "yolo"])
+    );
+    assert_eq!(metas[1]["cwd"], "/w", "the rest is the latest meta's");
+    let changes = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "mode_change")
+        .count();
+    assert_eq!(changes, 2, "default -> plan -> default");
+}
+
+#[test]
+fn rule7_on_a_recorded_acp_session_meta_carries_the_modes_and_the_current_mode() {
+    let st = reduce_capture("acp-claude/text-only.events.jsonl");
+    let metas: Vec<_> = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "meta")
+        .collect();
+    assert_eq!(metas.len(), 1);
+    assert_eq!(metas[0]["currentModeId"], "default");
+    assert!(metas[0]["availableModes"]
+        .as_array()
+        .is_some_and(|m| m.len() > 1));
 }
 
 #[test]
@@ -995,6 +1099,108 @@ fn subagents_nest_under_the_call_that_started_them() {
 
 // ---------------------------------------------------------------------------------------------
 // Totals.
+
+#[test]
+fn aceclaw_subagents_nest_their_events_by_place_and_end_completed() {
+    // The built AceClaw capture: stream.subagent.start, a grep, stream.subagent.end.
+    let st = reduce_capture("aceclaw/uds-session.events.jsonl");
+    let e = entries(&st);
+    let at = |id: &str| e.iter().position(|x| x["callId"] == id).unwrap();
+    let (sub, grep) = (at("explore"), at("toolu_01GrP"));
+    assert_eq!(e[sub]["status"], "completed");
+    assert_eq!(e[sub]["subagent"]["status"], "completed");
+    assert_eq!(e[grep]["parentCallId"], "explore");
+    assert_eq!(
+        e[at("toolu_01EdT")]["parentCallId"],
+        Value::Null,
+        "after the end"
+    );
+    let turn = &js(&st)["tree"]["sessions"][0]["turns"][0];
+    let node = turn["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["callId"] == "explore")
+        .unwrap();
+    assert_eq!(node["children"][0]["entry"], grep);
+    assert!(js(&st)["cursor"]["sessions"][0]["subagents"].is_null());
+
+    // Hand-written: a subagent inside a subagent, times from the events, and a snapshot
+    // taken inside them resumes inside them.
+    let ace = |mut v: Value, t: &str| {
+        v["provider"] = json!("aceclaw");
+        v["timestamp"] = json!(format!("2026-07-06T10:00:0{t}.000Z"));
+        v
+    };
+    let log = lines(&[
+        ace(json!({"event": "turn_start"}), "0"),
+        ace(
+            json!({"event": "subagent_spawn", "callId": "a", "agentType": "a"}),
+            "1",
+        ),
+        ace(text("in a"), "1"),
+        ace(
+            json!({"event": "subagent_spawn", "callId": "b", "agentType": "b"}),
+            "2",
+        ),
+        ace(call("c1"), "2"),
+        ace(done("c1"), "3"),
+        ace(json!({"event": "subagent_complete", "callId": "b"}), "4"),
+        ace(call("c2"), "4"),
+        ace(json!({"event": "subagent_complete", "callId": "a"}), "5"),
+        ace(text("main"), "6"),
+        ace(json!({"event": "turn_complete"}), "7"),
+    ]);
+    let st = reduce_lines(&log);
+    let e = entries(&st);
+    let parent = |i: usize| e[i]["parentCallId"].clone();
+    assert_eq!(e[0]["callId"], "a");
+    assert_eq!(
+        (parent(1), e[1]["content"].clone()),
+        (json!("a"), json!("in a"))
+    );
+    assert_eq!(
+        (e[2]["callId"].clone(), parent(2)),
+        (json!("b"), json!("a"))
+    );
+    assert_eq!(
+        (e[3]["callId"].clone(), parent(3)),
+        (json!("c1"), json!("b"))
+    );
+    assert_eq!(
+        (e[4]["callId"].clone(), parent(4)),
+        (json!("c2"), json!("a"))
+    );
+    assert_eq!(
+        (parent(5), e[5]["content"].clone()),
+        (Value::Null, json!("main"))
+    );
+    assert_eq!(
+        (e[0]["status"].clone(), e[0]["durationMs"].clone()),
+        (json!("completed"), json!(4000))
+    );
+    assert_eq!(
+        (e[2]["status"].clone(), e[2]["durationMs"].clone()),
+        (json!("completed"), json!(2000))
+    );
+    let turn = &js(&st)["tree"]["sessions"][0]["turns"][0];
+    assert_eq!(
+        turn["children"][0]["children"][1]["children"][0]["entry"],
+        3
+    );
+    for k in 0..=log.len() {
+        same(
+            &format!("cut after {k}"),
+            &st,
+            &resumed(&log, k, &log[k..], false),
+        );
+    }
+    let inside = resumed(&log, 5, &[], false);
+    assert_eq!(
+        js(&inside)["cursor"]["sessions"][0]["subagents"],
+        json!(["a", "b"])
+    );
+}
 
 fn usage(msg: &str, input: u64) -> Value {
     json!({"event": "usage_update", "messageId": msg, "model": "m",
