@@ -77,7 +77,8 @@ pub enum Compat {
 
 #[derive(Debug, Args, Clone)]
 pub struct ConvertArgs {
-    /// Input files; `-` or none reads standard input.
+    /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
+    /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -142,7 +143,8 @@ pub struct ConvertArgs {
 /// Inputs of the commands that read events: normalized logs or any provider's raw output.
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
-    /// Input files; `-` or none reads standard input.
+    /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
+    /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 

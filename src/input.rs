@@ -521,6 +521,52 @@ pub fn read_as_blocks(input: &[u8], max: usize, size: usize, step: usize) -> io:
     Ok(out)
 }
 
+/// Replaces each directory by the `*.jsonl` files below it (hidden directories too: the
+/// agents keep their sessions in `.claude`, `.codex`, `.gemini`), in path order; every
+/// command reads directories so. A directory that
+/// cannot be read is reported on `diag`.
+pub fn expand_dirs(sources: &[Source], diag: &mut crate::diag::Diag) -> Vec<Source> {
+    let mut out = Vec::new();
+    for src in sources {
+        match src {
+            Source::File(p) if p.is_dir() => {
+                let before = out.len();
+                walk(p, &mut out, diag);
+                if out.len() == before {
+                    diag.note(&format!("{}: no *.jsonl files", p.display()));
+                }
+            }
+            _ => out.push(src.clone()),
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
+        Err(e) => Err(e),
+    };
+    let mut entries = match entries {
+        Ok(v) => v,
+        Err(e) => {
+            diag.io_error(&dir.display().to_string(), &e);
+            return;
+        }
+    };
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path: PathBuf = e.path();
+        // Symbolic links to directories are not followed (no cycles); links to files are.
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            walk(&path, out, diag);
+        } else if path.extension().is_some_and(|x| x == "jsonl") && path.is_file() {
+            out.push(Source::File(path));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

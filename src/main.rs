@@ -106,10 +106,10 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
         cc_insights: args.compat == Some(Compat::CcInsights),
         max_line: args.max_line_bytes,
     };
-    let sources = cli::sources(&args.files);
     // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
     signals::install();
     let mut diag = diag::Diag::new(color_err);
+    let sources = input::expand_dirs(&cli::sources(&args.files), &mut diag);
     // Only whole lines reach standard output, redacted with --redact (src/output.rs).
     let mut out = Out::new(output::WholeLines::new(
         std::io::stdout().lock(),

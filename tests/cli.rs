@@ -335,13 +335,54 @@ fn a_missing_file_exits_2_and_the_others_are_converted() {
 }
 
 #[test]
-fn a_directory_argument_is_an_io_error() {
-    let out = run(&["--no-timestamp", "testdata", TEXT_ONLY], b"");
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(err.starts_with("insights: testdata: error: "), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+fn a_directory_stands_for_its_jsonl_files_in_path_order_for_every_command() {
+    let dir = "testdata/session-files/codex-app-server/multi-patch";
+    let files = {
+        let mut v = Vec::new();
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    v.push(p.to_string_lossy().into_owned());
+                }
+            }
+        }
+        v.sort();
+        v
+    };
+    assert!(!files.is_empty(), "the session file is there");
+    for cmd in [
+        &["--no-timestamp"][..],
+        &["reduce"],
+        &["replay", "--color", "never"],
+    ] {
+        let by_dir = run(&[cmd, &[dir]].concat(), b"");
+        let by_files: Vec<&str> = cmd
+            .iter()
+            .copied()
+            .chain(files.iter().map(String::as_str))
+            .collect();
+        let by_files = run(&by_files, b"");
+        assert_eq!(code(&by_dir), 0, "{cmd:?}: {}", stderr(&by_dir));
+        assert_eq!(by_dir.stdout, by_files.stdout, "{cmd:?}");
+    }
+    // A directory with no *.jsonl file says so.
+    let empty = std::env::temp_dir().join(format!("insights-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).expect("temp dir");
+    let out = run(
+        &["--no-timestamp", &empty.to_string_lossy(), TEXT_ONLY],
+        b"",
+    );
+    assert!(
+        stderr(&out).contains("no *.jsonl files"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(events(&out).len(), 4, "the capture after it is converted");
+    let _ = std::fs::remove_dir(&empty);
 }
 
 #[test]

@@ -520,7 +520,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     };
-    let sources = args.input.sources();
+    let sources = crate::input::expand_dirs(&args.input.sources(), &mut diag);
     let jobs = match args.jobs {
         Some(n) => usize::from(n),
         None => crate::parallel::default_jobs(&sources, opts.flush),

@@ -262,6 +262,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
     let follow = args.follow;
     let reader = std::thread::spawn(move || {
         let mut diag = Diag::new(color_err);
+        let sources = crate::input::expand_dirs(&sources, &mut diag);
         let send = |line: &[u8]| {
             tx.send(line.to_vec())
                 .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))

@@ -27,7 +27,6 @@ use report::Reporter;
 use rules::{Policy, Rule};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -115,7 +114,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
     };
 
     let mut diag = Diag::new(color.resolve(output::stderr_is_tty()));
-    let sources = expand(&args.input.sources(), &mut diag);
+    let sources = crate::input::expand_dirs(&args.input.sources(), &mut diag);
     let color_out = args.format == Format::Text && color.resolve(output::stdout_is_tty());
     let mut out = Out::stdout();
     let mut reporter = Reporter::new(args.format, color_out);
@@ -149,50 +148,6 @@ pub(crate) fn compile(schema: &Value) -> anyhow::Result<Validator> {
         .should_ignore_unknown_formats(false)
         .build(schema)
         .map_err(|e| anyhow::anyhow!("the embedded schema does not compile: {e}"))
-}
-
-/// Replaces each directory by the `*.jsonl` files below it, in path order. A directory that
-/// cannot be read is reported on `diag`.
-fn expand(sources: &[Source], diag: &mut Diag) -> Vec<Source> {
-    let mut out = Vec::new();
-    for src in sources {
-        match src {
-            Source::File(p) if p.is_dir() => {
-                let before = out.len();
-                walk(p, &mut out, diag);
-                if out.len() == before {
-                    diag.note(&format!("{}: no *.jsonl files", p.display()));
-                }
-            }
-            _ => out.push(src.clone()),
-        }
-    }
-    out
-}
-
-fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut Diag) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
-        Err(e) => Err(e),
-    };
-    let mut entries = match entries {
-        Ok(v) => v,
-        Err(e) => {
-            diag.io_error(&dir.display().to_string(), &e);
-            return;
-        }
-    };
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let path: PathBuf = e.path();
-        // Symbolic links to directories are not followed (no cycles); links to files are.
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir {
-            walk(&path, out, diag);
-        } else if path.extension().is_some_and(|x| x == "jsonl") && path.is_file() {
-            out.push(Source::File(path));
-        }
-    }
 }
 
 /// Checks `sources` on worker threads, one log per thread (two when there are cores to spare),
