@@ -166,6 +166,15 @@ const TYPES: &[&str] = &[
     "conversation_reset",
     "active_goal",
     "keep_alive",
+    // Lines of Claude Code's own session files (~/.claude/projects/…/<session>.jsonl) that
+    // carry no message: what it attached to a prompt (skill and agent listings), its prompt
+    // queue, the last prompt, file-history snapshots, titles and summaries.
+    "attachment",
+    "queue-operation",
+    "last-prompt",
+    "file-history-snapshot",
+    "summary",
+    "custom-title",
 ];
 
 fn sniff(p: &Probe) -> bool {
@@ -199,6 +208,24 @@ pub(crate) const CLAUDE: Dialect = Dialect {
     json_results: false,
 };
 
+/// The session a line of Claude Code's own session files names: `sessionId` there,
+/// `session_id` on the wire.
+fn file_session<'a>(line: &'a str, probe: &Probe<'a>) -> Option<Str<'a>> {
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(
+            rename = "sessionId",
+            borrow,
+            default,
+            deserialize_with = "crate::wire::opt_str"
+        )]
+        session_id: Option<Str<'a>>,
+    }
+    crate::members::read::<Named>(line, probe.members())
+        .ok()?
+        .session_id
+}
+
 fn same_name(name: &str) -> &str {
     name
 }
@@ -217,6 +244,7 @@ pub(crate) fn convert_as<'a>(
     cx.session_id = probe
         .session_id
         .and_then(|r| r.str())
+        .or_else(|| file_session(line, probe))
         .filter(|s| !s.is_empty());
     track_session(cx, probe.ty().unwrap_or(""), probe.subtype());
     cx.anchor = probe.uuid.and_then(|r| r.str());
