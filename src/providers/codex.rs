@@ -22,8 +22,9 @@
 //! answers (the call they ask about: the answer's `toolUseId`, and the decision the call's
 //! end needs), open calls until they end (a turn that ends `interrupted` ends those it left
 //! open as `cancelled`, marked `insights.inferred`), whether a turn's failure was already
-//! stated by an `error`, and spawned subagents until they end. Item ids of exec (`item_3`)
-//! are unique only within a thread.
+//! stated by an `error`, each thread's running token total (a turn's `usage` is what it
+//! gained across the turn), and spawned subagents until they end. Item ids of exec
+//! (`item_3`) are unique only within a thread.
 
 use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::memo::Memo;
@@ -82,6 +83,9 @@ crate::providers::memo::remember! {
         /// Legacy delta flavours seen (`agent_message_content_delta`, `reasoning_content_delta`):
         /// the older twin of each (`agent_message_delta`, …) repeats it.
         pub flavours: Memo<()>,
+        /// Threads' running token totals (`thread/tokenUsage/updated`, legacy `token_count`),
+        /// by thread: a turn's own usage is the difference of the total across it.
+        pub usage: Memo<Running>,
     }
 }
 
@@ -112,6 +116,24 @@ pub struct Call {
     pub changes: Vec<(String, ChangeKind, Option<String>)>,
     /// Whether it was invoked (an answer may name a call before its item starts).
     pub invoked: bool,
+}
+
+/// Token counts as Codex reports them (`None`: not reported): input (cached ones included),
+/// cached input, cache writes, output, reasoning output.
+pub type Totals = [Option<u64>; 5];
+
+/// A thread's running token total, for the usage of its current turn.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct Running {
+    /// The turn last started or reported in (`""`: the wire named none).
+    pub turn: String,
+    /// The total when that turn started; `None`: unknown (the stream began after it).
+    pub base: Option<Totals>,
+    /// The latest total; `None`: none reported yet.
+    pub now: Option<Totals>,
+    /// The turn's start was seen and no total reported since: the first report's `last`
+    /// (the usage of the request it counts) is the turn's first.
+    pub fresh: bool,
 }
 
 /// `type`s of `codex exec --json`.
@@ -493,6 +515,97 @@ fn note_error(cx: &mut Cx<'_>) {
 fn turn_errored(cx: &mut Cx<'_>) -> bool {
     let key = line_thread(cx).unwrap_or_default();
     cx.memory().codex.errored.remove(&key).is_some()
+}
+
+/// A turn of this line's thread started: its usage is what the running total gains from here.
+fn usage_turn_started(cx: &mut Cx<'_>, turn: &str) {
+    let key = line_thread(cx).unwrap_or_default();
+    let line = cx.line;
+    let m = &mut cx.memory().codex.usage;
+    match m.get_mut(&key) {
+        Some(r) => {
+            if r.turn != turn {
+                r.turn.clear();
+                r.turn.push_str(turn);
+            }
+            r.base = r.now;
+            r.fresh = true;
+        }
+        None => m.insert(
+            &key,
+            Running {
+                turn: turn.to_owned(),
+                base: None,
+                now: None,
+                fresh: true,
+            },
+            line,
+        ),
+    }
+}
+
+/// This line's thread reported its running total (and the usage of the request it counts).
+fn usage_reported(cx: &mut Cx<'_>, turn: Option<&str>, total: Totals, last: Option<Totals>) {
+    let key = line_thread(cx).unwrap_or_default();
+    let line = cx.line;
+    let m = &mut cx.memory().codex.usage;
+    match m.get_mut(&key) {
+        Some(r) => {
+            if let Some(t) = turn.filter(|t| *t != r.turn) {
+                // A turn whose start the stream did not show: it began where the last one
+                // reported ended, if any did.
+                r.turn.clear();
+                r.turn.push_str(t);
+                r.base = r.now;
+                r.fresh = false;
+            }
+            if r.base.is_none() && r.fresh {
+                // The turn's first request: the total before it was the total without it.
+                r.base = last.map(|l| std::array::from_fn(|i| sub(total[i], l[i])));
+            }
+            r.fresh = false;
+            r.now = Some(total);
+        }
+        None => m.insert(
+            &key,
+            Running {
+                turn: turn.unwrap_or_default().to_owned(),
+                base: None,
+                now: Some(total),
+                fresh: false,
+            },
+            line,
+        ),
+    }
+}
+
+/// `a - b`, both reported (a total cannot shrink: `None` if it did).
+fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a?.checked_sub(b?)
+}
+
+/// The usage of turn `turn` of this line's thread, which ends: what the running total gained
+/// across it. `None` when no total was reported in it or its start is unknown.
+fn turn_usage(cx: &mut Cx<'_>, turn: Option<&str>) -> Option<TokenUsage> {
+    let key = line_thread(cx).unwrap_or_default();
+    let r = cx.memory().codex.usage.get(&key)?;
+    if turn.is_some_and(|t| !r.turn.is_empty() && t != r.turn) {
+        return None;
+    }
+    let (base, now) = (r.base?, r.now?);
+    if base == now && r.fresh {
+        // Nothing reported since the turn started.
+        return None;
+    }
+    let d: Totals = std::array::from_fn(|i| sub(now[i], base[i]));
+    let [input, cached, written, output, reasoning] = d;
+    Some(TokenUsage {
+        input_tokens: input?.saturating_sub(cached.unwrap_or(0)),
+        output_tokens: output?,
+        cache_read_tokens: cached,
+        cache_creation_tokens: written,
+        reasoning_tokens: reasoning,
+    })
 }
 
 /// `"exceeded retry limit, last status: 429 Too Many Requests, …"` → 429.
@@ -951,6 +1064,16 @@ struct TodoItem<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
     completed: Option<bool>,
+}
+
+fn exec_totals(u: &ExecUsage) -> Totals {
+    [
+        count(u.input_tokens),
+        count(u.cached_input_tokens),
+        count(u.cache_write_input_tokens),
+        count(u.output_tokens),
+        count(u.reasoning_output_tokens),
+    ]
 }
 
 fn tokens(u: &ExecUsage) -> TokenUsage {
@@ -1520,6 +1643,16 @@ struct TokenBreakdown {
 }
 
 impl TokenBreakdown {
+    fn totals(&self) -> Totals {
+        [
+            count(self.input_tokens),
+            count(self.cached_input_tokens),
+            count(self.cache_write_input_tokens),
+            count(self.output_tokens),
+            count(self.reasoning_output_tokens),
+        ]
+    }
+
     fn tokens(&self) -> TokenUsage {
         TokenUsage {
             input_tokens: count(self.input_tokens)
@@ -1802,6 +1935,10 @@ fn method_call<'a>(
             let u = p
                 .token_usage
                 .ok_or_else(|| Unmapped("tokenUsage/updated without tokenUsage".into()))?;
+            if let Some(total) = &u.total {
+                let last = u.last.as_ref().map(TokenBreakdown::totals);
+                usage_reported(cx, p.turn_id.as_deref(), total.totals(), last);
+            }
             cx.push(UsageUpdate {
                 step_usage: Json::Value(
                     u.last
@@ -1820,6 +1957,7 @@ fn method_call<'a>(
         }
         "turn/started" => {
             if let Some(t) = p.turn {
+                usage_turn_started(cx, &t.id);
                 cx.turn_id = Some(t.id);
             }
             cx.push(TurnStart::default());
@@ -1841,12 +1979,14 @@ fn method_call<'a>(
                 cancel_open_calls(cx, thread.as_deref());
             }
             let errors = t.error.and_then(|e| e.message).map(|m| vec![m]);
+            let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 is_error: failed,
                 subtype: Some(status.clone()),
                 errors: if failed { errors } else { None },
                 duration_ms: count(t.duration_ms),
                 stop_reason: Some(status),
+                usage,
                 ..TurnComplete::default()
             });
         }
@@ -3348,21 +3488,27 @@ fn legacy<'a>(
             });
         }
         "task_started" => {
+            let turn = cx.turn_id.clone().unwrap_or_default();
+            usage_turn_started(cx, &turn);
             cx.push(TurnStart::default());
         }
         "task_complete" => {
+            let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("success")),
                 result: m.last_agent_message.clone(),
+                usage,
                 ..TurnComplete::default()
             });
         }
         "turn_aborted" => {
             let thread = line_thread(cx);
             cancel_open_calls(cx, thread.as_deref());
+            let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("interrupted")),
                 stop_reason: m.reason.clone(),
+                usage,
                 ..TurnComplete::default()
             });
         }
@@ -3561,6 +3707,11 @@ fn legacy<'a>(
                 );
                 return Ok(());
             };
+            if let Some(total) = &info.total_token_usage {
+                let last = info.last_token_usage.as_ref().map(exec_totals);
+                let turn = cx.turn_id.clone();
+                usage_reported(cx, turn.as_deref(), exec_totals(total), last);
+            }
             let tot = info.total_token_usage.as_ref().map(tokens);
             cx.push(UsageUpdate {
                 step_usage: Json::Value(
@@ -4236,6 +4387,75 @@ mod tests {
         assert_eq!(evs[0]["httpStatus"], 429);
         assert_eq!(evs[0]["code"], "responseTooManyFailedAttempts");
         assert_eq!(evs[1]["isError"], true);
+    }
+
+    #[test]
+    fn a_turn_uses_what_the_running_total_gained_across_it() {
+        fn usage(turn: &str, total: [u64; 3], last: [u64; 3]) -> String {
+            let b = |t: [u64; 3]| {
+                format!(
+                    r#"{{"totalTokens":{},"inputTokens":{},"cachedInputTokens":{},"outputTokens":{}}}"#,
+                    t[0] + t[2],
+                    t[0],
+                    t[1],
+                    t[2]
+                )
+            };
+            format!(
+                r#"{{"method":"thread/tokenUsage/updated","params":{{"threadId":"a","turnId":"{turn}","tokenUsage":{{"total":{},"last":{}}}}}}}"#,
+                b(total),
+                b(last)
+            )
+        }
+        let started = |t: &str| {
+            format!(
+                r#"{{"method":"turn/started","params":{{"threadId":"a","turn":{{"id":"{t}","items":[],"status":"inProgress"}}}}}}"#
+            )
+        };
+        let completed = |t: &str| {
+            format!(
+                r#"{{"method":"turn/completed","params":{{"threadId":"a","turn":{{"id":"{t}","items":[],"status":"completed"}}}}}}"#
+            )
+        };
+        // Two requests in the first turn, one in the second: each turn's own tokens, never
+        // the thread's total.
+        let lines = [
+            started("u1"),
+            usage("u1", [100, 0, 5], [100, 0, 5]),
+            usage("u1", [250, 100, 12], [150, 100, 7]),
+            completed("u1"),
+            started("u2"),
+            completed("u2x"),
+            usage("u2", [450, 200, 20], [200, 100, 8]),
+            completed("u2"),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let evs = stream(&lines);
+        let turns = of(&evs, "turn_complete");
+        assert_eq!(turns[0]["usage"]["inputTokens"], 150);
+        assert_eq!(turns[0]["usage"]["cacheReadTokens"], 100);
+        assert_eq!(turns[0]["usage"]["outputTokens"], 12);
+        // A turn the running total does not name: unknown.
+        assert!(turns[1].get("usage").is_none());
+        assert_eq!(turns[2]["usage"]["inputTokens"], 100);
+        assert_eq!(turns[2]["usage"]["cacheReadTokens"], 100);
+        assert_eq!(turns[2]["usage"]["outputTokens"], 8);
+        // A stream that begins inside the thread's life, after its turn started: the total
+        // before the turn is unknown, and so is the turn's usage; the next turn's is known.
+        let lines = [
+            usage("u1", [900, 0, 50], [300, 0, 10]),
+            completed("u1"),
+            started("u2"),
+            usage("u2", [1100, 100, 60], [200, 100, 10]),
+            completed("u2"),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let evs = stream(&lines);
+        let turns = of(&evs, "turn_complete");
+        assert!(turns[0].get("usage").is_none());
+        assert_eq!(turns[1]["usage"]["inputTokens"], 100);
+        assert_eq!(turns[1]["usage"]["cacheReadTokens"], 100);
+        assert_eq!(turns[1]["usage"]["outputTokens"], 10);
     }
 
     const FILE_STARTED: &str = r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"fileChange","id":"call_f","status":"inProgress","changes":[{"path":"/w/c.txt","kind":{"type":"update","move_path":null},"diff":"@@ -1 +1 @@\n-a\n+b\n"}]}}}"#;
