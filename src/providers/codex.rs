@@ -83,6 +83,9 @@ crate::providers::memo::remember! {
         /// Legacy delta flavours seen (`agent_message_content_delta`, `reasoning_content_delta`):
         /// the older twin of each (`agent_message_delta`, …) repeats it.
         pub flavours: Memo<()>,
+        /// Threads' working directories, from their announcement: a turn's cumulative diff
+        /// names its files relative to it.
+        pub cwds: Memo<String>,
         /// Threads' running token totals (`thread/tokenUsage/updated`, legacy `token_count`),
         /// by thread: a turn's own usage is the difference of the total across it.
         pub usage: Memo<Running>,
@@ -889,6 +892,101 @@ pub fn split_diff(diff: &str) -> Vec<(String, ChangeKind, String, Option<String>
             out.push((p, kind, section, moved));
         } else if !section.trim().is_empty() {
             out.push((String::new(), kind, section, None));
+        }
+    }
+    out
+}
+
+/// The `file_change`s of a turn's cumulative diff (`turn/diff/updated`, legacy `turn_diff`).
+/// Codex writes it relative to the thread's cwd, and a file change item, an approval request
+/// and `patch_apply_begin` with absolute paths: the paths (and the diff's headers) are made
+/// absolute with the cwd the thread was announced with, so that both name a file alike.
+/// Without a known cwd they stay as the wire has them, marked `codex.relativeToCwd`.
+fn cumulative_changes(cx: &mut Cx<'_>, files: Vec<(String, ChangeKind, String, Option<String>)>) {
+    if files.is_empty() {
+        return;
+    }
+    let thread = line_thread(cx).unwrap_or_default();
+    let cwd = cx.memory().codex.cwds.get(&thread).cloned();
+    for (path, kind, section, moved) in files {
+        let (path, section, moved) = match cwd.as_deref() {
+            Some(cwd) if !path.is_empty() && !path.starts_with('/') => (
+                absolute(cwd, &path),
+                rebase_headers(&section, cwd),
+                moved.map(|m| absolute(cwd, &m)),
+            ),
+            _ => (path, section, moved),
+        };
+        let relative = cwd.is_none() && !path.starts_with('/');
+        let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
+        fc.move_path = moved.map(Cow::Owned);
+        fc.cumulative = true;
+        let ext = cx.push(fc);
+        if relative {
+            ext.put("codex.relativeToCwd", true);
+        }
+    }
+}
+
+/// `rel` under directory `cwd`.
+fn absolute(cwd: &str, rel: &str) -> String {
+    let mut out = String::with_capacity(cwd.len() + rel.len() + 1);
+    out.push_str(cwd.trim_end_matches('/'));
+    out.push('/');
+    out.push_str(rel);
+    out
+}
+
+/// A diff section whose header paths are relative to `cwd`, with the paths `a/…`/`b/…`
+/// written from the root as [`git_diff`] writes them (`a/home/dev/x`). Hunks are kept.
+fn rebase_headers(section: &str, cwd: &str) -> String {
+    let root = cwd.trim_matches('/');
+    let mut prefix = String::with_capacity(root.len() + 1);
+    if !root.is_empty() {
+        prefix.push_str(root);
+        prefix.push('/');
+    }
+    let mut out = String::with_capacity(section.len() + 6 * prefix.len());
+    let mut header = true;
+    for l in section.split_inclusive('\n') {
+        if header && l.starts_with("@@") {
+            header = false;
+        }
+        let rebased = header
+            && [
+                "--- a/",
+                "+++ b/",
+                "rename from ",
+                "rename to ",
+                "copy from ",
+                "copy to ",
+            ]
+            .iter()
+            .any(|lead| match l.strip_prefix(lead) {
+                Some(rest) => {
+                    out.push_str(lead);
+                    out.push_str(&prefix);
+                    out.push_str(rest);
+                    true
+                }
+                None => false,
+            });
+        if rebased {
+            continue;
+        }
+        match l
+            .strip_prefix("diff --git a/")
+            .and_then(|r| r.split_once(" b/"))
+        {
+            Some((a, b)) if header => {
+                out.push_str("diff --git a/");
+                out.push_str(&prefix);
+                out.push_str(a);
+                out.push_str(" b/");
+                out.push_str(&prefix);
+                out.push_str(b);
+            }
+            _ => out.push_str(l),
         }
     }
     out
@@ -1996,12 +2094,7 @@ fn method_call<'a>(
             if files.is_empty() {
                 notice(cx, Cow::Borrowed("turn/diff/updated"), None);
             }
-            for (path, kind, section, moved) in files {
-                let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
-                fc.move_path = moved.map(Cow::Owned);
-                fc.cumulative = true;
-                cx.push(fc);
-            }
+            cumulative_changes(cx, files);
         }
         "turn/plan/updated" => {
             let entries = p
@@ -3030,10 +3123,16 @@ fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx
         }
         return;
     }
+    let cwd = t.cwd.or(cwd);
+    if let Some(c) = cwd.as_deref().filter(|c| !c.is_empty()) {
+        let line = cx.line;
+        let id = cx.session_id.clone().unwrap_or_default();
+        cx.memory().codex.cwds.insert(&id, c.to_owned(), line);
+    }
     let ext = cx.push(SessionInit {
         model: model.or(t.model),
         reasoning_effort: effort.or(t.reasoning_effort),
-        cwd: t.cwd.or(cwd),
+        cwd,
         version: t.cli_version,
         ..SessionInit::default()
     });
@@ -3481,6 +3580,10 @@ fn legacy<'a>(
                 return Ok(());
             };
             set_stream_thread(cx, &t);
+            if let Some(c) = m.cwd.as_deref().filter(|c| !c.is_empty()) {
+                let line = cx.line;
+                cx.memory().codex.cwds.insert(&t, c.to_owned(), line);
+            }
             cx.push(SessionInit {
                 model: m.model.clone(),
                 cwd: m.cwd.clone(),
@@ -3730,13 +3833,8 @@ fn legacy<'a>(
             });
         }
         "turn_diff" => {
-            for (path, kind, section, moved) in split_diff(m.unified_diff.as_deref().unwrap_or(""))
-            {
-                let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
-                fc.move_path = moved.map(Cow::Owned);
-                fc.cumulative = true;
-                cx.push(fc);
-            }
+            let files = split_diff(m.unified_diff.as_deref().unwrap_or(""));
+            cumulative_changes(cx, files);
             if cx.events.is_empty() {
                 notice(cx, Cow::Borrowed("codex/event/turn_diff"), None);
             }
@@ -4456,6 +4554,28 @@ mod tests {
         assert_eq!(turns[1]["usage"]["inputTokens"], 100);
         assert_eq!(turns[1]["usage"]["cacheReadTokens"], 100);
         assert_eq!(turns[1]["usage"]["outputTokens"], 10);
+    }
+
+    #[test]
+    fn cumulative_diffs_name_files_by_absolute_path_as_file_changes_do() {
+        let diff = r#"{"method":"turn/diff/updated","params":{"threadId":"a","turnId":"u","diff":"diff --git a/src/old.py b/src/new.py\nindex 1..2\n--- a/src/old.py\n+++ b/src/new.py\n@@ -1 +1 @@\n-a\n+b\n"}}"#;
+        let evs = stream(&[
+            r#"{"method":"thread/started","params":{"thread":{"id":"a","cwd":"/w/p"}}}"#,
+            diff,
+        ]);
+        let fc = of(&evs, "file_change");
+        assert_eq!(fc[0]["path"], "/w/p/src/old.py");
+        assert_eq!(fc[0]["movePath"], "/w/p/src/new.py");
+        assert_eq!(
+            fc[0]["diff"],
+            "diff --git a/w/p/src/old.py b/w/p/src/new.py\nindex 1..2\n--- a/w/p/src/old.py\n+++ b/w/p/src/new.py\n@@ -1 +1 @@\n-a\n+b\n"
+        );
+        assert!(fc[0].get("extensions").is_none());
+        // No announcement, no cwd: the wire's relative path, said to be relative.
+        let evs = stream(&[diff]);
+        let fc = of(&evs, "file_change");
+        assert_eq!(fc[0]["path"], "src/old.py");
+        assert_eq!(fc[0]["extensions"]["codex.relativeToCwd"], true);
     }
 
     const FILE_STARTED: &str = r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"fileChange","id":"call_f","status":"inProgress","changes":[{"path":"/w/c.txt","kind":{"type":"update","move_path":null},"diff":"@@ -1 +1 @@\n-a\n+b\n"}]}}}"#;
