@@ -22,8 +22,9 @@
 //! answers (the call they ask about: the answer's `toolUseId`, and the decision the call's
 //! end needs), open calls until they end (a turn that ends `interrupted` ends those it left
 //! open as `cancelled`, marked `insights.inferred`), whether a turn's failure was already
-//! stated by an `error`, and spawned subagents until they end. Item ids of exec (`item_3`)
-//! are unique only within a thread.
+//! stated by an `error`, each thread's running token total (a turn's `usage` is what it
+//! gained across the turn), and spawned subagents until they end. Item ids of exec
+//! (`item_3`) are unique only within a thread.
 
 use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::memo::Memo;
@@ -82,6 +83,12 @@ crate::providers::memo::remember! {
         /// Legacy delta flavours seen (`agent_message_content_delta`, `reasoning_content_delta`):
         /// the older twin of each (`agent_message_delta`, …) repeats it.
         pub flavours: Memo<()>,
+        /// Threads' working directories, from their announcement: a turn's cumulative diff
+        /// names its files relative to it.
+        pub cwds: Memo<String>,
+        /// Threads' running token totals (`thread/tokenUsage/updated`, legacy `token_count`),
+        /// by thread: a turn's own usage is the difference of the total across it.
+        pub usage: Memo<Running>,
     }
 }
 
@@ -112,6 +119,24 @@ pub struct Call {
     pub changes: Vec<(String, ChangeKind, Option<String>)>,
     /// Whether it was invoked (an answer may name a call before its item starts).
     pub invoked: bool,
+}
+
+/// Token counts as Codex reports them (`None`: not reported): input (cached ones included),
+/// cached input, cache writes, output, reasoning output.
+pub type Totals = [Option<u64>; 5];
+
+/// A thread's running token total, for the usage of its current turn.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct Running {
+    /// The turn last started or reported in (`""`: the wire named none).
+    pub turn: String,
+    /// The total when that turn started; `None`: unknown (the stream began after it).
+    pub base: Option<Totals>,
+    /// The latest total; `None`: none reported yet.
+    pub now: Option<Totals>,
+    /// The turn's start was seen and no total reported since: the first report's `last`
+    /// (the usage of the request it counts) is the turn's first.
+    pub fresh: bool,
 }
 
 /// `type`s of `codex exec --json`.
@@ -500,6 +525,97 @@ fn turn_errored(cx: &mut Cx<'_>) -> bool {
     cx.memory().codex.errored.remove(&key).is_some()
 }
 
+/// A turn of this line's thread started: its usage is what the running total gains from here.
+fn usage_turn_started(cx: &mut Cx<'_>, turn: &str) {
+    let key = line_thread(cx).unwrap_or_default();
+    let line = cx.line;
+    let m = &mut cx.memory().codex.usage;
+    match m.get_mut(&key) {
+        Some(r) => {
+            if r.turn != turn {
+                r.turn.clear();
+                r.turn.push_str(turn);
+            }
+            r.base = r.now;
+            r.fresh = true;
+        }
+        None => m.insert(
+            &key,
+            Running {
+                turn: turn.to_owned(),
+                base: None,
+                now: None,
+                fresh: true,
+            },
+            line,
+        ),
+    }
+}
+
+/// This line's thread reported its running total (and the usage of the request it counts).
+fn usage_reported(cx: &mut Cx<'_>, turn: Option<&str>, total: Totals, last: Option<Totals>) {
+    let key = line_thread(cx).unwrap_or_default();
+    let line = cx.line;
+    let m = &mut cx.memory().codex.usage;
+    match m.get_mut(&key) {
+        Some(r) => {
+            if let Some(t) = turn.filter(|t| *t != r.turn) {
+                // A turn whose start the stream did not show: it began where the last one
+                // reported ended, if any did.
+                r.turn.clear();
+                r.turn.push_str(t);
+                r.base = r.now;
+                r.fresh = false;
+            }
+            if r.base.is_none() && r.fresh {
+                // The turn's first request: the total before it was the total without it.
+                r.base = last.map(|l| std::array::from_fn(|i| sub(total[i], l[i])));
+            }
+            r.fresh = false;
+            r.now = Some(total);
+        }
+        None => m.insert(
+            &key,
+            Running {
+                turn: turn.unwrap_or_default().to_owned(),
+                base: None,
+                now: Some(total),
+                fresh: false,
+            },
+            line,
+        ),
+    }
+}
+
+/// `a - b`, both reported (a total cannot shrink: `None` if it did).
+fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a?.checked_sub(b?)
+}
+
+/// The usage of turn `turn` of this line's thread, which ends: what the running total gained
+/// across it. `None` when no total was reported in it or its start is unknown.
+fn turn_usage(cx: &mut Cx<'_>, turn: Option<&str>) -> Option<TokenUsage> {
+    let key = line_thread(cx).unwrap_or_default();
+    let r = cx.memory().codex.usage.get(&key)?;
+    if turn.is_some_and(|t| !r.turn.is_empty() && t != r.turn) {
+        return None;
+    }
+    let (base, now) = (r.base?, r.now?);
+    if base == now && r.fresh {
+        // Nothing reported since the turn started.
+        return None;
+    }
+    let d: Totals = std::array::from_fn(|i| sub(now[i], base[i]));
+    let [input, cached, written, output, reasoning] = d;
+    Some(TokenUsage {
+        input_tokens: input?.saturating_sub(cached.unwrap_or(0)),
+        output_tokens: output?,
+        cache_read_tokens: cached,
+        cache_creation_tokens: written,
+        reasoning_tokens: reasoning,
+    })
+}
+
 /// `"exceeded retry limit, last status: 429 Too Many Requests, …"` → 429.
 fn status_in_message(msg: &str) -> Option<u64> {
     let rest = &msg[msg.find("last status: ")? + "last status: ".len()..];
@@ -786,6 +902,101 @@ pub fn split_diff(diff: &str) -> Vec<(String, ChangeKind, String, Option<String>
     out
 }
 
+/// The `file_change`s of a turn's cumulative diff (`turn/diff/updated`, legacy `turn_diff`).
+/// Codex writes it relative to the thread's cwd, and a file change item, an approval request
+/// and `patch_apply_begin` with absolute paths: the paths (and the diff's headers) are made
+/// absolute with the cwd the thread was announced with, so that both name a file alike.
+/// Without a known cwd they stay as the wire has them, marked `codex.relativeToCwd`.
+fn cumulative_changes(cx: &mut Cx<'_>, files: Vec<(String, ChangeKind, String, Option<String>)>) {
+    if files.is_empty() {
+        return;
+    }
+    let thread = line_thread(cx).unwrap_or_default();
+    let cwd = cx.memory().codex.cwds.get(&thread).cloned();
+    for (path, kind, section, moved) in files {
+        let (path, section, moved) = match cwd.as_deref() {
+            Some(cwd) if !path.is_empty() && !path.starts_with('/') => (
+                absolute(cwd, &path),
+                rebase_headers(&section, cwd),
+                moved.map(|m| absolute(cwd, &m)),
+            ),
+            _ => (path, section, moved),
+        };
+        let relative = cwd.is_none() && !path.starts_with('/');
+        let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
+        fc.move_path = moved.map(Cow::Owned);
+        fc.cumulative = true;
+        let ext = cx.push(fc);
+        if relative {
+            ext.put("codex.relativeToCwd", true);
+        }
+    }
+}
+
+/// `rel` under directory `cwd`.
+fn absolute(cwd: &str, rel: &str) -> String {
+    let mut out = String::with_capacity(cwd.len() + rel.len() + 1);
+    out.push_str(cwd.trim_end_matches('/'));
+    out.push('/');
+    out.push_str(rel);
+    out
+}
+
+/// A diff section whose header paths are relative to `cwd`, with the paths `a/…`/`b/…`
+/// written from the root as [`git_diff`] writes them (`a/home/dev/x`). Hunks are kept.
+fn rebase_headers(section: &str, cwd: &str) -> String {
+    let root = cwd.trim_matches('/');
+    let mut prefix = String::with_capacity(root.len() + 1);
+    if !root.is_empty() {
+        prefix.push_str(root);
+        prefix.push('/');
+    }
+    let mut out = String::with_capacity(section.len() + 6 * prefix.len());
+    let mut header = true;
+    for l in section.split_inclusive('\n') {
+        if header && l.starts_with("@@") {
+            header = false;
+        }
+        let rebased = header
+            && [
+                "--- a/",
+                "+++ b/",
+                "rename from ",
+                "rename to ",
+                "copy from ",
+                "copy to ",
+            ]
+            .iter()
+            .any(|lead| match l.strip_prefix(lead) {
+                Some(rest) => {
+                    out.push_str(lead);
+                    out.push_str(&prefix);
+                    out.push_str(rest);
+                    true
+                }
+                None => false,
+            });
+        if rebased {
+            continue;
+        }
+        match l
+            .strip_prefix("diff --git a/")
+            .and_then(|r| r.split_once(" b/"))
+        {
+            Some((a, b)) if header => {
+                out.push_str("diff --git a/");
+                out.push_str(&prefix);
+                out.push_str(a);
+                out.push_str(" b/");
+                out.push_str(&prefix);
+                out.push_str(b);
+            }
+            _ => out.push_str(l),
+        }
+    }
+    out
+}
+
 fn file_change<'a>(
     path: Str<'a>,
     kind: ChangeKind,
@@ -956,6 +1167,16 @@ struct TodoItem<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     text: Option<Str<'a>>,
     completed: Option<bool>,
+}
+
+fn exec_totals(u: &ExecUsage) -> Totals {
+    [
+        count(u.input_tokens),
+        count(u.cached_input_tokens),
+        count(u.cache_write_input_tokens),
+        count(u.output_tokens),
+        count(u.reasoning_output_tokens),
+    ]
 }
 
 fn tokens(u: &ExecUsage) -> TokenUsage {
@@ -1525,6 +1746,16 @@ struct TokenBreakdown {
 }
 
 impl TokenBreakdown {
+    fn totals(&self) -> Totals {
+        [
+            count(self.input_tokens),
+            count(self.cached_input_tokens),
+            count(self.cache_write_input_tokens),
+            count(self.output_tokens),
+            count(self.reasoning_output_tokens),
+        ]
+    }
+
     fn tokens(&self) -> TokenUsage {
         TokenUsage {
             input_tokens: count(self.input_tokens)
@@ -1807,6 +2038,10 @@ fn method_call<'a>(
             let u = p
                 .token_usage
                 .ok_or_else(|| Unmapped("tokenUsage/updated without tokenUsage".into()))?;
+            if let Some(total) = &u.total {
+                let last = u.last.as_ref().map(TokenBreakdown::totals);
+                usage_reported(cx, p.turn_id.as_deref(), total.totals(), last);
+            }
             cx.push(UsageUpdate {
                 step_usage: Json::Value(
                     u.last
@@ -1825,6 +2060,7 @@ fn method_call<'a>(
         }
         "turn/started" => {
             if let Some(t) = p.turn {
+                usage_turn_started(cx, &t.id);
                 cx.turn_id = Some(t.id);
             }
             cx.push(TurnStart::default());
@@ -1846,12 +2082,14 @@ fn method_call<'a>(
                 cancel_open_calls(cx, thread.as_deref());
             }
             let errors = t.error.and_then(|e| e.message).map(|m| vec![m]);
+            let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 is_error: failed,
                 subtype: Some(status.clone()),
                 errors: if failed { errors } else { None },
                 duration_ms: count(t.duration_ms),
                 stop_reason: Some(status),
+                usage,
                 ..TurnComplete::default()
             });
         }
@@ -1861,12 +2099,7 @@ fn method_call<'a>(
             if files.is_empty() {
                 notice(cx, Cow::Borrowed("turn/diff/updated"), None);
             }
-            for (path, kind, section, moved) in files {
-                let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
-                fc.move_path = moved.map(Cow::Owned);
-                fc.cumulative = true;
-                cx.push(fc);
-            }
+            cumulative_changes(cx, files);
         }
         "turn/plan/updated" => {
             let entries = p
@@ -2895,10 +3128,16 @@ fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx
         }
         return;
     }
+    let cwd = t.cwd.or(cwd);
+    if let Some(c) = cwd.as_deref().filter(|c| !c.is_empty()) {
+        let line = cx.line;
+        let id = cx.session_id.clone().unwrap_or_default();
+        cx.memory().codex.cwds.insert(&id, c.to_owned(), line);
+    }
     let ext = cx.push(SessionInit {
         model: model.or(t.model),
         reasoning_effort: effort.or(t.reasoning_effort),
-        cwd: t.cwd.or(cwd),
+        cwd,
         version: t.cli_version,
         ..SessionInit::default()
     });
@@ -3346,6 +3585,10 @@ pub(super) fn legacy<'a>(
                 return Ok(());
             };
             set_stream_thread(cx, &t);
+            if let Some(c) = m.cwd.as_deref().filter(|c| !c.is_empty()) {
+                let line = cx.line;
+                cx.memory().codex.cwds.insert(&t, c.to_owned(), line);
+            }
             cx.push(SessionInit {
                 model: m.model.clone(),
                 cwd: m.cwd.clone(),
@@ -3353,21 +3596,27 @@ pub(super) fn legacy<'a>(
             });
         }
         "task_started" => {
+            let turn = cx.turn_id.clone().unwrap_or_default();
+            usage_turn_started(cx, &turn);
             cx.push(TurnStart::default());
         }
         "task_complete" => {
+            let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("success")),
                 result: m.last_agent_message.clone(),
+                usage,
                 ..TurnComplete::default()
             });
         }
         "turn_aborted" => {
             let thread = line_thread(cx);
             cancel_open_calls(cx, thread.as_deref());
+            let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("interrupted")),
                 stop_reason: m.reason.clone(),
+                usage,
                 ..TurnComplete::default()
             });
         }
@@ -3566,6 +3815,11 @@ pub(super) fn legacy<'a>(
                 );
                 return Ok(());
             };
+            if let Some(total) = &info.total_token_usage {
+                let last = info.last_token_usage.as_ref().map(exec_totals);
+                let turn = cx.turn_id.clone();
+                usage_reported(cx, turn.as_deref(), exec_totals(total), last);
+            }
             let tot = info.total_token_usage.as_ref().map(tokens);
             cx.push(UsageUpdate {
                 step_usage: Json::Value(
@@ -3584,13 +3838,8 @@ pub(super) fn legacy<'a>(
             });
         }
         "turn_diff" => {
-            for (path, kind, section, moved) in split_diff(m.unified_diff.as_deref().unwrap_or(""))
-            {
-                let mut fc = file_change(Cow::Owned(path), kind, Some(section), None);
-                fc.move_path = moved.map(Cow::Owned);
-                fc.cumulative = true;
-                cx.push(fc);
-            }
+            let files = split_diff(m.unified_diff.as_deref().unwrap_or(""));
+            cumulative_changes(cx, files);
             if cx.events.is_empty() {
                 notice(cx, Cow::Borrowed("codex/event/turn_diff"), None);
             }
@@ -4241,6 +4490,97 @@ mod tests {
         assert_eq!(evs[0]["httpStatus"], 429);
         assert_eq!(evs[0]["code"], "responseTooManyFailedAttempts");
         assert_eq!(evs[1]["isError"], true);
+    }
+
+    #[test]
+    fn a_turn_uses_what_the_running_total_gained_across_it() {
+        fn usage(turn: &str, total: [u64; 3], last: [u64; 3]) -> String {
+            let b = |t: [u64; 3]| {
+                format!(
+                    r#"{{"totalTokens":{},"inputTokens":{},"cachedInputTokens":{},"outputTokens":{}}}"#,
+                    t[0] + t[2],
+                    t[0],
+                    t[1],
+                    t[2]
+                )
+            };
+            format!(
+                r#"{{"method":"thread/tokenUsage/updated","params":{{"threadId":"a","turnId":"{turn}","tokenUsage":{{"total":{},"last":{}}}}}}}"#,
+                b(total),
+                b(last)
+            )
+        }
+        let started = |t: &str| {
+            format!(
+                r#"{{"method":"turn/started","params":{{"threadId":"a","turn":{{"id":"{t}","items":[],"status":"inProgress"}}}}}}"#
+            )
+        };
+        let completed = |t: &str| {
+            format!(
+                r#"{{"method":"turn/completed","params":{{"threadId":"a","turn":{{"id":"{t}","items":[],"status":"completed"}}}}}}"#
+            )
+        };
+        // Two requests in the first turn, one in the second: each turn's own tokens, never
+        // the thread's total.
+        let lines = [
+            started("u1"),
+            usage("u1", [100, 0, 5], [100, 0, 5]),
+            usage("u1", [250, 100, 12], [150, 100, 7]),
+            completed("u1"),
+            started("u2"),
+            completed("u2x"),
+            usage("u2", [450, 200, 20], [200, 100, 8]),
+            completed("u2"),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let evs = stream(&lines);
+        let turns = of(&evs, "turn_complete");
+        assert_eq!(turns[0]["usage"]["inputTokens"], 150);
+        assert_eq!(turns[0]["usage"]["cacheReadTokens"], 100);
+        assert_eq!(turns[0]["usage"]["outputTokens"], 12);
+        // A turn the running total does not name: unknown.
+        assert!(turns[1].get("usage").is_none());
+        assert_eq!(turns[2]["usage"]["inputTokens"], 100);
+        assert_eq!(turns[2]["usage"]["cacheReadTokens"], 100);
+        assert_eq!(turns[2]["usage"]["outputTokens"], 8);
+        // A stream that begins inside the thread's life, after its turn started: the total
+        // before the turn is unknown, and so is the turn's usage; the next turn's is known.
+        let lines = [
+            usage("u1", [900, 0, 50], [300, 0, 10]),
+            completed("u1"),
+            started("u2"),
+            usage("u2", [1100, 100, 60], [200, 100, 10]),
+            completed("u2"),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let evs = stream(&lines);
+        let turns = of(&evs, "turn_complete");
+        assert!(turns[0].get("usage").is_none());
+        assert_eq!(turns[1]["usage"]["inputTokens"], 100);
+        assert_eq!(turns[1]["usage"]["cacheReadTokens"], 100);
+        assert_eq!(turns[1]["usage"]["outputTokens"], 10);
+    }
+
+    #[test]
+    fn cumulative_diffs_name_files_by_absolute_path_as_file_changes_do() {
+        let diff = r#"{"method":"turn/diff/updated","params":{"threadId":"a","turnId":"u","diff":"diff --git a/src/old.py b/src/new.py\nindex 1..2\n--- a/src/old.py\n+++ b/src/new.py\n@@ -1 +1 @@\n-a\n+b\n"}}"#;
+        let evs = stream(&[
+            r#"{"method":"thread/started","params":{"thread":{"id":"a","cwd":"/w/p"}}}"#,
+            diff,
+        ]);
+        let fc = of(&evs, "file_change");
+        assert_eq!(fc[0]["path"], "/w/p/src/old.py");
+        assert_eq!(fc[0]["movePath"], "/w/p/src/new.py");
+        assert_eq!(
+            fc[0]["diff"],
+            "diff --git a/w/p/src/old.py b/w/p/src/new.py\nindex 1..2\n--- a/w/p/src/old.py\n+++ b/w/p/src/new.py\n@@ -1 +1 @@\n-a\n+b\n"
+        );
+        assert!(fc[0].get("extensions").is_none());
+        // No announcement, no cwd: the wire's relative path, said to be relative.
+        let evs = stream(&[diff]);
+        let fc = of(&evs, "file_change");
+        assert_eq!(fc[0]["path"], "src/old.py");
+        assert_eq!(fc[0]["extensions"]["codex.relativeToCwd"], true);
     }
 
     const FILE_STARTED: &str = r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"fileChange","id":"call_f","status":"inProgress","changes":[{"path":"/w/c.txt","kind":{"type":"update","move_path":null},"diff":"@@ -1 +1 @@\n-a\n+b\n"}]}}}"#;
