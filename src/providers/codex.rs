@@ -594,7 +594,7 @@ fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 /// The usage of turn `turn` of this line's thread, which ends: what the running total gained
 /// across it. `None` when no total was reported in it or its start is unknown.
-fn turn_usage(cx: &mut Cx<'_>, turn: Option<&str>) -> Option<TokenUsage> {
+pub(super) fn turn_usage(cx: &mut Cx<'_>, turn: Option<&str>) -> Option<TokenUsage> {
     let key = line_thread(cx).unwrap_or_default();
     let r = cx.memory().codex.usage.get(&key)?;
     if turn.is_some_and(|t| !r.turn.is_empty() && t != r.turn) {

@@ -288,8 +288,10 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
         });
         ext.put_opt("codex.errorInfo", e.codex_error_info);
     }
+    let usage = super::codex::turn_usage(cx, cx.turn_id.clone().as_deref());
     cx.push(crate::event::TurnComplete {
         is_error: failed,
+        usage,
         subtype: Some(Cow::Borrowed(if failed { "error" } else { "success" })),
         result: d.last_agent_message,
         duration_ms: d.duration_ms.map(|c| c.0),
