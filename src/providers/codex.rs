@@ -115,8 +115,8 @@ pub struct Call {
     pub tool_name: String,
     /// How the client answered a permission request about it.
     pub decision: Option<Decision>,
-    /// A file change's files (path, kind, new path), for its approval request.
-    pub changes: Vec<(String, ChangeKind, Option<String>)>,
+    /// A file change's files, for its approval request (and a legacy patch's end).
+    pub changes: Vec<Change>,
     /// Whether it was invoked (an answer may name a call before its item starts).
     pub invoked: bool,
 }
@@ -137,6 +137,17 @@ pub struct Running {
     /// The turn's start was seen and no total reported since: the first report's `last`
     /// (the usage of the request it counts) is the turn's first.
     pub fresh: bool,
+}
+
+/// A file a file change touches, as its call remembers it.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Change {
+    pub path: String,
+    pub kind: ChangeKind,
+    /// A move's new path.
+    pub move_path: Option<String>,
+    /// The change as the wire gives it: hunks, or an added or deleted file's content.
+    pub diff: Option<String>,
 }
 
 /// `type`s of `codex exec --json`.
@@ -404,12 +415,7 @@ fn line_thread(cx: &mut Cx<'_>) -> Option<String> {
 }
 
 /// Notes a call invoked on this line, until it ends.
-fn open_call(
-    cx: &mut Cx<'_>,
-    id: &str,
-    tool_name: &str,
-    changes: Vec<(String, ChangeKind, Option<String>)>,
-) {
+fn open_call(cx: &mut Cx<'_>, id: &str, tool_name: &str, changes: Vec<Change>) {
     let thread = line_thread(cx);
     let line = cx.line;
     let calls = &mut cx.memory().codex.calls;
@@ -484,17 +490,18 @@ fn remember_request(cx: &mut Cx<'_>, id: &str, call: Option<&str>, tool_call: bo
     );
 }
 
-/// The changes of a file change, as its approval request shows them.
-fn changes_json<'a>(changes: &[(String, ChangeKind, Option<String>)]) -> Json<'a> {
+/// The changes of a file change, as its approval request shows them: what the item that
+/// started it said (path, kind, new path, the wire's diff).
+fn changes_json<'a>(changes: &[Change]) -> Json<'a> {
     Json::Array(
         changes
             .iter()
-            .map(|(path, kind, to)| {
+            .map(|c| {
                 let mut m = vec![
-                    (Cow::Borrowed("path"), Json::Str(Cow::Owned(path.clone()))),
+                    (Cow::Borrowed("path"), Json::Str(Cow::Owned(c.path.clone()))),
                     (
                         Cow::Borrowed("kind"),
-                        Json::Str(Cow::Borrowed(match kind {
+                        Json::Str(Cow::Borrowed(match c.kind {
                             ChangeKind::Add => "add",
                             ChangeKind::Delete => "delete",
                             ChangeKind::Move => "move",
@@ -502,8 +509,11 @@ fn changes_json<'a>(changes: &[(String, ChangeKind, Option<String>)]) -> Json<'a
                         })),
                     ),
                 ];
-                if let Some(to) = to {
+                if let Some(to) = &c.move_path {
                     m.push((Cow::Borrowed("movePath"), Json::Str(Cow::Owned(to.clone()))));
+                }
+                if let Some(d) = &c.diff {
+                    m.push((Cow::Borrowed("diff"), Json::Str(Cow::Owned(d.clone()))));
                 }
                 Json::Object(Pairs(m))
             })
@@ -1360,7 +1370,12 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             if started {
                 let files = changes
                     .iter()
-                    .map(|c| (c.path.to_string(), change_kind(c.kind.as_deref()), None))
+                    .map(|c| Change {
+                        path: c.path.to_string(),
+                        kind: change_kind(c.kind.as_deref()),
+                        move_path: None,
+                        diff: None,
+                    })
                     .collect();
                 open_call(cx, &it.id, "FileChange", files);
                 let input = object([("changes", exec_changes(&changes))]);
@@ -2787,7 +2802,12 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                             Some(_) => ChangeKind::Move,
                             None => change_kind(c.kind.as_ref().and_then(|k| k.ty.as_deref())),
                         };
-                        (c.path.to_string(), kind, to.map(str::to_owned))
+                        Change {
+                            path: c.path.to_string(),
+                            kind,
+                            move_path: to.map(str::to_owned),
+                            diff: c.diff.as_deref().map(str::to_owned),
+                        }
                     })
                     .collect();
                 open_call(cx, &it.id, "FileChange", files);
@@ -3509,11 +3529,16 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
 
 /// The files of a legacy `patch_apply_begin`: `{path: {add: …} | {delete: …} | {update:
 /// {move_path, …}}}`.
-fn legacy_changes(changes: Option<&RawValue>) -> Vec<(String, ChangeKind, Option<String>)> {
-    #[derive(Deserialize)]
-    struct Update<'a> {
+fn legacy_changes(changes: Option<&RawValue>) -> Vec<Change> {
+    /// `{"add": {content}}`, `{"delete": {content}}`, `{"update": {unified_diff, move_path}}`.
+    #[derive(Deserialize, Default)]
+    struct Body<'a> {
         #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
         move_path: Option<Str<'a>>,
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        unified_diff: Option<Str<'a>>,
+        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+        content: Option<Str<'a>>,
     }
     let Some(pairs) = changes
         .filter(|c| is_object(c))
@@ -3529,18 +3554,14 @@ fn legacy_changes(changes: Option<&RawValue>) -> Vec<(String, ChangeKind, Option
                 .into_iter()
                 .next()
                 .unwrap_or_default();
-            let to = (kind == "update")
-                .then(|| {
-                    #[derive(Deserialize)]
-                    struct Wrap<'a> {
-                        #[serde(borrow)]
-                        update: Update<'a>,
-                    }
-                    serde_json::from_str::<Wrap>(change.get())
-                        .ok()
-                        .and_then(|w| w.update.move_path)
-                })
-                .flatten()
+            let body = serde_json::from_str::<Pairs<Body>>(change.get())
+                .ok()
+                .and_then(|p| p.0.into_iter().next())
+                .map(|(_, b)| b)
+                .unwrap_or_default();
+            let to = body
+                .move_path
+                .filter(|_| kind == "update")
                 .map(Cow::into_owned);
             let kind = match (&*kind, &to) {
                 (_, Some(_)) => ChangeKind::Move,
@@ -3548,7 +3569,12 @@ fn legacy_changes(changes: Option<&RawValue>) -> Vec<(String, ChangeKind, Option
                 ("delete", _) => ChangeKind::Delete,
                 _ => ChangeKind::Update,
             };
-            (path.into_owned(), kind, to)
+            Change {
+                path: path.into_owned(),
+                kind,
+                move_path: to,
+                diff: body.unified_diff.or(body.content).map(Cow::into_owned),
+            }
         })
         .collect()
 }
@@ -3746,9 +3772,13 @@ pub(super) fn legacy<'a>(
             ));
             // The files: the end names none, its begin did.
             if ok {
-                for (path, kind, to) in opened.map(|c| c.changes).unwrap_or_default() {
-                    let mut fc = file_change(Cow::Owned(path), kind, None, Some(call()));
-                    fc.move_path = to.map(Cow::Owned);
+                for c in opened.map(|c| c.changes).unwrap_or_default() {
+                    let diff = c
+                        .diff
+                        .as_deref()
+                        .map(|d| git_diff(&c.path, c.kind, c.move_path.as_deref(), d));
+                    let mut fc = file_change(Cow::Owned(c.path), c.kind, diff, Some(call()));
+                    fc.move_path = c.move_path.map(Cow::Owned);
                     cx.push(fc);
                 }
             }
@@ -4597,6 +4627,11 @@ mod tests {
         let req = of(&evs, "permission_request")[0];
         assert_eq!(req["toolInput"]["changes"][0]["path"], "/w/c.txt");
         assert_eq!(req["toolInput"]["changes"][0]["kind"], "update");
+        // The diff the person is asked to approve, as the item gave it.
+        assert_eq!(
+            req["toolInput"]["changes"][0]["diff"],
+            "@@ -1 +1 @@\n-a\n+b\n"
+        );
         let resp = of(&evs, "permission_response")[0];
         assert_eq!(resp["decision"], "cancelled");
         assert_eq!(resp["toolUseId"], "call_f");
@@ -4717,5 +4752,14 @@ mod tests {
         assert_eq!(files[0]["changeKind"], "add");
         assert_eq!(files[1]["changeKind"], "move");
         assert_eq!(files[1]["movePath"], "/w/c");
+        // The begin's content and hunks become the diffs.
+        assert_eq!(
+            files[0]["diff"],
+            "diff --git a/w/a b/w/a\nnew file mode 100644\n--- /dev/null\n+++ b/w/a\n@@ -0,0 +1 @@\n+x\n"
+        );
+        assert_eq!(
+            files[1]["diff"],
+            "diff --git a/w/b b/w/c\nrename from w/b\nrename to w/c\n"
+        );
     }
 }
