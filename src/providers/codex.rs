@@ -350,7 +350,7 @@ fn raw_result(line: &str) -> Option<&RawValue> {
     env.result
 }
 
-fn error_event<'a>(message: Str<'a>, severity: Severity) -> ErrorEvent<'a> {
+pub(super) fn error_event<'a>(message: Str<'a>, severity: Severity) -> ErrorEvent<'a> {
     ErrorEvent {
         message,
         severity,
@@ -366,7 +366,11 @@ fn error_event<'a>(message: Str<'a>, severity: Severity) -> ErrorEvent<'a> {
 }
 
 /// A `notice` keeping a raw member in `extensions`.
-fn notice<'a>(cx: &mut Cx<'a>, subtype: Str<'a>, data: Option<(&'static str, &'a RawValue)>) {
+pub(super) fn notice<'a>(
+    cx: &mut Cx<'a>,
+    subtype: Str<'a>,
+    data: Option<(&'static str, &'a RawValue)>,
+) {
     let ext = cx.push(Notice {
         subtype,
         message: None,

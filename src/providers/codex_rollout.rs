@@ -20,6 +20,7 @@
 //! **Inferred:** none. An `apply_patch` update names no line numbers, so its `file_change`
 //! carries no diff (an added file's content is one).
 
+use super::codex::notice;
 use super::memo::Memo;
 use super::{Cx, Unmapped};
 use crate::detect::Probe;
@@ -161,19 +162,19 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
             if let Some(c) = &p.cwd {
                 memory.insert(CWD, c.to_string(), line);
             }
-            let ext = cx.push(Notice {
-                subtype: Cow::Borrowed("codex/turn_context"),
-                message: None,
-            });
-            ext.put("payload", r.payload);
+            notice(
+                cx,
+                Cow::Borrowed("codex/turn_context"),
+                Some(("payload", r.payload)),
+            );
         }
         "response_item" => response_item(p, r.payload, cx),
         _ => {
-            let ext = cx.push(Notice {
-                subtype: Cow::Owned(format!("codex/{ty}")),
-                message: None,
-            });
-            ext.put("payload", r.payload);
+            notice(
+                cx,
+                Cow::Owned(format!("codex/{ty}")),
+                Some(("payload", r.payload)),
+            );
         }
     }
     Ok(())
@@ -219,11 +220,11 @@ fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped>
         return task_complete(payload, cx);
     }
     if !TURN_EVENTS.contains(&&*ty) {
-        let ext = cx.push(Notice {
-            subtype: Cow::Owned(format!("codex/event/{ty}")),
-            message: None,
-        });
-        ext.put("msg", payload);
+        notice(
+            cx,
+            Cow::Owned(format!("codex/event/{ty}")),
+            Some(("msg", payload)),
+        );
         return Ok(());
     }
     super::codex::legacy(payload, None, cx)?;
@@ -274,18 +275,10 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
             })
         });
         let http_status = crate::wire::http_status_in(&message);
-        let ext = cx.push(crate::event::ErrorEvent {
-            http_status,
-            code: code.map(Cow::Owned),
-            message,
-            severity: crate::event::Severity::Error,
-            will_retry: None,
-            attempt: None,
-            max_retries: None,
-            retry_delay_ms: None,
-            request_id: None,
-            parent_call_id: None,
-        });
+        let mut ev = super::codex::error_event(message, crate::event::Severity::Error);
+        ev.http_status = http_status;
+        ev.code = code.map(Cow::Owned);
+        let ext = cx.push(ev);
         ext.put_opt("codex.errorInfo", e.codex_error_info);
     }
     let usage = super::codex::turn_usage(cx, cx.turn_id.clone().as_deref());
@@ -374,21 +367,21 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
                 });
             }
             if cx.events.is_empty() {
-                let ext = cx.push(Notice {
-                    subtype: Cow::Borrowed("codex/reasoning"),
-                    message: None,
-                });
-                ext.put("payload", payload);
+                notice(
+                    cx,
+                    Cow::Borrowed("codex/reasoning"),
+                    Some(("payload", payload)),
+                );
             }
         }
         "function_call" | "custom_tool_call" => invocation(p, cx),
         "function_call_output" | "custom_tool_call_output" => output(p, cx),
         _ => {
-            let ext = cx.push(Notice {
-                subtype: Cow::Owned(format!("codex/{ty}")),
-                message: None,
-            });
-            ext.put("payload", payload);
+            notice(
+                cx,
+                Cow::Owned(format!("codex/{ty}")),
+                Some(("payload", payload)),
+            );
         }
     }
 }
