@@ -1460,20 +1460,32 @@ fn content_text(raw: &RawValue) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
+/// The `user` texts Claude Code writes itself when an interrupt stops a turn.
+const INTERRUPT_TEXTS: &[&str] = &[
+    "[Request interrupted by user]",
+    "[Request interrupted by user for tool use]",
+];
+
 fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
     let w: User = line.read()?;
     let parent = w.parent_tool_use_id;
     let synthetic = w.is_synthetic.unwrap_or(false);
     let replay = w.is_replay.unwrap_or(false);
     let push_input = |cx: &mut Cx<'a>, text: Str<'a>, images: Option<Vec<ImageData<'a>>>| {
+        // The CLI writes these itself when an interrupt stops a turn: the person typed
+        // nothing. The line has no `isSynthetic`; the text is the CLI's own.
+        let cli_text = !synthetic && images.is_none() && INTERRUPT_TEXTS.contains(&&*text);
         let ext = cx.push(UserInput {
             text,
             images,
-            is_synthetic: synthetic,
+            is_synthetic: synthetic || cli_text,
             parent_call_id: parent.clone(),
         });
         if replay {
             ext.put("isReplay", true);
+        }
+        if cli_text {
+            ext.put("claude.interruptNotice", true);
         }
     };
     if let Some(text) = raw_str(w.message.content) {
@@ -2694,6 +2706,28 @@ mod tests {
         assert_eq!(ev[1]["event"], "plan_update");
         assert_eq!(ev[1]["entries"][0]["status"], "in_progress");
         assert_eq!(ev[1]["entries"][1]["status"], "pending");
+    }
+
+    #[test]
+    fn the_cli_s_interrupt_lines_are_synthetic_user_input() {
+        // claude-sdk/interrupt.jsonl line 10: the CLI's text after an interrupt.
+        for text in INTERRUPT_TEXTS {
+            let ev = conv(&format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"{text}"}}]}},"parent_tool_use_id":null,"session_id":"s"}}"#
+            ));
+            assert_eq!(ev[0]["event"], "user_input");
+            assert_eq!(ev[0]["isSynthetic"], true);
+            assert_eq!(ev[0]["extensions"]["claude.interruptNotice"], true);
+            let ev = conv(&format!(
+                r#"{{"type":"user","message":{{"role":"user","content":"{text}"}}}}"#
+            ));
+            assert_eq!(ev[0]["isSynthetic"], true);
+        }
+        // A person who types something else is a person.
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":"[Request interrupted by user] no, go on"}}"#,
+        );
+        assert!(ev[0].get("isSynthetic").is_none());
     }
 
     #[test]
