@@ -361,6 +361,10 @@ struct Init<'a> {
     effort: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     fast_mode_state: Option<Str<'a>>,
+    #[serde(borrow)]
+    memory_paths: Option<&'a RawValue>,
+    analytics_disabled: Option<bool>,
+    product_feedback_disabled: Option<bool>,
 }
 
 /// Puts the SDK's initialize answer onto the session's init: its commands (with their
@@ -646,6 +650,12 @@ pub(crate) fn system<'a>(
             ext.put_opt("claude.initializeRequestId", answer_id);
             ext.put_opt("claude.plugins", w.plugins.filter(|p| !is_null(p)));
             ext.put_opt("claude.fastModeState", w.fast_mode_state);
+            ext.put_opt("claude.memoryPaths", w.memory_paths.filter(|p| !is_null(p)));
+            ext.put_opt("claude.analyticsDisabled", w.analytics_disabled);
+            ext.put_opt(
+                "claude.productFeedbackDisabled",
+                w.product_feedback_disabled,
+            );
         }
         "status" => {
             let w: Status = line.read()?;
@@ -1243,6 +1253,8 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
         });
         // CC-Insights' frontend skips its context meter for subagent usage by this key.
         ext.put_opt("parent_tool_use_id", parent);
+        // The API request the usage is of (an `error` carries it as `requestId`).
+        ext.put_opt("claude.requestId", w.request_id);
     }
     Ok(())
 }
@@ -1691,7 +1703,13 @@ struct ResultLine<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stop_reason: Option<Str<'a>>,
     total_cost_usd: Option<f64>,
-    usage: Option<WireUsage>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
+    ttft_ms: Option<Count>,
+    ttft_stream_ms: Option<Count>,
+    time_to_request_ms: Option<Count>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    fast_mode_state: Option<Str<'a>>,
     #[serde(rename = "modelUsage", borrow)]
     model_usage: Option<Pairs<'a, WireModelUsage>>,
     #[serde(borrow)]
@@ -1734,7 +1752,13 @@ struct WireModelUsage {
 
 fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ResultLine = line.read()?;
-    let usage = w.usage.map(|u| TokenUsage {
+    // The wire's usage says more than the event's (`server_tool_use`, `service_tier`,
+    // `cache_creation`, `speed`, …): it is kept whole as `claude.usage`.
+    let wire_usage = w.usage.filter(|u| !is_null(u));
+    let parsed: Option<WireUsage> = wire_usage
+        .map(|u| serde_json::from_str(u.get()))
+        .transpose()?;
+    let usage = parsed.map(|u| TokenUsage {
         input_tokens: count(u.input_tokens).unwrap_or(0),
         output_tokens: count(u.output_tokens).unwrap_or(0),
         cache_read_tokens: count(u.cache_read_input_tokens),
@@ -1824,6 +1848,11 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     });
     ext.put_opt("claude.stopReason", wire_stop);
     ext.put_opt("claude.terminalReason", w.terminal_reason);
+    ext.put_opt("claude.ttftMs", count(w.ttft_ms));
+    ext.put_opt("claude.ttftStreamMs", count(w.ttft_stream_ms));
+    ext.put_opt("claude.timeToRequestMs", count(w.time_to_request_ms));
+    ext.put_opt("claude.fastModeState", w.fast_mode_state);
+    ext.put_opt("claude.usage", wire_usage);
     ext.put_opt("claude.apiErrorStatus", count(w.api_error_status));
     ext.put_opt(
         "claude.deferredToolUse",
@@ -2706,6 +2735,33 @@ mod tests {
         assert_eq!(ev[1]["event"], "plan_update");
         assert_eq!(ev[1]["entries"][0]["status"], "in_progress");
         assert_eq!(ev[1]["entries"][1]["status"], "pending");
+    }
+
+    #[test]
+    fn wire_fields_without_an_event_field_go_to_extensions() {
+        // Lines of claude/edit-file.jsonl, cut down.
+        let ev = conv(
+            r#"{"type":"system","subtype":"init","session_id":"s","memory_paths":{"auto":"/m/"},"analytics_disabled":true,"product_feedback_disabled":true}"#,
+        );
+        let x = &ev[0]["extensions"];
+        assert_eq!(x["claude.memoryPaths"]["auto"], "/m/");
+        assert_eq!(x["claude.analyticsDisabled"], true);
+        assert_eq!(x["claude.productFeedbackDisabled"], true);
+        let ev = conv(
+            r#"{"type":"assistant","message":{"id":"m","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":2}},"session_id":"s","request_id":"req_1"}"#,
+        );
+        assert_eq!(ev[0]["event"], "usage_update");
+        assert_eq!(ev[0]["extensions"]["claude.requestId"], "req_1");
+        let ev = conv(
+            r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":9,"ttft_ms":69,"ttft_stream_ms":58,"time_to_request_ms":51,"session_id":"s","fast_mode_state":"off","usage":{"input_tokens":1,"output_tokens":2,"service_tier":"standard","speed":"standard"}}"#,
+        );
+        let x = &ev[0]["extensions"];
+        assert_eq!(ev[0]["usage"]["outputTokens"], 2);
+        assert_eq!(x["claude.ttftMs"], 69);
+        assert_eq!(x["claude.ttftStreamMs"], 58);
+        assert_eq!(x["claude.timeToRequestMs"], 51);
+        assert_eq!(x["claude.fastModeState"], "off");
+        assert_eq!(x["claude.usage"]["service_tier"], "standard");
     }
 
     #[test]
