@@ -2034,6 +2034,19 @@ fn method_call<'a>(
             ext.put("codex.requestId", request_id());
         }
         // --- notifications
+        "thread/closed" => {
+            // The thread is done with: what is kept for its turns goes.
+            if let Some(t) = line_thread(cx) {
+                let codex = &mut cx.memory().codex;
+                codex.usage.remove(&t);
+                codex.cwds.remove(&t);
+            }
+            notice(
+                cx,
+                Cow::Borrowed("thread/closed"),
+                params().map(|p| ("params", p)),
+            );
+        }
         "thread/started" => {
             // The answer to `thread/start` (`thread/resume`, `thread/fork`) came before and
             // gave the thread's `session_init` already, if the stream holds the answers. This
@@ -4649,6 +4662,18 @@ mod tests {
         assert!(turns[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["inputTokens"], 100);
         assert_eq!(turns[1]["usage"]["cacheReadTokens"], 100);
+        // A closed thread's total is forgotten.
+        let closed = r#"{"method":"thread/closed","params":{"threadId":"a"}}"#.to_owned();
+        let lines = [
+            started("u1"),
+            usage("u1", [100, 0, 5], [100, 0, 5]),
+            closed,
+            usage("u1", [150, 0, 9], [50, 0, 4]),
+            completed("u1"),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let evs = stream(&lines);
+        assert!(of(&evs, "turn_complete")[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["outputTokens"], 10);
     }
 
