@@ -876,6 +876,9 @@ struct AssistantMessage<'a> {
     content: Vec<Block<'a>>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
+    /// Why the model stopped (`tool_use`, `end_turn`, …); null while streaming.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    stop_reason: Option<Str<'a>>,
 }
 
 /// A content block of either direction; which members are set depends on `type`.
@@ -887,6 +890,9 @@ struct Block<'a> {
     text: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     thinking: Option<Str<'a>>,
+    /// A thinking block's signature.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    signature: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
@@ -1107,6 +1113,7 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
     let parent = w.parent_tool_use_id;
     let model = w.message.model;
     let message_id = w.message.id;
+    let stop_reason = w.message.stop_reason;
     let synthetic = model.as_deref() == Some("<synthetic>");
     for b in w.message.content {
         let api_error = |b: &Block| {
@@ -1161,6 +1168,7 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
                 if b.ty == "redacted_thinking" {
                     ext.put("claude.redacted", true);
                 }
+                ext.put_opt("claude.signature", b.signature);
             }
             "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                 let name = b.name.unwrap_or_default();
@@ -1255,6 +1263,7 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
         ext.put_opt("parent_tool_use_id", parent);
         // The API request the usage is of (an `error` carries it as `requestId`).
         ext.put_opt("claude.requestId", w.request_id);
+        ext.put_opt("claude.stopReason", stop_reason);
     }
     Ok(())
 }
@@ -2090,6 +2099,9 @@ struct RequestBody<'a> {
     blocked_path: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     decision_reason: Option<Str<'a>>,
+    /// What kind of rule made the CLI ask (`subcommandResults`, …).
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    decision_reason_type: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     title: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
@@ -2243,6 +2255,7 @@ fn control_request<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Resu
             });
             ext.put_opt("claude.displayName", r.display_name);
             ext.put_opt("claude.agentId", r.agent_id);
+            ext.put_opt("claude.decisionReasonType", r.decision_reason_type);
         }
         "interrupt" => {
             turn_mut(cx).interrupted = true;
@@ -2748,10 +2761,19 @@ mod tests {
         assert_eq!(x["claude.analyticsDisabled"], true);
         assert_eq!(x["claude.productFeedbackDisabled"], true);
         let ev = conv(
-            r#"{"type":"assistant","message":{"id":"m","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":2}},"session_id":"s","request_id":"req_1"}"#,
+            r#"{"type":"assistant","message":{"id":"m","model":"c","content":[{"type":"thinking","thinking":"t","signature":"sig"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2}},"session_id":"s","request_id":"req_1"}"#,
         );
-        assert_eq!(ev[0]["event"], "usage_update");
-        assert_eq!(ev[0]["extensions"]["claude.requestId"], "req_1");
+        assert_eq!(ev[0]["extensions"]["claude.signature"], "sig");
+        assert_eq!(ev[1]["event"], "usage_update");
+        assert_eq!(ev[1]["extensions"]["claude.requestId"], "req_1");
+        assert_eq!(ev[1]["extensions"]["claude.stopReason"], "end_turn");
+        let ev = conv(
+            r#"{"type":"control_request","request_id":"r","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"x"},"decision_reason_type":"subcommandResults","tool_use_id":"t"}}"#,
+        );
+        assert_eq!(
+            ev[0]["extensions"]["claude.decisionReasonType"],
+            "subcommandResults"
+        );
         let ev = conv(
             r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":9,"ttft_ms":69,"ttft_stream_ms":58,"time_to_request_ms":51,"session_id":"s","fast_mode_state":"off","usage":{"input_tokens":1,"output_tokens":2,"service_tier":"standard","speed":"standard"}}"#,
         );
