@@ -458,7 +458,7 @@ fn check_tokens(ev: &Events, facts: &Value, out: &mut Vec<String>) {
         return;
     };
     // The totals as the events state them: the `turn_complete` usages summed, else (agents
-    // whose turns carry none, Codex app-server) each session's last running `total`.
+    // whose turns carry none) each session's last running `total`.
     let sum = |field: &str| -> u64 {
         let turns: u64 = ev
             .of("turn_complete")

@@ -337,9 +337,8 @@ const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
     // Not a converter bug: the excerpt of AceClaw's stream in the mixed log ends inside its turn.
     ("mixed/providers", 22, "turn-open-at-end"),
     // No other at present. ACP (Gemini CLI) names a call first in `session/request_permission`
-    // and completes it without a `tool_call`; no line says so on its own (codex-acp asks the
-    // same way and then announces the call), so `validate` knows such a call from the
-    // permission request's `toolUseId` instead (rules.rs, `announced`).
+    // and completes it without a `tool_call`: the converter invokes it from the request, so
+    // `validate` makes no exception for calls a permission request names.
 ];
 
 /// `(path, line, rule, level)` of every finding of a `--format json` report.

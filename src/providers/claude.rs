@@ -389,6 +389,10 @@ struct Init<'a> {
     effort: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     fast_mode_state: Option<Str<'a>>,
+    #[serde(borrow)]
+    memory_paths: Option<&'a RawValue>,
+    analytics_disabled: Option<bool>,
+    product_feedback_disabled: Option<bool>,
 }
 
 /// Puts the SDK's initialize answer onto the session's init: its commands (with their
@@ -674,6 +678,12 @@ pub(crate) fn system<'a>(
             ext.put_opt("claude.initializeRequestId", answer_id);
             ext.put_opt("claude.plugins", w.plugins.filter(|p| !is_null(p)));
             ext.put_opt("claude.fastModeState", w.fast_mode_state);
+            ext.put_opt("claude.memoryPaths", w.memory_paths.filter(|p| !is_null(p)));
+            ext.put_opt("claude.analyticsDisabled", w.analytics_disabled);
+            ext.put_opt(
+                "claude.productFeedbackDisabled",
+                w.product_feedback_disabled,
+            );
         }
         "status" => {
             let w: Status = line.read()?;
@@ -894,6 +904,9 @@ struct AssistantMessage<'a> {
     content: Vec<Block<'a>>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
+    /// Why the model stopped (`tool_use`, `end_turn`, …); null while streaming.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    stop_reason: Option<Str<'a>>,
 }
 
 /// A content block of either direction; which members are set depends on `type`.
@@ -905,6 +918,9 @@ struct Block<'a> {
     text: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     thinking: Option<Str<'a>>,
+    /// A thinking block's signature.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    signature: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
@@ -1125,6 +1141,7 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
     let parent = w.parent_tool_use_id;
     let model = w.message.model;
     let message_id = w.message.id;
+    let stop_reason = w.message.stop_reason;
     let synthetic = model.as_deref() == Some("<synthetic>");
     for b in w.message.content {
         let api_error = |b: &Block| {
@@ -1179,6 +1196,7 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
                 if b.ty == "redacted_thinking" {
                     ext.put("claude.redacted", true);
                 }
+                ext.put_opt("claude.signature", b.signature);
             }
             "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                 let name = b.name.unwrap_or_default();
@@ -1271,6 +1289,9 @@ fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(),
         });
         // CC-Insights' frontend skips its context meter for subagent usage by this key.
         ext.put_opt("parent_tool_use_id", parent);
+        // The API request the usage is of (an `error` carries it as `requestId`).
+        ext.put_opt("claude.requestId", w.request_id);
+        ext.put_opt("claude.stopReason", stop_reason);
     }
     Ok(())
 }
@@ -1719,7 +1740,13 @@ struct ResultLine<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     stop_reason: Option<Str<'a>>,
     total_cost_usd: Option<f64>,
-    usage: Option<WireUsage>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
+    ttft_ms: Option<Count>,
+    ttft_stream_ms: Option<Count>,
+    time_to_request_ms: Option<Count>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    fast_mode_state: Option<Str<'a>>,
     #[serde(rename = "modelUsage", borrow)]
     model_usage: Option<Pairs<'a, WireModelUsage>>,
     #[serde(borrow)]
@@ -1762,7 +1789,13 @@ struct WireModelUsage {
 
 fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ResultLine = line.read()?;
-    let usage = w.usage.map(|u| TokenUsage {
+    // The wire's usage says more than the event's (`server_tool_use`, `service_tier`,
+    // `cache_creation`, `speed`, …): it is kept whole as `claude.usage`.
+    let wire_usage = w.usage.filter(|u| !is_null(u));
+    let parsed: Option<WireUsage> = wire_usage
+        .map(|u| serde_json::from_str(u.get()))
+        .transpose()?;
+    let usage = parsed.map(|u| TokenUsage {
         input_tokens: count(u.input_tokens).unwrap_or(0),
         output_tokens: count(u.output_tokens).unwrap_or(0),
         cache_read_tokens: count(u.cache_read_input_tokens),
@@ -1852,6 +1885,11 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     });
     ext.put_opt("claude.stopReason", wire_stop);
     ext.put_opt("claude.terminalReason", w.terminal_reason);
+    ext.put_opt("claude.ttftMs", count(w.ttft_ms));
+    ext.put_opt("claude.ttftStreamMs", count(w.ttft_stream_ms));
+    ext.put_opt("claude.timeToRequestMs", count(w.time_to_request_ms));
+    ext.put_opt("claude.fastModeState", w.fast_mode_state);
+    ext.put_opt("claude.usage", wire_usage);
     ext.put_opt("claude.apiErrorStatus", count(w.api_error_status));
     ext.put_opt(
         "claude.deferredToolUse",
@@ -2089,6 +2127,9 @@ struct RequestBody<'a> {
     blocked_path: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     decision_reason: Option<Str<'a>>,
+    /// What kind of rule made the CLI ask (`subcommandResults`, …).
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    decision_reason_type: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     title: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
@@ -2242,6 +2283,7 @@ fn control_request<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Resu
             });
             ext.put_opt("claude.displayName", r.display_name);
             ext.put_opt("claude.agentId", r.agent_id);
+            ext.put_opt("claude.decisionReasonType", r.decision_reason_type);
         }
         "interrupt" => {
             turn_mut(cx).interrupted = true;
@@ -2734,6 +2776,42 @@ mod tests {
         assert_eq!(ev[1]["event"], "plan_update");
         assert_eq!(ev[1]["entries"][0]["status"], "in_progress");
         assert_eq!(ev[1]["entries"][1]["status"], "pending");
+    }
+
+    #[test]
+    fn wire_fields_without_an_event_field_go_to_extensions() {
+        // Lines of claude/edit-file.jsonl, cut down.
+        let ev = conv(
+            r#"{"type":"system","subtype":"init","session_id":"s","memory_paths":{"auto":"/m/"},"analytics_disabled":true,"product_feedback_disabled":true}"#,
+        );
+        let x = &ev[0]["extensions"];
+        assert_eq!(x["claude.memoryPaths"]["auto"], "/m/");
+        assert_eq!(x["claude.analyticsDisabled"], true);
+        assert_eq!(x["claude.productFeedbackDisabled"], true);
+        let ev = conv(
+            r#"{"type":"assistant","message":{"id":"m","model":"c","content":[{"type":"thinking","thinking":"t","signature":"sig"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2}},"session_id":"s","request_id":"req_1"}"#,
+        );
+        assert_eq!(ev[0]["extensions"]["claude.signature"], "sig");
+        assert_eq!(ev[1]["event"], "usage_update");
+        assert_eq!(ev[1]["extensions"]["claude.requestId"], "req_1");
+        assert_eq!(ev[1]["extensions"]["claude.stopReason"], "end_turn");
+        let ev = conv(
+            r#"{"type":"control_request","request_id":"r","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"x"},"decision_reason_type":"subcommandResults","tool_use_id":"t"}}"#,
+        );
+        assert_eq!(
+            ev[0]["extensions"]["claude.decisionReasonType"],
+            "subcommandResults"
+        );
+        let ev = conv(
+            r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":9,"ttft_ms":69,"ttft_stream_ms":58,"time_to_request_ms":51,"session_id":"s","fast_mode_state":"off","usage":{"input_tokens":1,"output_tokens":2,"service_tier":"standard","speed":"standard"}}"#,
+        );
+        let x = &ev[0]["extensions"];
+        assert_eq!(ev[0]["usage"]["outputTokens"], 2);
+        assert_eq!(x["claude.ttftMs"], 69);
+        assert_eq!(x["claude.ttftStreamMs"], 58);
+        assert_eq!(x["claude.timeToRequestMs"], 51);
+        assert_eq!(x["claude.fastModeState"], "off");
+        assert_eq!(x["claude.usage"]["service_tier"], "standard");
     }
 
     #[test]

@@ -1721,6 +1721,25 @@ struct Thread<'a> {
     /// The history a `thread/resume` answer carries.
     #[serde(borrow)]
     turns: Option<&'a RawValue>,
+    /// The thread's rollout file.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    path: Option<Str<'a>>,
+    /// The client that started it (`vscode`, `exec`, …) and how.
+    #[serde(borrow)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    originator: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    forked_from_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    git_info: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    name: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    agent_nickname: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    agent_role: Option<Str<'a>>,
+    ephemeral: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -1816,6 +1835,19 @@ struct RateLimitsWire<'a> {
     plan_type: Option<Str<'a>>,
     #[serde(borrow)]
     credits: Option<&'a RawValue>,
+    /// Which limit this is (`codex`, a model's own), and what it says beside the windows.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    limit_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    limit_name: Option<Str<'a>>,
+    #[serde(borrow)]
+    rate_limit_reached_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    spend_control_reached: Option<&'a RawValue>,
+    #[serde(borrow)]
+    individual_limit: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    normal_model_slug: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -1830,7 +1862,7 @@ struct WindowWire {
 impl WindowWire {
     fn window(&self) -> RateLimitWindow {
         RateLimitWindow {
-            used_percent: Some(self.used_percent.map_or(0, |p| p.max(0.0).round() as u64)),
+            used_percent: self.used_percent.map(|p| p.max(0.0).round() as u64),
             window_duration_mins: count(self.window_minutes.or(self.window_duration_mins)),
             resets_at: count(self.resets_at),
         }
@@ -1912,6 +1944,13 @@ struct Item<'a> {
     /// When the item started; items of Codex 0.100 lack it.
     #[serde(borrow)]
     started_at_ms: Option<&'a RawValue>,
+    /// A command's process (a string id, or null).
+    #[serde(borrow)]
+    process_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    plugin_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    script_path: Option<&'a RawValue>,
     /// `collabAgentToolCall` (0.169): the agents it addresses.
     #[serde(borrow)]
     receiver_thread_ids: Option<&'a RawValue>,
@@ -2004,6 +2043,19 @@ fn method_call<'a>(
             ext.put("codex.requestId", request_id());
         }
         // --- notifications
+        "thread/closed" => {
+            // The thread is done with: what is kept for its turns goes.
+            if let Some(t) = line_thread(cx) {
+                let codex = &mut cx.memory().codex;
+                codex.usage.remove(&t);
+                codex.cwds.remove(&t);
+            }
+            notice(
+                cx,
+                Cow::Borrowed("thread/closed"),
+                params().map(|p| ("params", p)),
+            );
+        }
         "thread/started" => {
             // The answer to `thread/start` (`thread/resume`, `thread/fork`) came before and
             // gave the thread's `session_init` already, if the stream holds the answers. This
@@ -2235,10 +2287,24 @@ fn method_call<'a>(
                 plan_type: r.as_ref().and_then(|r| r.plan_type.clone()),
                 ..RateLimitUpdate::default()
             });
-            ext.put_opt(
-                "codex.credits",
-                r.and_then(|r| r.credits).filter(|c| !is_null(c)),
-            );
+            if let Some(r) = r {
+                ext.put_opt("codex.credits", r.credits.filter(|c| !is_null(c)));
+                ext.put_opt("codex.limitId", r.limit_id);
+                ext.put_opt("codex.limitName", r.limit_name);
+                ext.put_opt(
+                    "codex.rateLimitReachedType",
+                    r.rate_limit_reached_type.filter(|v| !is_null(v)),
+                );
+                ext.put_opt(
+                    "codex.spendControlReached",
+                    r.spend_control_reached.filter(|v| !is_null(v)),
+                );
+                ext.put_opt(
+                    "codex.individualLimit",
+                    r.individual_limit.filter(|v| !is_null(v)),
+                );
+                ext.put_opt("codex.normalModelSlug", r.normal_model_slug);
+            }
         }
         "model/rerouted" => {
             let msg = format!(
@@ -2759,6 +2825,10 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     title,
                     input,
                 ));
+                ext.put_opt("codex.processId", it.process_id.filter(|v| !is_null(v)));
+                ext.put_opt("codex.source", it.source.filter(|v| !is_null(v)));
+                ext.put_opt("codex.pluginId", it.plugin_id.filter(|v| !is_null(v)));
+                ext.put_opt("codex.scriptPath", it.script_path.filter(|v| !is_null(v)));
                 if unstarted {
                     ext.put("codex.itemStarted", false);
                 } else {
@@ -3167,6 +3237,15 @@ fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx
     });
     ext.put_opt("codex.modelProvider", t.model_provider.or(provider));
     ext.put_opt("codex.parentThreadId", t.parent_thread_id);
+    ext.put_opt("codex.path", t.path);
+    ext.put_opt("codex.source", t.source.filter(|v| !is_null(v)));
+    ext.put_opt("codex.originator", t.originator);
+    ext.put_opt("codex.forkedFromId", t.forked_from_id);
+    ext.put_opt("codex.gitInfo", t.git_info.filter(|v| !is_null(v)));
+    ext.put_opt("codex.threadName", t.name);
+    ext.put_opt("codex.agentNickname", t.agent_nickname);
+    ext.put_opt("codex.agentRole", t.agent_role);
+    ext.put_opt("codex.ephemeral", t.ephemeral.filter(|e| *e));
 }
 
 /// The items of a thread's history (the `turns` of a `thread/resume` answer), as the events
@@ -4592,7 +4671,42 @@ mod tests {
         assert!(turns[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["inputTokens"], 100);
         assert_eq!(turns[1]["usage"]["cacheReadTokens"], 100);
+        // A closed thread's total is forgotten.
+        let closed = r#"{"method":"thread/closed","params":{"threadId":"a"}}"#.to_owned();
+        let lines = [
+            started("u1"),
+            usage("u1", [100, 0, 5], [100, 0, 5]),
+            closed,
+            usage("u1", [150, 0, 9], [50, 0, 4]),
+            completed("u1"),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let evs = stream(&lines);
+        assert!(of(&evs, "turn_complete")[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["outputTokens"], 10);
+    }
+
+    #[test]
+    fn wire_fields_without_an_event_field_go_to_extensions() {
+        let evs = stream(&[
+            r#"{"id":2,"result":{"thread":{"id":"a","path":"/h/.codex/sessions/r.jsonl","cwd":"/w","source":"vscode","originator":"o","gitInfo":null},"model":"m","approvalPolicy":"never"}}"#,
+            r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"commandExecution","id":"c","command":"ls","cwd":"/w","processId":"70866","source":"agent","status":"inProgress"}}}"#,
+            r#"{"method":"account/rateLimits/updated","params":{"rateLimits":{"limitId":"codex","limitName":null,"primary":{"windowMinutes":300},"secondary":null,"credits":null}}}"#,
+        ]);
+        let init = &of(&evs, "session_init")[0]["extensions"];
+        assert_eq!(init["codex.path"], "/h/.codex/sessions/r.jsonl");
+        assert_eq!(init["codex.source"], "vscode");
+        assert_eq!(init["codex.originator"], "o");
+        assert!(init.get("codex.gitInfo").is_none());
+        let inv = &of(&evs, "tool_invocation")[0]["extensions"];
+        assert_eq!(inv["codex.processId"], "70866");
+        assert_eq!(inv["codex.source"], "agent");
+        let rl = of(&evs, "rate_limit_update")[0];
+        assert_eq!(rl["extensions"]["codex.limitId"], "codex");
+        assert!(rl["extensions"].get("codex.limitName").is_none());
+        // A window that states no usage has none (not 0%).
+        assert_eq!(rl["primary"]["windowDurationMins"], 300);
+        assert!(rl["primary"].get("usedPercent").is_none());
     }
 
     #[test]

@@ -534,12 +534,6 @@ impl Ledger {
         }
     }
 
-    /// Records `key` as closed without its having been opened (a call known from a permission
-    /// request); `false` if it was closed before.
-    fn close_unopened(&mut self, session: &str, key: &str) -> bool {
-        self.closed.insert(hash_pair(session, key))
-    }
-
     /// Opened at some point (open now or closed).
     fn known(&self, session: &str, key: &str) -> bool {
         let h = hash_pair(session, key);
@@ -686,10 +680,6 @@ pub struct Checker {
     /// Sessions without a session_init so far: the line and type of their first event.
     early: StrMap<(u64, String)>,
     tools: Ledger,
-    /// Calls a `permission_request` named (`toolUseId`) before any `tool_invocation`: an agent
-    /// may ask first and report the call only by its updates and completion (ACP, Gemini CLI).
-    /// Known, but not open: nothing is owed for them at the end.
-    announced: HashSet64,
     permissions: Ledger,
     subagents: Ledger,
     turns: StrMap<Turns>,
@@ -752,9 +742,6 @@ impl Checker {
                 if let Some(c) = f.call_id {
                     match self.tools.close(s, c) {
                         Close::Closed => {}
-                        Close::Unknown if self.announced.contains(&hash_pair(s, c)) => {
-                            self.tools.close_unopened(s, c);
-                        }
                         Close::Unknown => out.push(
                             Rule::ToolUnknownCall,
                             line,
@@ -770,7 +757,7 @@ impl Checker {
             }
             "tool_update" => {
                 if let Some(c) = f.call_id {
-                    if !self.tools.known(s, c) && !self.announced.contains(&hash_pair(s, c)) {
+                    if !self.tools.known(s, c) {
                         out.push(
                             Rule::ToolUnknownCall,
                             line,
@@ -780,9 +767,6 @@ impl Checker {
                 }
             }
             "permission_request" => {
-                if let Some(t) = f.tool_use_id {
-                    self.announced.insert(hash_pair(s, t));
-                }
                 if let Some(r) = f.request_id {
                     // A repeated request is answered by the same response: nothing to add.
                     self.permissions.open("", r, line);
@@ -1337,10 +1321,12 @@ mod tests {
         );
     }
 
-    /// ACP (Gemini CLI) names a call first in its permission request and never sends a
-    /// `tool_invocation` for it (testdata/acp-gemini/edit-file.jsonl).
+    /// A permission request does not invoke the call it names: converters invoke every call
+    /// (ACP makes the `tool_invocation` of a call Gemini CLI names only in its permission
+    /// request from the request itself), so an update or completion of a call only asked
+    /// about is of a call never invoked.
     #[test]
-    fn a_call_named_by_a_permission_request_is_known_but_not_open() {
+    fn a_call_named_only_by_a_permission_request_is_unknown() {
         let ask = |n, call: &str| {
             ev(
                 n,
@@ -1350,22 +1336,18 @@ mod tests {
         };
         let evs = [
             ev(1, "session_init", json!({})),
-            // Asked, updated, completed: fine; a second completion is one too many.
             ask(2, "a"),
             ev(3, "tool_update", json!({"callId": "a"})),
             ev(4, "tool_completion", json!({"callId": "a"})),
-            ev(5, "tool_completion", json!({"callId": "a"})),
-            // Asked, then invoked (codex-acp), then completed: fine.
-            ask(6, "b"),
-            ev(7, "tool_invocation", json!({"callId": "b"})),
-            ev(8, "tool_completion", json!({"callId": "b"})),
+            // Asked, then invoked, then completed: fine.
+            ask(5, "b"),
+            ev(6, "tool_invocation", json!({"callId": "b"})),
+            ev(7, "tool_completion", json!({"callId": "b"})),
             // Asked and never heard of again (denied): nothing is owed at the end.
-            ask(9, "c"),
-            // Named by no request: still unknown.
-            ev(10, "tool_completion", json!({"callId": "d"})),
+            ask(8, "c"),
             // Asked and invoked but never completed: open at the end.
-            ask(11, "e"),
-            ev(12, "tool_invocation", json!({"callId": "e"})),
+            ask(9, "e"),
+            ev(10, "tool_invocation", json!({"callId": "e"})),
         ];
         let ids: Vec<_> = check(&evs, &Policy::default())
             .into_iter()
@@ -1375,22 +1357,10 @@ mod tests {
         assert_eq!(
             ids,
             [
-                (5, "tool-completed-twice"),
-                (10, "tool-unknown-call"),
-                (12, "tool-open-at-end"),
+                (3, "tool-unknown-call"),
+                (4, "tool-unknown-call"),
+                (10, "tool-open-at-end"),
             ]
-        );
-        // The request names the call of its own session only.
-        let mut elsewhere = ev(3, "tool_completion", json!({"callId": "a"}));
-        elsewhere["sessionId"] = json!("other");
-        let got = check(
-            &[ev(1, "session_init", json!({})), ask(2, "a"), elsewhere],
-            &Policy::default(),
-        );
-        assert!(
-            got.iter()
-                .any(|(l, r, _)| (*l, *r) == (3, "tool-unknown-call")),
-            "{got:?}"
         );
     }
 
