@@ -636,6 +636,7 @@ impl State {
         };
         let body = Body::Plan(Plan {
             entries: RawJson::of(entries),
+            plan_id: own(&ev.ace.plan_id),
             call_id: own(&ev.call_id),
             explanation: own(&ev.explanation),
         });
@@ -685,6 +686,7 @@ impl State {
             session_id: self.tree.sessions[s].session_id.clone(),
             turn: turn.map(|t| t + 1),
             parent_call_id: parent.map(str::to_owned),
+            parent_step_id: own(&ev.ace.parent_step_id),
             seq,
             updated_seq: None,
             timestamp: own(&ev.timestamp),

@@ -5,6 +5,46 @@ use super::apply::touch;
 use super::state::*;
 use super::view::{own, Ev};
 
+/// The `taskType` of a plan step's events.
+const PLAN_STEP: &str = "plan_step";
+
+/// `steps` (a plan's entries) with the step at `index` (from 1), or else the one whose
+/// `stepId` is `step_id`, given `status` (when some) and `stepId` (when some); `None` when no
+/// step is found or nothing changes. The other steps are kept as written.
+fn set_step(
+    steps: &RawJson,
+    index: Option<u64>,
+    step_id: Option<&str>,
+    status: Option<&str>,
+) -> Option<RawJson> {
+    use serde_json::value::RawValue;
+    use serde_json::{Map, Value};
+    let mut list: Vec<Box<RawValue>> = serde_json::from_str(steps.get()).ok()?;
+    let read = |r: &RawValue| serde_json::from_str::<Map<String, Value>>(r.get()).ok();
+    let at = match index {
+        Some(n) => usize::try_from(n).ok()?.checked_sub(1)?,
+        None => {
+            let id = step_id?;
+            list.iter().position(|r| {
+                read(r).is_some_and(|m| m.get("stepId").and_then(Value::as_str) == Some(id))
+            })?
+        }
+    };
+    let mut step = read(list.get(at)?)?;
+    let before = step.clone();
+    if let Some(st) = status {
+        step.insert("status".into(), Value::from(st));
+    }
+    if let Some(id) = step_id {
+        step.insert("stepId".into(), Value::from(id));
+    }
+    if step == before {
+        return None;
+    }
+    list[at] = serde_json::value::to_raw_value(&step).ok()?;
+    serde_json::value::to_raw_value(&list).ok().map(RawJson)
+}
+
 /// RULE 1's `extractNewContent`: what `chunk` adds to `existing`, `None` when nothing.
 ///
 /// A chunk that begins with the whole text so far is cumulative (the agent resends all of it):
@@ -571,6 +611,9 @@ impl State {
     /// A background task's progress, on the call that started it (found by `taskId` when the
     /// event names no call).
     pub(super) fn task_update(&mut self, s: usize, ev: &Ev, seq: u64) {
+        if ev.task_type.as_deref() == Some(PLAN_STEP) {
+            return self.plan_step(s, ev, seq);
+        }
         let Some(task_id) = ev.task_id.as_deref() else {
             return;
         };
@@ -613,6 +656,49 @@ impl State {
             per.tasks.remove(&old);
         }
         per.tasks.insert(task_id.to_owned(), call);
+    }
+
+    /// A plan step's progress (AceClaw's `plan_step_*`, a `task_update` of `taskType`
+    /// `plan_step` whose `taskId` is the step's id): sets the step's `status` (when the event
+    /// has one) and `stepId` in the session's latest plan, its entry and `pending.plan`. The
+    /// step is the one at the event's `aceclaw.stepIndex` (from 1, the order of the plan's
+    /// steps), else the one that already has its `stepId`; never found by its text. Nothing
+    /// changes when the session has no plan, the event names another plan (`aceclaw.planId`)
+    /// or no step is found.
+    fn plan_step(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(pending) = &self.pending.sessions[s].plan else {
+            return;
+        };
+        let i = pending.entry as usize;
+        let Some(Entry {
+            body: Body::Plan(plan),
+            ..
+        }) = self.entries.get(i)
+        else {
+            return;
+        };
+        if let (Some(a), Some(b)) = (ev.ace.plan_id.as_deref(), plan.plan_id.as_deref()) {
+            if a != b {
+                return;
+            }
+        }
+        let step_id = ev.task_id.as_deref().filter(|t| !t.is_empty());
+        let Some(steps) = set_step(
+            &plan.entries,
+            ev.ace.step_index,
+            step_id,
+            ev.status.as_deref(),
+        ) else {
+            return;
+        };
+        let e = &mut self.entries[i];
+        touch(e, seq);
+        if let Body::Plan(plan) = &mut e.body {
+            plan.entries = steps.clone();
+        }
+        if let Some(p) = &mut self.pending.sessions[s].plan {
+            p.entries = steps;
+        }
     }
 
     /// A file change, on its call when known, else on the turn. A cumulative diff replaces the

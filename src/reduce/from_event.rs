@@ -82,20 +82,30 @@ fn tokens(u: &e::TokenUsage) -> TokenUsage {
     }
 }
 
-/// The provider's cursor among the extensions ([`super::view::CURSOR_KEY`]), as a reader of
-/// the line gets it (the last one of the key): a non-negative integer, or none.
-fn event_id(ext: &e::Extensions) -> Option<u64> {
-    let (_, v) = ext
-        .0
-        .iter()
-        .rev()
-        .find(|(k, _)| k == super::view::CURSOR_KEY)?;
-    match v {
+/// The extensions [`super::view::Ace`] reads, as a reader of the line gets them (the last
+/// value of a key): numbers when non-negative integers, strings when strings, else none.
+fn ace<'a>(ext: &'a e::Extensions<'a>) -> super::view::Ace<'a> {
+    use super::view::{CURSOR_KEY, PARENT_STEP_KEY, PLAN_ID_KEY, STEP_INDEX_KEY};
+    let last = |key: &str| ext.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
+    let number = |key| match last(key)? {
         Json::U64(n) => Some(*n),
         Json::Raw(r) => r.get().parse().ok(),
         Json::RawOwned(r) => r.get().parse().ok(),
         Json::Value(serde_json::Value::Number(n)) => n.as_u64(),
         Json::Str(_) | Json::Bool(_) | Json::Value(_) | Json::Object(_) | Json::Array(_) => None,
+    };
+    let string = |key| match last(key)? {
+        Json::Str(t) => Some(Cow::Borrowed(t.as_ref())),
+        Json::Raw(r) => serde_json::from_str::<String>(r.get()).ok().map(Cow::Owned),
+        Json::RawOwned(r) => serde_json::from_str::<String>(r.get()).ok().map(Cow::Owned),
+        Json::Value(serde_json::Value::String(t)) => Some(Cow::Borrowed(t.as_str())),
+        Json::U64(_) | Json::Bool(_) | Json::Value(_) | Json::Object(_) | Json::Array(_) => None,
+    };
+    super::view::Ace {
+        event_id: number(CURSOR_KEY),
+        plan_id: string(PLAN_ID_KEY),
+        step_index: number(STEP_INDEX_KEY),
+        parent_step_id: string(PARENT_STEP_KEY),
     }
 }
 
@@ -142,7 +152,7 @@ impl<'a> Ev<'a> {
         v.turn_id = s(&ev.turn_id);
         v.source = Some(ev);
         if ev.provider == super::view::PROVIDER_OF_CURSOR {
-            v.event_id = event_id(&ev.extensions);
+            v.ace = ace(&ev.extensions);
         }
         match &ev.body {
             Body::SessionInit(b) => {

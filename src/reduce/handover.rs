@@ -12,7 +12,7 @@
 //! ([`super::apply::may_park`]): the reducer keeps the line of a parked event, and writes it
 //! for no other.
 
-use super::view::{Denial, Ev, ModelUsage, StepUsage, TokenUsage};
+use super::view::{Ace, Denial, Ev, ModelUsage, StepUsage, TokenUsage};
 use crate::event::Pairs;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -224,6 +224,26 @@ impl<'a, T: Carry<'a>> Carry<'a> for Option<T> {
     }
     fn take_set(r: &mut Unpack<'a>) -> Option<Self> {
         T::take(r).map(Some)
+    }
+}
+
+impl<'a> Carry<'a> for Ace<'a> {
+    fn is_set(&self) -> bool {
+        !self.is_empty()
+    }
+    fn put(&self, c: &mut Cargo) {
+        self.event_id.put(c);
+        self.plan_id.put(c);
+        self.step_index.put(c);
+        self.parent_step_id.put(c);
+    }
+    fn take(r: &mut Unpack<'a>) -> Option<Self> {
+        Some(Ace {
+            event_id: Carry::take(r)?,
+            plan_id: Carry::take(r)?,
+            step_index: Carry::take(r)?,
+            parent_step_id: Carry::take(r)?,
+        })
     }
 }
 

@@ -132,6 +132,9 @@ pub struct Entry {
     pub turn: Option<u32>,
     /// The subagent call it belongs to; none for the main agent.
     pub parent_call_id: Option<String>,
+    /// The plan step it is the work of (AceClaw's `parentStepId`: the `stepId` of a step of
+    /// the plan); none when the event that created it names none.
+    pub parent_step_id: Option<String>,
     /// The event that created it.
     pub seq: u64,
     /// The last event that changed it, when not the one that created it.
@@ -194,6 +197,8 @@ struct EntryHead {
     turn: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     parent_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parent_step_id: Option<String>,
     seq: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     updated_seq: Option<u64>,
@@ -214,6 +219,8 @@ impl Serialize for Entry {
             turn: Option<u32>,
             #[serde(skip_serializing_if = "Option::is_none")]
             parent_call_id: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            parent_step_id: Option<&'a str>,
             seq: u64,
             #[serde(skip_serializing_if = "Option::is_none")]
             updated_seq: Option<u64>,
@@ -227,6 +234,7 @@ impl Serialize for Entry {
             session_id: &self.session_id,
             turn: self.turn,
             parent_call_id: self.parent_call_id.as_deref(),
+            parent_step_id: self.parent_step_id.as_deref(),
             seq: self.seq,
             updated_seq: self.updated_seq,
             timestamp: self.timestamp.as_deref(),
@@ -261,6 +269,7 @@ impl<'de> Deserialize<'de> for Entry {
             session_id: head.session_id,
             turn: head.turn,
             parent_call_id: head.parent_call_id,
+            parent_step_id: head.parent_step_id,
             seq: head.seq,
             updated_seq: head.updated_seq,
             timestamp: head.timestamp,
@@ -584,11 +593,16 @@ pub struct PermissionAnswer {
     pub timestamp: Option<String>,
 }
 
-/// RULE 10: one plan, whole (each update is a new entry; the latest is in `pending`).
+/// RULE 10: one plan, whole (each update is a new entry; the latest is in `pending`). Plan
+/// step events (AceClaw's) update the latest one in place: a step's `status` and `stepId`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub entries: RawJson,
+    /// The provider's id of the plan (AceClaw's `planId`): step events of another plan leave
+    /// this one as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

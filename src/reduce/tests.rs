@@ -1202,6 +1202,149 @@ fn aceclaw_subagents_nest_their_events_by_place_and_end_completed() {
     );
 }
 
+#[test]
+fn aceclaw_plan_steps_set_their_status_and_id_and_nest_their_work() {
+    // The built bridge capture: plan_created (2 steps), step 1 started, an edit of step 1,
+    // step 1 completed, step 2 started, a failed bash of step 2, a fallback, step 2 failed,
+    // then the plan replanned, escalated and failed.
+    let path = "aceclaw/bridge-plan.events.jsonl";
+    let st = reduce_capture(path);
+    let e = entries(&st);
+    let plan = e.iter().position(|x| x["type"] == "plan").unwrap();
+    let steps = json!([
+        {"content": "Bump the version: Change pom.xml", "status": "completed",
+         "stepId": "plan-1-step-1"},
+        {"content": "Run the tests: mvn test", "status": "failed", "stepId": "plan-1-step-2"},
+    ]);
+    assert_eq!(e[plan]["entries"], steps);
+    assert_eq!(e[plan]["planId"], "plan-1");
+    assert_eq!(e[plan]["updatedSeq"], 12);
+    let pending = &js(&st)["pending"]["sessions"][0]["plan"];
+    assert_eq!(
+        (pending["entry"].clone(), pending["entries"].clone()),
+        (json!(plan), steps)
+    );
+    let at = |id: &str| e.iter().find(|x| x["callId"] == id).unwrap().clone();
+    assert_eq!(at("toolu_01PoM")["parentStepId"], "plan-1-step-1");
+    assert_eq!(at("toolu_01MvN")["parentStepId"], "plan-1-step-2");
+    // Midway (after step 1 started and its edit): step 1 in progress, step 2 not started.
+    let raw = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata")
+            .join(path),
+    )
+    .unwrap();
+    let log: Vec<String> = raw.lines().map(str::to_owned).collect();
+    let mid = js(&reduce_lines(&log[..5]))["pending"]["sessions"][0]["plan"]["entries"].clone();
+    assert_eq!(
+        mid,
+        json!([
+            {"content": "Bump the version: Change pom.xml", "status": "in_progress",
+             "stepId": "plan-1-step-1"},
+            {"content": "Run the tests: mvn test", "status": "pending"},
+        ])
+    );
+    for k in 0..=log.len() {
+        same(
+            &format!("cut after {k}"),
+            &st,
+            &resumed(&log, k, &log[k..], false),
+        );
+    }
+
+    // Hand-written: steps found by index, else by the id an earlier event gave them, never by
+    // their text; another plan's steps, an index beyond the plan and a fallback (no status)
+    // change nothing; a later plan is the one updated.
+    let ace = |mut v: Value, ext: Value| {
+        v["provider"] = json!("aceclaw");
+        v["extensions"] = ext;
+        v
+    };
+    let plan_of = |id: &str, steps: &[&str]| {
+        ace(
+            json!({"event": "plan_update", "entries": steps.iter()
+                .map(|c| json!({"content": c, "status": "pending"})).collect::<Vec<_>>()}),
+            json!({"aceclaw.planId": id}),
+        )
+    };
+    let step = |plan: &str, id: &str, index: Option<u64>, phase: &str, status: Option<&str>| {
+        let mut v = json!({"event": "task_update", "taskId": id, "phase": phase,
+                           "taskType": "plan_step", "description": "Read"});
+        if let Some(s) = status {
+            v["status"] = json!(s);
+        }
+        let mut ext = json!({"aceclaw.planId": plan});
+        if let Some(i) = index {
+            ext["aceclaw.stepIndex"] = json!(i);
+        }
+        ace(v, ext)
+    };
+    let of_step = |mut v: Value, id: &str| {
+        v["provider"] = json!("aceclaw");
+        v["extensions"] = json!({"aceclaw.parentStepId": id});
+        v
+    };
+    let events = vec![
+        ace(json!({"event": "turn_start"}), json!({})),
+        plan_of("p", &["Read", "Write", "Test"]),
+        step("p", "s2", Some(2), "started", Some("in_progress")),
+        of_step(text("writing"), "s2"),
+        of_step(call("c1"), "s2"),
+        done("c1"),
+        step("q", "q1", Some(1), "started", Some("in_progress")),
+        step("p", "s9", Some(9), "started", Some("in_progress")),
+        step("p", "s2", None, "progress", None),
+        step("p", "s2", None, "updated", Some("completed")),
+        step("p", "s3", None, "started", Some("in_progress")),
+        step("p", "", Some(1), "updated", Some("failed")),
+        ace(json!({"event": "turn_complete"}), json!({})),
+    ];
+    let log = lines(&events);
+    let st = reduce_lines(&log);
+    let e = entries(&st);
+    assert_eq!(e[0]["planId"], "p");
+    assert_eq!(
+        e[0]["entries"],
+        json!([
+            {"content": "Read", "status": "failed"},
+            {"content": "Write", "status": "completed", "stepId": "s2"},
+            {"content": "Test", "status": "pending"},
+        ]),
+        "s3 names no index and no step has its id yet"
+    );
+    assert_eq!(e[0]["updatedSeq"], 12);
+    assert_eq!(
+        (e[1]["type"].clone(), e[1]["parentStepId"].clone()),
+        (json!("message"), json!("s2"))
+    );
+    assert_eq!(
+        (e[2]["callId"].clone(), e[2]["parentStepId"].clone()),
+        (json!("c1"), json!("s2"))
+    );
+    for k in 0..=log.len() {
+        same(
+            &format!("cut after {k}"),
+            &st,
+            &resumed(&log, k, &log[k..], false),
+        );
+    }
+    // A new plan is the latest: its steps are updated, the old entry no more.
+    let mut more = events[..events.len() - 1].to_vec();
+    more.push(plan_of("p", &["Adapt", "Test"]));
+    more.push(step("p", "n1", Some(1), "started", Some("in_progress")));
+    let st = reduce(&more);
+    let e = entries(&st);
+    let plans: Vec<&Value> = e.iter().filter(|x| x["type"] == "plan").collect();
+    assert_eq!(plans[0]["entries"][0]["status"], "failed");
+    assert_eq!(
+        plans[1]["entries"],
+        json!([
+            {"content": "Adapt", "status": "in_progress", "stepId": "n1"},
+            {"content": "Test", "status": "pending"},
+        ])
+    );
+}
+
 fn usage(msg: &str, input: u64) -> Value {
     json!({"event": "usage_update", "messageId": msg, "model": "m",
            "stepUsage": {"input_tokens": input, "output_tokens": 1,

@@ -1,6 +1,7 @@
 //! A borrowed, read-only view of one InsightsEvent line: the union of every member the reducer
 //! reads, whatever the event type. Members are only ever InsightsEvent fields (see
-//! `src/event.rs`), never a provider's wire fields; `extensions` and `raw` are not read at all.
+//! `src/event.rs`), never a provider's wire fields; `raw` is not read at all, and of
+//! `extensions` only AceClaw's few keys [`Ace`] names, on AceClaw's events only.
 //! Arbitrary JSON (tool input, output, plan entries, …) stays unparsed as `&RawValue` until the
 //! reducer decides to keep it.
 
@@ -252,70 +253,97 @@ view! {
     "planType" plan_type: S<'a> => OptStr<'a>,
     "rateLimitType" rate_limit_type: S<'a> => OptStr<'a>,
 
-    // Of `extensions`, only the provider's own cursor ([`CURSOR_KEY`]).
-    "extensions" event_id: Option<u64> => ExtEventId,
+    // Of `extensions`, only AceClaw's few the reducer needs ([`Ace`]).
+    "extensions" ace: Ace<'a>,
 }
 
 /// The extension that carries a provider's own position in its stream: AceClaw's bridge
 /// numbers its events (`eventId`), and `reduce` resumes after the last one a session applied.
 pub const CURSOR_KEY: &str = "aceclaw.eventId";
-/// The provider whose events carry [`CURSOR_KEY`].
+/// The extension naming the plan a plan or plan step event is about.
+pub const PLAN_ID_KEY: &str = "aceclaw.planId";
+/// The extension giving a plan step's index (from 1, the order of the plan's steps).
+pub const STEP_INDEX_KEY: &str = "aceclaw.stepIndex";
+/// The extension naming the plan step an event's work belongs to (the wire's `parentStepId`).
+pub const PARENT_STEP_KEY: &str = "aceclaw.parentStepId";
+/// The provider whose events carry [`CURSOR_KEY`] and the other keys [`Ace`] reads.
 pub const PROVIDER_OF_CURSOR: &str = "aceclaw";
 
-/// `extensions` as the view reads it: only [`CURSOR_KEY`], when it is a non-negative integer.
-/// Anything else (other members, other values, `extensions` not an object) is none, as
-/// `extensions` was not read at all before: the reducer reads no other extension.
-pub struct ExtEventId(Option<u64>);
+/// `extensions` as the view reads it, only on AceClaw's events: the provider's cursor
+/// ([`CURSOR_KEY`], a non-negative integer), the plan ([`PLAN_ID_KEY`], a string), the step's
+/// index ([`STEP_INDEX_KEY`], a non-negative integer) and the step the work belongs to
+/// ([`PARENT_STEP_KEY`], a string). A key given twice is its last value, as a reader of the
+/// line gets it. Anything else (other members, other values, `extensions` not an object) is
+/// none: the reducer reads no other extension.
+#[derive(Debug, Default, Clone)]
+pub struct Ace<'a> {
+    pub event_id: Option<u64>,
+    pub plan_id: S<'a>,
+    pub step_index: Option<u64>,
+    pub parent_step_id: S<'a>,
+}
 
-impl<'de> Deserialize<'de> for ExtEventId {
+impl Ace<'_> {
+    pub fn is_empty(&self) -> bool {
+        self.event_id.is_none()
+            && self.plan_id.is_none()
+            && self.step_index.is_none()
+            && self.parent_step_id.is_none()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Ace<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Any;
-        impl<'de> Visitor<'de> for Any {
-            type Value = Option<u64>;
+        struct Any<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Any<'a> {
+            type Value = Ace<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any value")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
-                let mut found = None;
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ace<'a>, A::Error> {
+                let mut found = Ace::default();
                 while let Some(key) = map.next_key::<Str<'de>>()? {
-                    if key.0 == CURSOR_KEY {
-                        found = map.next_value::<&RawValue>()?.get().parse::<u64>().ok();
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
+                    let number = |r: &RawValue| r.get().parse::<u64>().ok();
+                    // A string as written, borrowed when it has no escapes; none if not one.
+                    let string = |r: &'de RawValue| -> S<'a> {
+                        serde_json::from_str::<Str<'a>>(r.get()).ok().map(|s| s.0)
+                    };
+                    match key.0.as_ref() {
+                        CURSOR_KEY => found.event_id = number(map.next_value()?),
+                        PLAN_ID_KEY => found.plan_id = string(map.next_value()?),
+                        STEP_INDEX_KEY => found.step_index = number(map.next_value()?),
+                        PARENT_STEP_KEY => found.parent_step_id = string(map.next_value()?),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
                     }
                 }
                 Ok(found)
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Ace<'a>, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
+                Ok(Ace::default())
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<u64>, E> {
-                Ok(None)
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Ace<'a>, E> {
+                Ok(Ace::default())
             }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<u64>, E> {
-                Ok(None)
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Ace<'a>, E> {
+                Ok(Ace::default())
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<u64>, E> {
-                Ok(None)
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Ace<'a>, E> {
+                Ok(Ace::default())
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<u64>, E> {
-                Ok(None)
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Ace<'a>, E> {
+                Ok(Ace::default())
             }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<u64>, E> {
-                Ok(None)
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Ace<'a>, E> {
+                Ok(Ace::default())
             }
-            fn visit_unit<E: de::Error>(self) -> Result<Option<u64>, E> {
-                Ok(None)
+            fn visit_unit<E: de::Error>(self) -> Result<Ace<'a>, E> {
+                Ok(Ace::default())
             }
         }
-        d.deserialize_any(Any).map(ExtEventId)
-    }
-}
-
-impl From<ExtEventId> for Option<u64> {
-    fn from(e: ExtEventId) -> Self {
-        e.0
+        d.deserialize_any(Any(std::marker::PhantomData))
     }
 }
 
@@ -488,10 +516,10 @@ impl<'a> Visitor<'a> for Fill<'_, 'a> {
                 // `extensions` is read only on AceClaw's events (its provider comes first in
                 // the lines `insights` writes): the others' are skipped as a whole, which is
                 // much quicker than reading them member by member.
-                Some(Field::event_id) if self.0.provider.as_deref() != Some(PROVIDER_OF_CURSOR) => {
-                    let bit = 1u128 << (Field::event_id as u32);
+                Some(Field::ace) if self.0.provider.as_deref() != Some(PROVIDER_OF_CURSOR) => {
+                    let bit = 1u128 << (Field::ace as u32);
                     if seen & bit != 0 {
-                        return Err(de::Error::duplicate_field(KEYS[Field::event_id as usize]));
+                        return Err(de::Error::duplicate_field(KEYS[Field::ace as usize]));
                     }
                     seen |= bit;
                     map.next_value::<IgnoredAny>()?;
@@ -662,5 +690,24 @@ mod tests {
         assert!(err(r#"{"event":"x","text":5}"#).contains("expected a string"));
         assert!(err(r#"{"event":"x"} {}"#).contains("trailing characters"));
         assert!(Ev::parse(r#"{"event":"x","y":1,"y":2}"#).is_ok());
+    }
+
+    #[test]
+    fn of_extensions_only_aceclaws_few_keys_are_read_and_only_on_its_events() {
+        let ext = r#"{"aceclaw.eventId":7,"aceclaw.planId":"p","aceclaw.stepIndex":2,"aceclaw.parentStepId":"p-s\u0032","aceclaw.other":{"a":[1]},"aceclaw.eventId":8}"#;
+        let line = format!(r#"{{"event":"x","provider":"aceclaw","extensions":{ext}}}"#);
+        let ev = Ev::parse(&line).unwrap();
+        assert_eq!(ev.ace.event_id, Some(8), "the last value of a key");
+        assert_eq!(ev.ace.plan_id.as_deref(), Some("p"));
+        assert!(matches!(ev.ace.plan_id, Some(Cow::Borrowed(_))));
+        assert_eq!(ev.ace.step_index, Some(2));
+        assert_eq!(ev.ace.parent_step_id.as_deref(), Some("p-s2"));
+        // Values of another type are none, not errors.
+        let odd = r#"{"event":"x","provider":"aceclaw","extensions":{"aceclaw.planId":3,"aceclaw.stepIndex":"2","aceclaw.parentStepId":null,"aceclaw.eventId":-1}}"#;
+        assert!(Ev::parse(odd).unwrap().ace.is_empty());
+        // Another provider's extensions are skipped whole.
+        let line = format!(r#"{{"event":"x","provider":"claude","extensions":{ext}}}"#);
+        let other = Ev::parse(&line).unwrap();
+        assert!(other.ace.is_empty());
     }
 }
