@@ -62,6 +62,11 @@ pub enum Command {
     Providers(crate::providers_cmd::Args),
     /// Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce's state.
     Schema(crate::schema::Args),
+    /// List the sessions in the agents' own session files: agent, id, project, times,
+    /// turns, models, tokens, cost.
+    Sessions(crate::usage::sessions::Args),
+    /// Sum tokens and cost from the agents' own session files, grouped by day, model, …
+    Usage(crate::usage::Args),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]

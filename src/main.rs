@@ -25,6 +25,7 @@ mod signals;
 #[cfg(test)]
 mod test_support;
 mod time;
+mod usage;
 mod validate;
 mod wire;
 
@@ -73,6 +74,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Reduce(args)) => reduce::run(&args, cli.color),
         Some(Command::Providers(args)) => providers_cmd::run(&args),
         Some(Command::Schema(args)) => schema::run(&args),
+        Some(Command::Sessions(args)) => usage::sessions::run(&args),
+        Some(Command::Usage(args)) => usage::run(&args),
         Some(Command::Completions { shell }) => {
             // Generated into memory first: clap_complete panics on a failed write.
             let mut script = Vec::new();

@@ -1766,11 +1766,38 @@ struct ResultLine<'a> {
 }
 
 #[derive(Deserialize)]
-struct WireUsage {
+struct WireUsage<'a> {
     input_tokens: Option<Count>,
     output_tokens: Option<Count>,
     cache_read_input_tokens: Option<Count>,
     cache_creation_input_tokens: Option<Count>,
+    /// The cache writes by how long they last.
+    cache_creation: Option<CacheCreation>,
+    /// `fast` for fast mode, billed at its own price.
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    speed: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CacheCreation {
+    ephemeral_1h_input_tokens: Option<Count>,
+}
+
+impl WireUsage<'_> {
+    fn tokens(&self) -> crate::usage::Tokens {
+        crate::usage::Tokens {
+            input: count(self.input_tokens).unwrap_or(0),
+            output: count(self.output_tokens).unwrap_or(0),
+            cache_read: count(self.cache_read_input_tokens).unwrap_or(0),
+            cache_creation: count(self.cache_creation_input_tokens).unwrap_or(0),
+            cache_creation_1h: self
+                .cache_creation
+                .as_ref()
+                .and_then(|c| count(c.ephemeral_1h_input_tokens))
+                .unwrap_or(0),
+            reasoning: 0,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -2682,6 +2709,101 @@ fn tool_progress<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped
     });
     ext.put_opt("claude.taskId", w.task_id);
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// usage and sessions
+
+/// A session file's line as `insights usage` and `insights sessions` read it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FactsLine<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
+    ty: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    timestamp: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    session_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    request_id: Option<Str<'a>>,
+    /// Older Claude Code versions wrote each response's cost.
+    #[serde(rename = "costUSD")]
+    cost_usd: Option<f64>,
+    is_meta: Option<bool>,
+    is_sidechain: Option<bool>,
+    is_compact_summary: Option<bool>,
+    #[serde(borrow)]
+    message: Option<FactsMessage<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FactsMessage<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    usage: Option<WireUsage<'a>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+/// What a line of a Claude Code session file (`~/.claude/projects/…/*.jsonl`) tells
+/// `usage` and `sessions`: an assistant line's tokens (the same `usage` the events carry),
+/// keyed by message id and request id, since Claude Code writes one line per content block
+/// of a message and a resumed session repeats earlier messages; a person's prompt.
+pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a>> {
+    let has_usage = line.contains(r#""usage":{"#);
+    if !has_usage && !line.contains(r#""type":"user""#) {
+        return None;
+    }
+    let w: FactsLine = serde_json::from_str(line).ok()?;
+    let mut f = crate::usage::LineFacts {
+        time: w.timestamp.as_deref().and_then(crate::time::millis),
+        session: w.session_id,
+        cwd: w.cwd,
+        cost_usd: w.cost_usd,
+        ..Default::default()
+    };
+    let msg = w.message?;
+    match (w.ty.as_deref(), msg.usage) {
+        (_, Some(u)) => {
+            let tokens = u.tokens();
+            // API errors are written as messages of the model `<synthetic>`, with no tokens.
+            if tokens.is_zero() || msg.model.as_deref() == Some("<synthetic>") {
+                return None;
+            }
+            f.model = match (msg.model, u.speed.as_deref()) {
+                (Some(m), Some("fast")) => Some(Cow::Owned(format!("{m}-fast"))),
+                (m, _) => m,
+            };
+            f.response = msg
+                .id
+                .as_deref()
+                .map(|id| crate::ids::hash_pair(id, w.request_id.as_deref().unwrap_or("")));
+            f.usage = Some(tokens);
+        }
+        (Some("user"), None) => {
+            let content = msg.content?.get();
+            let person = match content.as_bytes().first() {
+                Some(b'"') => serde_json::from_str::<Str>(content)
+                    .is_ok_and(|t| !INTERRUPT_TEXTS.contains(&&*t)),
+                Some(b'[') => !content.contains(r#""tool_result""#),
+                _ => false,
+            };
+            f.prompt = person
+                && !w.is_meta.unwrap_or(false)
+                && !w.is_sidechain.unwrap_or(false)
+                && !w.is_compact_summary.unwrap_or(false);
+            if !f.prompt {
+                return None;
+            }
+        }
+        _ => return None,
+    }
+    Some(f)
 }
 
 #[cfg(test)]

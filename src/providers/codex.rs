@@ -1117,12 +1117,27 @@ struct MessageOnly<'a> {
 }
 
 #[derive(Deserialize)]
-struct ExecUsage {
+pub(super) struct ExecUsage {
     input_tokens: Option<Count>,
     cached_input_tokens: Option<Count>,
     cache_write_input_tokens: Option<Count>,
     output_tokens: Option<Count>,
     reasoning_output_tokens: Option<Count>,
+}
+
+impl ExecUsage {
+    /// The tokens as `insights usage` counts them: as [`tokens`], cached input out of input.
+    pub(super) fn usage_tokens(&self) -> crate::usage::Tokens {
+        let t = tokens(self);
+        crate::usage::Tokens {
+            input: t.input_tokens,
+            output: t.output_tokens,
+            cache_read: t.cache_read_tokens.unwrap_or(0),
+            cache_creation: t.cache_creation_tokens.unwrap_or(0),
+            cache_creation_1h: 0,
+            reasoning: t.reasoning_tokens.unwrap_or(0),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -3555,9 +3570,9 @@ struct Msg<'a> {
 }
 
 #[derive(Deserialize)]
-struct LegacyTokenInfo {
-    total_token_usage: Option<ExecUsage>,
-    last_token_usage: Option<ExecUsage>,
+pub(super) struct LegacyTokenInfo {
+    pub(super) total_token_usage: Option<ExecUsage>,
+    pub(super) last_token_usage: Option<ExecUsage>,
     model_context_window: Option<Count>,
 }
 

@@ -573,6 +573,104 @@ fn patch_changes(patch: &str, cwd: Option<&str>) -> Vec<PatchChange> {
     out
 }
 
+// ---------------------------------------------------------------------------------------------
+// usage and sessions
+
+#[derive(Deserialize)]
+struct FactsRecord<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    timestamp: Option<Str<'a>>,
+    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
+    ty: Option<Str<'a>>,
+    #[serde(borrow)]
+    payload: Option<FactsPayload<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FactsPayload<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
+    ty: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    model: Option<Str<'a>>,
+    info: Option<super::codex::LegacyTokenInfo>,
+}
+
+/// What a session file's record tells `usage` and `sessions`: a `token_count`'s tokens of
+/// the last response (the same usage as the event's `stepUsage`; from the difference of the
+/// running totals where the record has no `last_token_usage`), with the model of the turn's
+/// `turn_context`; a turn's start (`task_started`); the session's id and cwd. A running total
+/// written again unchanged is no new response.
+pub(crate) fn line_facts<'a>(
+    line: &'a str,
+    memo: &mut crate::usage::FileMemo,
+) -> Option<crate::usage::LineFacts<'a>> {
+    const MARKS: [&str; 4] = ["token_count", "turn_context", "session_meta", "task_started"];
+    if !MARKS.iter().any(|m| line.contains(m)) {
+        return None;
+    }
+    let r: FactsRecord = serde_json::from_str(line).ok()?;
+    let p = r.payload?;
+    let mut f = crate::usage::LineFacts {
+        time: r.timestamp.as_deref().and_then(crate::time::millis),
+        ..Default::default()
+    };
+    match (r.ty.as_deref()?, p.ty.as_deref()) {
+        ("session_meta", _) => {
+            memo.session = p.id.as_deref().map(str::to_owned);
+            memo.cwd = p.cwd.as_deref().map(str::to_owned);
+        }
+        ("turn_context", _) => {
+            if let Some(m) = &p.model {
+                memo.model = Some(m.to_string());
+            }
+            if let Some(c) = &p.cwd {
+                memo.cwd = Some(c.to_string());
+            }
+            return None;
+        }
+        ("event_msg", Some("task_started")) => f.prompt = true,
+        ("event_msg", Some("token_count")) => {
+            let info = p.info?;
+            let total = info.total_token_usage.as_ref().map(|u| u.usage_tokens());
+            let before = memo.totals;
+            if total.is_some() && total == before {
+                return None;
+            }
+            if total.is_some() {
+                memo.totals = total;
+            }
+            let step = match (&info.last_token_usage, total) {
+                (Some(last), _) => last.usage_tokens(),
+                (None, Some(t)) => {
+                    let b = before.unwrap_or_default();
+                    crate::usage::Tokens {
+                        input: t.input.saturating_sub(b.input),
+                        output: t.output.saturating_sub(b.output),
+                        cache_read: t.cache_read.saturating_sub(b.cache_read),
+                        cache_creation: t.cache_creation.saturating_sub(b.cache_creation),
+                        cache_creation_1h: 0,
+                        reasoning: t.reasoning.saturating_sub(b.reasoning),
+                    }
+                }
+                (None, None) => return None,
+            };
+            if step.is_zero() {
+                return None;
+            }
+            f.usage = Some(step);
+            f.model = memo.model.clone().map(Cow::Owned);
+        }
+        _ => return None,
+    }
+    f.session = memo.session.clone().map(Cow::Owned);
+    f.cwd = memo.cwd.clone().map(Cow::Owned);
+    Some(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

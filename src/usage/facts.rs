@@ -1,0 +1,73 @@
+//! What `usage` and `sessions` read of a session file's line: the tokens of one model
+//! response, the prompt that starts a turn, the session's id and directory. Each provider
+//! module gives them from the same wire types its event mapping reads (`line_facts`), without
+//! building events.
+
+use crate::event::Str;
+
+/// Tokens of one model response, or summed over many. The kinds do not overlap:
+/// - `input`: prompt tokens neither read from nor written to a cache (Codex and Gemini count
+///   cached tokens in their input; they are taken out here, as Claude's wire already does);
+/// - `output`: every generated token, reasoning included (all are billed as output);
+/// - `reasoning`: the part of `output` that was reasoning, where the agent says (Codex,
+///   Gemini; Claude does not tell it apart);
+/// - `cache_creation_1h`: the part of `cache_creation` written for an hour (Anthropic).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_creation: u64,
+    pub cache_creation_1h: u64,
+    pub reasoning: u64,
+}
+
+impl Tokens {
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_creation
+    }
+
+    pub fn add(&mut self, o: &Tokens) {
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_read += o.cache_read;
+        self.cache_creation += o.cache_creation;
+        self.cache_creation_1h += o.cache_creation_1h;
+        self.reasoning += o.reasoning;
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.total() == 0 && self.reasoning == 0
+    }
+}
+
+/// One line's facts. Empty for a line that says none of them.
+#[derive(Debug, Default)]
+pub struct LineFacts<'a> {
+    /// Unix milliseconds, from the line's own timestamp.
+    pub time: Option<i64>,
+    pub session: Option<Str<'a>>,
+    pub cwd: Option<Str<'a>>,
+    pub model: Option<Str<'a>>,
+    /// The tokens of one model response.
+    pub usage: Option<Tokens>,
+    /// The agent's own cost of that response, in dollars, where it writes one.
+    pub cost_usd: Option<f64>,
+    /// Identifies the response where the agent writes it again (a resumed Claude session
+    /// repeats its earlier messages; one message is written once per content block): the
+    /// same key is counted once, with its largest token count.
+    pub response: Option<u64>,
+    /// A person's prompt: a turn starts.
+    pub prompt: bool,
+}
+
+/// What a file's earlier lines said that later lines need: Codex writes the model once per
+/// turn and its token counts as running totals.
+#[derive(Debug, Default)]
+pub struct FileMemo {
+    pub model: Option<String>,
+    pub session: Option<String>,
+    pub cwd: Option<String>,
+    /// The last running total, to tell a new response from the same total written again.
+    pub totals: Option<Tokens>,
+}

@@ -1,0 +1,168 @@
+//! Where the agents keep their session files, and whose a file is.
+//!
+//! | agent | files | variable |
+//! |---|---|---|
+//! | Claude Code | `~/.claude/projects/<project>/*.jsonl` (subagents in `<session>/subagents/`), also `$XDG_CONFIG_HOME/claude/projects` | `CLAUDE_CONFIG_DIR` (a comma-separated list) |
+//! | Codex | `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, `~/.codex/archived_sessions/` | `CODEX_HOME` |
+//! | Gemini CLI | `~/.gemini/tmp/<project>/chats/session-*.jsonl` | |
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// Whose session file starts with this line: Codex's start with a `session_meta` record,
+    /// Gemini CLI's with a header naming `projectHash`; anything else is read as Claude's.
+    pub fn sniff(first: &str) -> Agent {
+        if first.starts_with(r#"{"timestamp":"#) && first.contains(r#""type":"session_meta""#) {
+            Agent::Codex
+        } else if first.contains(r#""projectHash":"#) {
+            Agent::Gemini
+        } else {
+            Agent::Claude
+        }
+    }
+}
+
+/// A session file, and what its place says of it.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub path: PathBuf,
+    /// Whose it is, when its place tells; else its first line does.
+    pub agent: Option<Agent>,
+    /// The project folder, where the agent names projects by folder (Claude, Gemini).
+    pub project: Option<String>,
+}
+
+/// The standard places under `root` (a home directory), or under the agents' own
+/// variables and `$HOME` when there is no root.
+pub fn standard(root: Option<&Path>) -> Vec<Found> {
+    let home = root
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let var = |name: &str| {
+        if root.is_some() {
+            None
+        } else {
+            std::env::var_os(name).filter(|v| !v.is_empty())
+        }
+    };
+    let mut claude: Vec<PathBuf> = match var("CLAUDE_CONFIG_DIR") {
+        Some(v) => v
+            .to_string_lossy()
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        None => {
+            let xdg = var("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".config")));
+            xdg.map(|x| x.join("claude"))
+                .into_iter()
+                .chain(home.as_ref().map(|h| h.join(".claude")))
+                .collect()
+        }
+    };
+    claude.dedup();
+    let codex = var("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".codex")));
+    let mut found = Vec::new();
+    for dir in claude {
+        walk(&dir.join("projects"), Some(Agent::Claude), &mut found);
+    }
+    if let Some(c) = codex {
+        walk(&c.join("sessions"), Some(Agent::Codex), &mut found);
+        walk(&c.join("archived_sessions"), Some(Agent::Codex), &mut found);
+    }
+    if let Some(h) = &home {
+        walk(&h.join(".gemini").join("tmp"), Some(Agent::Gemini), &mut found);
+    }
+    found
+}
+
+/// Files and directories named on the command line; a directory stands for the `*.jsonl`
+/// files below it.
+pub fn given(paths: &[PathBuf]) -> Vec<Found> {
+    let mut found = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, None, &mut found);
+        } else {
+            found.push(place(p.clone(), None));
+        }
+    }
+    found
+}
+
+/// The `*.jsonl` files below `dir`, in path order. Gemini CLI keeps other JSON Lines
+/// files beside its chats (`logs.json` is not one): only `chats/` is read there.
+fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, agent, out);
+        } else if p.extension().is_some_and(|e| e == "jsonl") {
+            let f = place(p, agent);
+            if f.agent == Some(Agent::Gemini) && !f.path.to_string_lossy().contains("/chats/") {
+                continue;
+            }
+            out.push(f);
+        }
+    }
+}
+
+/// What a file's path says: whose it is and its project folder.
+fn place(path: PathBuf, agent: Option<Agent>) -> Found {
+    let s = path.to_string_lossy();
+    let agent = agent.or(if s.contains("/.codex/") {
+        Some(Agent::Codex)
+    } else if s.contains("/chats/session-") {
+        Some(Agent::Gemini)
+    } else if s.contains("/projects/") {
+        Some(Agent::Claude)
+    } else {
+        None
+    });
+    let after = |marker: &str| {
+        s.find(marker)
+            .and_then(|i| s[i + marker.len()..].split('/').next())
+            .map(str::to_owned)
+    };
+    let project = match agent {
+        Some(Agent::Claude) => after("/projects/"),
+        Some(Agent::Gemini) => gemini_project(&path).or_else(|| after("/tmp/")),
+        _ => None,
+    };
+    Found {
+        path,
+        agent,
+        project,
+    }
+}
+
+/// Gemini CLI writes the project's directory in `<project>/.project_root`, beside `chats/`.
+fn gemini_project(chat: &Path) -> Option<String> {
+    let dir = chat.parent()?.parent()?;
+    let text = std::fs::read_to_string(dir.join(".project_root")).ok()?;
+    Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+}

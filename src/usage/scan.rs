@@ -1,0 +1,219 @@
+//! Reading session files for `usage` and `sessions`: every file on its own thread (files are
+//! independent), each line given to its provider's `line_facts`, the results merged in path
+//! order so the output does not depend on the number of threads.
+
+use super::facts::{FileMemo, LineFacts, Tokens};
+use super::homes::{Agent, Found};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// An index into [`Scan::strings`].
+pub type Sym = u32;
+
+/// One model response (`response`), one prompt (`prompt`), or a line that names the
+/// session (neither).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub agent: Agent,
+    pub time: Option<i64>,
+    pub session: Sym,
+    pub project: Sym,
+    pub model: Sym,
+    /// The file it was read from, in [`Scan::files`].
+    pub file: u32,
+    pub tokens: Tokens,
+    pub cost_usd: Option<f64>,
+    pub response: bool,
+    pub prompt: bool,
+}
+
+/// Every file's entries, each response once.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub entries: Vec<Entry>,
+    pub strings: Vec<String>,
+    pub files: Vec<Found>,
+    /// Files that could not be read, with the reason.
+    pub errors: Vec<String>,
+    by_string: HashMap<String, Sym>,
+    by_response: HashMap<u64, usize>,
+}
+
+impl Scan {
+    pub fn str(&self, s: Sym) -> &str {
+        &self.strings[s as usize]
+    }
+
+    fn intern(&mut self, s: &str) -> Sym {
+        if let Some(&i) = self.by_string.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as Sym;
+        self.strings.push(s.to_owned());
+        self.by_string.insert(s.to_owned(), i);
+        i
+    }
+
+    /// Adds one file's entries; a response already counted keeps the larger of the two.
+    fn merge(&mut self, file: u32, part: FilePart) {
+        for (e, key) in part.entries {
+            let sym = |scan: &mut Scan, i: Sym| {
+                let s = &part.strings[i as usize];
+                scan.intern(s)
+            };
+            let entry = Entry {
+                session: sym(self, e.session),
+                project: sym(self, e.project),
+                model: sym(self, e.model),
+                file,
+                ..e
+            };
+            match key.and_then(|k| self.by_response.get(&k).copied()) {
+                Some(i) => {
+                    if entry.tokens.total() > self.entries[i].tokens.total() {
+                        self.entries[i] = entry;
+                    }
+                }
+                None => {
+                    if let Some(k) = key {
+                        self.by_response.insert(k, self.entries.len());
+                    }
+                    self.entries.push(entry);
+                }
+            }
+        }
+        if let Some(err) = part.error {
+            self.errors.push(err);
+        }
+    }
+}
+
+/// One file's entries, with its own string table (threads share nothing while they read).
+#[derive(Default)]
+struct FilePart {
+    entries: Vec<(Entry, Option<u64>)>,
+    strings: Vec<String>,
+    error: Option<String>,
+}
+
+impl FilePart {
+    fn sym(&mut self, s: Option<&str>) -> Sym {
+        let s = s.unwrap_or("");
+        match self.strings.iter().position(|x| x == s) {
+            Some(i) => i as Sym,
+            None => {
+                self.strings.push(s.to_owned());
+                (self.strings.len() - 1) as Sym
+            }
+        }
+    }
+}
+
+/// Reads every file with `jobs` threads.
+pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
+    let mut scan = Scan::default();
+    // Symbol 0 is the empty string: an unknown session, project or model.
+    scan.intern("");
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::sync_channel::<(usize, FilePart)>(jobs * 4);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            let tx = tx.clone();
+            let (next, files) = (&next, &files);
+            s.spawn(move || {
+                let mut buf = Vec::with_capacity(1 << 16);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(f) = files.get(i) else { break };
+                    let part = read_file(f, &mut buf);
+                    if tx.send((i, part)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Merged in path order, whichever thread finishes first.
+        let mut waiting: HashMap<usize, FilePart> = HashMap::new();
+        let mut at = 0;
+        for (i, part) in rx {
+            waiting.insert(i, part);
+            while let Some(p) = waiting.remove(&at) {
+                scan.merge(at as u32, p);
+                at += 1;
+            }
+        }
+    });
+    scan.files = files;
+    scan
+}
+
+fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
+    let mut part = FilePart::default();
+    part.sym(None);
+    let file = match std::fs::File::open(&f.path) {
+        Ok(file) => file,
+        Err(e) => {
+            part.error = Some(format!("{}: {e}", f.path.display()));
+            return part;
+        }
+    };
+    let mut reader = BufReader::with_capacity(1 << 18, file);
+    let mut memo = FileMemo::default();
+    let mut agent = f.agent;
+    // Without a folder to tell, the first line tells whose file it is.
+    let mut first = agent.is_none();
+    // Claude names the project by its folder: `~/.claude/projects/<project>/…`.
+    let folder = f.project.clone();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                part.error = Some(format!("{}: {e}", f.path.display()));
+                break;
+            }
+        }
+        let Ok(line) = std::str::from_utf8(buf) else {
+            continue;
+        };
+        let line = line.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        if first {
+            agent = Some(Agent::sniff(line));
+            first = false;
+        }
+        let Some(a) = agent else { continue };
+        let Some(facts) = line_facts(a, line, &mut memo) else {
+            continue;
+        };
+        let key = facts.response;
+        let entry = Entry {
+            agent: a,
+            time: facts.time,
+            session: part.sym(facts.session.as_deref()),
+            project: part.sym(facts.cwd.as_deref().or(folder.as_deref())),
+            model: part.sym(facts.model.as_deref()),
+            file: 0,
+            response: facts.usage.is_some(),
+            tokens: facts.usage.unwrap_or_default(),
+            cost_usd: facts.cost_usd,
+            prompt: facts.prompt,
+        };
+        part.entries.push((entry, key));
+    }
+    part
+}
+
+fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<LineFacts<'a>> {
+    match agent {
+        Agent::Claude => crate::providers::claude::line_facts(line),
+        Agent::Codex => crate::providers::codex_rollout::line_facts(line, memo),
+        Agent::Gemini => None,
+    }
+}
