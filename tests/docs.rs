@@ -56,6 +56,8 @@ fn all_long_flags() -> BTreeSet<String> {
         &["schema", "--help"],
         &["providers", "--help"],
         &["completions", "--help"],
+        &["usage", "--help"],
+        &["sessions", "--help"],
     ] {
         flags.extend(long_flags(&stdout_of(args)));
     }

@@ -13,5 +13,6 @@ mod reduce;
 mod replay;
 mod robustness;
 mod schema;
+mod usage;
 mod util;
 mod validate;

@@ -71,7 +71,22 @@ pub struct Source {
     pub jobs: Option<std::num::NonZeroUsize>,
 }
 
+const AFTER_HELP: &str = "\
+Examples:
+  insights usage                            # every agent, by day, from the standard places
+  insights usage --by day,model --since 2026-11-01
+  insights usage --by month,agent --json
+  insights usage --root /mnt/old-laptop/home/me --by project
+  insights usage ~/.codex/sessions --tz Europe/Paris
+
+Tokens: input is uncached input; output includes reasoning; reasoning is the part of output
+the agent reports as reasoning. Cost: the agent's own figure, else the shipped price table
+(data/prices.json); unknown (? or null) for a model it has no price for.
+
+Exit status: 0 done, 2 usage or I/O error.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// Group by these keys, in order (separate with commas): day, week (its Monday), month,
     /// session, model, project, agent.

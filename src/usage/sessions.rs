@@ -5,7 +5,16 @@ use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
+const AFTER_HELP: &str = "\
+Examples:
+  insights sessions                         # every agent's sessions, most recent first
+  insights sessions --agent codex --since 2026-11-20
+  insights sessions --project myrepo --json | jq -r '.sessions[].paths[]'
+
+Exit status: 0 done, 2 usage or I/O error.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     #[command(flatten)]
     pub source: Source,

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""`insights usage` against ccusage on a large home of session files, in one run.
+
+    python3 benches/usage.py INSIGHTS_BINARY                 # 2,360 files, ~400 MB
+    python3 benches/usage.py INSIGHTS_BINARY --copies 10     # smaller, for a quick look
+    python3 benches/usage.py INSIGHTS_BINARY --compare       # also check the numbers agree
+
+The home is built once (kept in --dir) from the session files that the real CLIs wrote
+(testdata/session-files/): every file is copied many times, each copy with fresh session ids,
+message ids, request ids and dates, and each copy repeats its source's lines a few times (a long
+session), each repetition with fresh message ids too, so nothing is a duplicate of anything.
+
+It times `insights usage --by day --json` and `ccusage daily --json --offline` (ccusage 20.0.24,
+installed as tests/ccusage_compare.py does), alternating, best of --repeat, and prints the ratio
+(ccusage's time / insights' time: above 1 is faster than ccusage) and each one's peak memory.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import ccusage_compare  # noqa: E402
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+IDS = re.compile(r"\b(msg|req|toolu|call)_[A-Za-z0-9]+")
+HEX32 = re.compile(r'"id":"[0-9a-f]{32}"')
+DAY = re.compile(r"2026-11-26")
+
+
+def sources():
+    base = os.path.join(ROOT, "testdata", "session-files")
+    out = []
+    for dirpath, _, names in os.walk(base):
+        for n in names:
+            if n.endswith(".jsonl") and "/." in dirpath:
+                out.append(os.path.join(dirpath, n))
+    return sorted(out)
+
+
+def fresh(text, n):
+    """The text with every id made new for copy n, and its day moved n days back."""
+    ids = {}
+
+    def new_uuid(m):
+        k = m.group(0)
+        if k not in ids:
+            ids[k] = str(uuid.uuid5(uuid.NAMESPACE_OID, f"{k}/{n}"))
+        return ids[k]
+
+    text = UUID.sub(new_uuid, text)
+    text = IDS.sub(lambda m: f"{m.group(0)}x{n}", text)
+    text = HEX32.sub(lambda m: m.group(0)[:-1] + f"x{n}\"", text)
+    day = time.strftime("%Y-%m-%d", time.gmtime(time.mktime((2026, 11, 26, 12, 0, 0, 0, 0, 0)) - (n % 400) * 86400))
+    return DAY.sub(day, text)
+
+
+def build(dest, copies, repeat):
+    if os.path.exists(os.path.join(dest, ".complete")):
+        return
+    shutil.rmtree(dest, ignore_errors=True)
+    srcs = sources()
+    for c in range(copies):
+        for src in srcs:
+            rel = src.split("/session-files/", 1)[1].split("/", 2)[2]  # .claude/…, .codex/…
+            with open(src, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            body = "".join(fresh(text, c * repeat + r) for r in range(repeat))
+            path = fresh(os.path.join(dest, rel), c * repeat)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(body)
+        # Gemini CLI reads the project's folder from .project_root beside chats/.
+    for dirpath, dirs, _ in os.walk(os.path.join(dest, ".gemini", "tmp")):
+        if "chats" in dirs:
+            with open(os.path.join(dirpath, ".project_root"), "w") as f:
+                f.write("/home/dev/work\n")
+    open(os.path.join(dest, ".complete"), "w").close()
+
+
+def measure(cmd, env):
+    """Seconds and peak resident memory (KiB) of one run."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    if status != 0:
+        sys.exit(f"{cmd[0]} failed ({status})")
+    return dt, usage.ru_maxrss
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("insights")
+    ap.add_argument("--dir", default="/tmp/insights-usage-bench")
+    ap.add_argument("--copies", type=int, default=40)
+    ap.add_argument("--repeat-lines", type=int, default=11, help="repetitions of a source per file")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each command (best is kept)")
+    ap.add_argument("--compare", action="store_true", help="also compare the numbers")
+    a = ap.parse_args()
+    exe = ccusage_compare.ccusage()
+    home = os.path.join(a.dir, f"home-{a.copies}x{a.repeat_lines}")
+    build(home, a.copies, a.repeat_lines)
+    files = sum(len([n for n in ns if n.endswith(".jsonl")]) for _, _, ns in os.walk(home))
+    size = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(home) for n in ns)
+    print(f"home: {home}: {files} files, {size / 1e6:.0f} MB")
+    env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME"):
+        env.pop(var, None)
+    # Warm the page cache for both alike.
+    subprocess.run(["cat"] + [os.path.join(d, n) for d, _, ns in os.walk(home) for n in ns],
+                   stdout=subprocess.DEVNULL)
+    cmds = {"insights": [os.path.abspath(a.insights), "usage", "--by", "day", "--json"]}
+    if exe:
+        cmds["ccusage"] = [exe, "daily", "--json", "--offline"]
+    else:
+        print("ccusage: not installed and cannot be (no npm or no network): insights alone")
+    best = {k: (float("inf"), 0) for k in cmds}
+    for _ in range(a.repeat):
+        for k, cmd in cmds.items():
+            dt, rss = measure(cmd, env)
+            best[k] = (min(best[k][0], dt), max(best[k][1], rss))
+    for k, (dt, rss) in best.items():
+        print(f"{k:9} {dt:7.3f} s  {size / 1e6 / dt:7.0f} MB/s  peak {rss / 1024:6.1f} MiB")
+    if exe:
+        print(f"ratio (ccusage time / insights time): {best['ccusage'][0] / best['insights'][0]:.2f}")
+    if a.compare and exe:
+        failures, checked = ccusage_compare.compare(os.path.abspath(a.insights), home, exe)
+        print(f"compared {checked} day-model rows: {len(failures)} differences")
+        for f in failures[:20]:
+            print("DIFFERENT", f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""`insights usage` against ccusage on the same session files: per day and model, input,
+output and cache tokens equal, cost within 1% where both price the model.
+
+    python3 tests/ccusage_compare.py INSIGHTS_BINARY [HOME_DIR ...]
+
+With no HOME_DIR it builds one home from every recorded session file under
+testdata/session-files/ (Claude Code, Codex and Gemini CLI, written by the real CLIs). ccusage
+20.0.24 is installed from npm into a cache folder when npm is there; without npm, or when
+the install fails (no network), it prints why and exits 0 with "skipped".
+
+Differences by design (README, "Usage and cost"), allowed here:
+- insights' `outputTokens` counts reasoning for every agent; ccusage's Gemini output does not
+  (its thoughts are only in its total): insights' output minus reasoning is compared there.
+- a model one of the two cannot price is compared on tokens only.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+VERSION = "20.0.24"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.path.join(
+    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "insights-ccusage", VERSION
+)
+AGENTS = ["claude", "codex", "gemini"]
+
+
+def ccusage():
+    exe = os.path.join(CACHE, "node_modules", ".bin", "ccusage")
+    if os.path.exists(exe):
+        return exe
+    if not shutil.which("npm"):
+        return None
+    os.makedirs(CACHE, exist_ok=True)
+    r = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", CACHE, f"ccusage@{VERSION}"],
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0 or not os.path.exists(exe):
+        print(f"npm install ccusage@{VERSION} failed: {r.stderr.strip()[-300:]}")
+        return None
+    return exe
+
+
+def build_home(dest):
+    """Every recorded session file, in one home, as the CLIs laid them out."""
+    base = os.path.join(ROOT, "testdata", "session-files")
+    for provider in sorted(os.listdir(base)):
+        for scenario in sorted(os.listdir(os.path.join(base, provider))):
+            src = os.path.join(base, provider, scenario)
+            for d in (".claude", ".codex", ".gemini"):
+                if os.path.isdir(os.path.join(src, d)):
+                    shutil.copytree(os.path.join(src, d), os.path.join(dest, d), dirs_exist_ok=True)
+
+
+def ccusage_rows(exe, home, agent):
+    env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME"):
+        env.pop(var, None)
+    out = subprocess.run(
+        [exe, agent, "daily", "--json", "--offline", "--timezone", "UTC"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout
+    rows = {}
+    for day in json.loads(out).get("daily", []):
+        date = day.get("date") or day.get("period")
+        models = day.get("models")
+        if isinstance(models, dict):  # codex, gemini: tokens per model, cost per day
+            items = [dict(v, modelName=k) for k, v in models.items()]
+            day_cost = day.get("costUSD")
+            if len(items) == 1:
+                items[0]["cost"] = day_cost
+        else:  # claude: modelBreakdowns with their cost
+            items = day.get("modelBreakdowns", [])
+        for m in items:
+            rows[(date, m["modelName"])] = {
+                "input": m.get("inputTokens", 0),
+                "output": m.get("outputTokens", 0),
+                "cacheRead": m.get("cacheReadTokens", 0),
+                "cacheCreation": m.get("cacheCreationTokens", 0),
+                "cost": m.get("cost"),
+            }
+    return rows
+
+
+def insights_rows(binary, home, agent):
+    out = subprocess.run(
+        [binary, "usage", "--root", home, "--agent", agent, "--by", "day,model", "--json"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    rows = {}
+    for r in json.loads(out)["rows"]:
+        output = r["outputTokens"] - (r["reasoningTokens"] if agent == "gemini" else 0)
+        rows[(r["day"], r["model"])] = {
+            "input": r["inputTokens"],
+            "output": output,
+            "cacheRead": r["cacheReadTokens"],
+            "cacheCreation": r["cacheCreationTokens"],
+            "cost": r["costUsd"],
+        }
+    return rows
+
+
+def compare(binary, home, exe):
+    failures, checked = [], 0
+    for agent in AGENTS:
+        theirs = ccusage_rows(exe, home, agent)
+        ours = insights_rows(binary, home, agent)
+        for key in sorted(set(theirs) | set(ours)):
+            a, b = ours.get(key), theirs.get(key)
+            if a is None or b is None:
+                failures.append(f"{agent} {key}: insights {a}, ccusage {b}")
+                continue
+            checked += 1
+            for k in ("input", "output", "cacheRead", "cacheCreation"):
+                if a[k] != b[k]:
+                    failures.append(f"{agent} {key} {k}: insights {a[k]}, ccusage {b[k]}")
+            ca, cb = a["cost"], b["cost"]
+            if ca is not None and cb:
+                if abs(ca - cb) > 0.01 * cb:
+                    failures.append(f"{agent} {key} cost: insights {ca}, ccusage {cb}")
+        print(f"{agent}: {len(ours)} day-model rows from insights, {len(theirs)} from ccusage")
+    return failures, checked
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    binary = os.path.abspath(sys.argv[1])
+    exe = ccusage()
+    if exe is None:
+        print("skipped: ccusage is not installed and cannot be (no npm or no network)")
+        return
+    homes = sys.argv[2:]
+    tmp = None
+    if not homes:
+        tmp = tempfile.mkdtemp(prefix="insights-ccusage-")
+        build_home(tmp)
+        homes = [tmp]
+    try:
+        failed = []
+        for home in homes:
+            failures, checked = compare(binary, home, exe)
+            print(f"{home}: {checked} rows compared, {len(failures)} differences")
+            failed += failures
+        for f in failed:
+            print("DIFFERENT", f)
+        if failed:
+            sys.exit(1)
+        print("same numbers as ccusage", VERSION)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+//! `insights usage` and `insights sessions` on the session files the real CLIs wrote
+//! (testdata/session-files/). The expected numbers were summed by hand from the files'
+//! `usage` and `token_count` records (each Claude message once by message id and request
+//! id), priced from data/prices.json, and agree with ccusage 20.0.24 on the same files.
+
+use crate::util::{insights, root};
+use serde_json::Value;
+use std::path::PathBuf;
+
+const NESTED: &str = "testdata/session-files/claude/nested-subagent";
+const PATCH: &str = "testdata/session-files/codex-exec/multi-patch";
+
+fn json_of(args: &[&str]) -> Value {
+    let out = insights().args(args).output().expect("run insights");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn tokens(row: &Value) -> [u64; 5] {
+    [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheCreationTokens",
+        "reasoningTokens",
+    ]
+    .map(|k| row[k].as_u64().unwrap())
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("insights-usage-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_claude_session_with_its_subagents_counts_each_message_once() {
+    let v = json_of(&["usage", NESTED, "--by", "session,model", "--json"]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    let r = &rows[0];
+    assert_eq!(r["session"], "f6b97c1f-cc14-45bd-90ad-faa1cea12fa2");
+    assert_eq!(r["model"], "claude-opus-4-8");
+    // Six responses (the session's and its two subagents'), each written once per block.
+    assert_eq!(tokens(r), [67, 127, 57_602, 26_986, 0]);
+    // 67×5 + 127×25 + 57,602×0.5 + 26,986×6.25 dollars per million.
+    assert_eq!(r["costUsd"], 0.200974);
+    assert_eq!(v["totals"]["costUsd"], 0.200974);
+}
+
+#[test]
+fn a_codex_rollout_counts_each_token_count_with_the_turn_s_model() {
+    let v = json_of(&["usage", PATCH, "--by", "day,model,agent,project", "--json"]);
+    let r = &v["rows"][0];
+    assert_eq!(r["day"], "2026-11-26");
+    assert_eq!(r["model"], "gpt-5.5");
+    assert_eq!(r["agent"], "codex");
+    assert_eq!(r["project"], "/home/dev/work");
+    // input_tokens 19,263 of which 9,511 cached.
+    assert_eq!(tokens(r), [9_752, 114, 9_511, 0, 0]);
+    assert_eq!(r["costUsd"], 0.056936);
+}
+
+#[test]
+fn a_session_file_read_twice_or_copied_counts_once() {
+    // A resumed Claude session repeats the earlier messages in a new file.
+    let d = temp("resume");
+    let src = root().join(NESTED).join(".claude/projects/-home-dev-work");
+    let main = src.join("f6b97c1f-cc14-45bd-90ad-faa1cea12fa2.jsonl");
+    std::fs::copy(&main, d.join("resumed.jsonl")).unwrap();
+    let once = json_of(&["usage", NESTED, "--json"]);
+    let twice = json_of(&[
+        "usage",
+        NESTED,
+        NESTED,
+        d.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(once["totals"], twice["totals"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_model_without_a_price_has_its_tokens_and_no_cost() {
+    let d = temp("unpriced");
+    let line = r#"{"type":"assistant","timestamp":"2026-11-20T10:00:00.000Z","sessionId":"s","requestId":"r","message":{"id":"m","model":"claude-future-9","usage":{"input_tokens":10,"output_tokens":20}}}"#;
+    std::fs::write(d.join("s.jsonl"), format!("{line}\n")).unwrap();
+    let out = insights()
+        .args(["usage", d.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tokens(&v["rows"][0]), [10, 20, 0, 0, 0]);
+    assert!(v["rows"][0]["costUsd"].is_null(), "{v}");
+    assert!(v["totals"]["costUsd"].is_null());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no price for claude-future-9"), "{err}");
+    // --prices gives it one.
+    let prices = d.join("p.json");
+    std::fs::write(
+        &prices,
+        r#"{"models":[{"names":["claude-future-9"],"input":1,"output":1}]}"#,
+    )
+    .unwrap();
+    let v = json_of(&[
+        "usage",
+        d.join("s.jsonl").to_str().unwrap(),
+        "--prices",
+        prices.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["totals"]["costUsd"], 0.00003);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn days_follow_the_time_zone_and_the_filters() {
+    // 13:12 UTC on the 26th is the 27th at +14:00.
+    let v = json_of(&["usage", NESTED, "--tz", "+14:00", "--json"]);
+    assert_eq!(v["rows"][0]["day"], "2026-11-27");
+    let v = json_of(&["usage", NESTED, "--by", "week", "--json"]);
+    assert_eq!(v["rows"][0]["week"], "2026-11-23");
+    let v = json_of(&["usage", NESTED, "--by", "month", "--json"]);
+    assert_eq!(v["rows"][0]["month"], "2026-11");
+    let v = json_of(&["usage", NESTED, "--since", "2026-11-27", "--json"]);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 0);
+    assert_eq!(v["totals"]["inputTokens"], 0);
+    let v = json_of(&["usage", NESTED, "--agent", "codex", "--json"]);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 0);
+    for bad in [["--tz", "Mars/Olympus"], ["--since", "26.11.2026"]] {
+        let out = insights()
+            .args(["usage", NESTED])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+#[test]
+fn root_reads_the_standard_places_of_another_home() {
+    let home = root().join(PATCH);
+    let v = json_of(&[
+        "usage",
+        "--root",
+        home.to_str().unwrap(),
+        "--by",
+        "agent",
+        "--json",
+    ]);
+    assert_eq!(v["rows"][0]["agent"], "codex");
+    assert_eq!(v["totals"]["inputTokens"], 9_752);
+    let out = insights()
+        .args(["usage", "--root", home.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("9,752"), "{table}");
+    assert!(table.lines().last().unwrap().starts_with("total"), "{table}");
+}
+
+#[test]
+fn sessions_lists_each_session_with_its_turns_and_files() {
+    let v = json_of(&["sessions", NESTED, PATCH, "--json"]);
+    let s = v["sessions"].as_array().unwrap();
+    assert_eq!(s.len(), 2, "{v}");
+    // Most recent first.
+    assert_eq!(s[0]["agent"], "codex");
+    assert_eq!(s[0]["sessionId"], "01a217fd-b4b1-7732-8aef-8e7a49980a0c");
+    assert_eq!(s[0]["turns"], 1);
+    assert_eq!(s[0]["project"], "/home/dev/work");
+    assert_eq!(s[1]["agent"], "claude");
+    // One prompt from the person; the subagents' prompts are not the session's turns.
+    assert_eq!(s[1]["turns"], 1);
+    assert_eq!(s[1]["firstTime"], "2026-11-26T13:12:04.289Z");
+    assert_eq!(s[1]["paths"].as_array().unwrap().len(), 3);
+    assert_eq!(s[1]["costUsd"], 0.200974);
+}
+
+#[test]
+fn the_numbers_are_ccusage_s() {
+    // Installs ccusage 20.0.24 with npm when it can; prints "skipped" when it cannot.
+    let out = std::process::Command::new("python3")
+        .arg(root().join("tests/ccusage_compare.py"))
+        .arg(env!("CARGO_BIN_EXE_insights"))
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+}
