@@ -522,7 +522,8 @@ pub fn read_as_blocks(input: &[u8], max: usize, size: usize, step: usize) -> io:
 }
 
 /// Replaces each directory by the `*.jsonl` files below it (hidden directories too: the
-/// agents keep their sessions in `.claude`, `.codex`, `.gemini`), in path order; every
+/// agents keep their sessions in `.claude`, `.codex`, `.gemini`), in path order (a session
+/// file before the folder of its name); every
 /// command reads directories so. A directory that
 /// cannot be read is reported on `diag`.
 pub fn expand_dirs(sources: &[Source], diag: &mut crate::diag::Diag) -> Vec<Source> {
@@ -554,7 +555,17 @@ fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
             return;
         }
     };
-    entries.sort_by_key(|e| e.file_name());
+    // Path order, but a session file before the folder of the same name: Claude Code keeps a
+    // session's subagents in `<session>/subagents/`, and their lines name only the agent
+    // id that the session's own file links to its call.
+    entries.sort_by_cached_key(|e| {
+        let mut key = e.file_name();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            // Sorts right after `<name>.jsonl`.
+            key.push(".jsonl\0");
+        }
+        key
+    });
     for e in entries {
         let path: PathBuf = e.path();
         // Symbolic links to directories are not followed (no cycles); links to files are.

@@ -31,6 +31,19 @@
 //! the turn in progress (an interrupt asked for, an error already reported). README's Claude
 //! section says what is inferred from them.
 //!
+//! **Claude Code's own session files** (`~/.claude/projects/<project>/<session>.jsonl`, with
+//! subagents in `<session>/subagents/agent-<id>.jsonl`; `testdata/session-files/claude*/`) hold
+//! the same `user` and `assistant` lines, named by `sessionId` and with `toolUseResult`, but no
+//! `system/init` and no `result`. Read from them, inferred (`insights.inferred`): the
+//! `session_init` the first time the stream meets a session (cwd, version, `claude.gitBranch`);
+//! `turn_start` at a person's prompt; `turn_complete` after a message that stops for good
+//! (`end_turn`, …) once its last block is written (at the next line), failed after an API
+//! error message, interrupted at the CLI's interrupt text, without a subtype when a new
+//! prompt comes first. A call whose result is "User rejected tool use" was stopped by an
+//! interrupt: `cancelled`. A subagent's lines name only their `agentId`: they get the
+//! `parentCallId` of the call whose result named that agent when the stream has read it (a
+//! directory is read session file first), else `extensions."claude.agentId"`.
+//!
 //! Amp and Qwen Code write the same format with their own tools; `amp.rs` and `qwen.rs` map
 //! through [`convert_as`] with a [`Dialect`] and handle only what differs.
 
@@ -84,7 +97,23 @@ crate::providers::memo::remember! {
         pub turns: Memo<Turn>,
         /// The SDK's `initialize` answer, until the session is announced (key `""`).
         pub init: Memo<InitAnswer>,
+        /// Sessions of Claude Code's own session files announced so far, with their turn.
+        pub files: Memo<FileTurn>,
+        /// The call that started a subagent, by agent id (a result's `agentId`): a
+        /// subagent's own session file names only its agent id.
+        pub agents: Memo<String>,
     }
+}
+
+/// A session file's turn, which the file states only through its lines: a person's
+/// prompt starts it, an assistant message that stops for good (`end_turn`, …) ends it
+/// once its last block is written, an API error or an interrupt ends it.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct FileTurn {
+    open: bool,
+    /// The message whose stop reason ends the turn, and that reason: the turn ends at the
+    /// first line that is not a block of that message (with that line's time).
+    ending: Option<(String, String)>,
 }
 
 /// A tool call between its `tool_use` and its `tool_result`.
@@ -241,11 +270,16 @@ pub(crate) fn convert_as<'a>(
     cx: &mut Cx<'a>,
     d: &Dialect,
 ) -> Result<(), Unmapped> {
-    cx.session_id = probe
-        .session_id
-        .and_then(|r| r.str())
+    let wire_session = probe.session_id.and_then(|r| r.str());
+    let from_file = wire_session.is_none();
+    cx.session_id = wire_session
         .or_else(|| file_session(line, probe))
         .filter(|s| !s.is_empty());
+    // Claude Code's own session file: the line names its session as `sessionId`.
+    let file = match (from_file, &cx.session_id) {
+        (true, Some(_)) => Some(serde_json::from_str::<FileMeta>(line).unwrap_or_default()),
+        _ => None,
+    };
     track_session(cx, probe.ty().unwrap_or(""), probe.subtype());
     cx.anchor = probe.uuid.and_then(|r| r.str());
     cx.timestamp = probe
@@ -253,11 +287,16 @@ pub(crate) fn convert_as<'a>(
         .and_then(|r| r.str())
         .filter(|t| crate::time::looks_rfc3339(t));
     let ty = probe.ty().unwrap_or("");
+    let mut parent = None;
+    if let Some(f) = &file {
+        parent = file_before(f, ty, cx);
+    }
+    let text = line;
     let line = Line::new(line, probe.members());
-    match ty {
+    let mapped = match ty {
         "system" => system(line, probe.subtype().unwrap_or(""), cx),
-        "assistant" => assistant(line, cx, d),
-        "user" => user(line, cx, d),
+        "assistant" => assistant(line, cx, d, parent.clone()),
+        "user" => user(line, cx, d, parent.clone()),
         "result" => result(line, cx),
         "stream_event" => stream_event(line, cx),
         "control_request" => control_request(line, cx, d),
@@ -277,6 +316,217 @@ pub(crate) fn convert_as<'a>(
         }
         t if TYPES.contains(&t) => notice(line, Cow::Borrowed(t), None, cx),
         t => Err(Unmapped(format!("unknown Claude message type {t:?}"))),
+    };
+    mapped?;
+    if let Some(f) = &file {
+        file_after(f, ty, text, parent, cx);
+    }
+    Ok(())
+}
+
+/// What a session file's line says beyond the wire's members.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct FileMeta<'a> {
+    is_sidechain: Option<bool>,
+    is_meta: Option<bool>,
+    is_compact_summary: Option<bool>,
+    is_api_error_message: Option<bool>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    agent_id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    cwd: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    version: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    git_branch: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    message: Option<FileMessage<'a>>,
+    #[serde(borrow, default)]
+    tool_use_result: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct FileMessage<'a> {
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    id: Option<Str<'a>>,
+    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
+    stop_reason: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+impl FileMeta<'_> {
+    fn sidechain(&self) -> bool {
+        self.is_sidechain.unwrap_or(false)
+    }
+
+    /// A prompt a person wrote: a user line of text, not a tool's result, not one the CLI
+    /// adds (`isMeta`, a compaction summary). Interrupt texts count: they end the turn.
+    fn prompt(&self) -> bool {
+        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
+            return false;
+        };
+        let c = c.get();
+        let text = c.starts_with('"') || (c.starts_with('[') && !c.contains(r#""tool_result""#));
+        text && !self.is_meta.unwrap_or(false) && !self.is_compact_summary.unwrap_or(false)
+    }
+
+    /// A call's result that says the person stopped it (`toolUseResult` "User rejected tool
+    /// use", written when an interrupt stops a running call; a denied permission says "Error:
+    /// The user denied this tool use.").
+    fn rejected_by_user(&self) -> bool {
+        self.tool_use_result.is_some_and(|r| r.get() == r#""User rejected tool use""#)
+    }
+
+    fn interrupt(&self) -> bool {
+        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
+            return false;
+        };
+        INTERRUPT_TEXTS.iter().any(|t| c.get().contains(t))
+    }
+}
+
+/// Stop reasons after which the model waits for the person.
+const TURN_ENDS: &[&str] = &["end_turn", "stop_sequence", "max_tokens", "refusal"];
+
+/// Before a session file's line is mapped: the session's announcement the first time the
+/// stream meets it, the end of a turn whose last message is complete, a new turn at a
+/// person's prompt. Returns the call a subagent's line belongs to, where the stream has
+/// seen the result that names the subagent.
+fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Option<Str<'a>> {
+    let key = session_key(cx);
+    let line = cx.line;
+    if !cx.memory().claude.files.contains(&key) {
+        cx.memory().claude.files.insert(&key, FileTurn::default(), line);
+        let ext = cx.push(SessionInit {
+            cwd: f.cwd.clone(),
+            version: f.version.clone(),
+            ..SessionInit::default()
+        });
+        ext.put_opt("claude.gitBranch", f.git_branch.clone());
+        ext.put("insights.inferred", true);
+    }
+    if f.rejected_by_user() {
+        // The file's trace of an interrupt during a call (the stream has the `interrupt`
+        // request): the call was stopped, as `interrupted` reads it.
+        turn_mut(cx).interrupted = true;
+    }
+    if f.sidechain() {
+        let id = f.agent_id.as_deref()?;
+        return cx.memory().claude.agents.get(id).cloned().map(Cow::Owned);
+    }
+    let turn = cx.memory().claude.files.get(&key).cloned().unwrap_or_default();
+    if let Some((msg, reason)) = &turn.ending {
+        let same = ty == "assistant"
+            && f.message.as_ref().and_then(|m| m.id.as_deref()) == Some(msg.as_str());
+        if !same {
+            let ext = cx.push(TurnComplete {
+                subtype: Some(Cow::Borrowed("success")),
+                stop_reason: Some(Cow::Owned(reason.clone())),
+                ..TurnComplete::default()
+            });
+            ext.put("insights.inferred", true);
+            set_file_turn(cx, &key, FileTurn::default());
+        }
+    }
+    if ty == "user" && f.prompt() && !f.interrupt() {
+        if cx.memory().claude.files.get(&key).is_some_and(|t| t.open) {
+            // The file says nothing of how the turn before ended.
+            let ext = cx.push(TurnComplete::default());
+            ext.put("insights.inferred", true);
+        }
+        let ext = cx.push(TurnStart { model: None });
+        ext.put("insights.inferred", true);
+        set_file_turn(
+            cx,
+            &key,
+            FileTurn {
+                open: true,
+                ending: None,
+            },
+        );
+    }
+    None
+}
+
+/// After a session file's line is mapped: an interrupt or an API error ends the turn; a
+/// message that stops for good ends it once its last block is written; a result that
+/// names a subagent links the subagent's own file to the call.
+fn file_after<'a>(f: &FileMeta<'a>, ty: &str, text: &'a str, parent: Option<Str<'a>>, cx: &mut Cx<'a>) {
+    if f.sidechain() && parent.is_none() {
+        for (_, ext) in cx.events.iter_mut() {
+            ext.put_opt("claude.agentId", f.agent_id.clone());
+        }
+    }
+    if ty == "user" {
+        link_subagents(text, cx);
+    }
+    if f.sidechain() {
+        return;
+    }
+    let key = session_key(cx);
+    if ty == "user" && f.prompt() && f.interrupt() {
+        let ext = cx.push(TurnComplete {
+            subtype: Some(Cow::Borrowed("interrupted")),
+            ..TurnComplete::default()
+        });
+        ext.put("insights.inferred", true);
+        set_file_turn(cx, &key, FileTurn::default());
+    } else if ty == "assistant" && f.is_api_error_message.unwrap_or(false) {
+        let ext = cx.push(TurnComplete {
+            is_error: true,
+            subtype: Some(Cow::Borrowed("error")),
+            ..TurnComplete::default()
+        });
+        ext.put("insights.inferred", true);
+        set_file_turn(cx, &key, FileTurn::default());
+    } else if ty == "assistant" {
+        let m = f.message.as_ref();
+        let reason = m.and_then(|m| m.stop_reason.as_deref());
+        if let (Some(id), Some(r)) = (m.and_then(|m| m.id.as_deref()), reason) {
+            if TURN_ENDS.contains(&r) {
+                set_file_turn(
+                    cx,
+                    &key,
+                    FileTurn {
+                        open: true,
+                        ending: Some((id.to_owned(), r.to_owned())),
+                    },
+                );
+            }
+        }
+    }
+}
+
+fn set_file_turn(cx: &mut Cx<'_>, key: &str, t: FileTurn) {
+    let line = cx.line;
+    if !t.open {
+        // What the stream's turn state said (an interrupt) ends with the turn.
+        cx.memory().claude.turns.remove(key);
+    }
+    let files = &mut cx.memory().claude.files;
+    if files.get(key) != Some(&t) {
+        files.insert(key, t, line);
+    }
+}
+
+/// Remembers the call of each subagent a tool result names (`toolUseResult.agentId`).
+fn link_subagents<'a>(text: &'a str, cx: &mut Cx<'a>) {
+    if !text.contains(r#""agentId""#) {
+        return;
+    }
+    let line = cx.line;
+    let links: Vec<(String, String)> = cx
+        .events
+        .iter()
+        .filter_map(|(b, _)| match b {
+            Body::SubagentComplete(s) => Some((s.agent_id.as_deref()?.to_owned(), s.call_id.to_string())),
+            _ => None,
+        })
+        .collect();
+    for (agent, call) in links {
+        cx.memory().claude.agents.insert(&agent, call, line);
     }
 }
 
@@ -1136,9 +1386,15 @@ pub(crate) fn plan_priority(s: Option<&str>) -> Option<PlanPriority> {
     }
 }
 
-fn assistant<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
+/// `file_parent`: the call a subagent's session-file line belongs to (its line names none).
+fn assistant<'a>(
+    line: Line<'a, '_>,
+    cx: &mut Cx<'a>,
+    d: &Dialect,
+    file_parent: Option<Str<'a>>,
+) -> Result<(), Unmapped> {
     let w: Assistant = line.read()?;
-    let parent = w.parent_tool_use_id;
+    let parent = w.parent_tool_use_id.or(file_parent);
     let model = w.message.model;
     let message_id = w.message.id;
     let stop_reason = w.message.stop_reason;
@@ -1335,7 +1591,8 @@ struct User<'a> {
     message: UserMessage<'a>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     parent_tool_use_id: Option<Str<'a>>,
-    #[serde(borrow)]
+    /// `toolUseResult` in Claude Code's own session files.
+    #[serde(borrow, alias = "toolUseResult")]
     tool_use_result: Option<&'a RawValue>,
     #[serde(rename = "isSynthetic")]
     is_synthetic: Option<bool>,
@@ -1515,9 +1772,14 @@ const INTERRUPT_TEXTS: &[&str] = &[
     "[Request interrupted by user for tool use]",
 ];
 
-fn user<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>, d: &Dialect) -> Result<(), Unmapped> {
+fn user<'a>(
+    line: Line<'a, '_>,
+    cx: &mut Cx<'a>,
+    d: &Dialect,
+    file_parent: Option<Str<'a>>,
+) -> Result<(), Unmapped> {
     let w: User = line.read()?;
-    let parent = w.parent_tool_use_id;
+    let parent = w.parent_tool_use_id.or(file_parent);
     let synthetic = w.is_synthetic.unwrap_or(false);
     let replay = w.is_replay.unwrap_or(false);
     let push_input = |cx: &mut Cx<'a>, text: Str<'a>, images: Option<Vec<ImageData<'a>>>| {
