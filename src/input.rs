@@ -544,6 +544,18 @@ pub fn expand_dirs(sources: &[Source], diag: &mut crate::diag::Diag) -> Vec<Sour
 }
 
 fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
+    jsonl_files(dir, &mut |p| out.push(Source::File(p)), &mut |d, e| {
+        diag.io_error(&d.display().to_string(), &e)
+    });
+}
+
+/// Calls `found` with each `*.jsonl` file below `dir`, in path order (a session file
+/// before the folder of its name), and `failed` with each directory that cannot be read.
+pub fn jsonl_files(
+    dir: &Path,
+    found: &mut dyn FnMut(PathBuf),
+    failed: &mut dyn FnMut(&Path, io::Error),
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
         Err(e) => Err(e),
@@ -551,7 +563,7 @@ fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
     let mut entries = match entries {
         Ok(v) => v,
         Err(e) => {
-            diag.io_error(&dir.display().to_string(), &e);
+            failed(dir, e);
             return;
         }
     };
@@ -571,9 +583,9 @@ fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
         // Symbolic links to directories are not followed (no cycles); links to files are.
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
         if is_dir {
-            walk(&path, out, diag);
+            jsonl_files(&path, found, failed);
         } else if path.extension().is_some_and(|x| x == "jsonl") && path.is_file() {
-            out.push(Source::File(path));
+            found(path);
         }
     }
 }

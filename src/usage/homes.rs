@@ -110,25 +110,23 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     found
 }
 
-/// The `*.jsonl` files below `dir`, in path order. Gemini CLI keeps other JSON Lines
-/// files beside its chats (`logs.json` is not one): only `chats/` is read there.
+/// The `*.jsonl` files below `dir`. Gemini CLI keeps other files beside its chats: only
+/// `chats/` is read there. A place that does not exist is no error.
 fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, agent, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
+    crate::input::jsonl_files(
+        dir,
+        &mut |p| {
             let f = place(p, agent);
-            if f.agent == Some(Agent::Gemini) && !f.path.to_string_lossy().contains("/chats/") {
-                continue;
+            if f.agent != Some(Agent::Gemini) || f.path.to_string_lossy().contains("/chats/") {
+                out.push(f);
             }
-            out.push(f);
-        }
-    }
+        },
+        &mut |d, e| {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                eprintln!("insights: {}: {e}", d.display());
+            }
+        },
+    );
 }
 
 /// What a file's path says: whose it is and its project folder.
