@@ -122,6 +122,10 @@ struct Payload<'a> {
     output: Option<&'a RawValue>,
     #[serde(borrow, default)]
     internal_chat_message_metadata_passthrough: Option<Passthrough<'a>>,
+    /// A `token_count`'s tokens (read by [`line_facts`]; the event mapping reads them
+    /// through `codex::legacy`).
+    #[serde(default)]
+    info: Option<super::codex::LegacyTokenInfo>,
 }
 
 #[derive(Deserialize)]
@@ -583,20 +587,7 @@ struct FactsRecord<'a> {
     #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
     ty: Option<Str<'a>>,
     #[serde(borrow)]
-    payload: Option<FactsPayload<'a>>,
-}
-
-#[derive(Deserialize)]
-struct FactsPayload<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
-    info: Option<super::codex::LegacyTokenInfo>,
+    payload: Option<Payload<'a>>,
 }
 
 /// What a session file's record tells `usage` and `sessions`: a `token_count`'s tokens of

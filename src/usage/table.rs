@@ -1,17 +1,6 @@
 //! Aligned text tables for `usage` and `sessions`: key columns left, numbers right.
 
-/// 1234567 as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::replay::text::thousands;
 
 /// A cost in dollars with cents, or `?` when unknown.
 pub fn dollars(c: Option<f64>) -> String {
