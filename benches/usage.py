@@ -32,6 +32,7 @@ import ccusage_compare  # noqa: E402
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 IDS = re.compile(r"\b(msg|req|toolu|call)_[A-Za-z0-9]+")
 HEX32 = re.compile(r'"id":"[0-9a-f]{32}"')
+AGENT = re.compile(r"\b(agent-|\"agentId\":\")([0-9a-f]{17})\b")
 DAY = re.compile(r"2026-11-26")
 
 
@@ -58,6 +59,7 @@ def fresh(text, n):
     text = UUID.sub(new_uuid, text)
     text = IDS.sub(lambda m: f"{m.group(0)}x{n}", text)
     text = HEX32.sub(lambda m: m.group(0)[:-1] + f"x{n}\"", text)
+    text = AGENT.sub(lambda m: m.group(1) + f"{m.group(2)}x{n}", text)
     day = time.strftime("%Y-%m-%d", time.gmtime(time.mktime((2026, 11, 26, 12, 0, 0, 0, 0, 0)) - (n % 400) * 86400))
     return DAY.sub(day, text)
 

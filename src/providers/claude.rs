@@ -99,8 +99,8 @@ crate::providers::memo::remember! {
         pub init: Memo<InitAnswer>,
         /// Sessions of Claude Code's own session files announced so far, with their turn.
         pub files: Memo<FileTurn>,
-        /// The call that started a subagent, by agent id (a result's `agentId`): a
-        /// subagent's own session file names only its agent id.
+        /// The call that started a subagent, by session and agent id (a result's
+        /// `agentId`): a subagent's own session file names only its agent id.
         pub agents: Memo<String>,
     }
 }
@@ -414,7 +414,8 @@ fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Option<Str<'a
     }
     if f.sidechain() {
         let id = f.agent_id.as_deref()?;
-        return cx.memory().claude.agents.get(id).cloned().map(Cow::Owned);
+        let key = agent_key(&key, id);
+        return cx.memory().claude.agents.get(&key).cloned().map(Cow::Owned);
     }
     let turn = cx.memory().claude.files.get(&key).cloned().unwrap_or_default();
     if let Some((msg, reason)) = &turn.ending {
@@ -525,9 +526,15 @@ fn link_subagents<'a>(text: &'a str, cx: &mut Cx<'a>) {
             _ => None,
         })
         .collect();
+    let session = session_key(cx);
     for (agent, call) in links {
-        cx.memory().claude.agents.insert(&agent, call, line);
+        cx.memory().claude.agents.insert(&agent_key(&session, &agent), call, line);
     }
+}
+
+/// A subagent's key in [`Memory::agents`]: agent ids are the session's own.
+fn agent_key(session: &str, agent: &str) -> String {
+    format!("{session}/{agent}")
 }
 
 /// Names the line's session: its own `session_id`, else the one the stream named last (the
