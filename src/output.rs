@@ -175,6 +175,20 @@ pub fn stderr_is_tty() -> bool {
     io::stderr().is_terminal()
 }
 
+/// The columns of the terminal standard output writes to, asked of the terminal itself
+/// (TIOCGWINSZ); `None` when standard output is not a terminal or it does not say.
+pub fn terminal_width() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ writes only the winsize it is given.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+        (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
 /// Whether an error chain is a broken pipe (the reader went away: end quietly).
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {

@@ -703,3 +703,33 @@ fn replay_flags_are_documented() {
         "README.md has no replay section"
     );
 }
+
+/// On a terminal, with `COLUMNS` unset, lines fill the terminal's own width and do not pass it
+/// (util-linux `script` gives the run a terminal; the test is skipped without it).
+#[test]
+fn the_transcript_fits_the_terminal_s_own_width() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` to run replay on a terminal");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_insights");
+    let cap = crate::util::root().join("testdata/claude/thinking-tool.jsonl");
+    for cols in [60, 140] {
+        let cmd = format!(
+            "stty cols {cols} rows 40; {bin} replay --color never {}",
+            cap.display()
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qc", &cmd, "/dev/null"])
+            .env_remove("COLUMNS")
+            .output()
+            .expect("run script");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let widest = text
+            .lines()
+            .map(|l| l.trim_end_matches('\r').chars().count())
+            .max()
+            .unwrap_or(0);
+        assert_eq!(widest, cols, "{text}");
+    }
+}

@@ -52,7 +52,8 @@ pub struct Args {
 
     /// Columns to lay the transcript out in.
     ///
-    /// Default: the COLUMNS environment variable, else 80.
+    /// Default: the COLUMNS environment variable, else the terminal's width (followed when
+    /// the terminal is resized), else 80.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(20..))]
     pub width: Option<u16>,
 
@@ -93,16 +94,26 @@ fn non_negative(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--width`, else `COLUMNS`, else 80.
-fn resolve_width(arg: Option<u16>) -> usize {
+/// `--width`, else `COLUMNS`, else the terminal's own width (`Some` only then: it is read
+/// again as the transcript goes, to follow a resize), else 80.
+fn resolve_width(arg: Option<u16>, terminal: Option<usize>) -> (usize, bool) {
     if let Some(w) = arg {
-        return usize::from(w);
+        return (usize::from(w), false);
     }
-    std::env::var("COLUMNS")
+    let columns = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|c| *c >= 20)
-        .map_or(80, |c| c.min(1000))
+        .filter(|c| *c >= 20);
+    match (columns, terminal) {
+        (Some(c), _) => (c.min(1000), false),
+        (None, Some(t)) => (clamp_width(t), true),
+        (None, None) => (80, false),
+    }
+}
+
+/// A terminal width as replay lays out in: 20 to 1,000 columns.
+fn clamp_width(w: usize) -> usize {
+    w.clamp(20, 1000)
 }
 
 /// Where blocks go.
@@ -235,14 +246,19 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
     let terminal = args.format == Format::Terminal;
     let color_out = terminal && color.resolve(tty);
     let color_err = color.resolve(output::stderr_is_tty());
+    let (width, track) = resolve_width(args.width, output::terminal_width());
     let lay = Layout {
-        width: resolve_width(args.width),
+        width,
         full: args.full,
         thinking: args.thinking,
     };
     let w = Out::stdout().w;
     let sink = if terminal {
-        Sink::Term(Box::new(Term::new(w, Palette::new(color_out), lay)))
+        let mut t = Term::new(w, Palette::new(color_out), lay);
+        if track {
+            t.follow_width(|| output::terminal_width().map(clamp_width));
+        }
+        Sink::Term(Box::new(t))
     } else {
         Sink::Markdown(Markdown::new(w, lay))
     };
@@ -467,7 +483,12 @@ mod tests {
     }
 
     #[test]
-    fn width_comes_from_the_flag_then_columns() {
-        assert_eq!(resolve_width(Some(42)), 42);
+    fn width_comes_from_the_flag_then_columns_then_the_terminal() {
+        assert_eq!(resolve_width(Some(42), Some(140)), (42, false));
+        if std::env::var_os("COLUMNS").is_none() {
+            assert_eq!(resolve_width(None, Some(140)), (140, true));
+            assert_eq!(resolve_width(None, Some(5000)), (1000, true));
+            assert_eq!(resolve_width(None, None), (80, false));
+        }
     }
 }

@@ -194,6 +194,8 @@ pub struct Term<W: Write> {
     prev_depth: usize,
     /// Columns of the live ticker on screen, 0 when none is.
     ticker: usize,
+    /// Asks the terminal its width before each block, to follow a resize.
+    width_of: Option<fn() -> Option<usize>>,
 }
 
 impl<W: Write> Term<W> {
@@ -206,6 +208,7 @@ impl<W: Write> Term<W> {
             prev: Gap::Unit,
             prev_depth: 0,
             ticker: 0,
+            width_of: None,
         }
     }
 
@@ -475,7 +478,16 @@ impl<W: Write> Term<W> {
         }
     }
 
+    /// Lays out each block in the width `f` gives at the time (the terminal's, as it is
+    /// resized).
+    pub fn follow_width(&mut self, f: fn() -> Option<usize>) {
+        self.width_of = Some(f);
+    }
+
     pub fn block(&mut self, b: &Block) -> io::Result<()> {
+        if let Some(w) = self.width_of.and_then(|f| f()) {
+            self.lay.width = w;
+        }
         let pal = self.pal.clone();
         match b {
             Block::Header(h) => self.header(h),
