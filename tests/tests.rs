@@ -7,6 +7,7 @@ mod docs;
 mod errors;
 mod facts;
 mod golden;
+mod html;
 mod parallel;
 mod providers;
 mod reduce;

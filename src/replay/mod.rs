@@ -4,7 +4,7 @@
 //! raw output converted on the fly (`convert::Converter`, the same code as `insights convert`).
 //! Event lines reach the renderer over a bounded channel as soon as they are known. The
 //! renderer folds them into transcript blocks ([`model`]) and writes them to a terminal
-//! ([`term`]) or as Markdown ([`markdown`]).
+//! ([`term`]), as Markdown ([`markdown`]) or as one HTML page ([`html`]).
 //!
 //! Liveness: output is flushed whenever no further event is waiting, so `agent | insights
 //! replay` shows each step at once while a file is written in large blocks. On a terminal, text
@@ -12,6 +12,7 @@
 //! transient line, the ticker, which is overwritten by the final text; on a pipe or in Markdown
 //! streamed deltas are never printed, as their final text follows.
 
+pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod term;
@@ -23,6 +24,7 @@ use crate::diag::Diag;
 use crate::input::Source;
 use crate::output::{self, ColorChoice, Out};
 use anyhow::Context;
+use html::Html;
 use markdown::Markdown;
 use model::{Block, Model};
 use serde_json::Value;
@@ -39,6 +41,9 @@ pub enum Format {
     Terminal,
     /// Markdown for issues and pull requests: fenced outputs and diffs, no colour.
     Markdown,
+    /// One self-contained HTML page (inline CSS, no script, nothing fetched): tool calls that
+    /// fold open, coloured diffs, a summary of the sessions at the top.
+    Html,
 }
 
 #[derive(Debug, clap::Args, Clone)]
@@ -46,7 +51,7 @@ pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Output format: terminal or markdown.
+    /// Output format: terminal, markdown or html.
     #[arg(long, value_enum, default_value_t = Format::Terminal, value_name = "FORMAT")]
     pub format: Format,
 
@@ -120,6 +125,7 @@ fn clamp_width(w: usize) -> usize {
 enum Sink<W: Write> {
     Term(Box<Term<W>>),
     Markdown(Markdown<W>),
+    Html(Html<W>),
 }
 
 impl<W: Write> Sink<W> {
@@ -127,13 +133,14 @@ impl<W: Write> Sink<W> {
         match self {
             Sink::Term(t) => t.block(b),
             Sink::Markdown(m) => m.block(b),
+            Sink::Html(h) => h.block(b),
         }
     }
 
     fn ticker(&mut self, live: Option<(&str, &str)>) -> io::Result<()> {
         match self {
             Sink::Term(t) => t.ticker(live),
-            Sink::Markdown(_) => Ok(()),
+            Sink::Markdown(_) | Sink::Html(_) => Ok(()),
         }
     }
 
@@ -141,6 +148,7 @@ impl<W: Write> Sink<W> {
         match self {
             Sink::Term(t) => t.flush(),
             Sink::Markdown(m) => m.flush(),
+            Sink::Html(h) => h.flush(),
         }
     }
 
@@ -151,6 +159,7 @@ impl<W: Write> Sink<W> {
                 t.flush()
             }
             Sink::Markdown(m) => m.finish(),
+            Sink::Html(h) => h.finish(),
         }
     }
 }
@@ -259,6 +268,8 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
             t.follow_width(|| output::terminal_width().map(clamp_width));
         }
         Sink::Term(Box::new(t))
+    } else if args.format == Format::Html {
+        Sink::Html(Html::new(w, lay))
     } else {
         Sink::Markdown(Markdown::new(w, lay))
     };
