@@ -290,6 +290,9 @@ struct Call {
     interrupted: bool,
     done: bool,
     seen: Instant,
+    /// A `tool_update` refined the head (ACP sends the command or path after the call
+    /// began): the call's next block shows the head again.
+    refined: bool,
 }
 
 impl Call {
@@ -306,6 +309,7 @@ impl Call {
             interrupted: false,
             done: false,
             seen: Instant::now(),
+            refined: false,
         }
     }
 }
@@ -340,6 +344,11 @@ struct Held {
 struct Turn {
     /// Texts and errors shown in this turn, to leave out a result that repeats them.
     shown: Vec<String>,
+    /// Paths whose change a call of this turn has shown.
+    changed: std::collections::BTreeSet<String>,
+    /// The turn's cumulative diff per path (Codex's `turn/diff/updated`): each replaces the
+    /// one before; shown once, at the end of the turn, for paths no call has shown.
+    cumulative: std::collections::BTreeMap<String, Block>,
     /// The context in use at the main agent's last request, and that request's model.
     context: Option<(u64, Option<String>)>,
 }
@@ -474,6 +483,9 @@ impl Model {
 
     fn emit_card(&mut self, call: Option<&str>, b: Block) {
         self.emit(b);
+        if let Some(c) = call.and_then(|c| self.calls.get_mut(c)) {
+            c.refined = false;
+        }
         self.last_call = call.map(str::to_string);
     }
 
@@ -481,7 +493,7 @@ impl Model {
         let c = self.calls.get(call)?;
         Some(Card {
             head: c.head.clone(),
-            attached: self.last_call.as_deref() == Some(call),
+            attached: self.last_call.as_deref() == Some(call) && !c.refined,
         })
     }
 
@@ -586,13 +598,7 @@ impl Model {
                 }
             }
             "rate_limit_update" => self.rate_limit(ev),
-            "tool_update" => {
-                if let Some(c) = st(ev, "callId").and_then(|c| self.calls.get_mut(c)) {
-                    if let Some(e) = num(ev, "elapsedMs") {
-                        c.elapsed_ms = Some(c.elapsed_ms.map_or(e, |x| x.max(e)));
-                    }
-                }
-            }
+            "tool_update" => self.tool_update(ev),
             "error" => self.error(ev, depth),
             "task_update" => self.task_update(ev, depth),
             "hook" => self.hook(ev, depth),
@@ -613,6 +619,44 @@ impl Model {
         }
     }
 
+    /// Folds what a `tool_update` tells into its call: the time it has run, and a refined
+    /// title or input (the call's next block then shows the new head).
+    fn tool_update(&mut self, ev: &Value) {
+        let Some(id) = st(ev, "callId") else { return };
+        let input = ev.get("input").filter(|i| !i.is_null());
+        let title = st(ev, "title");
+        let refined = match self.calls.get(id) {
+            Some(c) if input.is_some() || title.is_some() => {
+                let name = st(ev, "toolName").unwrap_or(&c.head.name).to_string();
+                let kind = c.head.kind.clone();
+                let title = title.map(str::to_string).or_else(|| c.head.title.clone());
+                let head = match input {
+                    Some(i) => self.tool_head(&name, &kind, i, title.as_deref()),
+                    None if c.head.salient.is_empty() || title.as_deref() == Some(&c.head.salient) => {
+                        self.tool_head(&name, &kind, &Value::Null, title.as_deref())
+                    }
+                    None => ToolHead {
+                        title: title.filter(|t| *t != c.head.salient).map(|t| clean(&t)),
+                        ..c.head.clone()
+                    },
+                };
+                (head != c.head && !head.salient.is_empty()).then_some(head)
+            }
+            _ => None,
+        };
+        let Some(c) = self.calls.get_mut(id) else { return };
+        if let Some(e) = num(ev, "elapsedMs") {
+            c.elapsed_ms = Some(c.elapsed_ms.map_or(e, |x| x.max(e)));
+        }
+        if let Some(head) = refined {
+            if let Some(i) = input {
+                c.input = i.to_string();
+            }
+            c.head = head;
+            c.refined = true;
+        }
+    }
+
     /// The end of the input: held blocks, cut-off streams and calls without a result.
     pub fn finish(&mut self) {
         if let Some(Held { call, block }) = self.held.take() {
@@ -622,6 +666,17 @@ impl Model {
         let early = std::mem::take(&mut self.early);
         self.out.extend(early);
         self.close_calls();
+        self.cumulative_diffs();
+    }
+
+    /// The turn's cumulative diffs of the paths no call has shown, once each.
+    fn cumulative_diffs(&mut self) {
+        let cumulative = std::mem::take(&mut self.turn.cumulative);
+        for (path, block) in cumulative {
+            if !self.turn.changed.contains(&path) {
+                self.emit(block);
+            }
+        }
     }
 
     /// Ends the cards of calls without a result, at the end of their turn or of the input.
@@ -1056,6 +1111,19 @@ impl Model {
             .map_or(depth, |c| c.depth);
         let path = st(ev, "path").map(|p| self.rel(p)).unwrap_or_default();
         let move_path = st(ev, "movePath").map(|p| self.rel(p));
+        if ev.get("cumulative") == Some(&Value::Bool(true)) {
+            let block = Block::Diff {
+                depth,
+                card: None,
+                path: path.clone(),
+                change: st(ev, "changeKind").map(clean).unwrap_or_default(),
+                move_path,
+                diff: st(ev, "diff").map(clean),
+            };
+            self.turn.cumulative.insert(path, block);
+            return;
+        }
+        self.turn.changed.insert(path.clone());
         self.emit_card(
             call.filter(|_| card.is_some()),
             Block::Diff {
@@ -1365,6 +1433,7 @@ impl Model {
             self.emit_card(Some(&call), block);
         }
         self.close_calls();
+        self.cumulative_diffs();
         let sid = st(ev, "sessionId")
             .filter(|s| !s.is_empty())
             .map(str::to_string)
@@ -1785,6 +1854,45 @@ mod tests {
         }
         m.finish();
         m.drain().collect()
+    }
+
+    #[test]
+    fn a_tool_update_s_input_shows_on_the_call_s_next_block() {
+        // ACP: the call comes with a title only, its command in a later update.
+        let b = run(&[
+            json!({"event":"tool_invocation","sessionId":"s","callId":"c","toolName":"Bash","kind":"execute","title":"Terminal"}),
+            json!({"event":"tool_update","sessionId":"s","callId":"c","input":{"command":"rm -rf .cache"}}),
+            json!({"event":"tool_completion","sessionId":"s","callId":"c","status":"failed"}),
+        ]);
+        let Some(Block::ToolEnd { card, .. }) = b.iter().find(|x| matches!(x, Block::ToolEnd { .. })) else {
+            panic!("{b:?}")
+        };
+        assert_eq!(card.head.salient, "rm -rf .cache");
+        assert!(!card.attached, "the head is shown again with the command");
+    }
+
+    #[test]
+    fn a_turn_s_cumulative_diffs_are_shown_once_for_paths_no_call_showed() {
+        let diff = |path: &str, d: &str, cumulative: bool| {
+            json!({"event":"file_change","sessionId":"s","path":path,"changeKind":"modify",
+                   "diff":d,"cumulative":cumulative})
+        };
+        let b = run(&[
+            json!({"event":"tool_invocation","sessionId":"s","callId":"c","toolName":"apply_patch","kind":"edit"}),
+            json!({"event":"file_change","sessionId":"s","callId":"c","path":"a","changeKind":"modify","diff":"+a1"}),
+            diff("a", "+a1", true),
+            diff("b", "+b1", true),
+            diff("b", "+b1\n+b2", true),
+            json!({"event":"turn_complete","sessionId":"s"}),
+        ]);
+        let diffs: Vec<(&str, Option<&str>)> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::Diff { path, diff, .. } => Some((path.as_str(), diff.as_deref())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(diffs, [("a", Some("+a1")), ("b", Some("+b1\n+b2"))]);
     }
 
     #[test]
