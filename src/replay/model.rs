@@ -849,6 +849,20 @@ impl Model {
     fn tool_head(&self, name: &str, kind: &str, input: &Value, title: Option<&str>) -> ToolHead {
         let mut salient = self.salient(input);
         let mut title = title;
+        // A shell wrapper (`/bin/bash -lc '…'`) whose title is the command it runs, as the
+        // converter read it: the title is what a person reads.
+        if let Some(t) = title.filter(|t| {
+            kind == "execute"
+                && !t.trim().is_empty()
+                && (salient.contains(" -lc ") || salient.contains(" -c "))
+                && salient != *t
+        }) {
+            let inner = clean(t);
+            if salient.contains(inner.trim()) || salient.contains(&inner.replace('\'', "'\\''")) {
+                salient = inner.trim().to_string();
+                title = None;
+            }
+        }
         if salient.is_empty() {
             // No input yet (ACP agents send it later): the title says what the call does.
             salient = title
@@ -2056,6 +2070,13 @@ mod tests {
         m.event(&json!({"event":"session_init","sessionId":"s","cwd":"/w"}));
         let h = |input: Value| m.salient(&input);
         assert_eq!(h(json!({"command":"ls -l"})), "ls -l");
+        let head = m.tool_head(
+            "Bash",
+            "execute",
+            &json!({"command":"/bin/bash -lc 'uname -s'"}),
+            Some("uname -s"),
+        );
+        assert_eq!((head.salient.as_str(), head.title), ("uname -s", None));
         assert_eq!(h(json!({"file_path":"/w/src/a.rs"})), "src/a.rs");
         assert_eq!(h(json!({"file_path":"/etc/passwd"})), "/etc/passwd");
         assert_eq!(
