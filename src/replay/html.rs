@@ -590,7 +590,7 @@ impl<W: Write> Html<W> {
             lines.push(format!("stopped: {}", esc(st)));
         }
         if let Some(t) = f.tokens.as_ref().filter(|t| **t != Tokens::default()) {
-            lines.push(format!("tokens {}", esc(&token_text(t))));
+            lines.push(format!("tokens {}", esc(&t.summary())));
         }
         for m in &f.models {
             let mut parts = Vec::new();
@@ -632,7 +632,7 @@ impl<W: Write> Html<W> {
         items.push(("turns", turns));
         items.push(("tool calls", thousands(s.tools)));
         if s.tokens != Tokens::default() {
-            items.push(("tokens", esc(&token_text(&s.tokens))));
+            items.push(("tokens", esc(&s.tokens.summary())));
         }
         if let Some(c) = s.cost {
             items.push(("cost", format!("${c:.4}")));
@@ -664,20 +664,6 @@ fn status_class(s: Status) -> &'static str {
         Status::Failed | Status::Denied => "bad",
         _ => "warn",
     }
-}
-
-fn token_text(t: &Tokens) -> String {
-    let mut parts = vec![
-        format!("{} in", thousands(t.input)),
-        format!("{} out", thousands(t.output)),
-    ];
-    if t.cache_read > 0 {
-        parts.push(format!("{} cache read", thousands(t.cache_read)));
-    }
-    if t.cache_write > 0 {
-        parts.push(format!("{} cache write", thousands(t.cache_write)));
-    }
-    parts.join(" · ")
 }
 
 #[cfg(test)]

@@ -599,17 +599,7 @@ impl<W: Write> Markdown<W> {
             lines.push(format!("stopped: {}", escape(s)));
         }
         if let Some(t) = f.tokens.as_ref().filter(|t| **t != Tokens::default()) {
-            let mut parts = vec![
-                format!("{} in", thousands(t.input)),
-                format!("{} out", thousands(t.output)),
-            ];
-            if t.cache_read > 0 {
-                parts.push(format!("{} cache read", thousands(t.cache_read)));
-            }
-            if t.cache_write > 0 {
-                parts.push(format!("{} cache write", thousands(t.cache_write)));
-            }
-            lines.push(format!("tokens {}", parts.join(" · ")));
+            lines.push(format!("tokens {}", t.summary()));
         }
         for m in &f.models {
             let mut parts = Vec::new();

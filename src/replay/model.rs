@@ -100,6 +100,24 @@ pub struct Tokens {
     pub cache_write: u64,
 }
 
+impl Tokens {
+    /// `12 in · 34 out · 5,600 cache read · 7,800 cache write` (cache counts when not 0).
+    pub fn summary(&self) -> String {
+        use super::text::thousands;
+        let mut parts = vec![
+            format!("{} in", thousands(self.input)),
+            format!("{} out", thousands(self.output)),
+        ];
+        if self.cache_read > 0 {
+            parts.push(format!("{} cache read", thousands(self.cache_read)));
+        }
+        if self.cache_write > 0 {
+            parts.push(format!("{} cache write", thousands(self.cache_write)));
+        }
+        parts.join(" · ")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelLine {
     pub name: String,

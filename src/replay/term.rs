@@ -994,17 +994,7 @@ impl<W: Write> Term<W> {
             self.put(0, 3, &[(&t, pal.warn)])?;
         }
         if let Some(t) = f.tokens.as_ref().filter(|t| **t != Tokens::default()) {
-            let mut parts = vec![
-                format!("{} in", thousands(t.input)),
-                format!("{} out", thousands(t.output)),
-            ];
-            if t.cache_read > 0 {
-                parts.push(format!("{} cache read", thousands(t.cache_read)));
-            }
-            if t.cache_write > 0 {
-                parts.push(format!("{} cache write", thousands(t.cache_write)));
-            }
-            let line = truncate(&format!("tokens {}", parts.join(" · ")), room);
+            let line = truncate(&format!("tokens {}", t.summary()), room);
             self.put(0, 3, &[(&line, pal.dim)])?;
         }
         for m in &f.models {
