@@ -60,7 +60,7 @@ def fresh(text, n):
     text = IDS.sub(lambda m: f"{m.group(0)}x{n}", text)
     text = HEX32.sub(lambda m: m.group(0)[:-1] + f"x{n}\"", text)
     text = AGENT.sub(lambda m: m.group(1) + f"{m.group(2)}x{n}", text)
-    day = time.strftime("%Y-%m-%d", time.gmtime(time.mktime((2026, 11, 26, 12, 0, 0, 0, 0, 0)) - (n % 400) * 86400))
+    day = time.strftime("%Y-%m-%d", time.gmtime(time.mktime((2026, 11, 26, 12, 0, 0, 0, 0, 0)) - n * 86400))
     return DAY.sub(day, text)
 
 

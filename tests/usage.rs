@@ -86,6 +86,41 @@ fn a_session_file_read_twice_or_copied_counts_once() {
 }
 
 #[test]
+fn a_forked_codex_session_counts_the_copied_responses_once() {
+    // A fork's file begins with its parent's records (same times, same tokens) under its
+    // own session id.
+    let d = temp("fork");
+    let src = crate::util::files_ending(&root().join(PATCH), ".jsonl").remove(0);
+    let text = std::fs::read_to_string(&src).unwrap();
+    let fork = text.replace("01a217fd-b4b1-7732-8aef-8e7a49980a0c", "01a217fd-0000-7000-8000-000000000000");
+    std::fs::write(d.join("rollout-fork.jsonl"), fork).unwrap();
+    std::fs::copy(&src, d.join("rollout-parent.jsonl")).unwrap();
+    let v = json_of(&["usage", d.to_str().unwrap(), "--json"]);
+    assert_eq!(v["totals"]["inputTokens"], 9_752);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn gemini_chat_files_count_each_response_once() {
+    // write-and-replace: three responses, each written twice (again with its tool calls);
+    // input counts the cached part, taken out here.
+    let v = json_of(&[
+        "usage",
+        "testdata/session-files/gemini/write-and-replace",
+        "--by",
+        "agent,model,project",
+        "--json",
+    ]);
+    let r = &v["rows"][0];
+    assert_eq!(r["agent"], "gemini");
+    assert_eq!(r["model"], "gemini-3.8-flash");
+    assert_eq!(r["project"], "/home/dev/work");
+    // input 10,474 + 10,602 + 10,742 = 31,818, of which cached 853 + 10,474 + 10,602 = 21,929;
+    // output 41 + 54 + 21.
+    assert_eq!(tokens(r), [9_889, 116, 21_929, 0, 0]);
+}
+
+#[test]
 fn a_model_without_a_price_has_its_tokens_and_no_cost() {
     let d = temp("unpriced");
     let line = r#"{"type":"assistant","timestamp":"2026-11-20T10:00:00.000Z","sessionId":"s","requestId":"r","message":{"id":"m","model":"claude-future-9","usage":{"input_tokens":10,"output_tokens":20}}}"#;

@@ -594,7 +594,8 @@ struct FactsRecord<'a> {
 /// the last response (the same usage as the event's `stepUsage`; from the difference of the
 /// running totals where the record has no `last_token_usage`), with the model of the turn's
 /// `turn_context`; a turn's start (`task_started`); the session's id and cwd. A running total
-/// written again unchanged is no new response.
+/// written again unchanged is no new response, and a response copied into a forked session's
+/// file (same time, model and tokens) is the same response.
 pub(crate) fn line_facts<'a>(
     line: &'a str,
     memo: &mut crate::usage::FileMemo,
@@ -652,6 +653,19 @@ pub(crate) fn line_facts<'a>(
             if step.is_zero() {
                 return None;
             }
+            // A forked session's file begins with a copy of its parent's records: the same
+            // response at the same moment with the same tokens is the parent's, counted once.
+            f.response = r.timestamp.as_deref().map(|t| {
+                let key = format!(
+                    "{t}|{}|{}|{}|{}|{}",
+                    memo.model.as_deref().unwrap_or(""),
+                    step.input,
+                    step.cache_read,
+                    step.output,
+                    step.reasoning
+                );
+                crate::ids::hash_pair("codex", &key)
+            });
             f.usage = Some(step);
             f.model = memo.model.clone().map(Cow::Owned);
         }
