@@ -78,7 +78,7 @@ const TYPES: &[&str] = &[
 
 /// Every Gemini line has `type` and `timestamp`; `result` has no `subtype` (Claude's has).
 fn sniff(p: &Probe) -> bool {
-    p.timestamp.is_some()
+    super::gemini_chat::sniff(p) || p.timestamp.is_some()
         && p.subtype.is_none()
         && p.ty().is_some_and(|t| TYPES.contains(&t))
         && (p.ty() != Some("message") || p.message.is_none())
@@ -211,6 +211,9 @@ pub fn tool_kind(name: &str) -> ToolKind {
 }
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    if super::gemini_chat::sniff(probe) {
+        return super::gemini_chat::convert(line, probe, cx);
+    }
     let w: Line = crate::members::read(line, probe.members())?;
     cx.wire_time(probe.timestamp.and_then(|r| r.str()));
     let ty = probe.ty().unwrap_or("");
@@ -485,7 +488,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 /// `[API Error: {"error":{"code":500,"message":…,"status":"INTERNAL"}}]` (the Gemini API's
 /// error body), or `[API Error: 429 …]`. Nothing when the message has neither (Gemini CLI's
 /// rate-limit message names no status on stdout).
-fn api_error(message: &str) -> (Option<u64>, Option<Str<'static>>) {
+pub(super) fn api_error(message: &str) -> (Option<u64>, Option<Str<'static>>) {
     #[derive(Deserialize)]
     struct Body {
         error: Option<Inner>,
@@ -521,101 +524,6 @@ fn code_text(v: &serde_json::Value) -> Option<Str<'static>> {
         serde_json::Value::Number(n) => Some(Cow::Owned(n.to_string())),
         _ => None,
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// usage and sessions: Gemini CLI's own chat files
-
-/// A record of a chat file (`~/.gemini/tmp/<project>/chats/session-*.jsonl`) as `usage` and
-/// `sessions` read it: the header names the session; a `gemini` record is a response with its
-/// tokens; a `user` record of text is a person's prompt (of `functionResponse` parts, a
-/// tool's result).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ChatRecord<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    timestamp: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
-    tokens: Option<ChatTokens>,
-    #[serde(borrow)]
-    content: Option<&'a RawValue>,
-}
-
-/// A response's tokens. `input` counts the cached part (`total` is `input` + `output`);
-/// `tool` is prompt tokens of tool use; `thoughts` are generated apart from `output`.
-#[derive(Deserialize)]
-struct ChatTokens {
-    input: Option<Count>,
-    output: Option<Count>,
-    cached: Option<Count>,
-    thoughts: Option<Count>,
-    tool: Option<Count>,
-}
-
-impl ChatTokens {
-    fn usage(&self) -> crate::usage::Tokens {
-        let n = |c: Option<Count>| count(c).unwrap_or(0);
-        let cached = n(self.cached).min(n(self.input));
-        crate::usage::Tokens {
-            input: n(self.input) - cached + n(self.tool),
-            output: n(self.output) + n(self.thoughts),
-            cache_read: cached,
-            cache_creation: 0,
-            cache_creation_1h: 0,
-            reasoning: n(self.thoughts),
-        }
-    }
-}
-
-/// What a chat file's record tells `usage` and `sessions`. Gemini CLI writes a response
-/// again as it completes it (with its tool calls): the session and message id identify
-/// it, so it counts once.
-pub(crate) fn line_facts<'a>(
-    line: &'a str,
-    memo: &mut crate::usage::FileMemo,
-) -> Option<crate::usage::LineFacts<'a>> {
-    if line.starts_with(r#"{"$set""#) {
-        return None;
-    }
-    let r: ChatRecord = serde_json::from_str(line).ok()?;
-    if let Some(s) = &r.session_id {
-        memo.session = Some(s.to_string());
-    }
-    let mut f = crate::usage::LineFacts {
-        time: r.timestamp.as_deref().and_then(crate::time::millis),
-        session: memo.session.clone().map(Cow::Owned),
-        ..Default::default()
-    };
-    match r.ty.as_deref() {
-        None if r.session_id.is_some() => {}
-        Some("gemini") => {
-            let tokens = r.tokens?.usage();
-            if tokens.is_zero() {
-                return None;
-            }
-            f.response = r.id.as_deref().map(|id| {
-                crate::ids::hash_pair(memo.session.as_deref().unwrap_or(""), id)
-            });
-            f.model = r.model;
-            f.usage = Some(tokens);
-        }
-        Some("user") => {
-            let c = r.content?.get();
-            f.prompt = !c.contains(r#""functionResponse""#);
-            if !f.prompt {
-                return None;
-            }
-        }
-        _ => return None,
-    }
-    Some(f)
 }
 
 #[cfg(test)]

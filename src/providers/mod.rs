@@ -18,6 +18,7 @@ pub mod codex_rollout;
 pub mod cursor;
 pub mod edits;
 pub mod gemini;
+pub mod gemini_chat;
 pub mod jsonrpc;
 pub mod memo;
 pub mod opencode;
@@ -158,6 +159,7 @@ crate::providers::memo::remember! {
         pub codex: codex::Memory,
         pub codex_rollout: codex_rollout::Memory,
         pub gemini: gemini::Memory,
+        pub gemini_chat: gemini_chat::Memory,
         pub qwen: qwen::Memory,
         pub amp: amp::Memory,
     }

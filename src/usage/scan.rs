@@ -214,6 +214,6 @@ fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<Li
     match agent {
         Agent::Claude => crate::providers::claude::line_facts(line),
         Agent::Codex => crate::providers::codex_rollout::line_facts(line, memo),
-        Agent::Gemini => crate::providers::gemini::line_facts(line, memo),
+        Agent::Gemini => crate::providers::gemini_chat::line_facts(line, memo),
     }
 }
