@@ -65,6 +65,9 @@ fn has(p: &Probe, name: &str) -> bool {
 /// A chat file's line: its header (`sessionId` and `projectHash`), a `$set`, or a message
 /// record (`id`, `timestamp`, a `type` of [`RECORDS`], none of Claude's `uuid`/`message`).
 pub fn sniff(p: &Probe) -> bool {
+    if p.jsonrpc.is_some() || p.method.is_some() {
+        return false;
+    }
     if p.ty.is_none() {
         return (has(p, "sessionId") && has(p, "projectHash")) || has(p, "$set");
     }
