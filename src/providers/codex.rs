@@ -1628,15 +1628,26 @@ fn strip_plan_tags(text: Str<'_>) -> Str<'_> {
     Cow::Owned(out)
 }
 
-fn text<'a>(cx: &mut Cx<'a>, text: Str<'a>, kind: TextKind, message_id: Option<Str<'a>>) {
+/// Pushes a `text` event; its extensions, to add to.
+fn text<'a, 'c>(
+    cx: &'c mut Cx<'a>,
+    text: Str<'a>,
+    kind: TextKind,
+    message_id: Option<Str<'a>>,
+) -> &'c mut Extensions<'a> {
     cx.push(Text {
         text,
         kind,
         parent_call_id: None,
         model: None,
         message_id,
-    });
+    })
 }
+
+/// The extension (`true`) on thinking that is the raw reasoning (a reasoning item's
+/// `content`, `item/reasoning/textDelta`, `agent_reasoning_raw_content*`); thinking without
+/// it is the reasoning's summary. `reduce` keeps the two apart.
+pub(super) const RAW_REASONING: &str = "codex.rawReasoning";
 
 // ---------------------------------------------------------------------------------------------
 // app-server v2
@@ -2239,7 +2250,7 @@ fn method_call<'a>(
             let mut d = delta(StreamDeltaKind::Thinking, p.item_id, p.delta);
             d.block_index = count(p.content_index);
             let ext = cx.push(d);
-            ext.put("codex.rawReasoning", true);
+            ext.put(RAW_REASONING, true);
         }
         "item/commandExecution/outputDelta" | "item/fileChange/outputDelta" => {
             cx.push(delta(StreamDeltaKind::ToolOutput, p.item_id, p.delta));
@@ -2789,16 +2800,28 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             if done {
                 let body = match kind {
                     TextKind::Thinking => {
+                        // The summary, then the raw reasoning (`content`) apart, marked, when
+                        // the item has it.
                         let summary = it.summary.unwrap_or_default();
-                        if summary.is_empty() {
-                            let parts: Vec<Str> = it
-                                .content
-                                .and_then(|c| serde_json::from_str(c.get()).ok())
-                                .unwrap_or_default();
-                            Cow::Owned(parts.join("\n"))
-                        } else {
-                            Cow::Owned(summary.join("\n\n"))
+                        let parts: Vec<Str> = it
+                            .content
+                            .and_then(|c| serde_json::from_str(c.get()).ok())
+                            .unwrap_or_default();
+                        if !summary.is_empty() {
+                            text(
+                                cx,
+                                Cow::Owned(summary.join("\n\n")),
+                                kind,
+                                Some(it.id.clone()),
+                            );
                         }
+                        if !parts.is_empty() {
+                            let raw = text(cx, Cow::Owned(parts.join("\n")), kind, Some(it.id));
+                            raw.put(RAW_REASONING, true);
+                        } else if summary.is_empty() {
+                            text(cx, Cow::Borrowed(""), kind, Some(it.id));
+                        }
+                        return;
                     }
                     TextKind::Text => strip_plan_tags(it.text.unwrap_or_default()),
                     _ => it.text.unwrap_or_default(),
@@ -3752,18 +3775,31 @@ pub(super) fn legacy<'a>(
                 parent_call_id: None,
             });
         }
-        "agent_message" => text(
-            cx,
-            strip_plan_tags(m.message.clone().unwrap_or_default()),
-            TextKind::Text,
-            None,
-        ),
-        "agent_reasoning" | "agent_reasoning_raw_content" => text(
-            cx,
-            m.text.clone().unwrap_or_default(),
-            TextKind::Thinking,
-            None,
-        ),
+        "agent_message" => {
+            text(
+                cx,
+                strip_plan_tags(m.message.clone().unwrap_or_default()),
+                TextKind::Text,
+                None,
+            );
+        }
+        "agent_reasoning" => {
+            text(
+                cx,
+                m.text.clone().unwrap_or_default(),
+                TextKind::Thinking,
+                None,
+            );
+        }
+        "agent_reasoning_raw_content" => {
+            let ext = text(
+                cx,
+                m.text.clone().unwrap_or_default(),
+                TextKind::Thinking,
+                None,
+            );
+            ext.put(RAW_REASONING, true);
+        }
         // Each delta comes twice: the newer `*_content_delta` (with its item), then the older
         // twin; once the newer flavour is seen, the twin becomes a `notice` (`codex.duplicateOf`).
         "agent_message_content_delta" | "reasoning_content_delta" => {
@@ -3802,7 +3838,8 @@ pub(super) fn legacy<'a>(
             cx.push(delta(kind, None, m.delta.clone().map(strip_plan_tags)));
         }
         "agent_reasoning_raw_content_delta" => {
-            cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.clone()));
+            let ext = cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.clone()));
+            ext.put(RAW_REASONING, true);
         }
         "agent_reasoning_section_break" => {
             let ext = cx.push(delta(StreamDeltaKind::BlockStart, None, None));
@@ -4283,6 +4320,73 @@ mod tests {
             conv(line_of(APP_SERVER_DECLINED, 18))[0]["event"],
             "tool_invocation"
         );
+    }
+
+    #[test]
+    fn raw_reasoning_is_marked_apart_from_the_summary() {
+        // App-server deltas: the summary's unmarked, the raw reasoning's marked.
+        let summary = conv(
+            r#"{"method":"item/reasoning/summaryTextDelta","params":{"threadId":"t","turnId":"u","itemId":"rs1","delta":"**Plan**","summaryIndex":0}}"#,
+        );
+        assert_eq!(summary[0]["kind"], "thinking");
+        assert!(summary[0].get("extensions").is_none());
+        let raw = conv(
+            r#"{"method":"item/reasoning/textDelta","params":{"threadId":"t","turnId":"u","itemId":"rs1","delta":"raw thinking","contentIndex":0}}"#,
+        );
+        assert_eq!(raw[0]["textDelta"], "raw thinking");
+        assert_eq!(raw[0]["extensions"][RAW_REASONING], true);
+        // A completed item with both: the summary, then the raw content, marked.
+        let done = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"reasoning","id":"rs1","summary":["**Plan**","Then act."],"content":["raw one","raw two"]},"threadId":"t","turnId":"u"}}"#,
+        );
+        let texts: Vec<_> = done
+            .iter()
+            .map(|e| (e["text"].clone(), e["extensions"][RAW_REASONING].clone()))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                (json!("**Plan**\n\nThen act."), Value::Null),
+                (json!("raw one\nraw two"), json!(true)),
+            ]
+        );
+        assert!(done.iter().all(|e| e["messageId"] == "rs1"));
+        // Raw content alone (OSS models) is marked; an empty item is one unmarked empty text.
+        let only_raw = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"reasoning","id":"rs2","summary":[],"content":["just raw"]},"threadId":"t","turnId":"u"}}"#,
+        );
+        assert_eq!(only_raw.len(), 1);
+        assert_eq!(only_raw[0]["extensions"][RAW_REASONING], true);
+        let empty = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"reasoning","id":"rs3","summary":[],"content":[]},"threadId":"t","turnId":"u"}}"#,
+        );
+        assert_eq!(empty.len(), 1);
+        assert_eq!(empty[0]["text"], "");
+        assert!(empty[0].get("extensions").is_none());
+        // Legacy events: agent_reasoning is the summary, *_raw_content the raw reasoning.
+        let legacy = |ty: &str, field: &str| {
+            conv(&format!(
+                r#"{{"method":"codex/event/{ty}","params":{{"id":"1","msg":{{"type":"{ty}","{field}":"x"}},"conversationId":"thread"}}}}"#
+            ))
+        };
+        assert!(legacy("agent_reasoning", "text")[0].get("extensions").is_none());
+        assert_eq!(
+            legacy("agent_reasoning_raw_content", "text")[0]["extensions"][RAW_REASONING],
+            true
+        );
+        assert_eq!(
+            legacy("agent_reasoning_raw_content_delta", "delta")[0]["extensions"][RAW_REASONING],
+            true
+        );
+        assert!(legacy("agent_reasoning_delta", "delta")[0]
+            .get("extensions")
+            .is_none());
+        // codex exec's reasoning item is the summary (its `text`).
+        let exec = conv(
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Summarizing**"}}"#,
+        );
+        assert_eq!(exec[0]["kind"], "thinking");
+        assert!(exec[0].get("extensions").is_none());
     }
 
     #[test]

@@ -634,7 +634,7 @@ impl State {
         let Some(entries) = ev.entries.as_deref() else {
             return;
         };
-        let plan_id = ev.ace.plan_id.as_deref().filter(|p| !p.is_empty());
+        let plan_id = ev.ext.plan_id.as_deref().filter(|p| !p.is_empty());
         let body = Body::Plan(Plan {
             entries: RawJson::of(entries),
             plan_id: plan_id.map(str::to_owned),
@@ -694,7 +694,7 @@ impl State {
             session_id: self.tree.sessions[s].session_id.clone(),
             turn: turn.map(|t| t + 1),
             parent_call_id: parent.map(str::to_owned),
-            parent_step_id: own(&ev.ace.parent_step_id),
+            parent_step_id: own(&ev.ext.parent_step_id),
             seq,
             updated_seq: None,
             timestamp: own(&ev.timestamp),

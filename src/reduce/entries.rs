@@ -142,6 +142,7 @@ impl State {
         let body = if thought {
             Body::Thought(Thought {
                 content: text.to_owned(),
+                raw_content: None,
                 message_id: msg,
                 model: None,
                 streaming: true,
@@ -173,7 +174,11 @@ impl State {
             }
             Some("thinking") => {
                 if let Some(t) = ev.text_delta.as_deref() {
-                    self.chunk(s, ev, seq, true, t);
+                    if ev.ext.raw_reasoning {
+                        self.raw_reasoning(s, ev, seq, t, false);
+                    } else {
+                        self.chunk(s, ev, seq, true, t);
+                    }
                 }
             }
             Some("messageStart") => {
@@ -193,6 +198,9 @@ impl State {
         let kind = ev.kind.as_deref().unwrap_or("text");
         let thought = match kind {
             "text" => false,
+            "thinking" if ev.ext.raw_reasoning => {
+                return self.raw_reasoning(s, ev, seq, text, true);
+            }
             "thinking" => true,
             other => {
                 // The final text of a block streamed as text deltas (Codex streams its plan
@@ -246,10 +254,18 @@ impl State {
         let (streaming, start) = (scope.streaming, scope.stream_start as usize);
         if let Some(last) = scope.last_entry {
             let e = &mut self.entries[last as usize];
+            // A thought that has only the raw reasoning so far (Codex's, given apart) takes
+            // the summary of the same reasoning.
+            let raw_only = matches!(&e.body, Body::Thought(t)
+                if t.content.is_empty() && t.raw_content.is_some());
             if let Some((content, message_id, flag)) = continued(e, thought) {
                 let mine = message_id.as_deref();
                 let theirs = ev.message_id.as_deref();
-                let done = if streaming && same_message(mine, theirs) {
+                let done = if raw_only && same_message(mine, theirs) {
+                    content.push_str(text);
+                    *flag = false;
+                    true
+                } else if streaming && same_message(mine, theirs) {
                     content.truncate(start);
                     content.push_str(text);
                     *flag = false;
@@ -282,6 +298,7 @@ impl State {
         let body = if thought {
             Body::Thought(Thought {
                 content: text.to_owned(),
+                raw_content: None,
                 message_id: own(&ev.message_id),
                 model: own(&ev.model),
                 streaming: false,
@@ -299,6 +316,89 @@ impl State {
             })
         };
         self.push_entry(s, parent, ev, seq, body, true);
+    }
+
+    /// Raw reasoning (Codex's, marked `codex.rawReasoning`): kept in the `rawContent` of the
+    /// thought of the same reasoning (the agent's last entry in this turn when it is a thought
+    /// of the same message), whose `content` stays the summary; else a new thought with an
+    /// empty `content`. A chunk is appended (RULE 1's cumulative rule applies); the final
+    /// text (`whole`) replaces what its chunks gave, and ends the thought's streaming when no
+    /// summary is streaming in it.
+    fn raw_reasoning(&mut self, s: usize, ev: &Ev, seq: u64, text: &str, whole: bool) {
+        let parent = ev.parent();
+        let sc = self.scope(s, parent);
+        if !whole {
+            if let Some(id) = ev.message_id.as_deref() {
+                let scope = &mut self.cursor.sessions[s].scopes[sc];
+                if scope.message_id.as_deref() != Some(id) {
+                    scope.message_id = Some(id.to_owned());
+                }
+            }
+        }
+        let scope = &self.cursor.sessions[s].scopes[sc];
+        let (streaming, start) = (scope.streaming, scope.stream_start as usize);
+        let msg = if whole {
+            ev.message_id.as_deref()
+        } else {
+            scope.message_id.as_deref()
+        };
+        if let Some(last) = scope.last_entry {
+            let e = &mut self.entries[last as usize];
+            if let Body::Thought(t) = &mut e.body {
+                let mine = t.message_id.as_deref();
+                // Without ids on both sides, only a thought with no raw reasoning yet, or
+                // one streaming it, is the same reasoning.
+                let fits = match (mine, msg) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => t.raw_content.is_none() || streaming,
+                };
+                if fits {
+                    let raw = t.raw_content.get_or_insert_with(String::new);
+                    if whole {
+                        raw.clear();
+                        raw.push_str(text);
+                    } else if let Some(new) = extract_new_content(raw, text) {
+                        raw.push_str(new);
+                    }
+                    if t.message_id.is_none() {
+                        t.message_id = msg.map(str::to_owned);
+                    }
+                    if t.model.is_none() {
+                        t.model = own(&ev.model);
+                    }
+                    // The summary streamed nothing since the stream began: the thought's
+                    // streaming is the raw reasoning's.
+                    let summary_idle = !streaming || start >= t.content.len();
+                    let now = if whole { !summary_idle } else { true };
+                    t.streaming = now;
+                    let content_len = t.content.len() as u64;
+                    touch(e, seq);
+                    let scope = &mut self.cursor.sessions[s].scopes[sc];
+                    if whole && summary_idle {
+                        scope.streaming = false;
+                        scope.stream_start = 0;
+                    } else if !whole && !streaming {
+                        scope.streaming = true;
+                        scope.stream_start = content_len;
+                    }
+                    return;
+                }
+            }
+        }
+        if text.is_empty() {
+            return;
+        }
+        let body = Body::Thought(Thought {
+            content: String::new(),
+            raw_content: Some(text.to_owned()),
+            message_id: msg.map(str::to_owned),
+            model: own(&ev.model),
+            streaming: !whole,
+        });
+        self.push_entry(s, parent, ev, seq, body, true);
+        let scope = &mut self.cursor.sessions[s].scopes[sc];
+        scope.streaming = !whole;
+        scope.stream_start = 0;
     }
 
     /// RULE 8: every prompt is an entry of its own.
@@ -676,9 +776,9 @@ impl State {
         let (plan_id, held_step) = if step {
             let at = HeldStep {
                 step_id: nonempty(&ev.task_id),
-                step_index: ev.ace.step_index,
+                step_index: ev.ext.step_index,
             };
-            (nonempty(&ev.ace.plan_id), Some(at))
+            (nonempty(&ev.ext.plan_id), Some(at))
         } else {
             (nonempty(&ev.task_id), None)
         };

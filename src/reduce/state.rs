@@ -345,11 +345,15 @@ pub struct Message {
     pub images: Option<u64>,
 }
 
-/// RULE 9: reasoning.
+/// RULE 9: reasoning. `content` is what the provider shows of it (for Codex, the summary);
+/// `rawContent` the raw reasoning where the provider gives it apart (Codex's, marked
+/// `codex.rawReasoning`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Thought {
     pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1509,6 +1509,118 @@ fn aceclaw_plan_events_before_their_plan_are_held_until_it_comes() {
     assert_eq!(held[63]["step"]["stepId"], "z70");
 }
 
+#[test]
+fn codex_raw_reasoning_is_kept_apart_from_the_summary() {
+    // What the Codex converter makes of a reasoning item streamed with summary deltas
+    // (item/reasoning/summaryTextDelta) and raw deltas (item/reasoning/textDelta, marked
+    // codex.rawReasoning), then its item/completed (the summary, then the raw content).
+    let codex = |mut v: Value, raw: bool| {
+        v["provider"] = json!("codex");
+        if raw {
+            v["extensions"] = json!({"codex.rawReasoning": true});
+        }
+        v
+    };
+    let d = |t: &str, raw: bool| {
+        codex(
+            json!({"event": "stream_delta", "kind": "thinking", "textDelta": t,
+                   "messageId": "rs1"}),
+            raw,
+        )
+    };
+    let fin = |t: &str, raw: bool| {
+        codex(
+            json!({"event": "text", "kind": "thinking", "text": t, "messageId": "rs1"}),
+            raw,
+        )
+    };
+    let events = vec![
+        codex(json!({"event": "turn_start"}), false),
+        codex(
+            json!({"event": "stream_delta", "kind": "blockStart", "messageId": "rs1"}),
+            false,
+        ),
+        d("The user ", true),
+        d("**Plan**", false),
+        d("wants uname.", true),
+        d(" Run it.", false),
+    ];
+    let mid = reduce(&events);
+    let e = entries(&mid);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(
+        (
+            e[0]["type"].clone(),
+            e[0]["content"].clone(),
+            e[0]["rawContent"].clone(),
+            e[0]["streaming"].clone()
+        ),
+        (
+            json!("thought"),
+            json!("**Plan** Run it."),
+            json!("The user wants uname."),
+            json!(true)
+        )
+    );
+    let mut all = events.clone();
+    all.push(fin("**Plan** Run it.", false));
+    all.push(fin("The user wants uname.", true));
+    all.push(codex(
+        json!({"event": "text", "kind": "text", "text": "Linux", "messageId": "m1"}),
+        false,
+    ));
+    all.push(codex(json!({"event": "turn_complete"}), false));
+    let log = lines(&all);
+    let st = reduce_lines(&log);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(e[0]["content"], "**Plan** Run it.");
+    assert_eq!(e[0]["rawContent"], "The user wants uname.");
+    assert!(e[0].get("streaming").is_none());
+    assert_eq!(e[1]["content"], "Linux");
+    for k in 0..=log.len() {
+        same(
+            &format!("cut after {k}"),
+            &st,
+            &resumed(&log, k, &log[k..], false),
+        );
+    }
+
+    // Raw reasoning alone (OSS models): content empty, rawContent the text; the summary of
+    // the same item, final or streamed after it, fills content.
+    let st = reduce(&[
+        d("raw ", true),
+        d("only", true),
+        fin("raw only", true),
+        fin("A summary", false),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(
+        (e[0]["content"].clone(), e[0]["rawContent"].clone()),
+        (json!("A summary"), json!("raw only"))
+    );
+    // Without any streaming: the two final texts, either order, are one thought.
+    for order in [[false, true], [true, false]] {
+        let evs: Vec<Value> = order
+            .iter()
+            .map(|&raw| fin(if raw { "raw" } else { "sum" }, raw))
+            .collect();
+        let e = entries(&reduce(&evs));
+        assert_eq!(e.len(), 1, "{order:?}: {e:?}");
+        assert_eq!(
+            (e[0]["content"].clone(), e[0]["rawContent"].clone()),
+            (json!("sum"), json!("raw"))
+        );
+    }
+    // The mark is Codex's: another provider's thinking with it is ordinary thinking.
+    let mut other = fin("thinking", true);
+    other["provider"] = json!("claude");
+    let e = entries(&reduce(&[other]));
+    assert_eq!(e[0]["content"], "thinking");
+    assert!(e[0].get("rawContent").is_none());
+}
+
 fn usage(msg: &str, input: u64) -> Value {
     json!({"event": "usage_update", "messageId": msg, "model": "m",
            "stepUsage": {"input_tokens": input, "output_tokens": 1,
