@@ -1766,6 +1766,45 @@ struct Thread<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     agent_role: Option<Str<'a>>,
     ephemeral: Option<bool>,
+    /// The members the event model has no field for, kept as `codex.*` extensions
+    /// ([`THREAD_EXTRAS`]).
+    #[serde(borrow)]
+    preview: Option<&'a RawValue>,
+    #[serde(borrow)]
+    created_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    updated_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    recency_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    environments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    history_mode: Option<&'a RawValue>,
+    #[serde(borrow)]
+    status: Option<&'a RawValue>,
+    #[serde(borrow)]
+    session_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    attached_to_thread_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    thread_source: Option<&'a RawValue>,
+    #[serde(borrow)]
+    section: Option<&'a RawValue>,
+    #[serde(borrow)]
+    section_entered_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    project_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    can_accept_direct_input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    daybreak_enabled: Option<&'a RawValue>,
+    #[serde(borrow)]
+    extra: Option<&'a RawValue>,
+}
+
+/// A wire value worth an extension: not `null` and not `""` (both say nothing).
+fn said(v: Option<&RawValue>) -> Option<&RawValue> {
+    v.filter(|v| !is_null(v) && v.get() != "\"\"")
 }
 
 #[derive(Deserialize)]
@@ -1970,6 +2009,9 @@ struct Item<'a> {
     /// When the item started; items of Codex 0.100 lack it.
     #[serde(borrow)]
     started_at_ms: Option<&'a RawValue>,
+    /// When it completed (`null` until then).
+    #[serde(borrow)]
+    completed_at_ms: Option<&'a RawValue>,
     /// A command's process (a string id, or null).
     #[serde(borrow)]
     process_id: Option<&'a RawValue>,
@@ -2748,7 +2790,20 @@ fn push_subagent_end<'a>(
     });
 }
 
+/// The events of an item's `item/started` or `item/completed` (`done`), the first of them
+/// with the item's `startedAtMs` and `completedAtMs` as `codex.*` extensions (the wire's
+/// times of the item, beside the line's `emittedAtMs` that is the events' `timestamp`).
 fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
+    let (started, completed) = (said(it.started_at_ms), said(it.completed_at_ms));
+    let from = cx.events.len();
+    v2_item_events(done, it, cx);
+    if let Some((_, ext)) = cx.events.get_mut(from) {
+        ext.put_opt("codex.startedAtMs", started);
+        ext.put_opt("codex.completedAtMs", completed);
+    }
+}
+
+fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
     let status = it.status.as_deref().unwrap_or("");
     match &*it.ty {
         "userMessage" => {
@@ -3216,6 +3271,22 @@ struct ResultBody<'a> {
     #[serde(borrow)]
     content_items: Option<&'a RawValue>,
     success: Option<bool>,
+    /// What an answer to `thread/start` (`thread/resume`, `thread/fork`) says beside its
+    /// thread and has no event field for, kept as `codex.*` extensions of its `session_mode`.
+    #[serde(borrow)]
+    service_tier: Option<&'a RawValue>,
+    #[serde(borrow)]
+    approvals_reviewer: Option<&'a RawValue>,
+    #[serde(borrow)]
+    active_permission_profile: Option<&'a RawValue>,
+    #[serde(borrow)]
+    multi_agent_mode: Option<&'a RawValue>,
+    #[serde(borrow)]
+    disabled_plugin_ids: Option<&'a RawValue>,
+    #[serde(borrow)]
+    runtime_workspace_roots: Option<&'a RawValue>,
+    #[serde(borrow)]
+    instruction_sources: Option<&'a RawValue>,
 }
 
 /// What an answer to `thread/start` says beside its thread: model, reasoning effort, cwd and
@@ -3284,6 +3355,27 @@ fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx
     ext.put_opt("codex.agentNickname", t.agent_nickname);
     ext.put_opt("codex.agentRole", t.agent_role);
     ext.put_opt("codex.ephemeral", t.ephemeral.filter(|e| *e));
+    let extras = [
+        ("codex.preview", t.preview),
+        ("codex.createdAt", t.created_at),
+        ("codex.updatedAt", t.updated_at),
+        ("codex.recencyAt", t.recency_at),
+        ("codex.environments", t.environments),
+        ("codex.historyMode", t.history_mode),
+        ("codex.threadStatus", t.status),
+        ("codex.threadSessionId", t.session_id),
+        ("codex.attachedToThreadId", t.attached_to_thread_id),
+        ("codex.threadSource", t.thread_source),
+        ("codex.section", t.section),
+        ("codex.sectionEnteredAt", t.section_entered_at),
+        ("codex.projectId", t.project_id),
+        ("codex.canAcceptDirectInput", t.can_accept_direct_input),
+        ("codex.daybreakEnabled", t.daybreak_enabled),
+        ("codex.extra", t.extra),
+    ];
+    for (key, v) in extras {
+        ext.put_opt(key, said(v));
+    }
 }
 
 /// The items of a thread's history (the `turns` of a `thread/resume` answer), as the events
@@ -3438,6 +3530,18 @@ fn response<'a>(
         });
         ext.put_opt("codex.sandbox", b.sandbox.filter(|s| !is_null(s)));
         ext.put("codex.requestId", request_id);
+        let extras = [
+            ("codex.serviceTier", b.service_tier),
+            ("codex.approvalsReviewer", b.approvals_reviewer),
+            ("codex.activePermissionProfile", b.active_permission_profile),
+            ("codex.multiAgentMode", b.multi_agent_mode),
+            ("codex.disabledPluginIds", b.disabled_plugin_ids),
+            ("codex.runtimeWorkspaceRoots", b.runtime_workspace_roots),
+            ("codex.instructionSources", b.instruction_sources),
+        ];
+        for (key, v) in extras {
+            ext.put_opt(key, said(v));
+        }
         if let Some(turns) = turns {
             history(turns, cx);
         }
@@ -4323,6 +4427,70 @@ mod tests {
     }
 
     #[test]
+    fn thread_and_item_facts_without_a_field_are_extensions() {
+        // The thread/start answer: the thread's members and the answer's own go to
+        // codex.* extensions (nulls and "" say nothing and are left out).
+        let ev = conv(
+            r#"{"id":2,"result":{"thread":{"id":"th1","preview":"","createdAt":1795315422,"updatedAt":1795315423,"recencyAt":1795315424,"environments":[{"environmentId":"local","cwd":"/w"}],"historyMode":"paginated","status":{"type":"idle"},"sessionId":"th1","canAcceptDirectInput":true,"section":null,"projectId":null,"cwd":"/w","turns":[]},"model":"m","approvalPolicy":"never","sandbox":{"type":"dangerFullAccess"},"serviceTier":"flex","approvalsReviewer":"user","multiAgentMode":"explicitRequestOnly","disabledPluginIds":[],"runtimeWorkspaceRoots":["/w"],"instructionSources":[],"activePermissionProfile":null}}"#,
+        );
+        let init = &ev[0]["extensions"];
+        assert_eq!(ev[0]["event"], "session_init");
+        for (k, v) in [
+            ("codex.createdAt", json!(1795315422)),
+            ("codex.updatedAt", json!(1795315423)),
+            ("codex.recencyAt", json!(1795315424)),
+            (
+                "codex.environments",
+                json!([{"environmentId": "local", "cwd": "/w"}]),
+            ),
+            ("codex.historyMode", json!("paginated")),
+            ("codex.threadStatus", json!({"type": "idle"})),
+            ("codex.threadSessionId", json!("th1")),
+            ("codex.canAcceptDirectInput", json!(true)),
+        ] {
+            assert_eq!(init[k], v, "{k}");
+        }
+        for k in ["codex.preview", "codex.section", "codex.projectId"] {
+            assert!(init.get(k).is_none(), "{k}");
+        }
+        let mode = &ev[1]["extensions"];
+        assert_eq!(ev[1]["event"], "session_mode");
+        for (k, v) in [
+            ("codex.serviceTier", json!("flex")),
+            ("codex.approvalsReviewer", json!("user")),
+            ("codex.multiAgentMode", json!("explicitRequestOnly")),
+            ("codex.disabledPluginIds", json!([])),
+            ("codex.runtimeWorkspaceRoots", json!(["/w"])),
+            ("codex.instructionSources", json!([])),
+        ] {
+            assert_eq!(mode[k], v, "{k}");
+        }
+        assert!(mode.get("codex.activePermissionProfile").is_none());
+        // An item's times, on the first event of its line.
+        let started = conv(
+            r#"{"method":"item/started","params":{"item":{"type":"reasoning","id":"rs1","summary":[],"content":[],"startedAtMs":1795315422351,"completedAtMs":null},"threadId":"t","turnId":"u","startedAtMs":1795315422351}}"#,
+        );
+        assert_eq!(
+            started[0]["extensions"]["codex.startedAtMs"],
+            1795315422351u64
+        );
+        assert!(started[0]["extensions"]
+            .get("codex.completedAtMs")
+            .is_none());
+        let done = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"commandExecution","id":"c1","command":"ls","cwd":"/w","status":"completed","exitCode":0,"aggregatedOutput":"","source":"agent","startedAtMs":10,"completedAtMs":25},"threadId":"t","turnId":"u"}}"#,
+        );
+        assert_eq!(done[0]["event"], "tool_completion");
+        assert_eq!(
+            (
+                done[0]["extensions"]["codex.startedAtMs"].clone(),
+                done[0]["extensions"]["codex.completedAtMs"].clone()
+            ),
+            (json!(10), json!(25))
+        );
+    }
+
+    #[test]
     fn raw_reasoning_is_marked_apart_from_the_summary() {
         // App-server deltas: the summary's unmarked, the raw reasoning's marked.
         let summary = conv(
@@ -4369,7 +4537,9 @@ mod tests {
                 r#"{{"method":"codex/event/{ty}","params":{{"id":"1","msg":{{"type":"{ty}","{field}":"x"}},"conversationId":"thread"}}}}"#
             ))
         };
-        assert!(legacy("agent_reasoning", "text")[0].get("extensions").is_none());
+        assert!(legacy("agent_reasoning", "text")[0]
+            .get("extensions")
+            .is_none());
         assert_eq!(
             legacy("agent_reasoning_raw_content", "text")[0]["extensions"][RAW_REASONING],
             true

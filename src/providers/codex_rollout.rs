@@ -702,7 +702,9 @@ mod tests {
             .iter()
             .map(|(b, e)| {
                 let v = serde_json::to_value(b).unwrap();
-                let raw = e.0.iter().any(|(k, _)| k == super::super::codex::RAW_REASONING);
+                let raw =
+                    e.0.iter()
+                        .any(|(k, _)| k == super::super::codex::RAW_REASONING);
                 (v["text"].as_str().unwrap().to_owned(), raw)
             })
             .collect();
