@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `system/init` | `session_init` (with the SDK's `initialize` answer, when one came before) |
 //! | `system/status` | `session_status` (compacting, requesting, idle), `session_mode` when it carries `permissionMode` |
-//! | `system/compact_boundary`, `conversation_reset` | `context_compaction` |
+//! | `system/compact_boundary`, `conversation_reset` | `context_compaction` (`compact_metadata`'s other members as `claude.compactMetadata`) |
 //! | `system/hook_*` | `hook` |
 //! | `system/task_*` | `task_update` (+ `subagent_complete` for a background subagent's notification) |
 //! | `system/api_retry` | `error` (warning, `willRetry`) |
@@ -739,8 +739,39 @@ struct Status<'a> {
 #[derive(Deserialize)]
 struct CompactBoundary<'a> {
     #[serde(borrow)]
-    compact_metadata: Option<CompactMeta<'a>>,
+    compact_metadata: Option<&'a RawValue>,
 }
+
+/// A JSON object's members in their order, values as written.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Members<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, &'de RawValue>()? {
+                    out.push((k, v));
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The members of `compact_metadata` a `context_compaction` has fields for; the others
+/// (`cumulative_dropped_tokens`, `preserved_segment`, `preserved_messages`, …) go to
+/// `claude.compactMetadata`.
+const COMPACT_FIELDS: [&str; 4] = ["trigger", "pre_tokens", "post_tokens", "duration_ms"];
 
 #[derive(Deserialize)]
 struct CompactMeta<'a> {
@@ -973,7 +1004,21 @@ pub(crate) fn system<'a>(
         }
         "compact_boundary" | "microcompact_boundary" => {
             let w: CompactBoundary = line.read()?;
-            let meta = w.compact_metadata;
+            let raw = w.compact_metadata.filter(|m| is_object(m));
+            let meta = raw.and_then(|m| serde_json::from_str::<CompactMeta>(m.get()).ok());
+            // What the event has no field for, as the wire says it.
+            let rest: Option<Pairs<Json>> = raw
+                .and_then(|m| serde_json::from_str::<Members>(m.get()).ok())
+                .map(|members| {
+                    let mut rest = Pairs::default();
+                    for (k, v) in members.0 {
+                        if !COMPACT_FIELDS.contains(&k.as_str()) {
+                            rest.put(k, v);
+                        }
+                    }
+                    rest
+                })
+                .filter(|r| !r.0.is_empty());
             let trigger = match meta.as_ref().and_then(|m| m.trigger.as_deref()) {
                 Some("manual") => CompactionTrigger::Manual,
                 _ => CompactionTrigger::Auto,
@@ -988,6 +1033,7 @@ pub(crate) fn system<'a>(
             if subtype == "microcompact_boundary" {
                 ext.put("claude.micro", true);
             }
+            ext.put_opt("claude.compactMetadata", rest.map(Json::Object));
         }
         "hook_started" | "hook_progress" | "hook_response" => {
             let w: HookLine = line.read()?;
@@ -3109,6 +3155,37 @@ mod tests {
                 v
             })
             .collect()
+    }
+
+    /// A compact boundary's metadata that the event has no field for goes to
+    /// `claude.compactMetadata`, as written and in its order; none when there is none.
+    #[test]
+    fn compact_metadata_is_kept_whole() {
+        let ev = conv(
+            r#"{"type":"system","subtype":"compact_boundary","session_id":"s","uuid":"u","compact_metadata":{"trigger":"manual","pre_tokens":21916,"post_tokens":578,"cumulative_dropped_tokens":21338,"duration_ms":42,"preserved_segment":{"head_uuid":"h","anchor_uuid":"a","tail_uuid":"h"},"preserved_messages":{"anchor_uuid":"a","uuids":["h"]}}}"#,
+        );
+        assert_eq!(ev[0]["event"], "context_compaction");
+        assert_eq!(
+            (
+                ev[0]["preTokens"].clone(),
+                ev[0]["postTokens"].clone(),
+                ev[0]["durationMs"].clone()
+            ),
+            (Value::from(21916), Value::from(578), Value::from(42))
+        );
+        let rest = &ev[0]["extensions"]["claude.compactMetadata"];
+        assert_eq!(
+            rest,
+            &serde_json::json!({"cumulative_dropped_tokens": 21338,
+                    "preserved_segment": {"head_uuid": "h", "anchor_uuid": "a", "tail_uuid": "h"},
+                    "preserved_messages": {"anchor_uuid": "a", "uuids": ["h"]}})
+        );
+        let keys: Vec<&String> = rest.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 3);
+        let plain = conv(
+            r#"{"type":"system","subtype":"compact_boundary","session_id":"s","uuid":"u","compact_metadata":{"trigger":"auto","pre_tokens":5}}"#,
+        );
+        assert!(plain[0].get("extensions").is_none());
     }
 
     /// A block of a kind this converter does not know is kept whole, raw JSON as written

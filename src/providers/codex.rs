@@ -1628,15 +1628,26 @@ fn strip_plan_tags(text: Str<'_>) -> Str<'_> {
     Cow::Owned(out)
 }
 
-fn text<'a>(cx: &mut Cx<'a>, text: Str<'a>, kind: TextKind, message_id: Option<Str<'a>>) {
+/// Pushes a `text` event; its extensions, to add to.
+fn text<'a, 'c>(
+    cx: &'c mut Cx<'a>,
+    text: Str<'a>,
+    kind: TextKind,
+    message_id: Option<Str<'a>>,
+) -> &'c mut Extensions<'a> {
     cx.push(Text {
         text,
         kind,
         parent_call_id: None,
         model: None,
         message_id,
-    });
+    })
 }
+
+/// The extension (`true`) on thinking that is the raw reasoning (a reasoning item's
+/// `content`, `item/reasoning/textDelta`, `agent_reasoning_raw_content*`); thinking without
+/// it is the reasoning's summary. `reduce` keeps the two apart.
+pub(super) const RAW_REASONING: &str = "codex.rawReasoning";
 
 // ---------------------------------------------------------------------------------------------
 // app-server v2
@@ -1755,6 +1766,45 @@ struct Thread<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     agent_role: Option<Str<'a>>,
     ephemeral: Option<bool>,
+    /// The members the event model has no field for, kept as `codex.*` extensions
+    /// ([`THREAD_EXTRAS`]).
+    #[serde(borrow)]
+    preview: Option<&'a RawValue>,
+    #[serde(borrow)]
+    created_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    updated_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    recency_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    environments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    history_mode: Option<&'a RawValue>,
+    #[serde(borrow)]
+    status: Option<&'a RawValue>,
+    #[serde(borrow)]
+    session_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    attached_to_thread_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    thread_source: Option<&'a RawValue>,
+    #[serde(borrow)]
+    section: Option<&'a RawValue>,
+    #[serde(borrow)]
+    section_entered_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    project_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    can_accept_direct_input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    daybreak_enabled: Option<&'a RawValue>,
+    #[serde(borrow)]
+    extra: Option<&'a RawValue>,
+}
+
+/// A wire value worth an extension: not `null` and not `""` (both say nothing).
+fn said(v: Option<&RawValue>) -> Option<&RawValue> {
+    v.filter(|v| !is_null(v) && v.get() != "\"\"")
 }
 
 #[derive(Deserialize)]
@@ -1959,6 +2009,9 @@ struct Item<'a> {
     /// When the item started; items of Codex 0.100 lack it.
     #[serde(borrow)]
     started_at_ms: Option<&'a RawValue>,
+    /// When it completed (`null` until then).
+    #[serde(borrow)]
+    completed_at_ms: Option<&'a RawValue>,
     /// A command's process (a string id, or null).
     #[serde(borrow)]
     process_id: Option<&'a RawValue>,
@@ -2239,7 +2292,7 @@ fn method_call<'a>(
             let mut d = delta(StreamDeltaKind::Thinking, p.item_id, p.delta);
             d.block_index = count(p.content_index);
             let ext = cx.push(d);
-            ext.put("codex.rawReasoning", true);
+            ext.put(RAW_REASONING, true);
         }
         "item/commandExecution/outputDelta" | "item/fileChange/outputDelta" => {
             cx.push(delta(StreamDeltaKind::ToolOutput, p.item_id, p.delta));
@@ -2737,7 +2790,20 @@ fn push_subagent_end<'a>(
     });
 }
 
+/// The events of an item's `item/started` or `item/completed` (`done`), the first of them
+/// with the item's `startedAtMs` and `completedAtMs` as `codex.*` extensions (the wire's
+/// times of the item, beside the line's `emittedAtMs` that is the events' `timestamp`).
 fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
+    let (started, completed) = (said(it.started_at_ms), said(it.completed_at_ms));
+    let from = cx.events.len();
+    v2_item_events(done, it, cx);
+    if let Some((_, ext)) = cx.events.get_mut(from) {
+        ext.put_opt("codex.startedAtMs", started);
+        ext.put_opt("codex.completedAtMs", completed);
+    }
+}
+
+fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
     let status = it.status.as_deref().unwrap_or("");
     match &*it.ty {
         "userMessage" => {
@@ -2789,16 +2855,28 @@ fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             if done {
                 let body = match kind {
                     TextKind::Thinking => {
+                        // The summary, then the raw reasoning (`content`) apart, marked, when
+                        // the item has it.
                         let summary = it.summary.unwrap_or_default();
-                        if summary.is_empty() {
-                            let parts: Vec<Str> = it
-                                .content
-                                .and_then(|c| serde_json::from_str(c.get()).ok())
-                                .unwrap_or_default();
-                            Cow::Owned(parts.join("\n"))
-                        } else {
-                            Cow::Owned(summary.join("\n\n"))
+                        let parts: Vec<Str> = it
+                            .content
+                            .and_then(|c| serde_json::from_str(c.get()).ok())
+                            .unwrap_or_default();
+                        if !summary.is_empty() {
+                            text(
+                                cx,
+                                Cow::Owned(summary.join("\n\n")),
+                                kind,
+                                Some(it.id.clone()),
+                            );
                         }
+                        if !parts.is_empty() {
+                            let raw = text(cx, Cow::Owned(parts.join("\n")), kind, Some(it.id));
+                            raw.put(RAW_REASONING, true);
+                        } else if summary.is_empty() {
+                            text(cx, Cow::Borrowed(""), kind, Some(it.id));
+                        }
+                        return;
                     }
                     TextKind::Text => strip_plan_tags(it.text.unwrap_or_default()),
                     _ => it.text.unwrap_or_default(),
@@ -3193,6 +3271,22 @@ struct ResultBody<'a> {
     #[serde(borrow)]
     content_items: Option<&'a RawValue>,
     success: Option<bool>,
+    /// What an answer to `thread/start` (`thread/resume`, `thread/fork`) says beside its
+    /// thread and has no event field for, kept as `codex.*` extensions of its `session_mode`.
+    #[serde(borrow)]
+    service_tier: Option<&'a RawValue>,
+    #[serde(borrow)]
+    approvals_reviewer: Option<&'a RawValue>,
+    #[serde(borrow)]
+    active_permission_profile: Option<&'a RawValue>,
+    #[serde(borrow)]
+    multi_agent_mode: Option<&'a RawValue>,
+    #[serde(borrow)]
+    disabled_plugin_ids: Option<&'a RawValue>,
+    #[serde(borrow)]
+    runtime_workspace_roots: Option<&'a RawValue>,
+    #[serde(borrow)]
+    instruction_sources: Option<&'a RawValue>,
 }
 
 /// What an answer to `thread/start` says beside its thread: model, reasoning effort, cwd and
@@ -3261,6 +3355,27 @@ fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx
     ext.put_opt("codex.agentNickname", t.agent_nickname);
     ext.put_opt("codex.agentRole", t.agent_role);
     ext.put_opt("codex.ephemeral", t.ephemeral.filter(|e| *e));
+    let extras = [
+        ("codex.preview", t.preview),
+        ("codex.createdAt", t.created_at),
+        ("codex.updatedAt", t.updated_at),
+        ("codex.recencyAt", t.recency_at),
+        ("codex.environments", t.environments),
+        ("codex.historyMode", t.history_mode),
+        ("codex.threadStatus", t.status),
+        ("codex.threadSessionId", t.session_id),
+        ("codex.attachedToThreadId", t.attached_to_thread_id),
+        ("codex.threadSource", t.thread_source),
+        ("codex.section", t.section),
+        ("codex.sectionEnteredAt", t.section_entered_at),
+        ("codex.projectId", t.project_id),
+        ("codex.canAcceptDirectInput", t.can_accept_direct_input),
+        ("codex.daybreakEnabled", t.daybreak_enabled),
+        ("codex.extra", t.extra),
+    ];
+    for (key, v) in extras {
+        ext.put_opt(key, said(v));
+    }
 }
 
 /// The items of a thread's history (the `turns` of a `thread/resume` answer), as the events
@@ -3415,6 +3530,18 @@ fn response<'a>(
         });
         ext.put_opt("codex.sandbox", b.sandbox.filter(|s| !is_null(s)));
         ext.put("codex.requestId", request_id);
+        let extras = [
+            ("codex.serviceTier", b.service_tier),
+            ("codex.approvalsReviewer", b.approvals_reviewer),
+            ("codex.activePermissionProfile", b.active_permission_profile),
+            ("codex.multiAgentMode", b.multi_agent_mode),
+            ("codex.disabledPluginIds", b.disabled_plugin_ids),
+            ("codex.runtimeWorkspaceRoots", b.runtime_workspace_roots),
+            ("codex.instructionSources", b.instruction_sources),
+        ];
+        for (key, v) in extras {
+            ext.put_opt(key, said(v));
+        }
         if let Some(turns) = turns {
             history(turns, cx);
         }
@@ -3752,18 +3879,31 @@ pub(super) fn legacy<'a>(
                 parent_call_id: None,
             });
         }
-        "agent_message" => text(
-            cx,
-            strip_plan_tags(m.message.clone().unwrap_or_default()),
-            TextKind::Text,
-            None,
-        ),
-        "agent_reasoning" | "agent_reasoning_raw_content" => text(
-            cx,
-            m.text.clone().unwrap_or_default(),
-            TextKind::Thinking,
-            None,
-        ),
+        "agent_message" => {
+            text(
+                cx,
+                strip_plan_tags(m.message.clone().unwrap_or_default()),
+                TextKind::Text,
+                None,
+            );
+        }
+        "agent_reasoning" => {
+            text(
+                cx,
+                m.text.clone().unwrap_or_default(),
+                TextKind::Thinking,
+                None,
+            );
+        }
+        "agent_reasoning_raw_content" => {
+            let ext = text(
+                cx,
+                m.text.clone().unwrap_or_default(),
+                TextKind::Thinking,
+                None,
+            );
+            ext.put(RAW_REASONING, true);
+        }
         // Each delta comes twice: the newer `*_content_delta` (with its item), then the older
         // twin; once the newer flavour is seen, the twin becomes a `notice` (`codex.duplicateOf`).
         "agent_message_content_delta" | "reasoning_content_delta" => {
@@ -3802,7 +3942,8 @@ pub(super) fn legacy<'a>(
             cx.push(delta(kind, None, m.delta.clone().map(strip_plan_tags)));
         }
         "agent_reasoning_raw_content_delta" => {
-            cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.clone()));
+            let ext = cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.clone()));
+            ext.put(RAW_REASONING, true);
         }
         "agent_reasoning_section_break" => {
             let ext = cx.push(delta(StreamDeltaKind::BlockStart, None, None));
@@ -4283,6 +4424,139 @@ mod tests {
             conv(line_of(APP_SERVER_DECLINED, 18))[0]["event"],
             "tool_invocation"
         );
+    }
+
+    #[test]
+    fn thread_and_item_facts_without_a_field_are_extensions() {
+        // The thread/start answer: the thread's members and the answer's own go to
+        // codex.* extensions (nulls and "" say nothing and are left out).
+        let ev = conv(
+            r#"{"id":2,"result":{"thread":{"id":"th1","preview":"","createdAt":1795315422,"updatedAt":1795315423,"recencyAt":1795315424,"environments":[{"environmentId":"local","cwd":"/w"}],"historyMode":"paginated","status":{"type":"idle"},"sessionId":"th1","canAcceptDirectInput":true,"section":null,"projectId":null,"cwd":"/w","turns":[]},"model":"m","approvalPolicy":"never","sandbox":{"type":"dangerFullAccess"},"serviceTier":"flex","approvalsReviewer":"user","multiAgentMode":"explicitRequestOnly","disabledPluginIds":[],"runtimeWorkspaceRoots":["/w"],"instructionSources":[],"activePermissionProfile":null}}"#,
+        );
+        let init = &ev[0]["extensions"];
+        assert_eq!(ev[0]["event"], "session_init");
+        for (k, v) in [
+            ("codex.createdAt", json!(1795315422)),
+            ("codex.updatedAt", json!(1795315423)),
+            ("codex.recencyAt", json!(1795315424)),
+            (
+                "codex.environments",
+                json!([{"environmentId": "local", "cwd": "/w"}]),
+            ),
+            ("codex.historyMode", json!("paginated")),
+            ("codex.threadStatus", json!({"type": "idle"})),
+            ("codex.threadSessionId", json!("th1")),
+            ("codex.canAcceptDirectInput", json!(true)),
+        ] {
+            assert_eq!(init[k], v, "{k}");
+        }
+        for k in ["codex.preview", "codex.section", "codex.projectId"] {
+            assert!(init.get(k).is_none(), "{k}");
+        }
+        let mode = &ev[1]["extensions"];
+        assert_eq!(ev[1]["event"], "session_mode");
+        for (k, v) in [
+            ("codex.serviceTier", json!("flex")),
+            ("codex.approvalsReviewer", json!("user")),
+            ("codex.multiAgentMode", json!("explicitRequestOnly")),
+            ("codex.disabledPluginIds", json!([])),
+            ("codex.runtimeWorkspaceRoots", json!(["/w"])),
+            ("codex.instructionSources", json!([])),
+        ] {
+            assert_eq!(mode[k], v, "{k}");
+        }
+        assert!(mode.get("codex.activePermissionProfile").is_none());
+        // An item's times, on the first event of its line.
+        let started = conv(
+            r#"{"method":"item/started","params":{"item":{"type":"reasoning","id":"rs1","summary":[],"content":[],"startedAtMs":1795315422351,"completedAtMs":null},"threadId":"t","turnId":"u","startedAtMs":1795315422351}}"#,
+        );
+        assert_eq!(
+            started[0]["extensions"]["codex.startedAtMs"],
+            1795315422351u64
+        );
+        assert!(started[0]["extensions"]
+            .get("codex.completedAtMs")
+            .is_none());
+        let done = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"commandExecution","id":"c1","command":"ls","cwd":"/w","status":"completed","exitCode":0,"aggregatedOutput":"","source":"agent","startedAtMs":10,"completedAtMs":25},"threadId":"t","turnId":"u"}}"#,
+        );
+        assert_eq!(done[0]["event"], "tool_completion");
+        assert_eq!(
+            (
+                done[0]["extensions"]["codex.startedAtMs"].clone(),
+                done[0]["extensions"]["codex.completedAtMs"].clone()
+            ),
+            (json!(10), json!(25))
+        );
+    }
+
+    #[test]
+    fn raw_reasoning_is_marked_apart_from_the_summary() {
+        // App-server deltas: the summary's unmarked, the raw reasoning's marked.
+        let summary = conv(
+            r#"{"method":"item/reasoning/summaryTextDelta","params":{"threadId":"t","turnId":"u","itemId":"rs1","delta":"**Plan**","summaryIndex":0}}"#,
+        );
+        assert_eq!(summary[0]["kind"], "thinking");
+        assert!(summary[0].get("extensions").is_none());
+        let raw = conv(
+            r#"{"method":"item/reasoning/textDelta","params":{"threadId":"t","turnId":"u","itemId":"rs1","delta":"raw thinking","contentIndex":0}}"#,
+        );
+        assert_eq!(raw[0]["textDelta"], "raw thinking");
+        assert_eq!(raw[0]["extensions"][RAW_REASONING], true);
+        // A completed item with both: the summary, then the raw content, marked.
+        let done = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"reasoning","id":"rs1","summary":["**Plan**","Then act."],"content":["raw one","raw two"]},"threadId":"t","turnId":"u"}}"#,
+        );
+        let texts: Vec<_> = done
+            .iter()
+            .map(|e| (e["text"].clone(), e["extensions"][RAW_REASONING].clone()))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                (json!("**Plan**\n\nThen act."), Value::Null),
+                (json!("raw one\nraw two"), json!(true)),
+            ]
+        );
+        assert!(done.iter().all(|e| e["messageId"] == "rs1"));
+        // Raw content alone (OSS models) is marked; an empty item is one unmarked empty text.
+        let only_raw = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"reasoning","id":"rs2","summary":[],"content":["just raw"]},"threadId":"t","turnId":"u"}}"#,
+        );
+        assert_eq!(only_raw.len(), 1);
+        assert_eq!(only_raw[0]["extensions"][RAW_REASONING], true);
+        let empty = conv(
+            r#"{"method":"item/completed","params":{"item":{"type":"reasoning","id":"rs3","summary":[],"content":[]},"threadId":"t","turnId":"u"}}"#,
+        );
+        assert_eq!(empty.len(), 1);
+        assert_eq!(empty[0]["text"], "");
+        assert!(empty[0].get("extensions").is_none());
+        // Legacy events: agent_reasoning is the summary, *_raw_content the raw reasoning.
+        let legacy = |ty: &str, field: &str| {
+            conv(&format!(
+                r#"{{"method":"codex/event/{ty}","params":{{"id":"1","msg":{{"type":"{ty}","{field}":"x"}},"conversationId":"thread"}}}}"#
+            ))
+        };
+        assert!(legacy("agent_reasoning", "text")[0]
+            .get("extensions")
+            .is_none());
+        assert_eq!(
+            legacy("agent_reasoning_raw_content", "text")[0]["extensions"][RAW_REASONING],
+            true
+        );
+        assert_eq!(
+            legacy("agent_reasoning_raw_content_delta", "delta")[0]["extensions"][RAW_REASONING],
+            true
+        );
+        assert!(legacy("agent_reasoning_delta", "delta")[0]
+            .get("extensions")
+            .is_none());
+        // codex exec's reasoning item is the summary (its `text`).
+        let exec = conv(
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Summarizing**"}}"#,
+        );
+        assert_eq!(exec[0]["kind"], "thinking");
+        assert!(exec[0].get("extensions").is_none());
     }
 
     #[test]

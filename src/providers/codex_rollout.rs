@@ -10,7 +10,7 @@
 //! | `event_msg` `token_count` | `usage_update` (`stepUsage` the response's tokens, `total` the session's), with the turn's model |
 //! | `event_msg`, anything else | `notice` `codex/event/<type>`, the payload in `extensions.msg` (the file repeats each item there: the `response_item`s carry them) |
 //! | `response_item` `message` | `user_input` (`isSynthetic` for the context Codex writes itself: `<environment_context>`, …), `text`; `developer`/`system` → `notice` `codex/instructions` |
-//! | `response_item` `reasoning` | `text` kind `thinking` (the summary; the raw content when the file has it) |
+//! | `response_item` `reasoning` | `text` kind `thinking` (the summary; then the raw content when the file has it, marked `codex.rawReasoning`) |
 //! | `response_item` `function_call`, `custom_tool_call` | `tool_invocation` (`exec_command`/`shell` → execute with the command as title, `apply_patch` → edit) |
 //! | `response_item` `*_output` | `tool_completion` (`failed` on a non-zero `Exit code`, `cancelled` when Codex says the user aborted it); a successful `apply_patch` → one `file_change` per file |
 //! | `token_usage_record`, `world_state`, `compacted`, other `response_item`s | `notice` `codex/<type>`, the payload in `extensions.payload` |
@@ -361,14 +361,19 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
                     .and_then(|r| serde_json::from_str::<Vec<Part>>(r.get()).ok()),
             );
             let raw = joined(p.content);
-            for text in [summary, raw].into_iter().flatten() {
-                cx.push(Text {
+            // The summary, then the raw reasoning, marked as such (`codex.rawReasoning`).
+            for (text, is_raw) in [(summary, false), (raw, true)] {
+                let Some(text) = text else { continue };
+                let ext = cx.push(Text {
                     text,
                     kind: TextKind::Thinking,
                     parent_call_id: None,
                     model: None,
                     message_id: p.id.clone(),
                 });
+                if is_raw {
+                    ext.put(super::codex::RAW_REASONING, true);
+                }
             }
             if cx.events.is_empty() {
                 notice(
@@ -698,6 +703,32 @@ mod tests {
         let add = c[0].diff.as_deref().unwrap_or_default();
         assert!(add.contains("+# New\n+Added.\n"), "{add}");
         assert!(c[1].diff.is_none());
+    }
+
+    #[test]
+    fn reasoning_keeps_the_raw_content_apart_from_the_summary() {
+        let line = r#"{"timestamp":"2026-11-26T02:55:09.900Z","type":"response_item","payload":{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"**Plan**"}],"content":[{"type":"reasoning_text","text":"raw thinking"}],"encrypted_content":"gAAA"}}"#;
+        let probe: Probe = serde_json::from_str(line).unwrap();
+        let mut cx = Cx::default();
+        convert(line, &probe, &mut cx).unwrap();
+        let got: Vec<(String, bool)> = cx
+            .events
+            .iter()
+            .map(|(b, e)| {
+                let v = serde_json::to_value(b).unwrap();
+                let raw =
+                    e.0.iter()
+                        .any(|(k, _)| k == super::super::codex::RAW_REASONING);
+                (v["text"].as_str().unwrap().to_owned(), raw)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("**Plan**".to_owned(), false),
+                ("raw thinking".to_owned(), true)
+            ]
+        );
     }
 
     #[test]

@@ -634,9 +634,11 @@ impl State {
         let Some(entries) = ev.entries.as_deref() else {
             return;
         };
+        let plan_id = ev.ext.plan_id.as_deref().filter(|p| !p.is_empty());
         let body = Body::Plan(Plan {
             entries: RawJson::of(entries),
-            plan_id: own(&ev.ace.plan_id),
+            plan_id: plan_id.map(str::to_owned),
+            status: None,
             call_id: own(&ev.call_id),
             explanation: own(&ev.explanation),
         });
@@ -645,7 +647,13 @@ impl State {
         self.pending.sessions[s].plan = Some(PendingPlan {
             entry: i,
             entries: RawJson::of(entries),
+            status: None,
         });
+        if let Some(id) = plan_id {
+            self.idx.per[s].plans.insert(id.to_owned(), i);
+            // RULE 4: its events that came first.
+            self.apply_held_plan_events(s, id, i);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -686,7 +694,7 @@ impl State {
             session_id: self.tree.sessions[s].session_id.clone(),
             turn: turn.map(|t| t + 1),
             parent_call_id: parent.map(str::to_owned),
-            parent_step_id: own(&ev.ace.parent_step_id),
+            parent_step_id: own(&ev.ext.parent_step_id),
             seq,
             updated_seq: None,
             timestamp: own(&ev.timestamp),

@@ -7,6 +7,8 @@ use super::view::{own, Ev};
 
 /// The `taskType` of a plan step's events.
 const PLAN_STEP: &str = "plan_step";
+/// The `taskType` of a plan's own events (replanned, escalated, completed).
+const PLAN: &str = "plan";
 
 /// `steps` (a plan's entries) with the step at `index` (from 1), or else the one whose
 /// `stepId` is `step_id`, given `status` (when some) and `stepId` (when some); `None` when no
@@ -140,6 +142,7 @@ impl State {
         let body = if thought {
             Body::Thought(Thought {
                 content: text.to_owned(),
+                raw_content: None,
                 message_id: msg,
                 model: None,
                 streaming: true,
@@ -171,7 +174,11 @@ impl State {
             }
             Some("thinking") => {
                 if let Some(t) = ev.text_delta.as_deref() {
-                    self.chunk(s, ev, seq, true, t);
+                    if ev.ext.raw_reasoning {
+                        self.raw_reasoning(s, ev, seq, t, false);
+                    } else {
+                        self.chunk(s, ev, seq, true, t);
+                    }
                 }
             }
             Some("messageStart") => {
@@ -191,6 +198,9 @@ impl State {
         let kind = ev.kind.as_deref().unwrap_or("text");
         let thought = match kind {
             "text" => false,
+            "thinking" if ev.ext.raw_reasoning => {
+                return self.raw_reasoning(s, ev, seq, text, true);
+            }
             "thinking" => true,
             other => {
                 // The final text of a block streamed as text deltas (Codex streams its plan
@@ -244,10 +254,18 @@ impl State {
         let (streaming, start) = (scope.streaming, scope.stream_start as usize);
         if let Some(last) = scope.last_entry {
             let e = &mut self.entries[last as usize];
+            // A thought that has only the raw reasoning so far (Codex's, given apart) takes
+            // the summary of the same reasoning.
+            let raw_only = matches!(&e.body, Body::Thought(t)
+                if t.content.is_empty() && t.raw_content.is_some());
             if let Some((content, message_id, flag)) = continued(e, thought) {
                 let mine = message_id.as_deref();
                 let theirs = ev.message_id.as_deref();
-                let done = if streaming && same_message(mine, theirs) {
+                let done = if raw_only && same_message(mine, theirs) {
+                    content.push_str(text);
+                    *flag = false;
+                    true
+                } else if streaming && same_message(mine, theirs) {
                     content.truncate(start);
                     content.push_str(text);
                     *flag = false;
@@ -280,6 +298,7 @@ impl State {
         let body = if thought {
             Body::Thought(Thought {
                 content: text.to_owned(),
+                raw_content: None,
                 message_id: own(&ev.message_id),
                 model: own(&ev.model),
                 streaming: false,
@@ -297,6 +316,89 @@ impl State {
             })
         };
         self.push_entry(s, parent, ev, seq, body, true);
+    }
+
+    /// Raw reasoning (Codex's, marked `codex.rawReasoning`): kept in the `rawContent` of the
+    /// thought of the same reasoning (the agent's last entry in this turn when it is a thought
+    /// of the same message), whose `content` stays the summary; else a new thought with an
+    /// empty `content`. A chunk is appended (RULE 1's cumulative rule applies); the final
+    /// text (`whole`) replaces what its chunks gave, and ends the thought's streaming when no
+    /// summary is streaming in it.
+    fn raw_reasoning(&mut self, s: usize, ev: &Ev, seq: u64, text: &str, whole: bool) {
+        let parent = ev.parent();
+        let sc = self.scope(s, parent);
+        if !whole {
+            if let Some(id) = ev.message_id.as_deref() {
+                let scope = &mut self.cursor.sessions[s].scopes[sc];
+                if scope.message_id.as_deref() != Some(id) {
+                    scope.message_id = Some(id.to_owned());
+                }
+            }
+        }
+        let scope = &self.cursor.sessions[s].scopes[sc];
+        let (streaming, start) = (scope.streaming, scope.stream_start as usize);
+        let msg = if whole {
+            ev.message_id.as_deref()
+        } else {
+            scope.message_id.as_deref()
+        };
+        if let Some(last) = scope.last_entry {
+            let e = &mut self.entries[last as usize];
+            if let Body::Thought(t) = &mut e.body {
+                let mine = t.message_id.as_deref();
+                // Without ids on both sides, only a thought with no raw reasoning yet, or
+                // one streaming it, is the same reasoning.
+                let fits = match (mine, msg) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => t.raw_content.is_none() || streaming,
+                };
+                if fits {
+                    let raw = t.raw_content.get_or_insert_with(String::new);
+                    if whole {
+                        raw.clear();
+                        raw.push_str(text);
+                    } else if let Some(new) = extract_new_content(raw, text) {
+                        raw.push_str(new);
+                    }
+                    if t.message_id.is_none() {
+                        t.message_id = msg.map(str::to_owned);
+                    }
+                    if t.model.is_none() {
+                        t.model = own(&ev.model);
+                    }
+                    // The summary streamed nothing since the stream began: the thought's
+                    // streaming is the raw reasoning's.
+                    let summary_idle = !streaming || start >= t.content.len();
+                    let now = if whole { !summary_idle } else { true };
+                    t.streaming = now;
+                    let content_len = t.content.len() as u64;
+                    touch(e, seq);
+                    let scope = &mut self.cursor.sessions[s].scopes[sc];
+                    if whole && summary_idle {
+                        scope.streaming = false;
+                        scope.stream_start = 0;
+                    } else if !whole && !streaming {
+                        scope.streaming = true;
+                        scope.stream_start = content_len;
+                    }
+                    return;
+                }
+            }
+        }
+        if text.is_empty() {
+            return;
+        }
+        let body = Body::Thought(Thought {
+            content: String::new(),
+            raw_content: Some(text.to_owned()),
+            message_id: msg.map(str::to_owned),
+            model: own(&ev.model),
+            streaming: !whole,
+        });
+        self.push_entry(s, parent, ev, seq, body, true);
+        let scope = &mut self.cursor.sessions[s].scopes[sc];
+        scope.streaming = !whole;
+        scope.stream_start = 0;
     }
 
     /// RULE 8: every prompt is an entry of its own.
@@ -611,8 +713,8 @@ impl State {
     /// A background task's progress, on the call that started it (found by `taskId` when the
     /// event names no call).
     pub(super) fn task_update(&mut self, s: usize, ev: &Ev, seq: u64) {
-        if ev.task_type.as_deref() == Some(PLAN_STEP) {
-            return self.plan_step(s, ev, seq);
+        if matches!(ev.task_type.as_deref(), Some(PLAN_STEP | PLAN)) {
+            return self.plan_event(s, ev, seq);
         }
         let Some(task_id) = ev.task_id.as_deref() else {
             return;
@@ -658,47 +760,118 @@ impl State {
         per.tasks.insert(task_id.to_owned(), call);
     }
 
-    /// A plan step's progress (AceClaw's `plan_step_*`, a `task_update` of `taskType`
-    /// `plan_step` whose `taskId` is the step's id): sets the step's `status` (when the event
-    /// has one) and `stepId` in the session's latest plan, its entry and `pending.plan`. The
-    /// step is the one at the event's `aceclaw.stepIndex` (from 1, the order of the plan's
-    /// steps), else the one that already has its `stepId`; never found by its text. Nothing
-    /// changes when the session has no plan, the event names another plan (`aceclaw.planId`)
-    /// or no step is found.
-    fn plan_step(&mut self, s: usize, ev: &Ev, seq: u64) {
-        let Some(pending) = &self.pending.sessions[s].plan else {
-            return;
+    /// A plan event (AceClaw's): a step's progress (`plan_step_*`, a `task_update` of
+    /// `taskType` `plan_step` whose `taskId` is the step's id and `aceclaw.planId` its plan)
+    /// or the plan's own (`plan_replanned`, `_escalated`, `_completed`: `taskType` `plan`, the
+    /// plan's id as `taskId`). It changes the plan it names (the latest plan entry of that
+    /// `planId`), or, naming none, the session's latest plan. Naming a plan the session has
+    /// not had yet, it is held (RULE 4: its order against `plan_created` does not matter) and
+    /// applied when a plan of that id arrives ([`State::apply_held_plan_events`]); never to
+    /// another plan. Naming none before any plan, it changes nothing.
+    fn plan_event(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let step = ev.task_type.as_deref() == Some(PLAN_STEP);
+        let nonempty = |x: &Option<std::borrow::Cow<str>>| {
+            x.as_deref().filter(|t| !t.is_empty()).map(str::to_owned)
         };
-        let i = pending.entry as usize;
+        let (plan_id, held_step) = if step {
+            let at = HeldStep {
+                step_id: nonempty(&ev.task_id),
+                step_index: ev.ext.step_index,
+            };
+            (nonempty(&ev.ext.plan_id), Some(at))
+        } else {
+            (nonempty(&ev.task_id), None)
+        };
+        let held = HeldPlanEvent {
+            seq,
+            plan_id: plan_id.unwrap_or_default(),
+            step: held_step,
+            status: own(&ev.status),
+        };
+        let target = if held.plan_id.is_empty() {
+            self.pending.sessions[s].plan.as_ref().map(|p| p.entry)
+        } else {
+            self.idx.per[s].plans.get(&held.plan_id).copied()
+        };
+        match target {
+            Some(i) => {
+                if self.change_plan(s, i, &held) {
+                    touch(&mut self.entries[i as usize], seq);
+                }
+            }
+            None if !held.plan_id.is_empty() => {
+                let list = &mut self.cursor.sessions[s].plan_events;
+                if list.len() >= MAX_HELD_PLAN_EVENTS {
+                    list.remove(0);
+                }
+                list.push(held);
+            }
+            None => {}
+        }
+    }
+
+    /// Applies the held plan events that name `plan_id` to plan entry `i` (just made), in the
+    /// order they came, and forgets them.
+    pub(super) fn apply_held_plan_events(&mut self, s: usize, plan_id: &str, i: u32) {
+        let list = &mut self.cursor.sessions[s].plan_events;
+        if !list.iter().any(|h| h.plan_id == plan_id) {
+            return;
+        }
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(list)
+            .into_iter()
+            .partition(|h| h.plan_id == plan_id);
+        self.cursor.sessions[s].plan_events = rest;
+        for h in &mine {
+            self.change_plan(s, i, h);
+        }
+    }
+
+    /// Applies plan event `h` to plan entry `i` of session `s` (and to `pending.plan` when it
+    /// is that entry): a step event's step at its index (from 1, the order of the plan's
+    /// steps), else the one that already has its id, gets that id as `stepId` and its status
+    /// (when it has one; steps are never found by their text); a plan-level event sets the
+    /// plan's `status`. Whether anything changed.
+    fn change_plan(&mut self, s: usize, i: u32, h: &HeldPlanEvent) -> bool {
         let Some(Entry {
             body: Body::Plan(plan),
             ..
-        }) = self.entries.get(i)
+        }) = self.entries.get_mut(i as usize)
         else {
-            return;
+            return false;
         };
-        if let (Some(a), Some(b)) = (ev.ace.plan_id.as_deref(), plan.plan_id.as_deref()) {
-            if a != b {
-                return;
+        let pending = self.pending.sessions[s]
+            .plan
+            .as_mut()
+            .filter(|p| p.entry == i);
+        match &h.step {
+            Some(step) => {
+                let Some(steps) = set_step(
+                    &plan.entries,
+                    step.step_index,
+                    step.step_id.as_deref(),
+                    h.status.as_deref(),
+                ) else {
+                    return false;
+                };
+                if let Some(p) = pending {
+                    p.entries = steps.clone();
+                }
+                plan.entries = steps;
+            }
+            None => {
+                let Some(status) = h.status.as_deref() else {
+                    return false;
+                };
+                if plan.status.as_deref() == Some(status) {
+                    return false;
+                }
+                plan.status = Some(status.to_owned());
+                if let Some(p) = pending {
+                    p.status = Some(status.to_owned());
+                }
             }
         }
-        let step_id = ev.task_id.as_deref().filter(|t| !t.is_empty());
-        let Some(steps) = set_step(
-            &plan.entries,
-            ev.ace.step_index,
-            step_id,
-            ev.status.as_deref(),
-        ) else {
-            return;
-        };
-        let e = &mut self.entries[i];
-        touch(e, seq);
-        if let Body::Plan(plan) = &mut e.body {
-            plan.entries = steps.clone();
-        }
-        if let Some(p) = &mut self.pending.sessions[s].plan {
-            p.entries = steps;
-        }
+        true
     }
 
     /// A file change, on its call when known, else on the turn. A cumulative diff replaces the

@@ -82,10 +82,12 @@ fn tokens(u: &e::TokenUsage) -> TokenUsage {
     }
 }
 
-/// The extensions [`super::view::Ace`] reads, as a reader of the line gets them (the last
+/// The extensions [`super::view::Exts`] reads, as a reader of the line gets them (the last
 /// value of a key): numbers when non-negative integers, strings when strings, else none.
-fn ace<'a>(ext: &'a e::Extensions<'a>) -> super::view::Ace<'a> {
-    use super::view::{CURSOR_KEY, PARENT_STEP_KEY, PLAN_ID_KEY, STEP_INDEX_KEY};
+fn exts<'a>(ext: &'a e::Extensions<'a>) -> super::view::Exts<'a> {
+    use super::view::{
+        CURSOR_KEY, PARENT_STEP_KEY, PLAN_ID_KEY, RAW_REASONING_KEY, STEP_INDEX_KEY,
+    };
     let last = |key: &str| ext.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
     let number = |key| match last(key)? {
         Json::U64(n) => Some(*n),
@@ -101,11 +103,19 @@ fn ace<'a>(ext: &'a e::Extensions<'a>) -> super::view::Ace<'a> {
         Json::Value(serde_json::Value::String(t)) => Some(Cow::Borrowed(t.as_str())),
         Json::U64(_) | Json::Bool(_) | Json::Value(_) | Json::Object(_) | Json::Array(_) => None,
     };
-    super::view::Ace {
+    let yes = |key| match last(key) {
+        Some(Json::Bool(b)) => *b,
+        Some(Json::Value(serde_json::Value::Bool(b))) => *b,
+        Some(Json::Raw(r)) => r.get() == "true",
+        Some(Json::RawOwned(r)) => r.get() == "true",
+        _ => false,
+    };
+    super::view::Exts {
         event_id: number(CURSOR_KEY),
         plan_id: string(PLAN_ID_KEY),
         step_index: number(STEP_INDEX_KEY),
         parent_step_id: string(PARENT_STEP_KEY),
+        raw_reasoning: yes(RAW_REASONING_KEY),
     }
 }
 
@@ -151,8 +161,8 @@ impl<'a> Ev<'a> {
         v.session_id = r(&ev.session_id);
         v.turn_id = s(&ev.turn_id);
         v.source = Some(ev);
-        if ev.provider == super::view::PROVIDER_OF_CURSOR {
-            v.ace = ace(&ev.extensions);
+        if super::view::reads_extensions(ev.provider, ev.event) {
+            v.ext = exts(&ev.extensions);
         }
         match &ev.body {
             Body::SessionInit(b) => {

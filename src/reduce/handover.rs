@@ -12,7 +12,7 @@
 //! ([`super::apply::may_park`]): the reducer keeps the line of a parked event, and writes it
 //! for no other.
 
-use super::view::{Ace, Denial, Ev, ModelUsage, StepUsage, TokenUsage};
+use super::view::{Denial, Ev, Exts, ModelUsage, StepUsage, TokenUsage};
 use crate::event::Pairs;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -227,7 +227,7 @@ impl<'a, T: Carry<'a>> Carry<'a> for Option<T> {
     }
 }
 
-impl<'a> Carry<'a> for Ace<'a> {
+impl<'a> Carry<'a> for Exts<'a> {
     fn is_set(&self) -> bool {
         !self.is_empty()
     }
@@ -236,13 +236,15 @@ impl<'a> Carry<'a> for Ace<'a> {
         self.plan_id.put(c);
         self.step_index.put(c);
         self.parent_step_id.put(c);
+        self.raw_reasoning.put(c);
     }
     fn take(r: &mut Unpack<'a>) -> Option<Self> {
-        Some(Ace {
+        Some(Exts {
             event_id: Carry::take(r)?,
             plan_id: Carry::take(r)?,
             step_index: Carry::take(r)?,
             parent_step_id: Carry::take(r)?,
+            raw_reasoning: Carry::take(r)?,
         })
     }
 }

@@ -183,7 +183,7 @@ impl Reducer {
         // when its line is converted at another place in a file), when it names its session
         // and the session is in the state to keep the place; until then (and for an event that
         // makes no session, a notice) by its id.
-        let place = ev.ace.event_id.map(|n| Place {
+        let place = ev.ext.event_id.map(|n| Place {
             event_id: n,
             part: id.map_or(0, |(id, _)| part(id)),
         });

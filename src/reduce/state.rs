@@ -345,11 +345,15 @@ pub struct Message {
     pub images: Option<u64>,
 }
 
-/// RULE 9: reasoning.
+/// RULE 9: reasoning. `content` is what the provider shows of it (for Codex, the summary);
+/// `rawContent` the raw reasoning where the provider gives it apart (Codex's, marked
+/// `codex.rawReasoning`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Thought {
     pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -594,7 +598,8 @@ pub struct PermissionAnswer {
 }
 
 /// RULE 10: one plan, whole (each update is a new entry; the latest is in `pending`). Plan
-/// step events (AceClaw's) update the latest one in place: a step's `status` and `stepId`.
+/// step events (AceClaw's) update the plan they name in place: a step's `status` and
+/// `stepId`; the plan's own events its `status`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
@@ -603,6 +608,11 @@ pub struct Plan {
     /// this one as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_id: Option<String>,
+    /// The plan's own status, as its latest plan-level event said it (AceClaw's
+    /// `stream.plan_replanned`, `_escalated`, `_completed`: `replanned`, `escalated`,
+    /// `completed` or `failed`); absent until one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -980,6 +990,9 @@ pub struct SessionPending {
 pub struct PendingPlan {
     pub entry: u32,
     pub entries: RawJson,
+    /// The plan entry's `status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1090,6 +1103,39 @@ pub struct SessionCursor {
     /// events without a `parentCallId` are the last one's until its `subagent_complete`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<String>,
+    /// Plan events that name a plan the session has not had yet (RULE 4: AceClaw's step and
+    /// plan events before their `plan_created`), oldest first, at most
+    /// [`MAX_HELD_PLAN_EVENTS`]: applied, in order, when a plan of their `planId` arrives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan_events: Vec<HeldPlanEvent>,
+}
+
+/// Plan events held per session at most; one more drops the oldest.
+pub const MAX_HELD_PLAN_EVENTS: usize = 64;
+
+/// A plan event held until its plan arrives: what it changes, nothing else.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldPlanEvent {
+    pub seq: u64,
+    /// The plan it names.
+    pub plan_id: String,
+    /// The step it is about (`task_update` `taskType` `plan_step`); absent for the plan's own
+    /// event (`taskType` `plan`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<HeldStep>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// The step a held step event names: by index (from 1), else by its id.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldStep {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_index: Option<u64>,
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -1202,6 +1248,8 @@ pub struct SessionIndex {
     pub nodes: HashMap<String, (u32, Vec<u32>)>,
     /// The latest meta entry.
     pub meta: Option<u32>,
+    /// planId → the latest plan entry of that id.
+    pub plans: HashMap<String, u32>,
 }
 
 impl State {
@@ -1264,6 +1312,11 @@ impl State {
                     per.requests.insert(p.request_id.clone(), i as u32);
                 }
                 Body::Meta(_) => per.meta = Some(i as u32),
+                Body::Plan(Plan {
+                    plan_id: Some(id), ..
+                }) => {
+                    per.plans.insert(id.clone(), i as u32);
+                }
                 _ => {}
             }
         }
@@ -1285,7 +1338,10 @@ impl State {
         let max = self.entries.len() as u32;
         let bad = |e: u32| e >= max;
         for p in &self.pending.sessions {
-            if p.tools.iter().any(|t| bad(t.entry)) || p.permissions.iter().any(|r| bad(r.entry)) {
+            if p.tools.iter().any(|t| bad(t.entry))
+                || p.permissions.iter().any(|r| bad(r.entry))
+                || p.plan.as_ref().is_some_and(|x| bad(x.entry))
+            {
                 anyhow::bail!("pending names an entry the state does not have");
             }
         }

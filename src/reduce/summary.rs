@@ -213,7 +213,10 @@ pub fn render(st: &State) -> String {
         if let Some(plan) = &p.plan {
             if let Ok(items) = serde_json::from_str::<Vec<serde_json::Value>>(plan.entries.get()) {
                 let done = items.iter().filter(|i| i["status"] == "completed").count();
-                now.push(format!("plan {done}/{} done", items.len()));
+                match &plan.status {
+                    Some(st) => now.push(format!("plan {done}/{} done, {st}", items.len())),
+                    None => now.push(format!("plan {done}/{} done", items.len())),
+                }
             }
         }
         if !now.is_empty() {

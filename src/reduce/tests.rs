@@ -1218,11 +1218,17 @@ fn aceclaw_plan_steps_set_their_status_and_id_and_nest_their_work() {
     ]);
     assert_eq!(e[plan]["entries"], steps);
     assert_eq!(e[plan]["planId"], "plan-1");
-    assert_eq!(e[plan]["updatedSeq"], 12);
+    // The plan's own events (replanned, escalated, then completed without success) last.
+    assert_eq!(e[plan]["status"], "failed");
+    assert_eq!(e[plan]["updatedSeq"], 15);
     let pending = &js(&st)["pending"]["sessions"][0]["plan"];
     assert_eq!(
-        (pending["entry"].clone(), pending["entries"].clone()),
-        (json!(plan), steps)
+        (
+            pending["entry"].clone(),
+            pending["entries"].clone(),
+            pending["status"].clone()
+        ),
+        (json!(plan), steps, json!("failed"))
     );
     let at = |id: &str| e.iter().find(|x| x["callId"] == id).unwrap().clone();
     assert_eq!(at("toolu_01PoM")["parentStepId"], "plan-1-step-1");
@@ -1343,6 +1349,276 @@ fn aceclaw_plan_steps_set_their_status_and_id_and_nest_their_work() {
             {"content": "Test", "status": "pending"},
         ])
     );
+}
+
+/// The plan entry of a state and `pending.plan`, without what tells when they changed.
+fn plan_facts(st: &State) -> (Value, Value, Value, Value) {
+    let e = entries(st);
+    let plan = e.iter().find(|x| x["type"] == "plan").unwrap();
+    let pending = &js(st)["pending"]["sessions"][0]["plan"];
+    (
+        plan["entries"].clone(),
+        plan["status"].clone(),
+        pending["entries"].clone(),
+        pending["status"].clone(),
+    )
+}
+
+#[test]
+fn aceclaw_plan_events_before_their_plan_are_held_until_it_comes() {
+    // The bridge capture with its plan_created (line 3) moved after every step and plan
+    // event (lines 4-15): the plan comes out as in the capture's order.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/aceclaw/bridge-plan.events.jsonl");
+    let raw = std::fs::read_to_string(path).unwrap();
+    let log: Vec<String> = raw.lines().map(str::to_owned).collect();
+    let in_order = reduce_lines(&log);
+    let mut moved = log.clone();
+    let plan = moved.remove(2);
+    assert!(plan.contains("\"plan_update\""));
+    moved.insert(14, plan);
+    // Numbered in the order the bridge sent them (a lower number than the last applied is
+    // skipped as already seen).
+    for (n, l) in moved.iter_mut().enumerate() {
+        let mut v: Value = serde_json::from_str(l).unwrap();
+        v["extensions"]["aceclaw.eventId"] = json!(n + 1);
+        *l = v.to_string();
+    }
+    let late = reduce_lines(&moved);
+    assert_eq!(plan_facts(&late), plan_facts(&in_order));
+    assert_eq!(plan_facts(&late).1, "failed");
+    // Held in the cursor until then, and a snapshot taken while they wait resumes them.
+    let held = reduce_lines(&moved[..14]);
+    let waiting = &js(&held)["cursor"]["sessions"][0]["planEvents"];
+    assert_eq!(waiting.as_array().unwrap().len(), 8, "{waiting}");
+    assert_eq!(
+        waiting[0],
+        json!({"seq": 4, "planId": "plan-1", "step": {"stepId": "plan-1-step-1", "stepIndex": 1},
+               "status": "in_progress"})
+    );
+    assert_eq!(
+        waiting[7],
+        json!({"seq": 15, "planId": "plan-1", "status": "failed"})
+    );
+    assert!(js(&late)["cursor"]["sessions"][0]
+        .get("planEvents")
+        .is_none());
+    for k in 0..=moved.len() {
+        same(
+            &format!("cut after {k}"),
+            &late,
+            &resumed(&moved, k, &moved[k..], false),
+        );
+    }
+
+    // Hand-written: events wait for the plan they name and go to no other; one that names
+    // no plan before any plan changes nothing (which plan it is, nothing says).
+    let ace = |mut v: Value, ext: Value| {
+        v["provider"] = json!("aceclaw");
+        v["extensions"] = ext;
+        v
+    };
+    let plan_of = |id: &str, steps: &[&str]| {
+        ace(
+            json!({"event": "plan_update", "entries": steps.iter()
+                .map(|c| json!({"content": c, "status": "pending"})).collect::<Vec<_>>()}),
+            json!({"aceclaw.planId": id}),
+        )
+    };
+    let step = |plan: Option<&str>, id: &str, index: u64, status: &str| {
+        let mut ext = json!({"aceclaw.stepIndex": index});
+        if let Some(p) = plan {
+            ext["aceclaw.planId"] = json!(p);
+        }
+        ace(
+            json!({"event": "task_update", "taskId": id, "phase": "updated",
+                   "taskType": "plan_step", "status": status}),
+            ext,
+        )
+    };
+    let plan_status = |plan: &str, status: &str| {
+        ace(
+            json!({"event": "task_update", "taskId": plan, "phase": "updated",
+                   "taskType": "plan", "status": status}),
+            json!({}),
+        )
+    };
+    let events = vec![
+        ace(json!({"event": "turn_start"}), json!({})),
+        step(None, "x1", 1, "completed"),
+        step(Some("b"), "b1", 1, "completed"),
+        plan_status("b", "completed"),
+        step(Some("a"), "a2", 2, "in_progress"),
+        plan_of("a", &["Read", "Write"]),
+        plan_status("a", "replanned"),
+        plan_of("b", &["Test"]),
+        ace(json!({"event": "turn_complete"}), json!({})),
+    ];
+    let log = lines(&events);
+    let st = reduce_lines(&log);
+    let e = entries(&st);
+    let plans: Vec<&Value> = e.iter().filter(|x| x["type"] == "plan").collect();
+    assert_eq!(
+        (plans[0]["entries"].clone(), plans[0]["status"].clone()),
+        (
+            json!([{"content": "Read", "status": "pending"},
+                   {"content": "Write", "status": "in_progress", "stepId": "a2"}]),
+            json!("replanned")
+        )
+    );
+    assert_eq!(
+        plans[0]["updatedSeq"], 7,
+        "the plan's own event came after it"
+    );
+    assert_eq!(
+        (plans[1]["entries"].clone(), plans[1]["status"].clone()),
+        (
+            json!([{"content": "Test", "status": "completed", "stepId": "b1"}]),
+            json!("completed")
+        )
+    );
+    assert!(plans[1].get("updatedSeq").is_none(), "made whole at once");
+    let pending = &js(&st)["pending"]["sessions"][0]["plan"];
+    assert_eq!(pending["status"], "completed");
+    assert_eq!(pending["entries"], plans[1]["entries"]);
+    assert!(js(&st)["cursor"]["sessions"][0].get("planEvents").is_none());
+    for k in 0..=log.len() {
+        same(
+            &format!("cut after {k}"),
+            &st,
+            &resumed(&log, k, &log[k..], false),
+        );
+    }
+    // A late event of an earlier plan goes to that plan, not to the latest.
+    let mut more = events[..events.len() - 1].to_vec();
+    more.push(step(Some("a"), "a1", 1, "completed"));
+    let st = reduce(&more);
+    let e = entries(&st);
+    let plans: Vec<&Value> = e.iter().filter(|x| x["type"] == "plan").collect();
+    assert_eq!(plans[0]["entries"][0]["status"], "completed");
+    assert_eq!(plans[1]["entries"][0]["stepId"], "b1");
+
+    // Bounded: of 70 events for a plan that never comes, the latest 64 are held.
+    let mut many = vec![ace(json!({"event": "turn_start"}), json!({}))];
+    many.extend((1..=70).map(|n| step(Some("z"), &format!("z{n}"), n, "completed")));
+    let st = reduce(&many);
+    let held = js(&st)["cursor"]["sessions"][0]["planEvents"].clone();
+    let held = held.as_array().unwrap();
+    assert_eq!(held.len(), MAX_HELD_PLAN_EVENTS);
+    assert_eq!(held[0]["step"]["stepId"], "z7");
+    assert_eq!(held[63]["step"]["stepId"], "z70");
+}
+
+#[test]
+fn codex_raw_reasoning_is_kept_apart_from_the_summary() {
+    // What the Codex converter makes of a reasoning item streamed with summary deltas
+    // (item/reasoning/summaryTextDelta) and raw deltas (item/reasoning/textDelta, marked
+    // codex.rawReasoning), then its item/completed (the summary, then the raw content).
+    let codex = |mut v: Value, raw: bool| {
+        v["provider"] = json!("codex");
+        if raw {
+            v["extensions"] = json!({"codex.rawReasoning": true});
+        }
+        v
+    };
+    let d = |t: &str, raw: bool| {
+        codex(
+            json!({"event": "stream_delta", "kind": "thinking", "textDelta": t,
+                   "messageId": "rs1"}),
+            raw,
+        )
+    };
+    let fin = |t: &str, raw: bool| {
+        codex(
+            json!({"event": "text", "kind": "thinking", "text": t, "messageId": "rs1"}),
+            raw,
+        )
+    };
+    let events = vec![
+        codex(json!({"event": "turn_start"}), false),
+        codex(
+            json!({"event": "stream_delta", "kind": "blockStart", "messageId": "rs1"}),
+            false,
+        ),
+        d("The user ", true),
+        d("**Plan**", false),
+        d("wants uname.", true),
+        d(" Run it.", false),
+    ];
+    let mid = reduce(&events);
+    let e = entries(&mid);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(
+        (
+            e[0]["type"].clone(),
+            e[0]["content"].clone(),
+            e[0]["rawContent"].clone(),
+            e[0]["streaming"].clone()
+        ),
+        (
+            json!("thought"),
+            json!("**Plan** Run it."),
+            json!("The user wants uname."),
+            json!(true)
+        )
+    );
+    let mut all = events.clone();
+    all.push(fin("**Plan** Run it.", false));
+    all.push(fin("The user wants uname.", true));
+    all.push(codex(
+        json!({"event": "text", "kind": "text", "text": "Linux", "messageId": "m1"}),
+        false,
+    ));
+    all.push(codex(json!({"event": "turn_complete"}), false));
+    let log = lines(&all);
+    let st = reduce_lines(&log);
+    let e = entries(&st);
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(e[0]["content"], "**Plan** Run it.");
+    assert_eq!(e[0]["rawContent"], "The user wants uname.");
+    assert!(e[0].get("streaming").is_none());
+    assert_eq!(e[1]["content"], "Linux");
+    for k in 0..=log.len() {
+        same(
+            &format!("cut after {k}"),
+            &st,
+            &resumed(&log, k, &log[k..], false),
+        );
+    }
+
+    // Raw reasoning alone (OSS models): content empty, rawContent the text; the summary of
+    // the same item, final or streamed after it, fills content.
+    let st = reduce(&[
+        d("raw ", true),
+        d("only", true),
+        fin("raw only", true),
+        fin("A summary", false),
+    ]);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(
+        (e[0]["content"].clone(), e[0]["rawContent"].clone()),
+        (json!("A summary"), json!("raw only"))
+    );
+    // Without any streaming: the two final texts, either order, are one thought.
+    for order in [[false, true], [true, false]] {
+        let evs: Vec<Value> = order
+            .iter()
+            .map(|&raw| fin(if raw { "raw" } else { "sum" }, raw))
+            .collect();
+        let e = entries(&reduce(&evs));
+        assert_eq!(e.len(), 1, "{order:?}: {e:?}");
+        assert_eq!(
+            (e[0]["content"].clone(), e[0]["rawContent"].clone()),
+            (json!("sum"), json!("raw"))
+        );
+    }
+    // The mark is Codex's: another provider's thinking with it is ordinary thinking.
+    let mut other = fin("thinking", true);
+    other["provider"] = json!("claude");
+    let e = entries(&reduce(&[other]));
+    assert_eq!(e[0]["content"], "thinking");
+    assert!(e[0].get("rawContent").is_none());
 }
 
 fn usage(msg: &str, input: u64) -> Value {

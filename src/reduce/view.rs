@@ -1,7 +1,8 @@
 //! A borrowed, read-only view of one InsightsEvent line: the union of every member the reducer
 //! reads, whatever the event type. Members are only ever InsightsEvent fields (see
 //! `src/event.rs`), never a provider's wire fields; `raw` is not read at all, and of
-//! `extensions` only AceClaw's few keys [`Ace`] names, on AceClaw's events only.
+//! `extensions` only the few keys [`Exts`] names: AceClaw's, on AceClaw's events only, and
+//! Codex's mark of raw reasoning, on Codex's `text` and `stream_delta` events only.
 //! Arbitrary JSON (tool input, output, plan entries, …) stays unparsed as `&RawValue` until the
 //! reducer decides to keep it.
 
@@ -253,8 +254,8 @@ view! {
     "planType" plan_type: S<'a> => OptStr<'a>,
     "rateLimitType" rate_limit_type: S<'a> => OptStr<'a>,
 
-    // Of `extensions`, only AceClaw's few the reducer needs ([`Ace`]).
-    "extensions" ace: Ace<'a>,
+    // Of `extensions`, only the few the reducer needs ([`Exts`]).
+    "extensions" ext: Exts<'a>,
 }
 
 /// The extension that carries a provider's own position in its stream: AceClaw's bridge
@@ -266,42 +267,57 @@ pub const PLAN_ID_KEY: &str = "aceclaw.planId";
 pub const STEP_INDEX_KEY: &str = "aceclaw.stepIndex";
 /// The extension naming the plan step an event's work belongs to (the wire's `parentStepId`).
 pub const PARENT_STEP_KEY: &str = "aceclaw.parentStepId";
-/// The provider whose events carry [`CURSOR_KEY`] and the other keys [`Ace`] reads.
+/// The provider whose events carry [`CURSOR_KEY`] and the other AceClaw keys [`Exts`] reads.
 pub const PROVIDER_OF_CURSOR: &str = "aceclaw";
+/// The extension (`true`) that marks Codex's raw reasoning (the `content` of a reasoning item,
+/// `item/reasoning/textDelta`, `agent_reasoning_raw_content*`): its thinking without it is the
+/// reasoning's summary.
+pub const RAW_REASONING_KEY: &str = "codex.rawReasoning";
+/// The provider whose thinking may carry [`RAW_REASONING_KEY`].
+pub const PROVIDER_OF_RAW_REASONING: &str = "codex";
 
-/// `extensions` as the view reads it, only on AceClaw's events: the provider's cursor
+/// Whether the view reads the `extensions` of an event of `provider` and type `event`.
+pub fn reads_extensions(provider: &str, event: &str) -> bool {
+    provider == PROVIDER_OF_CURSOR
+        || provider == PROVIDER_OF_RAW_REASONING && matches!(event, "text" | "stream_delta")
+}
+
+/// `extensions` as the view reads it, only where [`reads_extensions`] says: AceClaw's cursor
 /// ([`CURSOR_KEY`], a non-negative integer), the plan ([`PLAN_ID_KEY`], a string), the step's
 /// index ([`STEP_INDEX_KEY`], a non-negative integer) and the step the work belongs to
-/// ([`PARENT_STEP_KEY`], a string). A key given twice is its last value, as a reader of the
-/// line gets it. Anything else (other members, other values, `extensions` not an object) is
-/// none: the reducer reads no other extension.
+/// ([`PARENT_STEP_KEY`], a string), and Codex's mark of raw reasoning ([`RAW_REASONING_KEY`],
+/// `true`). A key given twice is its last value, as a reader of the line gets it. Anything
+/// else (other members, other values, `extensions` not an object) is none: the reducer reads
+/// no other extension.
 #[derive(Debug, Default, Clone)]
-pub struct Ace<'a> {
+pub struct Exts<'a> {
     pub event_id: Option<u64>,
     pub plan_id: S<'a>,
     pub step_index: Option<u64>,
     pub parent_step_id: S<'a>,
+    pub raw_reasoning: bool,
 }
 
-impl Ace<'_> {
+impl Exts<'_> {
     pub fn is_empty(&self) -> bool {
         self.event_id.is_none()
             && self.plan_id.is_none()
             && self.step_index.is_none()
             && self.parent_step_id.is_none()
+            && !self.raw_reasoning
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Ace<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for Exts<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Any<'a>(std::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for Any<'a> {
-            type Value = Ace<'a>;
+            type Value = Exts<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any value")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ace<'a>, A::Error> {
-                let mut found = Ace::default();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Exts<'a>, A::Error> {
+                let mut found = Exts::default();
                 while let Some(key) = map.next_key::<Str<'de>>()? {
                     let number = |r: &RawValue| r.get().parse::<u64>().ok();
                     // A string as written, borrowed when it has no escapes; none if not one.
@@ -313,6 +329,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Ace<'a> {
                         PLAN_ID_KEY => found.plan_id = string(map.next_value()?),
                         STEP_INDEX_KEY => found.step_index = number(map.next_value()?),
                         PARENT_STEP_KEY => found.parent_step_id = string(map.next_value()?),
+                        RAW_REASONING_KEY => {
+                            found.raw_reasoning = map.next_value::<&RawValue>()?.get() == "true";
+                        }
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -320,27 +339,27 @@ impl<'de: 'a, 'a> Deserialize<'de> for Ace<'a> {
                 }
                 Ok(found)
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Ace<'a>, A::Error> {
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Exts<'a>, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Ace::default())
+                Ok(Exts::default())
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Ace<'a>, E> {
-                Ok(Ace::default())
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Exts<'a>, E> {
+                Ok(Exts::default())
             }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Ace<'a>, E> {
-                Ok(Ace::default())
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Exts<'a>, E> {
+                Ok(Exts::default())
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Ace<'a>, E> {
-                Ok(Ace::default())
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Exts<'a>, E> {
+                Ok(Exts::default())
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Ace<'a>, E> {
-                Ok(Ace::default())
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Exts<'a>, E> {
+                Ok(Exts::default())
             }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Ace<'a>, E> {
-                Ok(Ace::default())
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Exts<'a>, E> {
+                Ok(Exts::default())
             }
-            fn visit_unit<E: de::Error>(self) -> Result<Ace<'a>, E> {
-                Ok(Ace::default())
+            fn visit_unit<E: de::Error>(self) -> Result<Exts<'a>, E> {
+                Ok(Exts::default())
             }
         }
         d.deserialize_any(Any(std::marker::PhantomData))
@@ -513,13 +532,18 @@ impl<'a> Visitor<'a> for Fill<'_, 'a> {
         let mut seen = 0u128;
         while let Some(key) = map.next_key_seed(Key)? {
             match key {
-                // `extensions` is read only on AceClaw's events (its provider comes first in
-                // the lines `insights` writes): the others' are skipped as a whole, which is
-                // much quicker than reading them member by member.
-                Some(Field::ace) if self.0.provider.as_deref() != Some(PROVIDER_OF_CURSOR) => {
-                    let bit = 1u128 << (Field::ace as u32);
+                // `extensions` is read only where [`reads_extensions`] says (the type and
+                // provider come first in the lines `insights` writes): the others' are skipped
+                // as a whole, which is much quicker than reading them member by member.
+                Some(Field::ext)
+                    if !reads_extensions(
+                        self.0.provider.as_deref().unwrap_or(""),
+                        &self.0.event,
+                    ) =>
+                {
+                    let bit = 1u128 << (Field::ext as u32);
                     if seen & bit != 0 {
-                        return Err(de::Error::duplicate_field(KEYS[Field::ace as usize]));
+                        return Err(de::Error::duplicate_field(KEYS[Field::ext as usize]));
                     }
                     seen |= bit;
                     map.next_value::<IgnoredAny>()?;
@@ -697,17 +721,17 @@ mod tests {
         let ext = r#"{"aceclaw.eventId":7,"aceclaw.planId":"p","aceclaw.stepIndex":2,"aceclaw.parentStepId":"p-s\u0032","aceclaw.other":{"a":[1]},"aceclaw.eventId":8}"#;
         let line = format!(r#"{{"event":"x","provider":"aceclaw","extensions":{ext}}}"#);
         let ev = Ev::parse(&line).unwrap();
-        assert_eq!(ev.ace.event_id, Some(8), "the last value of a key");
-        assert_eq!(ev.ace.plan_id.as_deref(), Some("p"));
-        assert!(matches!(ev.ace.plan_id, Some(Cow::Borrowed(_))));
-        assert_eq!(ev.ace.step_index, Some(2));
-        assert_eq!(ev.ace.parent_step_id.as_deref(), Some("p-s2"));
+        assert_eq!(ev.ext.event_id, Some(8), "the last value of a key");
+        assert_eq!(ev.ext.plan_id.as_deref(), Some("p"));
+        assert!(matches!(ev.ext.plan_id, Some(Cow::Borrowed(_))));
+        assert_eq!(ev.ext.step_index, Some(2));
+        assert_eq!(ev.ext.parent_step_id.as_deref(), Some("p-s2"));
         // Values of another type are none, not errors.
         let odd = r#"{"event":"x","provider":"aceclaw","extensions":{"aceclaw.planId":3,"aceclaw.stepIndex":"2","aceclaw.parentStepId":null,"aceclaw.eventId":-1}}"#;
-        assert!(Ev::parse(odd).unwrap().ace.is_empty());
+        assert!(Ev::parse(odd).unwrap().ext.is_empty());
         // Another provider's extensions are skipped whole.
         let line = format!(r#"{{"event":"x","provider":"claude","extensions":{ext}}}"#);
         let other = Ev::parse(&line).unwrap();
-        assert!(other.ace.is_empty());
+        assert!(other.ext.is_empty());
     }
 }
