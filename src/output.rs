@@ -31,10 +31,9 @@ pub const PIPE_SIZE: i32 = 1 << 20;
 
 /// Lets the pipe on standard output, if it is one, hold [`PIPE_SIZE`] bytes instead of Linux's
 /// 64 KiB. A writer that fills a pipe waits for its reader; with 64 KiB that happens every few
-/// hundred events, and each wait costs two context switches. Converting 200 MB of Claude output
-/// into `cat` ran 1.14–1.75× faster with the larger pipe (seven alternating pairs); the state
-/// `reduce` writes of 50 MB of provider output, read 1 MiB at a time, 1.11× (Claude) to 1.36×
-/// (Gemini, whose state is four times its input; best of 3). Every subcommand asks for it.
+/// hundred events, and each wait costs two context switches, so a large conversion or `reduce`
+/// state written into a pipe is measurably faster with the larger one (the figures are in the
+/// commit messages). Every subcommand asks for it.
 /// Live output is unaffected: lines are flushed as before, whatever the pipe holds. Best
 /// effort: where the pipe is as large already, or a limit refuses (pipe-max-size, the user's
 /// share of pipe memory), it stays as it is.

@@ -330,3 +330,182 @@ fn the_fuzz_crate_has_every_dependency_of_the_main_crate() {
         "add to fuzz/Cargo.toml (and update fuzz/Cargo.lock): {missing:?}"
     );
 }
+
+/// The Markdown files whose links are checked: the README, CONTRIBUTING.md and `docs/*.md`.
+fn markdown_files() -> Vec<std::path::PathBuf> {
+    let mut files = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(root().join("docs"))
+        .expect("read docs/")
+        .map(|e| e.expect("docs/ entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+/// The lines of a Markdown text outside fenced code blocks, with their numbers (from 1).
+fn prose_lines(md: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (i, line) in md.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+/// `line` without its inline code spans (`` `…` ``), so that text inside them is not read as
+/// a link.
+fn without_code_spans(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(start) = rest.find('`') {
+        out.push_str(&rest[..start]);
+        let ticks = rest[start..].len() - rest[start..].trim_start_matches('`').len();
+        let fence = &rest[start..start + ticks];
+        match rest[start + ticks..].find(fence) {
+            Some(end) => rest = &rest[start + ticks + end + ticks..],
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The targets of the inline links `[text](target)` of a Markdown text, with line numbers.
+fn link_targets(md: &str) -> Vec<(usize, String)> {
+    let mut links = Vec::new();
+    for (n, line) in prose_lines(md) {
+        let line = without_code_spans(line);
+        let mut rest = line.as_str();
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let end = after.find(')').unwrap_or(after.len());
+            links.push((n, after[..end].to_owned()));
+            rest = &after[end..];
+        }
+    }
+    links
+}
+
+/// The anchor GitHub gives a heading: lower case, punctuation other than `-` and `_` dropped,
+/// spaces as `-`.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every heading anchor of a Markdown text (a repeated heading gets `-1`, `-2`, … as on
+/// GitHub).
+fn anchors(md: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    for (_, line) in prose_lines(md) {
+        let level = line.len() - line.trim_start_matches('#').len();
+        if !(1..=6).contains(&level) || !line[level..].starts_with(' ') {
+            continue;
+        }
+        let base = heading_anchor(line[level..].trim().trim_end_matches('#'));
+        let mut anchor = base.clone();
+        let mut k = 0;
+        while seen.contains(&anchor) {
+            k += 1;
+            anchor = format!("{base}-{k}");
+        }
+        seen.insert(anchor);
+    }
+    seen
+}
+
+/// `path` with `.` and `..` worked out, without touching the file system.
+fn normalized(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_in_the_docs_resolves() {
+    let root = normalized(&root());
+    let mut broken = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).expect("read a Markdown file");
+        let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+        for (line, target) in link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
+            let dest = if path.is_empty() {
+                file.clone()
+            } else {
+                normalized(&file.parent().expect("a directory").join(path))
+            };
+            // A link out of the repository (the recording harness beside the checkout) cannot
+            // be checked from a clone.
+            if !dest.starts_with(&root) {
+                continue;
+            }
+            if !dest.exists() {
+                broken.push(format!("{shown}:{line}: {target}: no such file"));
+                continue;
+            }
+            let is_md = dest.extension().is_some_and(|x| x == "md");
+            if !fragment.is_empty() && is_md {
+                let md = std::fs::read_to_string(&dest).expect("read a link's target");
+                if !anchors(&md).contains(fragment) {
+                    broken.push(format!("{shown}:{line}: {target}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn link_checking_reads_links_and_headings() {
+    let md = "\
+# A `b`: c & d
+See [`x`](a/b.md#a-b-c--d) and [y](#z) but not `[q](r)`.
+```
+[in](code)
+# not a heading
+```
+## Z
+## Z
+";
+    let links: Vec<String> = link_targets(md).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(links, ["a/b.md#a-b-c--d", "#z"]);
+    let got: Vec<String> = anchors(md).into_iter().collect();
+    assert_eq!(got, ["a-b-c--d", "z", "z-1"]);
+    assert_eq!(
+        heading_anchor("Usage and cost: `insights usage` and `insights sessions`"),
+        "usage-and-cost-insights-usage-and-insights-sessions"
+    );
+}
