@@ -468,8 +468,11 @@ fn file_after<'a>(f: &FileMeta<'a>, ty: &str, text: &'a str, parent: Option<Str<
     }
     let key = session_key(cx);
     if ty == "user" && f.prompt() && f.interrupt() {
+        // As the wire's result says of an interrupted turn.
         let ext = cx.push(TurnComplete {
+            is_error: true,
             subtype: Some(Cow::Borrowed("interrupted")),
+            stop_reason: Some(Cow::Borrowed("interrupted")),
             ..TurnComplete::default()
         });
         ext.put("insights.inferred", true);
@@ -1767,17 +1770,24 @@ fn json_text(raw: &RawValue) -> Option<Json<'static>> {
 /// A subagent's answer as its call's result gives it, without the CLI's footer (`agentId: …
 /// (use SendMessage …)\n<usage>subagent_tokens: N\ntool_uses: N\nduration_ms: N</usage>`),
 /// and the footer's figures: tokens, tool uses, duration.
-fn subagent_answer(raw: &RawValue) -> (Option<String>, [Option<u64>; 3]) {
+/// A subagent's answer and its footer's figures (tokens, tool uses, duration) and agent id,
+/// from the text of a result without `tool_use_result` (a subagent's own subagent).
+fn subagent_answer(raw: &RawValue) -> (Option<String>, [Option<u64>; 3], Option<String>) {
     let Some(text) = content_text(raw) else {
-        return (None, [None; 3]);
+        return (None, [None; 3], None);
     };
     let Some(at) = text
         .find("agentId: ")
         .filter(|&i| i == 0 || text[..i].ends_with('\n'))
     else {
-        return (Some(text), [None; 3]);
+        return (Some(text), [None; 3], None);
     };
     let footer = &text[at..];
+    let agent = footer["agentId: ".len()..]
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ',')
+        .next()
+        .filter(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        .map(str::to_owned);
     let figure = |name: &str| {
         let rest = &footer[footer.find(name)? + name.len()..];
         rest.split(|c: char| !c.is_ascii_digit())
@@ -1791,7 +1801,7 @@ fn subagent_answer(raw: &RawValue) -> (Option<String>, [Option<u64>; 3]) {
         figure("duration_ms: "),
     ];
     let answer = text[..at].trim_end_matches('\n');
-    ((!answer.is_empty()).then(|| answer.to_owned()), figures)
+    ((!answer.is_empty()).then(|| answer.to_owned()), figures, agent)
 }
 
 fn content_text(raw: &RawValue) -> Option<String> {
@@ -1941,11 +1951,11 @@ fn user<'a>(
                     } else {
                         // Without `tool_use_result` (a subagent's own subagent), the answer
                         // and its figures are in the result's text.
-                        let (answer, [tokens, uses, duration]) =
-                            b.content.map_or((None, [None; 3]), subagent_answer);
+                        let (answer, [tokens, uses, duration], text_agent) =
+                            b.content.map_or((None, [None; 3], None), subagent_answer);
                         cx.push(SubagentComplete {
                             call_id: call_id.clone(),
-                            agent_id,
+                            agent_id: agent_id.or(text_agent.map(Cow::Owned)),
                             status: Some(status),
                             summary: info
                                 .content
@@ -3131,11 +3141,15 @@ mod tests {
             r#"[{"type":"text","text":"There are 2 files."},{"type":"text","text":"agentId: a1 (use SendMessage with to: 'a1' to continue this agent)\n<usage>subagent_tokens: 11790\ntool_uses: 1\nduration_ms: 134</usage>"}]"#,
         )
         .unwrap();
-        let (answer, figures) = subagent_answer(&raw);
+        let (answer, figures, agent) = subagent_answer(&raw);
         assert_eq!(answer.as_deref(), Some("There are 2 files."));
         assert_eq!(figures, [Some(11790), Some(1), Some(134)]);
+        assert_eq!(agent.as_deref(), Some("a1"));
         let raw: Box<RawValue> = serde_json::from_str(r#""no footer""#).unwrap();
-        assert_eq!(subagent_answer(&raw), (Some("no footer".into()), [None; 3]));
+        assert_eq!(
+            subagent_answer(&raw),
+            (Some("no footer".into()), [None; 3], None)
+        );
     }
 
     /// Converts one line and returns the events as JSON values (body and extensions only).

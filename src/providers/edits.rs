@@ -20,6 +20,9 @@ pub struct Edit {
     /// The tool says it creates the file (Amp's `create_file`), rather than writes it
     /// whether or not it existed.
     pub creates: bool,
+    /// `old` and `new` are the whole file before and after (Gemini CLI's chat files keep
+    /// them), not the replaced text.
+    pub whole: bool,
 }
 
 /// The members of an edit tool's input, by the names the agents use.
@@ -52,6 +55,7 @@ pub fn from_input(input: &str, write: bool, creates: bool) -> Option<Edit> {
             old: None,
             new: i.content?.into_owned(),
             creates,
+            whole: false,
         });
     }
     Some(Edit {
@@ -59,6 +63,7 @@ pub fn from_input(input: &str, write: bool, creates: bool) -> Option<Edit> {
         old: Some(i.old_string.or(i.old_str)?.into_owned()),
         new: i.new_string.or(i.new_str)?.into_owned(),
         creates: false,
+        whole: false,
     })
 }
 
@@ -68,7 +73,7 @@ pub fn from_input(input: &str, write: bool, creates: bool) -> Option<Edit> {
 /// marked `insights.inferred` (the wire does not say whether the file existed). A
 /// replacement is an `update` whose diff covers the replaced text only, its line numbers
 /// counted from that text (`insights.diffScope: "replaced text"`): the file around it is not
-/// on the wire. An empty old text creates the file.
+/// on the wire. An empty old text creates the file. An edit of the `whole` file is its diff.
 pub fn file_change<'a>(edit: Edit, call_id: Str<'a>, parent: Option<Str<'a>>, cx: &mut Cx<'a>) {
     let created = edit.old.as_deref().is_none_or(str::is_empty);
     let diff = crate::diff::unified(
@@ -91,7 +96,7 @@ pub fn file_change<'a>(edit: Edit, call_id: Str<'a>, parent: Option<Str<'a>>, cx
     });
     if edit.old.is_none() && !edit.creates {
         ext.put("insights.inferred", true);
-    } else if !created {
+    } else if !created && !edit.whole {
         ext.put("insights.diffScope", "replaced text");
     }
 }

@@ -142,6 +142,9 @@ struct ToolCall<'a> {
 #[serde(rename_all = "camelCase")]
 struct Display {
     is_new_file: Option<bool>,
+    file_path: Option<String>,
+    original_content: Option<String>,
+    new_content: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -267,6 +270,13 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
             Ok(())
         }
     }
+}
+
+/// Whether a call's `resultDisplay` text says the person cancelled it.
+fn stopped_by_user(display: Option<&RawValue>) -> bool {
+    display
+        .and_then(crate::wire::raw_str)
+        .is_some_and(|d| d.starts_with("Command cancelled by user"))
 }
 
 /// The line's session, the key of [`Memory::turn`].
@@ -480,6 +490,9 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             set_call(cx, &id, false);
         }
         let status = match call.status.as_deref() {
+            // A shell command the person stopped is written as a success whose display
+            // says so ("Command cancelled by user."): the wire protocol says cancelled.
+            Some("success") if stopped_by_user(call.result_display) => ToolCallStatus::Cancelled,
             Some("success") => ToolCallStatus::Completed,
             Some("cancelled") | Some("canceled") => ToolCallStatus::Cancelled,
             Some("error") => ToolCallStatus::Failed,
@@ -498,12 +511,24 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         });
         set_call(cx, &id, true);
         if status == ToolCallStatus::Completed {
-            let new_file = call
+            let display = call
                 .result_display
-                .and_then(|d| serde_json::from_str::<Display>(d.get()).ok())
-                .and_then(|d| d.is_new_file)
-                .unwrap_or(false);
+                .filter(|d| d.get().starts_with('{'))
+                .and_then(|d| serde_json::from_str::<Display>(d.get()).ok());
+            let new_file = display.as_ref().and_then(|d| d.is_new_file).unwrap_or(false);
+            // The file's whole content before and after, where the chat keeps it: a diff of
+            // the file, not only of the replaced text.
+            let whole = display.and_then(|d| {
+                Some(edits::Edit {
+                    path: d.file_path?,
+                    old: d.original_content.filter(|_| !new_file),
+                    new: d.new_content?,
+                    creates: new_file,
+                    whole: true,
+                })
+            });
             let edit = match &*name {
+                "write_file" | "replace" | "edit" if whole.is_some() => whole,
                 "write_file" => call.args.and_then(|a| edits::from_input(a.get(), true, new_file)),
                 "replace" | "edit" => call.args.and_then(|a| edits::from_input(a.get(), false, false)),
                 _ => None,
