@@ -738,3 +738,21 @@ fn the_transcript_fits_the_terminal_s_own_width() {
         assert_eq!(widest, cols, "widest line {widest} on {cols} columns:\n{text:?}");
     }
 }
+
+/// `replay --redact` masks secrets before they are shown, in every format.
+#[test]
+fn redact_masks_secrets_in_transcripts() {
+    let key = format!("sk-ant-api03-{}-AAAAAAAA", "A".repeat(93));
+    let line = format!(
+        r#"{{"type":"assistant","message":{{"id":"m","model":"c","content":[{{"type":"text","text":"the key is {key}"}}]}},"session_id":"s"}}"#
+    );
+    for format in ["terminal", "markdown", "html"] {
+        let out = crate::util::run(
+            &["replay", "--redact", "--format", format, "--from", "claude"],
+            line.as_bytes(),
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains(&key), "{format}: {text}");
+        assert!(text.contains("[REDACTED:anthropic-key]"), "{format}: {text}");
+    }
+}

@@ -83,6 +83,11 @@ pub struct Args {
     /// Keep reading the last FILE as it grows, like `tail -f` (stop with Ctrl-C).
     #[arg(long)]
     pub follow: bool,
+
+    /// Mask secrets (API keys, tokens, passwords) as `[REDACTED:KIND]` before they are shown,
+    /// as `insights --redact` does in events: for a transcript to share.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 fn positive(s: &str) -> Result<f64, String> {
@@ -190,11 +195,18 @@ struct Replay<W: Write> {
     /// Show the ticker (a terminal that a person watches).
     live: bool,
     ticker: Option<(String, String)>,
+    /// `--redact`: secrets masked in every event before it is shown.
+    redact: bool,
 }
 
 impl<W: Write> Replay<W> {
     fn event(&mut self, line: &[u8]) -> io::Result<()> {
-        let ev: Value = match serde_json::from_slice(line) {
+        let line = if self.redact {
+            crate::redact::redact(line)
+        } else {
+            std::borrow::Cow::Borrowed(line)
+        };
+        let ev: Value = match serde_json::from_slice(&line) {
             Ok(v) => v,
             Err(e) => {
                 // Valid JSON reached us, so it is nested too deeply to show.
@@ -283,6 +295,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         },
         live: tty && terminal,
         ticker: None,
+        redact: args.redact,
     };
 
     let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(1024);
