@@ -479,6 +479,7 @@ mod tests {
                 },
                 live,
                 ticker: None,
+                redact: false,
             };
             for line in events.lines() {
                 r.event(line.as_bytes()).unwrap();
