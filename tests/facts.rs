@@ -20,7 +20,8 @@
 //! - `errors`: the facts' entries match `error` events in order (a subsequence), on the fields the
 //!   facts give.
 //! - `tokens` (when given): the sums of `usage.inputTokens` / `usage.outputTokens` over the
-//!   `turn_complete` events (else each session's last `usage_update` `total`); the input may
+//!   `turn_complete` events (else each session's last `usage_update` `total`, else the
+//!   `usage_update` `stepUsage` summed); the input may
 //!   also match with `cacheReadTokens` added, as agents that count cached input in state it.
 //!
 //! Every mismatch of every file is collected, then one assertion lists them all, per file.
@@ -473,7 +474,19 @@ fn check_tokens(ev: &Events, facts: &Value, out: &mut Vec<String>) {
                 last.insert(str_of(&e["sessionId"]), n);
             }
         }
-        last.values().sum()
+        if !last.is_empty() {
+            return last.values().sum();
+        }
+        // Agents whose files state each response's tokens and no running total (Gemini
+        // CLI's chat files): the responses' `stepUsage` summed, each response once.
+        let step = match field {
+            "inputTokens" => "input_tokens",
+            "outputTokens" => "output_tokens",
+            _ => "cache_read_input_tokens",
+        };
+        ev.of("usage_update")
+            .filter_map(|e| e["stepUsage"][step].as_u64())
+            .sum()
     };
     for (key, field) in [("input", "inputTokens"), ("output", "outputTokens")] {
         let Some(want) = tokens.get(key).and_then(Value::as_u64) else {

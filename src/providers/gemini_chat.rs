@@ -7,17 +7,27 @@
 //! | record | events |
 //! |---|---|
 //! | header `{sessionId, projectHash, startTime, …}` | `session_init` (project hash and kind in `extensions`); the same session again: `notice` `gemini/chat-header` |
-//! | `user` of text | `turn_start` (inferred), `user_input` |
-//! | `user` of `functionResponse` parts | `tool_completion` of each call no `gemini` record has ended (a cancelled call is only here), else `notice` `gemini/function-response` |
-//! | `gemini` | `text` (and `thinking` from `thoughts`), `usage_update` (its `tokens`); each of its `toolCalls`: `tool_invocation` and `tool_completion` by `status` (`success`, `error`, `cancelled`), a successful `write_file`/`replace` → `file_change` from the call's arguments |
-//! | `info`, `warning`, `error` | `notice`, `error` (warning or error) |
+//! | `user` of text | `turn_start` (inferred), `user_input`; the turn before ends (below) |
+//! | `user` of `functionResponse` parts | `tool_completion` of each call no `gemini` record has ended (a cancelled call is only here: invoked and ended at once), else `notice` `gemini/function-response` |
+//! | `gemini` | `text` (and `thinking` from `thoughts`), `usage_update` (its `tokens`: cached input out of input, `tool` in it, thoughts in output and `reasoning_output_tokens`; the raw counts in `extensions."gemini.tokens"`); each of its `toolCalls`: `tool_invocation`, and `tool_completion` by `status` (`success`, `error`, `cancelled`; `success` of a shell command the person stopped, "Command cancelled by user.", is `cancelled`, inferred); a successful `write_file`/`replace` → `file_change` from the call's arguments |
+//! | `info`, a `type` of a later version (with `content`) | `notice` `gemini/<type>` |
+//! | `warning`, `error` | `error` (warning or error; an HTTP status read from the text) |
 //! | `$set` | `notice` `gemini/set`; when it rewinds `messages` to before the open turn's prompt, the turn failed: `error` and a failed `turn_complete` (inferred: the file keeps no cause) |
 //!
 //! **Correlated:** the file's session (its header) for every record; what each message has
 //! given already, by message id: Gemini CLI writes a message again as it completes it (with
-//! its tool calls), and only what is new becomes events; the open turn and its prompt.
-//! **Inferred:** turn boundaries (a prompt starts a turn; the next prompt ends the one before,
-//! as does a rewind), marked `insights.inferred`.
+//! its tool calls, the same `tokens`), and only what is new becomes events, so each
+//! response's `usage_update` comes once; the open turn, its prompt and its calls whose results
+//! no `functionResponse` has sent back yet.
+//! **Inferred** (marked `insights.inferred`): turn boundaries. A prompt starts a turn; the
+//! next prompt ends the one before: `interrupted` (`stopReason` `cancelled`) when results of
+//! its calls were never sent back to the model (Gemini CLI sends every result before the turn
+//! goes on), the calls still running ending `cancelled`; else completed. A rewind that drops
+//! the prompt fails it. The last turn of a file has no end: nothing says it ended, and
+//! `validate` reports it open (`turn-open-at-end`).
+//!
+//! For `insights usage`, [`line_facts`] reads a line's tokens through the
+//! same [`ChatTokens`] as the events, without building them.
 
 use super::codex::error_event;
 use super::edits;
@@ -28,8 +38,8 @@ use crate::detect::Probe;
 use crate::event::*;
 use crate::wire::{count, Count};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::json;
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 crate::providers::memo::remember! {
@@ -42,9 +52,20 @@ crate::providers::memo::remember! {
         /// Calls invoked (`false`) or ended (`true`), by call id: a call's end is in its
         /// message's `toolCalls` or in a `functionResponse`, whichever comes first.
         pub calls: Memo<bool>,
-        /// The open turn of each session, by session id: its prompt's message id.
-        pub turn: Memo<String>,
+        /// The open turn of each session, by session id.
+        pub turn: Memo<Turn>,
     }
+}
+
+/// A session's open turn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Turn {
+    /// Its prompt's message id.
+    prompt: String,
+    /// Its calls whose result no `functionResponse` has carried back to the model yet. Gemini
+    /// CLI sends every result back before the turn goes on; a prompt that comes while some
+    /// are left means the person stopped the turn.
+    unsent: Vec<String>,
 }
 
 /// What a message has become already.
@@ -63,7 +84,9 @@ fn has(p: &Probe, name: &str) -> bool {
 }
 
 /// A chat file's line: its header (`sessionId` and `projectHash`), a `$set`, or a message
-/// record (`id`, `timestamp`, a `type` of [`RECORDS`], none of Claude's `uuid`/`message`).
+/// record (`id`, `timestamp`, a `type` of [`RECORDS`], none of Claude's `uuid`/`message`). A
+/// `type` this reading does not know is a message record only with a message's `content` too,
+/// and no `subtype`.
 pub fn sniff(p: &Probe) -> bool {
     if p.jsonrpc.is_some() || p.method.is_some() {
         return false;
@@ -71,19 +94,27 @@ pub fn sniff(p: &Probe) -> bool {
     if p.ty.is_none() {
         return (has(p, "sessionId") && has(p, "projectHash")) || has(p, "$set");
     }
-    p.ty().is_some_and(|t| RECORDS.contains(&t))
-        && p.id.is_some()
+    let message = p.id.is_some()
         && p.timestamp.is_some()
         && p.uuid.is_none()
         && p.message.is_none()
-        && p.jsonrpc.is_none()
-        && p.session_id.is_none()
+        && p.session_id.is_none();
+    match p.ty() {
+        Some(t) if RECORDS.contains(&t) => message,
+        Some(_) => message && p.subtype.is_none() && has(p, "content"),
+        None => false,
+    }
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Record<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     id: Option<Str<'a>>,
@@ -189,14 +220,22 @@ struct ChatTokens {
 }
 
 impl ChatTokens {
+    /// A record's `tokens`, counted as [`ChatTokens::usage`] says: the one reading that the
+    /// events and [`line_facts`] share.
+    fn read(raw: &RawValue) -> Option<crate::usage::Tokens> {
+        serde_json::from_str::<ChatTokens>(raw.get())
+            .ok()
+            .map(|t| t.usage())
+    }
+
     /// As every agent's tokens are counted: cached input out of input, tool-use prompt
     /// tokens in it, thoughts in output and in reasoning.
     fn usage(&self) -> crate::usage::Tokens {
         let n = |c: Option<Count>| count(c).unwrap_or(0);
         let cached = n(self.cached).min(n(self.input));
         crate::usage::Tokens {
-            input: n(self.input) - cached + n(self.tool),
-            output: n(self.output) + n(self.thoughts),
+            input: (n(self.input) - cached).saturating_add(n(self.tool)),
+            output: n(self.output).saturating_add(n(self.thoughts)),
             cache_read: cached,
             cache_creation: 0,
             cache_creation_1h: 0,
@@ -248,7 +287,7 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
         "user" => user(r, cx),
         "gemini" => gemini(r, cx),
         "error" | "warning" => {
-            let message = text_of(r.content).unwrap_or_else(|| Cow::Borrowed("error"));
+            let message = text_of(r.content).unwrap_or(Cow::Borrowed("error"));
             let (http_status, code) = super::gemini::api_error(&message);
             let severity = if r.ty.as_deref() == Some("warning") {
                 Severity::Warning
@@ -272,13 +311,6 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
     }
 }
 
-/// Whether a call's `resultDisplay` text says the person cancelled it.
-fn stopped_by_user(display: Option<&RawValue>) -> bool {
-    display
-        .and_then(crate::wire::raw_str)
-        .is_some_and(|d| d.starts_with("Command cancelled by user"))
-}
-
 /// The line's session, the key of [`Memory::turn`].
 fn session_key(cx: &Cx<'_>) -> String {
     cx.session_id.as_deref().unwrap_or("").to_owned()
@@ -298,7 +330,13 @@ fn text_of(content: Option<&RawValue>) -> Option<Str<'_>> {
 /// A `$set`: a notice; a rewind of `messages` that drops the open turn's prompt fails it.
 fn set_line<'a>(set: SetDoc<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let key = session_key(cx);
-    let open = cx.memory().gemini_chat.turn.get(&key).cloned();
+    let open = cx
+        .memory()
+        .gemini_chat
+        .turn
+        .get(&key)
+        .map(|t| t.prompt.clone())
+        .filter(|p| !p.is_empty());
     let ext = cx.push(Notice {
         subtype: Cow::Borrowed("gemini/set"),
         message: None,
@@ -308,7 +346,10 @@ fn set_line<'a>(set: SetDoc<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     };
     ext.put("gemini.messages", Json::Value(json!(messages.len())));
     if let Some(prompt) = open {
-        if !messages.iter().any(|m| m.id.as_deref() == Some(prompt.as_str())) {
+        if !messages
+            .iter()
+            .any(|m| m.id.as_deref() == Some(prompt.as_str()))
+        {
             let ext = cx.push(error_event(
                 Cow::Borrowed(
                     "the request failed: Gemini CLI took the prompt back out of the chat (the file keeps no cause)",
@@ -333,21 +374,23 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         Some(c) if c.get().starts_with('[') => serde_json::from_str(c.get())?,
         _ => Vec::new(),
     };
-    let responses: Vec<FunctionResponse> =
-        parts.into_iter().filter_map(|p| p.function_response).collect();
+    let responses: Vec<FunctionResponse> = parts
+        .into_iter()
+        .filter_map(|p| p.function_response)
+        .collect();
     if responses.is_empty() {
         let at = cx.line;
         let key = session_key(cx);
-        if cx.memory().gemini_chat.turn.contains(&key) {
-            // The file says nothing of how the turn before ended.
-            let ext = cx.push(TurnComplete::default());
-            ext.put("insights.inferred", true);
+        if let Some(open) = cx.memory().gemini_chat.turn.get(&key).cloned() {
+            end_turn(open, cx);
         }
         let ext = cx.push(TurnStart { model: None });
         ext.put("insights.inferred", true);
-        if let Some(id) = &r.id {
-            cx.memory().gemini_chat.turn.insert(&key, id.to_string(), at);
-        }
+        let turn = Turn {
+            prompt: r.id.as_deref().unwrap_or("").to_owned(),
+            unsent: Vec::new(),
+        };
+        cx.memory().gemini_chat.turn.insert(&key, turn, at);
         cx.push(UserInput {
             text: text_of(r.content).unwrap_or_default(),
             images: None,
@@ -359,6 +402,7 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let mut ended = false;
     for f in responses {
         let Some(id) = f.id.clone() else { continue };
+        unsent(cx, &id, false);
         if ended_already(cx, &id) {
             continue;
         }
@@ -382,7 +426,9 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 message_id: None,
             });
         }
-        let cancelled = error.as_deref().is_some_and(|e| e.contains("canceled") || e.contains("cancelled"));
+        let cancelled = error
+            .as_deref()
+            .is_some_and(|e| e.contains("canceled") || e.contains("cancelled"));
         cx.push(ToolCompletion {
             call_id: id.clone(),
             status: match (&error, cancelled) {
@@ -406,6 +452,69 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         });
     }
     Ok(())
+}
+
+/// Ends the open turn when a new prompt comes: interrupted when some of its calls' results
+/// were never sent back (those still running end `cancelled`), else completed. Both inferred:
+/// the file keeps no end of a turn.
+fn end_turn(open: Turn, cx: &mut Cx<'_>) {
+    if open.unsent.is_empty() {
+        let ext = cx.push(TurnComplete::default());
+        ext.put("insights.inferred", true);
+        return;
+    }
+    for id in open.unsent {
+        if ended_already(cx, &id) {
+            continue;
+        }
+        let ext = cx.push(ToolCompletion {
+            call_id: Cow::Owned(id.clone()),
+            status: ToolCallStatus::Cancelled,
+            duration_ms: None,
+            output: None,
+            is_error: false,
+            content: None,
+            locations: None,
+            parent_call_id: None,
+        });
+        ext.put("insights.inferred", true);
+        set_call(cx, &id, true);
+    }
+    let ext = cx.push(TurnComplete {
+        subtype: Some(Cow::Borrowed("interrupted")),
+        stop_reason: Some(Cow::Borrowed("cancelled")),
+        ..TurnComplete::default()
+    });
+    ext.put("insights.inferred", true);
+}
+
+/// Notes that call `id` of the open turn awaits its `functionResponse` (`add`), or has it.
+fn unsent(cx: &mut Cx<'_>, id: &str, add: bool) {
+    let key = session_key(cx);
+    let Some(turn) = cx.memory().gemini_chat.turn.get_mut(&key) else {
+        return;
+    };
+    let at = turn.unsent.iter().position(|u| u == id);
+    match (add, at) {
+        (true, None) => turn.unsent.push(id.to_owned()),
+        (false, Some(i)) => {
+            turn.unsent.remove(i);
+        }
+        _ => {}
+    }
+}
+
+/// Whether a call Gemini CLI wrote `success` was stopped by the person: the shell tool says
+/// so in what it shows (`resultDisplay`) and in the result it sends.
+fn stopped(call: &ToolCall<'_>) -> bool {
+    let display = call
+        .result_display
+        .and_then(|d| serde_json::from_str::<Str>(d.get()).ok());
+    display.is_some_and(|d| d.trim() == "Command cancelled by user.")
+        || call.result.is_some_and(|r| {
+            r.get()
+                .contains("Command was cancelled by user before it could complete")
+        })
 }
 
 fn ended_already(cx: &mut Cx<'_>, id: &str) -> bool {
@@ -432,7 +541,13 @@ fn mark(cx: &mut Cx<'_>, key: &str, f: impl FnOnce(&mut Given)) {
 
 fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let key = r.id.as_deref().unwrap_or("").to_owned();
-    let given = cx.memory().gemini_chat.messages.get(&key).cloned().unwrap_or_default();
+    let given = cx
+        .memory()
+        .gemini_chat
+        .messages
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
     let thoughts = r.thoughts.unwrap_or_default();
     for t in thoughts.iter().skip(given.thoughts) {
         let text = match (&t.subject, &t.description) {
@@ -488,18 +603,18 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 parent_call_id: None,
             });
             set_call(cx, &id, false);
+            unsent(cx, &id, true);
         }
+        let stopped = call.status.as_deref() == Some("success") && stopped(&call);
         let status = match call.status.as_deref() {
-            // A shell command the person stopped is written as a success whose display
-            // says so ("Command cancelled by user."): the wire protocol says cancelled.
-            Some("success") if stopped_by_user(call.result_display) => ToolCallStatus::Cancelled,
+            _ if stopped => ToolCallStatus::Cancelled,
             Some("success") => ToolCallStatus::Completed,
             Some("cancelled") | Some("canceled") => ToolCallStatus::Cancelled,
             Some("error") => ToolCallStatus::Failed,
             // Scheduled, executing, awaiting approval: not ended yet.
             _ => continue,
         };
-        cx.push(ToolCompletion {
+        let ext = cx.push(ToolCompletion {
             call_id: id.clone(),
             status,
             duration_ms: None,
@@ -509,6 +624,10 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             locations: None,
             parent_call_id: None,
         });
+        if stopped {
+            ext.put("insights.inferred", true);
+            ext.put_opt("gemini.status", call.status.clone());
+        }
         set_call(cx, &id, true);
         if status == ToolCallStatus::Completed {
             let display = call
@@ -529,8 +648,12 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             });
             let edit = match &*name {
                 "write_file" | "replace" | "edit" if whole.is_some() => whole,
-                "write_file" => call.args.and_then(|a| edits::from_input(a.get(), true, new_file)),
-                "replace" | "edit" => call.args.and_then(|a| edits::from_input(a.get(), false, false)),
+                "write_file" => call
+                    .args
+                    .and_then(|a| edits::from_input(a.get(), true, new_file)),
+                "replace" | "edit" => call
+                    .args
+                    .and_then(|a| edits::from_input(a.get(), false, false)),
                 _ => None,
             };
             if let Some(edit) = edit {
@@ -541,12 +664,9 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let usage = if given.usage {
         None
     } else {
-        r.tokens
-            .and_then(|t| serde_json::from_str::<ChatTokens>(t.get()).ok())
-            .map(|t| (t, r.tokens))
+        r.tokens.and_then(ChatTokens::read).map(|t| (t, r.tokens))
     };
     if let Some((t, raw)) = usage {
-        let t = t.usage();
         cx.push(UsageUpdate {
             step_usage: Json::Value(json!({
                 "input_tokens": t.input,
@@ -606,13 +726,13 @@ pub(crate) fn line_facts<'a>(
     match r.ty.as_deref() {
         None if r.session_id.is_some() => {}
         Some("gemini") => {
-            let tokens = serde_json::from_str::<ChatTokens>(r.tokens?.get()).ok()?.usage();
+            let tokens = ChatTokens::read(r.tokens?)?;
             if tokens.is_zero() {
                 return None;
             }
-            f.response = r.id.as_deref().map(|id| {
-                crate::ids::hash_pair(memo.session.as_deref().unwrap_or(""), id)
-            });
+            f.response =
+                r.id.as_deref()
+                    .map(|id| crate::ids::hash_pair(memo.session.as_deref().unwrap_or(""), id));
             f.model = r.model;
             f.usage = Some(tokens);
         }
@@ -625,4 +745,352 @@ pub(crate) fn line_facts<'a>(
         _ => return None,
     }
     Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{convert_stream, testdata_jsonl};
+    use serde_json::Value;
+
+    const HEADER: &str = r#"{"sessionId":"s1","projectHash":"ab","startTime":"2026-11-26T13:15:30.454Z","lastUpdated":"2026-11-26T13:15:30.454Z","kind":"main"}"#;
+
+    fn prompt(id: &str, text: &str) -> String {
+        format!(
+            r#"{{"id":"{id}","timestamp":"2026-11-26T13:15:31.000Z","type":"user","content":[{{"text":"{text}"}}]}}"#
+        )
+    }
+
+    fn events(lines: &[&str]) -> Vec<Value> {
+        convert_stream(&super::super::gemini::PROVIDER, lines)
+    }
+
+    fn kinds(ev: &[Value]) -> Vec<&str> {
+        ev.iter().filter_map(|e| e["event"].as_str()).collect()
+    }
+
+    fn probe(line: &str) -> Probe<'_> {
+        let mut p = Probe::default();
+        p.fill(line).expect("a JSON object");
+        p
+    }
+
+    /// Every recorded chat file, line by line.
+    fn recorded() -> Vec<(std::path::PathBuf, String)> {
+        let files: Vec<_> = testdata_jsonl()
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains("/.gemini/tmp/"))
+            .collect();
+        assert!(
+            files.len() >= 16,
+            "the recorded chat files: {}",
+            files.len()
+        );
+        files
+            .into_iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(&p).expect("a recorded chat file");
+                (p, text)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sniff_takes_chat_lines_and_leaves_the_others() {
+        for line in [
+            HEADER,
+            r#"{"$set":{"lastUpdated":"2026-11-26T13:15:30.576Z"}}"#,
+            &prompt("u1", "hi"),
+            r#"{"id":"m","timestamp":"2026-11-26T13:15:30.950Z","type":"gemini","content":"x"}"#,
+            r#"{"id":"m","timestamp":"2026-11-26T13:15:30.950Z","type":"info","content":"x"}"#,
+            // A message type of a later Gemini CLI: still a chat record by its shape.
+            r#"{"id":"m","timestamp":"2026-11-26T13:15:30.950Z","type":"compression","content":"x"}"#,
+        ] {
+            assert!(sniff(&probe(line)), "{line}");
+        }
+        for line in [
+            // Claude Code's session file, Gemini's stream-json, JSON-RPC.
+            r#"{"type":"user","uuid":"u","timestamp":"t","message":{"role":"user","content":"x"},"sessionId":"s"}"#,
+            r#"{"type":"message","timestamp":"2026-11-26T13:15:30.950Z","role":"user","content":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{}}"#,
+            // Of no known type, and without a message's content.
+            r#"{"id":"m","timestamp":"2026-11-26T13:15:30.950Z","type":"whatever"}"#,
+            r#"{"id":"m","timestamp":"t","type":"x","subtype":"y","content":"x"}"#,
+        ] {
+            assert!(!sniff(&probe(line)), "{line}");
+        }
+    }
+
+    #[test]
+    fn header_prompt_and_a_message_written_again_give_each_event_once() {
+        let first = r#"{"id":"m1","timestamp":"2026-11-26T13:15:30.950Z","type":"gemini","content":"I'll check.","thoughts":[{"subject":"Plan","description":"run uname"}],"tokens":{"input":11552,"output":40,"cached":846,"thoughts":5,"tool":2,"total":11597},"model":"gemini-3.8-flash"}"#;
+        let again = r#"{"id":"m1","timestamp":"2026-11-26T13:15:30.950Z","type":"gemini","content":"I'll check.","thoughts":[{"subject":"Plan","description":"run uname"}],"tokens":{"input":11552,"output":40,"cached":846,"thoughts":5,"tool":2,"total":11597},"model":"gemini-3.8-flash","toolCalls":[{"id":"c1","name":"run_shell_command","args":{"command":"uname -s"},"result":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"Linux"}}}],"status":"success","resultDisplay":"Linux","description":"uname -s"}],"unknownMember":{"x":1}}"#;
+        let response = r#"{"id":"u2","timestamp":"2026-11-26T13:15:31.161Z","type":"user","content":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"Linux"}}}]}"#;
+        let p = prompt("u1", "What is the kernel?");
+        let ev = events(&[HEADER, &p, first, again, response]);
+        assert_eq!(
+            kinds(&ev),
+            [
+                "session_init",
+                "turn_start",
+                "user_input",
+                "text",
+                "text",
+                "usage_update",
+                "tool_invocation",
+                "tool_completion",
+                "notice",
+            ]
+        );
+        assert_eq!(ev[0]["sessionId"], "s1");
+        assert_eq!(ev[0]["extensions"]["gemini.projectHash"], "ab");
+        assert_eq!(ev[1]["extensions"]["insights.inferred"], true);
+        assert_eq!(ev[2]["text"], "What is the kernel?");
+        assert_eq!(ev[3]["kind"], "thinking");
+        assert_eq!(ev[3]["text"], "**Plan** run uname");
+        assert_eq!(ev[4]["kind"], "text");
+        // Gemini's input counts the cached part: out of input, as every agent's is.
+        assert_eq!(
+            ev[5]["stepUsage"],
+            serde_json::json!({"input_tokens": 11552 - 846 + 2, "output_tokens": 45,
+                "cache_read_input_tokens": 846, "cache_creation_input_tokens": 0,
+                "reasoning_output_tokens": 5})
+        );
+        assert_eq!(ev[6]["kind"], "execute");
+        assert_eq!(ev[6]["title"], "uname -s");
+        assert_eq!(ev[7]["status"], "completed");
+        assert_eq!(ev[8]["subtype"], "gemini/function-response");
+        assert!(ev.iter().all(|e| e["sessionId"] == "s1"));
+    }
+
+    #[test]
+    fn a_stopped_call_and_a_prompt_with_results_unsent_end_the_turn_interrupted() {
+        let call = r#"{"id":"m1","timestamp":"2026-11-26T13:17:33.514Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"run_shell_command","args":{"command":"sleep 30"},"result":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"<untrusted_context>\nCommand was cancelled by user before it could complete. There was no output before it was cancelled.\n</untrusted_context>"}}}],"status":"success","resultDisplay":"Command cancelled by user.","description":"sleep 30"},{"id":"c2","name":"read_file","args":{"file_path":"/w/a"},"status":"executing"}],"thoughts":[],"model":"gemini-3.8-flash"}"#;
+        let (p1, p2) = (prompt("u1", "Wait."), prompt("u2", "Still there?"));
+        let ev = events(&[HEADER, &p1, call, &p2]);
+        let got: Vec<(&str, &str, &str)> = ev
+            .iter()
+            .map(|e| {
+                (
+                    e["event"].as_str().unwrap_or(""),
+                    e["callId"].as_str().or(e["subtype"].as_str()).unwrap_or(""),
+                    e["status"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("session_init", "", ""),
+                ("turn_start", "", ""),
+                ("user_input", "", ""),
+                ("tool_invocation", "c1", ""),
+                ("tool_completion", "c1", "cancelled"),
+                ("tool_invocation", "c2", ""),
+                ("tool_completion", "c2", "cancelled"),
+                ("turn_complete", "interrupted", ""),
+                ("turn_start", "", ""),
+                ("user_input", "", ""),
+            ]
+        );
+        assert_eq!(ev[4]["extensions"]["gemini.status"], "success");
+        for i in [4, 6, 7] {
+            assert_eq!(ev[i]["extensions"]["insights.inferred"], true, "{}", ev[i]);
+        }
+        assert_eq!(ev[7]["stopReason"], "cancelled");
+    }
+
+    #[test]
+    fn a_prompt_after_every_result_was_sent_ends_the_turn_completed() {
+        let call = r#"{"id":"m1","timestamp":"2026-11-26T13:17:33.514Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"run_shell_command","args":{"command":"false"},"result":[],"status":"error"}]}"#;
+        let response = r#"{"id":"u2","timestamp":"2026-11-26T13:15:31.161Z","type":"user","content":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"error":"exit 1"}}}]}"#;
+        let (p1, p2) = (prompt("u1", "a"), prompt("u3", "b"));
+        let ev = events(&[HEADER, &p1, call, response, &p2]);
+        let done: Vec<&Value> = ev
+            .iter()
+            .filter(|e| e["event"] == "tool_completion")
+            .collect();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0]["status"], "failed");
+        assert_eq!(done[0]["isError"], true);
+        let turn: Vec<&Value> = ev
+            .iter()
+            .filter(|e| e["event"] == "turn_complete")
+            .collect();
+        assert_eq!(turn.len(), 1);
+        assert!(turn[0].get("subtype").is_none(), "{}", turn[0]);
+        assert_eq!(turn[0]["extensions"]["insights.inferred"], true);
+    }
+
+    #[test]
+    fn a_rewind_that_drops_the_prompt_fails_the_turn() {
+        let context = r#"{"$set":{"messages":[{"id":"ctx","timestamp":"t","type":"user","content":[{"text":"<session_context>"}]}]}}"#;
+        let p = prompt("u1", "Say hello.");
+        let ev = events(&[HEADER, context, &p, context]);
+        assert_eq!(
+            kinds(&ev),
+            [
+                "session_init",
+                "notice",
+                "turn_start",
+                "user_input",
+                "notice",
+                "error",
+                "turn_complete"
+            ]
+        );
+        assert_eq!(ev[5]["severity"], "error");
+        assert_eq!(ev[6]["isError"], true);
+        assert_eq!(ev[6]["extensions"]["insights.inferred"], true);
+        // A rewind that keeps the prompt fails nothing.
+        let keep = r#"{"$set":{"messages":[{"id":"u1"}]}}"#;
+        let ev = events(&[HEADER, &p, keep]);
+        assert_eq!(
+            kinds(&ev),
+            ["session_init", "turn_start", "user_input", "notice"]
+        );
+    }
+
+    #[test]
+    fn a_call_ended_only_by_its_function_response_is_invoked_then_cancelled() {
+        let response = r#"{"id":"u2","timestamp":"2026-11-26T13:16:35.799Z","type":"user","content":[{"functionResponse":{"id":"w1","name":"write_file","response":{"error":"Tool \"write_file\" was canceled by the user."}}}]}"#;
+        let p = prompt("u1", "Create notes.md");
+        let ev = events(&[HEADER, &p, response]);
+        assert_eq!(
+            kinds(&ev),
+            [
+                "session_init",
+                "turn_start",
+                "user_input",
+                "tool_invocation",
+                "tool_completion"
+            ]
+        );
+        assert_eq!(ev[3]["toolName"], "write_file");
+        assert_eq!(ev[3]["kind"], "edit");
+        assert_eq!(ev[4]["status"], "cancelled");
+    }
+
+    #[test]
+    fn writes_and_replacements_that_succeed_change_files() {
+        let call = r##"{"id":"m1","timestamp":"2026-11-26T13:14:40.025Z","type":"gemini","content":"","toolCalls":[
+            {"id":"w1","name":"write_file","args":{"file_path":"/w/notes.md","content":"# Notes\n"},"status":"success","resultDisplay":{"isNewFile":true}},
+            {"id":"r1","name":"replace","args":{"file_path":"/w/config.txt","old_string":"debug = false","new_string":"debug = true"},"status":"success","resultDisplay":{"isNewFile":false}},
+            {"id":"r2","name":"replace","args":{"file_path":"/w/other.txt","old_string":"a","new_string":"b"},"status":"error"}]}"##
+            .replace('\n', "");
+        let ev = events(&[HEADER, &call]);
+        let files: Vec<(&str, &str, &str)> = ev
+            .iter()
+            .filter(|e| e["event"] == "file_change")
+            .map(|e| {
+                (
+                    e["path"].as_str().unwrap_or(""),
+                    e["changeKind"].as_str().unwrap_or(""),
+                    e["callId"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("/w/notes.md", "add", "w1"),
+                ("/w/config.txt", "update", "r1")
+            ]
+        );
+    }
+
+    #[test]
+    fn info_warning_error_and_unknown_records() {
+        let line = |ty: &str| {
+            format!(
+                r#"{{"id":"i","timestamp":"2026-11-26T13:14:40.025Z","type":"{ty}","content":"Request failed with status 429"}}"#
+            )
+        };
+        let (info, warning, error, other) = (
+            line("info"),
+            line("warning"),
+            line("error"),
+            line("compression"),
+        );
+        let ev = events(&[HEADER, &info, &warning, &error, &other]);
+        assert_eq!(
+            kinds(&ev),
+            ["session_init", "notice", "error", "error", "notice"]
+        );
+        assert_eq!(ev[1]["subtype"], "gemini/info");
+        assert_eq!(ev[2]["severity"], "warning");
+        assert_eq!(ev[3]["severity"], "error");
+        assert_eq!(ev[4]["subtype"], "gemini/compression");
+    }
+
+    #[test]
+    fn odd_values_make_no_panic() {
+        for line in [
+            r#"{"sessionId":7,"projectHash":null}"#,
+            r#"{"$set":{"messages":"no"}}"#,
+            r#"{"$set":null}"#,
+            r#"{"id":"m","timestamp":"x","type":"gemini","content":{"a":1},"tokens":"many","toolCalls":[{"id":null},{"name":"write_file","status":"success"}]}"#,
+            r#"{"id":"m","timestamp":"x","type":"gemini","toolCalls":{"not":"a list"}}"#,
+            r#"{"id":"m","timestamp":"x","type":"user","content":[{"functionResponse":null},{"text":5},7]}"#,
+            r#"{"id":"m","timestamp":"x","type":"user","content":"plain"}"#,
+            r#"{"id":"m","timestamp":"x","type":"gemini","tokens":{"input":-1,"output":1e30,"cached":99999999999}}"#,
+            r#"{"id":"m","timestamp":"x","type":"gemini","tokens":{"input":18446744073709551615,"output":18446744073709551615,"thoughts":18446744073709551615,"tool":18446744073709551615}}"#,
+        ] {
+            let p = probe(line);
+            let mut cx = Cx::default();
+            let _ = convert(line, &p, &mut cx);
+            let _ = line_facts(line, &mut crate::usage::FileMemo::default());
+        }
+    }
+
+    #[test]
+    fn every_recorded_chat_line_is_mapped() {
+        for (path, text) in recorded() {
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                assert!(sniff(&probe(l)), "{}:{}", path.display(), i + 1);
+            }
+            let ev = events(&lines);
+            assert!(
+                ev.iter().all(|e| e["sessionId"] != ""),
+                "{}",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn line_facts_count_as_the_events_do() {
+        let mut checked = 0;
+        for (path, text) in recorded() {
+            let lines: Vec<&str> = text.lines().collect();
+            // Each response's stepUsage as the events state it.
+            let ev = events(&lines);
+            let steps: Vec<&Value> = ev.iter().filter(|e| e["event"] == "usage_update").collect();
+            let mut memo = crate::usage::FileMemo::default();
+            let mut seen = std::collections::BTreeSet::new();
+            for l in &lines {
+                let Some(f) = line_facts(l, &mut memo) else { continue };
+                let Some(t) = f.usage else { continue };
+                let s = |e: &&&Value, k: &str| e["stepUsage"][k].as_u64();
+                let step = steps
+                    .iter()
+                    .find(|e| {
+                        s(e, "input_tokens") == Some(t.input)
+                            && s(e, "output_tokens") == Some(t.output)
+                            && s(e, "cache_read_input_tokens") == Some(t.cache_read)
+                            && s(e, "reasoning_output_tokens") == Some(t.reasoning)
+                    })
+                    .unwrap_or_else(|| panic!("{}: no usage_update like {t:?}", path.display()));
+                assert_eq!(step["model"].as_str(), f.model.as_deref());
+                assert!(f.session.is_some(), "{}: a response before the header", path.display());
+                seen.insert(f.response.expect("a response key"));
+                checked += 1;
+            }
+            // Counted once by session and message id, the lines give what the events give.
+            assert_eq!(seen.len(), steps.len(), "{}", path.display());
+        }
+        assert!(checked >= 15, "{checked}");
+    }
+
 }
