@@ -418,9 +418,11 @@ impl<'a> Parallel<'a> {
                             .lock()
                             .map_or_else(|_| StreamState::default(), |g| g.clone());
                         let start = Start::Guess(start);
-                        let done = work_chunk(work, opts, chunk, name, start, color, &buffers.outs);
+                        let mut done =
+                            work_chunk(work, opts, chunk, name, start, color, &buffers.outs);
+                        // The next guess; nothing else reads a chunk's end state.
                         if let Ok(mut g) = guess.lock() {
-                            *g = done.end.clone();
+                            *g = std::mem::take(&mut done.end);
                         }
                         if done_tx.send(done).is_err() {
                             return;
