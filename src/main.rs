@@ -130,7 +130,7 @@ fn convert(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
-        par.stats
+        std::mem::take(&mut par.stats)
     } else {
         let mut conv = convert::Converter::new(&opts, &mut out);
         for src in &sources {

@@ -268,6 +268,25 @@ pub struct Parallel<'a> {
     pub stats: Stats,
 }
 
+/// `INSIGHTS_CHUNK_STATS=1`: how many chunks were converted from a guessed start and how many
+/// of those the writer converted again, on standard error (for measuring `--jobs`).
+impl Drop for Parallel<'_> {
+    fn drop(&mut self) {
+        if std::env::var_os("INSIGHTS_CHUNK_STATS").is_some() {
+            eprintln!(
+                "insights: {} chunks from a guessed start, {} converted again{}",
+                self.guessed,
+                self.missed,
+                if self.serial.load(Ordering::Relaxed) {
+                    "; guessing stopped"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+}
+
 impl<'a> Parallel<'a> {
     pub fn new(opts: &'a Options, jobs: usize) -> Self {
         Parallel {
