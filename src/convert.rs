@@ -115,12 +115,12 @@ pub struct StreamState {
 impl StreamState {
     /// The state after a part of the stream that set `self` itself
     /// ([`Converter::own_state`]) and started from `before`.
-    pub fn after(&self, before: &StreamState) -> StreamState {
+    pub fn after(&self, before: StreamState) -> StreamState {
         StreamState {
             last_jsonrpc: self.last_jsonrpc.or(before.last_jsonrpc),
-            dialect: self.dialect.clone().or_else(|| before.dialect.clone()),
+            dialect: self.dialect.clone().or(before.dialect),
             codex_v2_seen: self.codex_v2_seen || before.codex_v2_seen,
-            memory: self.memory.after(&before.memory),
+            memory: self.memory.after(before.memory),
         }
     }
 

@@ -528,7 +528,7 @@ impl<'a> Parallel<'a> {
                     &buffers.outs,
                 );
             }
-            self.state = done.own.after(&self.state);
+            self.state = done.own.after(std::mem::take(&mut self.state));
             diag.absorb(done.diag);
             let go_on = take(Piece {
                 out: &mut done.out,

@@ -267,8 +267,9 @@ pub trait Remember: Clone + Default + PartialEq {
     /// in `actual`, the state it really started from.
     fn stale(&self, guess: &Self, actual: &Self) -> bool;
     /// The state after this part, which ended as `self`, when it started from `before`
-    /// without [`Remember::stale`] reads.
-    fn after(&self, before: &Self) -> Self;
+    /// without [`Remember::stale`] reads. `before` is taken, not copied: the writer of
+    /// `--jobs` makes its state so once per chunk, and a memory can hold thousands of entries.
+    fn after(&self, before: Self) -> Self;
     /// Entries forgotten to stay within the caps since the last call.
     fn forgotten(&mut self) -> u64;
 }
@@ -307,18 +308,16 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
                 .any(|(pick, own)| differ(&|k, v| !Self::own_before(t, k, *own) && pick(k, v)))
     }
 
-    fn after(&self, before: &Self) -> Self {
+    fn after(&self, before: Self) -> Self {
         let Some(t) = &self.track else {
             return self.clone();
         };
         // The part's own entries at its end, the start's for every key it did not write.
         let written = |k: &str| t.written.contains_key(&hash64(k));
-        let mut entries: BTreeMap<String, (V, u64)> = before
-            .entries
-            .iter()
-            .filter(|(k, _)| !written(k))
-            .map(|(k, e)| (k.clone(), e.clone()))
-            .collect();
+        let mut entries = before.entries;
+        if !t.written.is_empty() {
+            entries.retain(|k, _| !written(k));
+        }
         for (k, e) in &self.entries {
             if written(k) {
                 entries.insert(k.clone(), e.clone());
@@ -354,9 +353,9 @@ macro_rules! remember {
                 false $(|| $crate::providers::memo::Remember::stale(
                     &self.$field, &guess.$field, &actual.$field))*
             }
-            fn after(&self, before: &Self) -> Self {
+            fn after(&self, before: Self) -> Self {
                 $name { $($field: $crate::providers::memo::Remember::after(
-                    &self.$field, &before.$field),)* }
+                    &self.$field, before.$field),)* }
             }
             fn forgotten(&mut self) -> u64 {
                 0 $(+ $crate::providers::memo::Remember::forgotten(&mut self.$field))*
@@ -381,7 +380,7 @@ mod tests {
         let mut actual = Memo::default();
         actual.insert("a", 9, 1);
         assert!(!part.stale(&guess, &actual));
-        let end = part.after(&actual);
+        let end = part.after(actual.clone());
         assert_eq!(end.entries.get("a").map(|e| e.0), Some(9));
         assert_eq!(end.entries.get("b").map(|e| e.0), Some(2));
     }
@@ -410,7 +409,7 @@ mod tests {
         let mut part = guess.clone();
         part.begin(true);
         part.remove("a");
-        assert!(part.after(&guess).is_empty());
+        assert!(part.after(guess.clone()).is_empty());
     }
 
     #[test]
@@ -471,7 +470,7 @@ mod tests {
         other.insert("s1/a", 7, 1);
         assert!(m.stale(&guess, &other));
         // The end holds neither what was taken nor what the start had under the prefix.
-        let end = m.after(&other);
+        let end = m.after(other.clone());
         assert!(end
             .entries
             .keys()
@@ -491,7 +490,7 @@ mod tests {
         let mut other = guess.clone();
         other.insert("s2/z", 9, 0);
         assert!(!m.stale(&guess, &other));
-        let end = m.after(&other);
+        let end = m.after(other.clone());
         assert_eq!(end.entries.keys().collect::<Vec<_>>(), ["s2/z"]);
         // One it would choose: the part must be converted again.
         other.insert("s1/z", 9, 0);
@@ -512,7 +511,7 @@ mod tests {
         t.begin(true);
         t.b.insert("s", "x".into(), 1);
         let before = Two::default();
-        let end = t.after(&before);
+        let end = t.after(before.clone());
         assert_eq!(end.b.entries.len(), 1);
         assert!(!t.stale(&before, &before));
     }
