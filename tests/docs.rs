@@ -456,7 +456,11 @@ fn every_relative_link_in_the_docs_resolves() {
     let mut broken = Vec::new();
     for file in markdown_files() {
         let text = std::fs::read_to_string(&file).expect("read a Markdown file");
-        let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+        let shown = file
+            .strip_prefix(&root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
         for (line, target) in link_targets(&text) {
             if target.contains("://") || target.starts_with("mailto:") {
                 continue;

@@ -73,7 +73,10 @@ fn every_tool_call_is_on_the_page_and_nothing_is_markup() {
         }
         if page.contains("<script") || page.contains("http://") || page.contains("https://") {
             // Agent text may hold URLs: escaped text is fine, a fetched resource is not.
-            if page.contains("<script") || page.contains("src=\"http") || page.contains("href=\"http") {
+            if page.contains("<script")
+                || page.contains("src=\"http")
+                || page.contains("href=\"http")
+            {
                 problems.push(format!("{name}: a script or a fetched resource"));
             }
         }
@@ -89,12 +92,18 @@ fn every_tool_call_is_on_the_page_and_nothing_is_markup() {
 #[test]
 fn hostile_text_stays_text() {
     let line = r#"{"type":"assistant","message":{"id":"m","model":"<b>m</b>","content":[{"type":"text","text":"<script>alert(1)</script><img src=x onerror=alert(2)>"},{"type":"tool_use","id":"t","name":"Bash","input":{"command":"echo '<iframe src=//evil>'"}}]},"session_id":"s\"><script>alert(3)</script>"}"#;
-    let out = crate::util::run(&["replay", "--format", "html", "--from", "claude"], line.as_bytes());
+    let out = crate::util::run(
+        &["replay", "--format", "html", "--from", "claude"],
+        line.as_bytes(),
+    );
     let page = String::from_utf8(out.stdout).unwrap();
     for bad in ["<script", "<img", "<iframe", "<b>m"] {
         assert!(!page.contains(bad), "{bad} got through:\n{page}");
     }
-    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{page}");
+    assert!(
+        page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{page}"
+    );
 }
 
 #[test]
@@ -163,7 +172,10 @@ fn pages_load_and_fit_in_a_real_browser() {
                 .unwrap();
             let dom = String::from_utf8_lossy(&dom.stdout);
             if !dom.contains("<title>fits</title>") {
-                let t = dom.split("<title>").nth(1).and_then(|t| t.split('<').next());
+                let t = dom
+                    .split("<title>")
+                    .nth(1)
+                    .and_then(|t| t.split('<').next());
                 problems
                     .lock()
                     .unwrap()

@@ -708,7 +708,11 @@ fn replay_flags_are_documented() {
 /// (util-linux `script` gives the run a terminal; the test is skipped without it).
 #[test]
 fn the_transcript_fits_the_terminal_s_own_width() {
-    if std::process::Command::new("script").arg("--version").output().is_err() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("skipped: no `script` to run replay on a terminal");
         return;
     }
@@ -735,7 +739,10 @@ fn the_transcript_fits_the_terminal_s_own_width() {
             })
             .max()
             .unwrap_or(0);
-        assert_eq!(widest, cols, "widest line {widest} on {cols} columns:\n{text:?}");
+        assert_eq!(
+            widest, cols,
+            "widest line {widest} on {cols} columns:\n{text:?}"
+        );
     }
 }
 
@@ -753,6 +760,9 @@ fn redact_masks_secrets_in_transcripts() {
         );
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains(&key), "{format}: {text}");
-        assert!(text.contains("[REDACTED:anthropic-key]"), "{format}: {text}");
+        assert!(
+            text.contains("[REDACTED:anthropic-key]"),
+            "{format}: {text}"
+        );
     }
 }

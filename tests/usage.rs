@@ -74,13 +74,7 @@ fn a_session_file_read_twice_or_copied_counts_once() {
     let main = src.join("f6b97c1f-cc14-45bd-90ad-faa1cea12fa2.jsonl");
     std::fs::copy(&main, d.join("resumed.jsonl")).unwrap();
     let once = json_of(&["usage", NESTED, "--json"]);
-    let twice = json_of(&[
-        "usage",
-        NESTED,
-        NESTED,
-        d.to_str().unwrap(),
-        "--json",
-    ]);
+    let twice = json_of(&["usage", NESTED, NESTED, d.to_str().unwrap(), "--json"]);
     assert_eq!(once["totals"], twice["totals"]);
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -92,7 +86,10 @@ fn a_forked_codex_session_counts_the_copied_responses_once() {
     let d = temp("fork");
     let src = crate::util::files_ending(&root().join(PATCH), ".jsonl").remove(0);
     let text = std::fs::read_to_string(&src).unwrap();
-    let fork = text.replace("01a217fd-b4b1-7732-8aef-8e7a49980a0c", "01a217fd-0000-7000-8000-000000000000");
+    let fork = text.replace(
+        "01a217fd-b4b1-7732-8aef-8e7a49980a0c",
+        "01a217fd-0000-7000-8000-000000000000",
+    );
     std::fs::write(d.join("rollout-fork.jsonl"), fork).unwrap();
     std::fs::copy(&src, d.join("rollout-parent.jsonl")).unwrap();
     let v = json_of(&["usage", d.to_str().unwrap(), "--json"]);
@@ -197,7 +194,10 @@ fn root_reads_the_standard_places_of_another_home() {
         .unwrap();
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("9,752"), "{table}");
-    assert!(table.lines().last().unwrap().starts_with("total"), "{table}");
+    assert!(
+        table.lines().last().unwrap().starts_with("total"),
+        "{table}"
+    );
 }
 
 #[test]

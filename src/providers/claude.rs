@@ -376,7 +376,8 @@ impl FileMeta<'_> {
     /// use", written when an interrupt stops a running call; a denied permission says "Error:
     /// The user denied this tool use.").
     fn rejected_by_user(&self) -> bool {
-        self.tool_use_result.is_some_and(|r| r.get() == r#""User rejected tool use""#)
+        self.tool_use_result
+            .is_some_and(|r| r.get() == r#""User rejected tool use""#)
     }
 
     fn interrupt(&self) -> bool {
@@ -398,7 +399,10 @@ fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Option<Str<'a
     let key = session_key(cx);
     let line = cx.line;
     if !cx.memory().claude.files.contains(&key) {
-        cx.memory().claude.files.insert(&key, FileTurn::default(), line);
+        cx.memory()
+            .claude
+            .files
+            .insert(&key, FileTurn::default(), line);
         let ext = cx.push(SessionInit {
             cwd: f.cwd.clone(),
             version: f.version.clone(),
@@ -417,7 +421,13 @@ fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Option<Str<'a
         let key = agent_key(&key, id);
         return cx.memory().claude.agents.get(&key).cloned().map(Cow::Owned);
     }
-    let turn = cx.memory().claude.files.get(&key).cloned().unwrap_or_default();
+    let turn = cx
+        .memory()
+        .claude
+        .files
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
     if let Some((msg, reason)) = &turn.ending {
         let same = ty == "assistant"
             && f.message.as_ref().and_then(|m| m.id.as_deref()) == Some(msg.as_str());
@@ -454,7 +464,13 @@ fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Option<Str<'a
 /// After a session file's line is mapped: an interrupt or an API error ends the turn; a
 /// message that stops for good ends it once its last block is written; a result that
 /// names a subagent links the subagent's own file to the call.
-fn file_after<'a>(f: &FileMeta<'a>, ty: &str, text: &'a str, parent: Option<Str<'a>>, cx: &mut Cx<'a>) {
+fn file_after<'a>(
+    f: &FileMeta<'a>,
+    ty: &str,
+    text: &'a str,
+    parent: Option<Str<'a>>,
+    cx: &mut Cx<'a>,
+) {
     if f.sidechain() && parent.is_none() {
         for (_, ext) in cx.events.iter_mut() {
             ext.put_opt("claude.agentId", f.agent_id.clone());
@@ -525,13 +541,18 @@ fn link_subagents<'a>(text: &'a str, cx: &mut Cx<'a>) {
         .events
         .iter()
         .filter_map(|(b, _)| match b {
-            Body::SubagentComplete(s) => Some((s.agent_id.as_deref()?.to_owned(), s.call_id.to_string())),
+            Body::SubagentComplete(s) => {
+                Some((s.agent_id.as_deref()?.to_owned(), s.call_id.to_string()))
+            }
             _ => None,
         })
         .collect();
     let session = session_key(cx);
     for (agent, call) in links {
-        cx.memory().claude.agents.insert(&agent_key(&session, &agent), call, line);
+        cx.memory()
+            .claude
+            .agents
+            .insert(&agent_key(&session, &agent), call, line);
     }
 }
 
@@ -1801,7 +1822,11 @@ fn subagent_answer(raw: &RawValue) -> (Option<String>, [Option<u64>; 3], Option<
         figure("duration_ms: "),
     ];
     let answer = text[..at].trim_end_matches('\n');
-    ((!answer.is_empty()).then(|| answer.to_owned()), figures, agent)
+    (
+        (!answer.is_empty()).then(|| answer.to_owned()),
+        figures,
+        agent,
+    )
 }
 
 fn content_text(raw: &RawValue) -> Option<String> {
@@ -3043,7 +3068,12 @@ fn tool_progress<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct FactsLine<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     timestamp: Option<Str<'a>>,

@@ -589,7 +589,12 @@ fn patch_changes(patch: &str, cwd: Option<&str>) -> Vec<PatchChange> {
 struct FactsRecord<'a> {
     #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
     timestamp: Option<Str<'a>>,
-    #[serde(rename = "type", borrow, default, deserialize_with = "crate::wire::opt_str")]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::wire::opt_str"
+    )]
     ty: Option<Str<'a>>,
     #[serde(borrow)]
     payload: Option<Payload<'a>>,
@@ -605,7 +610,12 @@ pub(crate) fn line_facts<'a>(
     line: &'a str,
     memo: &mut crate::usage::FileMemo,
 ) -> Option<crate::usage::LineFacts<'a>> {
-    const MARKS: [&str; 4] = ["token_count", "turn_context", "session_meta", "task_started"];
+    const MARKS: [&str; 4] = [
+        "token_count",
+        "turn_context",
+        "session_meta",
+        "task_started",
+    ];
     if !MARKS.iter().any(|m| line.contains(m)) {
         return None;
     }

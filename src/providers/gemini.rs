@@ -78,10 +78,11 @@ const TYPES: &[&str] = &[
 
 /// Every Gemini line has `type` and `timestamp`; `result` has no `subtype` (Claude's has).
 fn sniff(p: &Probe) -> bool {
-    super::gemini_chat::sniff(p) || p.timestamp.is_some()
-        && p.subtype.is_none()
-        && p.ty().is_some_and(|t| TYPES.contains(&t))
-        && (p.ty() != Some("message") || p.message.is_none())
+    super::gemini_chat::sniff(p)
+        || p.timestamp.is_some()
+            && p.subtype.is_none()
+            && p.ty().is_some_and(|t| TYPES.contains(&t))
+            && (p.ty() != Some("message") || p.message.is_none())
 }
 
 #[derive(Deserialize)]

@@ -634,7 +634,10 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 .result_display
                 .filter(|d| d.get().starts_with('{'))
                 .and_then(|d| serde_json::from_str::<Display>(d.get()).ok());
-            let new_file = display.as_ref().and_then(|d| d.is_new_file).unwrap_or(false);
+            let new_file = display
+                .as_ref()
+                .and_then(|d| d.is_new_file)
+                .unwrap_or(false);
             // The file's whole content before and after, where the chat keeps it: a diff of
             // the file, not only of the replaced text.
             let whole = display.and_then(|d| {
@@ -1070,7 +1073,9 @@ mod tests {
             let mut memo = crate::usage::FileMemo::default();
             let mut seen = std::collections::BTreeSet::new();
             for l in &lines {
-                let Some(f) = line_facts(l, &mut memo) else { continue };
+                let Some(f) = line_facts(l, &mut memo) else {
+                    continue;
+                };
                 let Some(t) = f.usage else { continue };
                 let s = |e: &&&Value, k: &str| e["stepUsage"][k].as_u64();
                 let step = steps
@@ -1083,7 +1088,11 @@ mod tests {
                     })
                     .unwrap_or_else(|| panic!("{}: no usage_update like {t:?}", path.display()));
                 assert_eq!(step["model"].as_str(), f.model.as_deref());
-                assert!(f.session.is_some(), "{}: a response before the header", path.display());
+                assert!(
+                    f.session.is_some(),
+                    "{}: a response before the header",
+                    path.display()
+                );
                 seen.insert(f.response.expect("a response key"));
                 checked += 1;
             }
@@ -1092,5 +1101,4 @@ mod tests {
         }
         assert!(checked >= 15, "{checked}");
     }
-
 }

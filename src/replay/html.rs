@@ -188,7 +188,9 @@ impl<W: Write> Html<W> {
     /// The call's head again when this block does not follow the call's previous one.
     fn card_head(&self, card: Option<&Card>) -> String {
         match card {
-            Some(c) if !c.attached => format!("<span class=\"head mute\">↳ {}</span> ", self.head(&c.head)),
+            Some(c) if !c.attached => {
+                format!("<span class=\"head mute\">↳ {}</span> ", self.head(&c.head))
+            }
             _ => String::new(),
         }
     }
@@ -240,7 +242,10 @@ impl<W: Write> Html<W> {
             }
             Block::ToolStart { depth, head } => {
                 self.sum.tools += 1;
-                let mut t = format!("<div class=\"tool\"><div class=\"head\">{}</div>", self.head(head));
+                let mut t = format!(
+                    "<div class=\"tool\"><div class=\"head\">{}</div>",
+                    self.head(head)
+                );
                 if head.salient.contains('\n') {
                     t.push_str(&format!(
                         "<details><summary class=\"mute\">input</summary>{}</details>",
@@ -312,7 +317,10 @@ impl<W: Write> Html<W> {
                     s.push_str(&format!(" · {} tokens", thousands(*n)));
                 }
                 if let Some(n) = tool_uses {
-                    s.push_str(&format!(" · {n} tool use{}", if *n == 1 { "" } else { "s" }));
+                    s.push_str(&format!(
+                        " · {n} tool use{}",
+                        if *n == 1 { "" } else { "s" }
+                    ));
                 }
                 let t = format!(
                     "<details class=\"result\"><summary>{s}</summary>{}</details>",
@@ -328,7 +336,11 @@ impl<W: Write> Html<W> {
                 move_path,
                 diff,
             } => {
-                let mut s = format!("{}± <code>{}</code>", self.card_head(card.as_ref()), esc(path));
+                let mut s = format!(
+                    "{}± <code>{}</code>",
+                    self.card_head(card.as_ref()),
+                    esc(path)
+                );
                 if let Some(m) = move_path {
                     s.push_str(&format!(" → <code>{}</code>", esc(m)));
                 }
@@ -414,7 +426,10 @@ impl<W: Write> Html<W> {
                         "in_progress" => ("now", "▶"),
                         _ => ("", "☐"),
                     };
-                    t.push_str(&format!("<li class=\"{class}\">{mark} {}</li>", esc(content)));
+                    t.push_str(&format!(
+                        "<li class=\"{class}\">{mark} {}</li>",
+                        esc(content)
+                    ));
                 }
                 t.push_str("</ul></div>");
                 self.put(*depth, &t)
@@ -446,7 +461,10 @@ impl<W: Write> Html<W> {
                     Tone::Warn => ("warn", "!"),
                     Tone::Bad => ("bad", "✗"),
                 };
-                self.put(*depth, &format!("<p class=\"{class}\">{g} {}</p>", esc(text)))
+                self.put(
+                    *depth,
+                    &format!("<p class=\"{class}\">{g} {}</p>", esc(text)),
+                )
             }
             Block::Error {
                 depth,
@@ -462,7 +480,10 @@ impl<W: Write> Html<W> {
                 } else {
                     ("error", "✗")
                 };
-                let mut t = format!("<div class=\"{class}\"><b>{g} {}</b>", esc(&one_line(message)));
+                let mut t = format!(
+                    "<div class=\"{class}\"><b>{g} {}</b>",
+                    esc(&one_line(message))
+                );
                 if !details.is_empty() {
                     t.push_str(&format!(" · <span>{}</span>", esc(&details.join(" · "))));
                 }
@@ -492,9 +513,10 @@ impl<W: Write> Html<W> {
                 t.push_str("</div>");
                 self.put(*depth, &t)
             }
-            Block::Notice { depth, text } => {
-                self.put(*depth, &format!("<p class=\"mute\">· {}</p>", esc(&one_line(text))))
-            }
+            Block::Notice { depth, text } => self.put(
+                *depth,
+                &format!("<p class=\"mute\">· {}</p>", esc(&one_line(text))),
+            ),
             Block::Footer(f) => self.footer(f),
         }
     }
@@ -561,8 +583,16 @@ impl<W: Write> Html<W> {
                 s.models.insert(m.name.clone());
             }
         }
-        let (class, mark) = if f.ok { ("turn", "✓") } else { ("turn failed", "✗") };
-        let mut title = format!("<b class=\"{}\">{mark} Turn {}", if f.ok { "ok" } else { "bad" }, f.turn);
+        let (class, mark) = if f.ok {
+            ("turn", "✓")
+        } else {
+            ("turn failed", "✗")
+        };
+        let mut title = format!(
+            "<b class=\"{}\">{mark} Turn {}",
+            if f.ok { "ok" } else { "bad" },
+            f.turn
+        );
         if !f.ok {
             title.push_str(&match &f.subtype {
                 Some(st) => format!(" failed ({})", esc(st)),
@@ -581,10 +611,16 @@ impl<W: Write> Html<W> {
             lines.push(format!("result: {}", esc(&one_line(r))));
         }
         for e in &f.errors {
-            lines.push(format!("<span class=\"bad\">✗ {}</span>", esc(&one_line(e))));
+            lines.push(format!(
+                "<span class=\"bad\">✗ {}</span>",
+                esc(&one_line(e))
+            ));
         }
         for d in &f.denials {
-            lines.push(format!("<span class=\"bad\">⊘ permission denied: <code>{}</code></span>", esc(d)));
+            lines.push(format!(
+                "<span class=\"bad\">⊘ permission denied: <code>{}</code></span>",
+                esc(d)
+            ));
         }
         if let Some(st) = &f.stop {
             lines.push(format!("stopped: {}", esc(st)));
@@ -601,7 +637,11 @@ impl<W: Write> Html<W> {
                 parts.push(context(used, window));
             }
             if !parts.is_empty() {
-                lines.push(format!("<code>{}</code> {}", esc(&m.name), esc(&parts.join(" · "))));
+                lines.push(format!(
+                    "<code>{}</code> {}",
+                    esc(&m.name),
+                    esc(&parts.join(" · "))
+                ));
             }
         }
         let t = format!("<footer class=\"{class}\">{}</footer>", lines.join("<br>"));
@@ -613,9 +653,8 @@ impl<W: Write> Html<W> {
         self.begin()?;
         let s = &self.sum;
         let mut items: Vec<(&str, String)> = Vec::new();
-        let join = |set: &BTreeSet<String>| {
-            set.iter().map(|x| esc(x)).collect::<Vec<_>>().join(", ")
-        };
+        let join =
+            |set: &BTreeSet<String>| set.iter().map(|x| esc(x)).collect::<Vec<_>>().join(", ");
         if !s.agents.is_empty() {
             items.push(("agent", join(&s.agents)));
         }
@@ -627,7 +666,10 @@ impl<W: Write> Html<W> {
         }
         let mut turns = thousands(s.turns);
         if s.failed > 0 {
-            turns.push_str(&format!(" <span class=\"bad\">({} failed)</span>", s.failed));
+            turns.push_str(&format!(
+                " <span class=\"bad\">({} failed)</span>",
+                s.failed
+            ));
         }
         items.push(("turns", turns));
         items.push(("tool calls", thousands(s.tools)));
@@ -644,7 +686,10 @@ impl<W: Write> Html<W> {
             items.push(("errors", format!("<span class=\"bad\">{}</span>", s.errors)));
         }
         if s.denials > 0 {
-            items.push(("denied", format!("<span class=\"bad\">{}</span>", s.denials)));
+            items.push((
+                "denied",
+                format!("<span class=\"bad\">{}</span>", s.denials),
+            ));
         }
         let dl: String = items
             .iter()

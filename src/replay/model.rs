@@ -650,7 +650,9 @@ impl Model {
                 let title = title.map(str::to_string).or_else(|| c.head.title.clone());
                 let head = match input {
                     Some(i) => self.tool_head(&name, &kind, i, title.as_deref()),
-                    None if c.head.salient.is_empty() || title.as_deref() == Some(&c.head.salient) => {
+                    None if c.head.salient.is_empty()
+                        || title.as_deref() == Some(&c.head.salient) =>
+                    {
                         self.tool_head(&name, &kind, &Value::Null, title.as_deref())
                     }
                     None => ToolHead {
@@ -662,7 +664,9 @@ impl Model {
             }
             _ => None,
         };
-        let Some(c) = self.calls.get_mut(id) else { return };
+        let Some(c) = self.calls.get_mut(id) else {
+            return;
+        };
         if let Some(e) = num(ev, "elapsedMs") {
             c.elapsed_ms = Some(c.elapsed_ms.map_or(e, |x| x.max(e)));
         }
@@ -1896,7 +1900,9 @@ mod tests {
             json!({"event":"tool_update","sessionId":"s","callId":"c","input":{"command":"rm -rf .cache"}}),
             json!({"event":"tool_completion","sessionId":"s","callId":"c","status":"failed"}),
         ]);
-        let Some(Block::ToolEnd { card, .. }) = b.iter().find(|x| matches!(x, Block::ToolEnd { .. })) else {
+        let Some(Block::ToolEnd { card, .. }) =
+            b.iter().find(|x| matches!(x, Block::ToolEnd { .. }))
+        else {
             panic!("{b:?}")
         };
         assert_eq!(card.head.salient, "rm -rf .cache");

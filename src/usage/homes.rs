@@ -91,7 +91,11 @@ pub fn standard(root: Option<&Path>) -> Vec<Found> {
         walk(&c.join("archived_sessions"), Some(Agent::Codex), &mut found);
     }
     if let Some(h) = &home {
-        walk(&h.join(".gemini").join("tmp"), Some(Agent::Gemini), &mut found);
+        walk(
+            &h.join(".gemini").join("tmp"),
+            Some(Agent::Gemini),
+            &mut found,
+        );
     }
     found
 }

@@ -259,7 +259,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             continue;
         }
         let keys: Vec<String> = args.by.iter().map(|&key| group_key(&l, e, key)).collect();
-        groups.entry(keys).or_insert_with(Sum::new).add(&e.tokens, l.costs[k]);
+        groups
+            .entry(keys)
+            .or_insert_with(Sum::new)
+            .add(&e.tokens, l.costs[k]);
         total.add(&e.tokens, l.costs[k]);
     }
     let text = if args.source.json {
@@ -283,13 +286,26 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         let mut head: Vec<String> = args.by.iter().map(|k| k.name().to_owned()).collect();
         head.extend(
-            ["input", "output", "cache read", "cache write", "reasoning", "cost (USD)"]
-                .map(str::to_owned),
+            [
+                "input",
+                "output",
+                "cache read",
+                "cache write",
+                "reasoning",
+                "cost (USD)",
+            ]
+            .map(str::to_owned),
         );
         let row = |keys: Vec<String>, s: &Sum| {
             let mut r = keys;
             let t = &s.tokens;
-            for n in [t.input, t.output, t.cache_read, t.cache_creation, t.reasoning] {
+            for n in [
+                t.input,
+                t.output,
+                t.cache_read,
+                t.cache_creation,
+                t.reasoning,
+            ] {
                 r.push(table::thousands(n));
             }
             r.push(table::dollars(s.cost));

@@ -95,7 +95,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         s
     } else {
         let head: Vec<String> = [
-            "last", "agent", "session", "project", "turns", "models", "tokens", "cost (USD)",
+            "last",
+            "agent",
+            "session",
+            "project",
+            "turns",
+            "models",
+            "tokens",
+            "cost (USD)",
             "path",
         ]
         .map(str::to_owned)
@@ -103,7 +110,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let rows: Vec<Vec<String>> = list
             .iter()
             .map(|((agent, id), s)| {
-                let last = time(s.last).map(|t| t[..16].replace('T', " ")).unwrap_or_default();
+                let last = time(s.last)
+                    .map(|t| t[..16].replace('T', " "))
+                    .unwrap_or_default();
                 vec![
                     last,
                     agent.name().to_owned(),

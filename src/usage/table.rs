@@ -48,7 +48,11 @@ pub fn render(
         s
     };
     let rule = {
-        let mut s = w.iter().map(|&n| "-".repeat(n)).collect::<Vec<_>>().join("  ");
+        let mut s = w
+            .iter()
+            .map(|&n| "-".repeat(n))
+            .collect::<Vec<_>>()
+            .join("  ");
         s.push('\n');
         s
     };
