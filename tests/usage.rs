@@ -233,3 +233,22 @@ fn the_numbers_are_ccusage_s() {
     eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{text}");
 }
+
+#[test]
+fn counts_beyond_u64_saturate_and_never_stop_the_run() {
+    let d = temp("huge");
+    let line = |id: &str| {
+        format!(
+            r#"{{"type":"assistant","timestamp":"2026-11-20T10:00:00.000Z","sessionId":"s","requestId":"r{id}","message":{{"id":"{id}","model":"claude-opus-4-8","usage":{{"input_tokens":18446744073709551615,"output_tokens":1}}}}}}"#
+        )
+    };
+    std::fs::write(
+        d.join("s.jsonl"),
+        format!("{}\n{}\nnot json\n", line("a"), line("b")),
+    )
+    .unwrap();
+    let v = json_of(&["usage", d.to_str().unwrap(), "--json"]);
+    assert_eq!(v["totals"]["inputTokens"], u64::MAX);
+    assert_eq!(v["totals"]["outputTokens"], 2);
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -30,13 +30,14 @@ impl Tokens {
             .saturating_add(self.cache_creation)
     }
 
+    /// Sums, saturating: counts come from files, and a file may say anything.
     pub fn add(&mut self, o: &Tokens) {
-        self.input += o.input;
-        self.output += o.output;
-        self.cache_read += o.cache_read;
-        self.cache_creation += o.cache_creation;
-        self.cache_creation_1h += o.cache_creation_1h;
-        self.reasoning += o.reasoning;
+        self.input = self.input.saturating_add(o.input);
+        self.output = self.output.saturating_add(o.output);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
+        self.cache_creation = self.cache_creation.saturating_add(o.cache_creation);
+        self.cache_creation_1h = self.cache_creation_1h.saturating_add(o.cache_creation_1h);
+        self.reasoning = self.reasoning.saturating_add(o.reasoning);
     }
 
     pub fn is_zero(&self) -> bool {
