@@ -442,3 +442,44 @@ fn golden_files_of_every_provider_have_only_the_known_converter_bugs() {
         assert_eq!(of_capture, of_golden, "{}", rel(c));
     }
 }
+
+/// The CLIs' own session files (testdata/session-files/) convert with nothing raw, and the
+/// events pass `validate` (schema and rules) with no error.
+#[test]
+fn session_files_convert_to_valid_events_with_nothing_raw() {
+    let base = crate::util::root().join("testdata/session-files");
+    let mut problems = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(&base)
+        .unwrap()
+        .flatten()
+        .flat_map(|p| std::fs::read_dir(p.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 40, "{}", dirs.len());
+    for d in dirs {
+        let out = crate::util::insights()
+            .args(["--no-timestamp"])
+            .arg(&d)
+            .output()
+            .unwrap();
+        let events = String::from_utf8_lossy(&out.stdout).into_owned();
+        if events.contains(r#""event":"raw""#) || !out.status.success() {
+            problems.push(format!(
+                "{}: raw events or exit {:?}",
+                d.display(),
+                out.status
+            ));
+        }
+        let v = crate::util::run(&["validate", "--format", "json", "-"], events.as_bytes());
+        if v.status.code() != Some(0) {
+            problems.push(format!(
+                "{}: validate {:?}\n{}",
+                d.display(),
+                v.status,
+                String::from_utf8_lossy(&v.stdout)
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
