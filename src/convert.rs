@@ -1,5 +1,6 @@
 //! The default command: provider output in, InsightsEvent JSONL out, line by line.
 
+use crate::cli::{Compat, ConvertArgs};
 use crate::compat;
 use crate::detect::{self, Probe, Route};
 use crate::diag::Diag;
@@ -14,6 +15,85 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Read, Write};
+use std::process::ExitCode;
+
+/// The convert command (`insights [FILE]...`): every input's lines converted to events on
+/// standard output, with the exit status of docs/robustness.md.
+pub fn run(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
+    let forced = crate::cli::forced(&args.from)?;
+    let flush = if args.line_buffered {
+        FlushPolicy::Line
+    } else if args.block_buffered {
+        FlushPolicy::Block
+    } else if crate::output::stdout_is_tty() {
+        FlushPolicy::Line
+    } else {
+        FlushPolicy::WhenIdle
+    };
+    let opts = Options {
+        forced,
+        raw: args.raw,
+        clock: !args.no_timestamp,
+        flush,
+        strict: args.strict,
+        cc_insights: args.compat == Some(Compat::CcInsights),
+        max_line: args.max_line_bytes,
+    };
+    // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
+    crate::signals::install();
+    let mut diag = Diag::new(color_err);
+    let sources = crate::input::expand_dirs(&crate::cli::sources(&args.files), &mut diag);
+    // Only whole lines reach standard output, redacted with --redact (src/output.rs).
+    let mut out = Out::new(crate::output::WholeLines::new(
+        std::io::stdout().lock(),
+        args.redact,
+    ));
+    let jobs = match args.jobs {
+        Some(n) => usize::from(n),
+        None => crate::parallel::default_jobs(&sources, flush),
+    };
+    let stats = if jobs > 1 {
+        let mut par = crate::parallel::Parallel::new(&opts, jobs);
+        for src in &sources {
+            par.run_source(src, &mut out, &mut diag)?;
+            if par.stats.stopped || crate::signals::caught().is_some() {
+                break;
+            }
+        }
+        std::mem::take(&mut par.stats)
+    } else {
+        let mut conv = Converter::new(&opts, &mut out);
+        for src in &sources {
+            conv.run_source(src, &mut diag)?;
+            if conv.stats.stopped || crate::signals::caught().is_some() {
+                break;
+            }
+        }
+        std::mem::take(&mut conv.stats)
+    };
+    out.flush().context("cannot write to standard output")?;
+    if !stats.dropped.is_empty() {
+        let parts: Vec<String> = stats
+            .dropped
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let total: u64 = stats.dropped.values().sum();
+        diag.note(&format!(
+            "--compat cc-insights dropped {total} events with no CC-Insights type ({})",
+            parts.join(", ")
+        ));
+    }
+    Ok(if let Some(signo) = crate::signals::caught() {
+        ExitCode::from(crate::signals::exit_status(signo))
+    } else if diag.io_errors > 0 {
+        ExitCode::from(2)
+    } else if diag.bad_lines > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
 
 /// Everything the converter needs to know, resolved once from the command line.
 #[derive(Clone)]

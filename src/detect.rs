@@ -199,7 +199,7 @@ impl<'a> Probe<'a> {
     /// One validating pass over the line ([`crate::scan::members`]); `None` for anything it
     /// or this does not read as serde would (a probe member twice: serde says which).
     #[allow(dead_code)] // the unit tests and fuzz/ (`targets::detect`)
-    pub(crate) fn scan(line: &'a str) -> Option<Self> {
+    pub fn scan(line: &'a str) -> Option<Self> {
         let mut p = Probe::default();
         p.fill_scanned(line)?;
         Some(p)

@@ -301,36 +301,6 @@ Options:
     assert!(!mentions("use --rawer", "--raw"));
 }
 
-/// The `[dependencies]` lines of a manifest (name = spec), comments and blank lines left out.
-fn dependency_lines(manifest: &str) -> BTreeSet<String> {
-    let mut deps = BTreeSet::new();
-    let mut inside = false;
-    for line in manifest.lines() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            inside = t == "[dependencies]" || t == "[target.'cfg(unix)'.dependencies]";
-            continue;
-        }
-        if inside && !t.is_empty() && !t.starts_with('#') {
-            deps.insert(t.to_owned());
-        }
-    }
-    deps
-}
-
-/// fuzz/ compiles src/ into a crate of its own (fuzz/build.rs), so it needs every dependency
-/// of the main crate, with the same version and features; CI's fuzz smoke run fails otherwise.
-#[test]
-fn the_fuzz_crate_has_every_dependency_of_the_main_crate() {
-    let main = dependency_lines(&read("Cargo.toml"));
-    let fuzz = dependency_lines(&read("fuzz/Cargo.toml"));
-    let missing: Vec<&String> = main.difference(&fuzz).collect();
-    assert!(
-        missing.is_empty(),
-        "add to fuzz/Cargo.toml (and update fuzz/Cargo.lock): {missing:?}"
-    );
-}
-
 /// The Markdown files whose links are checked: the README, CONTRIBUTING.md and `docs/*.md`.
 fn markdown_files() -> Vec<std::path::PathBuf> {
     let mut files = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];

@@ -1,17 +1,14 @@
-//! The `insights` binary compiled as a library (see `build.rs`), and one entry point per fuzz
-//! target in [`targets`]. Each entry point takes arbitrary bytes, runs a part of `insights` on
+//! One entry point per fuzz target in [`targets`], calling into the `insights` library. Each entry point takes arbitrary bytes, runs a part of `insights` on
 //! them in process, and panics when it breaks a guarantee, which the fuzzer reports as a crash.
 #![allow(dead_code, unused_imports, unused_macros, clippy::all)]
 
-include!(concat!(env!("OUT_DIR"), "/app.rs"));
-
 pub mod targets {
-    use crate::cli::{Cli, Command};
-    use crate::convert::{Converter, Options};
-    use crate::diag::Diag;
-    use crate::input::{Line, LineReader, Source};
-    use crate::output::{FlushPolicy, Out};
     use clap::Parser;
+    use insights::cli::{Cli, Command};
+    use insights::convert::{Converter, Options};
+    use insights::diag::Diag;
+    use insights::input::{Line, LineReader, Source};
+    use insights::output::{FlushPolicy, Out};
     use serde_json::value::RawValue;
     use std::collections::HashMap;
     use std::io::Write;
@@ -19,7 +16,10 @@ pub mod targets {
 
     /// The names `--from` takes: one target per provider, plus `auto`.
     pub fn providers() -> Vec<&'static str> {
-        crate::providers::PROVIDERS.iter().map(|p| p.name).collect()
+        insights::providers::PROVIDERS
+            .iter()
+            .map(|p| p.name)
+            .collect()
     }
 
     /// Options as `insights --no-timestamp --from FROM` resolves them, in block mode (parsed
@@ -144,7 +144,7 @@ pub mod targets {
 
     /// `--redact` on output lines: still one JSON object per line, and idempotent.
     fn redact_lines(text: &[u8]) {
-        let r1 = crate::redact::redact(text);
+        let r1 = insights::redact::redact(text);
         assert_eq!(
             r1.iter().filter(|&&b| b == b'\n').count(),
             text.iter().filter(|&&b| b == b'\n').count(),
@@ -155,15 +155,15 @@ pub mod targets {
             serde_json::from_str::<HashMap<String, &RawValue>>(s)
                 .unwrap_or_else(|e| panic!("redacted line is not JSON ({e}): {s}"));
         }
-        let r2 = crate::redact::redact(&r1);
+        let r2 = insights::redact::redact(&r1);
         assert!(r1 == r2, "redaction is not idempotent");
     }
 
     /// Redaction alone on any bytes: no panic, idempotent, and on lines that are JSON
     /// objects the result is a JSON object again.
     pub fn redact(data: &[u8]) {
-        let r1 = crate::redact::redact(data);
-        let r2 = crate::redact::redact(&r1);
+        let r1 = insights::redact::redact(data);
+        let r2 = insights::redact::redact(&r1);
         if r1 != r2 {
             let at = r1.iter().zip(r2.iter()).take_while(|(a, b)| a == b).count();
             let around = |s: &[u8]| {
@@ -192,7 +192,7 @@ pub mod targets {
             }
         }
         // And with the line ends the writer gives it.
-        let mut w = crate::output::WholeLines::new(Vec::new(), true);
+        let mut w = insights::output::WholeLines::new(Vec::new(), true);
         for chunk in data.chunks(7) {
             w.write_all(chunk).unwrap();
         }
@@ -201,28 +201,28 @@ pub mod targets {
 
     struct Validate {
         schema: jsonschema::Validator,
-        fast: crate::validate::fast::FastSchema,
+        fast: insights::validate::fast::FastSchema,
         opts: Options,
-        policy: crate::validate::rules::Policy,
+        policy: insights::validate::rules::Policy,
     }
 
     fn validate_cx() -> &'static Validate {
         static CX: OnceLock<Validate> = OnceLock::new();
         CX.get_or_init(|| {
             let json: serde_json::Value =
-                serde_json::from_str(crate::schema::EVENT_SCHEMA).unwrap();
+                serde_json::from_str(insights::schema::EVENT_SCHEMA).unwrap();
             Validate {
-                schema: crate::validate::compile(&json).unwrap(),
-                fast: crate::validate::fast::FastSchema::compile(&json),
+                schema: insights::validate::compile(&json).unwrap(),
+                fast: insights::validate::fast::FastSchema::compile(&json),
                 opts: options("auto"),
-                policy: crate::validate::rules::Policy::new(&[], &[]).unwrap(),
+                policy: insights::validate::rules::Policy::new(&[], &[]).unwrap(),
             }
         })
     }
 
     /// `insights validate` on one log: checking and every report format, without a panic.
     pub fn validate(data: &[u8]) {
-        use crate::validate::{check, report, Format};
+        use insights::validate::{check, report, Format};
         let v = validate_cx();
         let cx = check::Context {
             schema: &v.schema,
@@ -243,7 +243,7 @@ pub mod targets {
     /// `insights reduce` on one log: no panic; the state reads back; and reducing the log in
     /// two parts, resuming from the first part's state, gives the state of one go.
     pub fn reduce(data: &[u8]) {
-        use crate::reduce::{read_source, state::State, summary, Reducer};
+        use insights::reduce::{read_source, state::State, summary, Reducer};
         let path = temp_file(data);
         let opts = options("auto");
         let src = Source::File(path.clone());
@@ -308,7 +308,7 @@ pub mod targets {
             let Ok(text) = std::str::from_utf8(line) else {
                 continue;
             };
-            let mut r = crate::json_reader::Reader::new(text);
+            let mut r = insights::json_reader::Reader::new(text);
             if let Ok(v) = <serde_json::Value as serde::Deserialize>::deserialize(&mut r) {
                 if r.end().is_ok() {
                     let slow: serde_json::Value = serde_json::from_str(text)
@@ -316,12 +316,12 @@ pub mod targets {
                     assert_eq!(v, slow, "{text}");
                 }
             }
-            if let Some(fast) = crate::detect::Probe::scan(text) {
-                let slow: crate::detect::Probe = serde_json::from_str(text)
+            if let Some(fast) = insights::detect::Probe::scan(text) {
+                let slow: insights::detect::Probe = serde_json::from_str(text)
                     .unwrap_or_else(|e| panic!("scanned, but serde_json says {e}: {text}"));
                 assert_eq!(fast, slow, "{text}");
                 let by_members: Result<serde_json::Value, _> =
-                    crate::members::read(text, fast.members());
+                    insights::members::read(text, fast.members());
                 let by_text: Result<serde_json::Value, _> = serde_json::from_str(text);
                 match (by_members, by_text) {
                     (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
@@ -345,13 +345,35 @@ pub mod targets {
             usize::from(*b % 64) + 1,
             usize::from(*c % 64) + 1,
         );
-        let want = crate::input::read_as_lines(rest, max).unwrap();
-        let got = crate::input::read_as_blocks(rest, max, size, step).unwrap();
+        let want = insights::input::read_as_lines(rest, max).unwrap();
+        let got = insights::input::read_as_blocks(rest, max, size, step).unwrap();
         assert_eq!(got, want, "max {max} size {size} step {step}");
     }
 
+    /// The `convert` target: the first byte picks the provider (`--from`, [`providers`] in
+    /// order, modulo their number), the rest is the input. One target for every provider.
+    pub fn convert_any(data: &[u8]) {
+        let Some((&pick, rest)) = data.split_first() else {
+            return;
+        };
+        let names = providers();
+        convert(names[usize::from(pick) % names.len()], rest)
+    }
+
+    /// A `convert` input that runs `data` through provider `from` ([`convert_any`]).
+    pub fn convert_input(from: &str, data: &[u8]) -> Option<Vec<u8>> {
+        let i = providers().iter().position(|n| *n == from)?;
+        let mut v = Vec::with_capacity(data.len() + 1);
+        v.push(u8::try_from(i).ok()?);
+        v.extend_from_slice(data);
+        Some(v)
+    }
+
+    /// A target by name: a cargo-fuzz target of [`names`], or `convert_PROVIDER` (the
+    /// `convert` target with its provider fixed, as `stdfuzz` runs it).
     pub fn by_name(name: &str) -> Option<Box<dyn Fn(&[u8])>> {
         let f: Box<dyn Fn(&[u8])> = match name {
+            "convert" => Box::new(convert_any),
             "detect" => Box::new(detect),
             "validate" => Box::new(validate),
             "reduce" => Box::new(reduce),
@@ -366,13 +388,21 @@ pub mod targets {
         Some(f)
     }
 
-    /// All target names.
+    /// The cargo-fuzz targets (one file each in `fuzz_targets/`).
     pub fn names() -> Vec<String> {
+        ["convert", "detect", "validate", "reduce", "redact", "lines"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    /// What `stdfuzz` runs by default: [`names`] with `convert` once per provider, since it has
+    /// no coverage feedback to find the provider byte's values by itself.
+    pub fn smoke_names() -> Vec<String> {
         let mut v: Vec<String> = providers()
             .into_iter()
             .map(|p| format!("convert_{p}"))
             .collect();
-        v.extend(["detect", "validate", "reduce", "redact", "lines"].map(String::from));
+        v.extend(names().into_iter().filter(|n| n != "convert"));
         v
     }
 }

@@ -794,11 +794,8 @@ impl State {
             self.idx.per[s].plans.get(&held.plan_id).copied()
         };
         match target {
-            Some(i) => {
-                if self.change_plan(s, i, &held) {
-                    touch(&mut self.entries[i as usize], seq);
-                }
-            }
+            Some(i) if self.change_plan(s, i, &held) => touch(&mut self.entries[i as usize], seq),
+            Some(_) => {}
             None if !held.plan_id.is_empty() => {
                 let list = &mut self.cursor.sessions[s].plan_events;
                 if list.len() >= MAX_HELD_PLAN_EVENTS {

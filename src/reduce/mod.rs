@@ -42,15 +42,15 @@
 //! key: events keep the `seq` they carry, and converted provider lines are numbered after the
 //! last event applied.
 
-mod apply;
-mod entries;
-mod from_event;
-mod handover;
-mod jobs;
+pub mod apply;
+pub mod entries;
+pub mod from_event;
+pub mod handover;
+pub mod jobs;
 pub mod state;
-mod summary;
-mod time;
-mod totals;
+pub mod summary;
+pub mod time;
+pub mod totals;
 pub mod view;
 
 #[cfg(test)]

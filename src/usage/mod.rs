@@ -216,7 +216,7 @@ pub struct Sum {
 }
 
 impl Sum {
-    fn new() -> Sum {
+    fn zero() -> Sum {
         Sum {
             cost: Some(0.0),
             ..Sum::default()
@@ -252,7 +252,7 @@ fn round_cents_fraction(c: f64) -> f64 {
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let l = load(&args.source)?;
     let mut groups: BTreeMap<Vec<String>, Sum> = BTreeMap::new();
-    let mut total = Sum::new();
+    let mut total = Sum::zero();
     for (k, &i) in l.kept.iter().enumerate() {
         let e = &l.scan.entries[i];
         if !e.response {
@@ -261,7 +261,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let keys: Vec<String> = args.by.iter().map(|&key| group_key(&l, e, key)).collect();
         groups
             .entry(keys)
-            .or_insert_with(Sum::new)
+            .or_insert_with(Sum::zero)
             .add(&e.tokens, l.costs[k]);
         total.add(&e.tokens, l.costs[k]);
     }

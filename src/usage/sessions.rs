@@ -47,7 +47,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             s => s.to_owned(),
         };
         let s = sessions.entry((e.agent, id)).or_insert_with(|| Session {
-            sum: Sum::new(),
+            sum: Sum::zero(),
             ..Session::default()
         });
         if s.project.is_empty() {

@@ -9,11 +9,11 @@
 //! Logs are checked in parallel, one per worker thread, and reported in the order they were
 //! given. A log is streamed: memory is bounded by its open state (see [`rules`]), not its size.
 
-mod check;
-mod fast;
-mod report;
-mod rules;
-mod unified;
+pub mod check;
+pub mod fast;
+pub mod report;
+pub mod rules;
+pub mod unified;
 
 use crate::cli::InputArgs;
 use crate::diag::Diag;
@@ -141,7 +141,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
 }
 
 /// The schema as a draft 2020-12 validator that also checks `format`s, compiled once.
-pub(crate) fn compile(schema: &Value) -> anyhow::Result<Validator> {
+pub fn compile(schema: &Value) -> anyhow::Result<Validator> {
     jsonschema::options()
         .with_draft(Draft::Draft202012)
         .should_validate_formats(true)

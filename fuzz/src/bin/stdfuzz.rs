@@ -7,7 +7,9 @@
 //! ```
 //!
 //! `--write-corpus` writes the seeds to `fuzz/corpus/TARGET/` and `fuzz/insights.dict` for
-//! `cargo fuzz run`; `--list` lists the targets.
+//! `cargo fuzz run`; `--list` lists the targets this fuzzer runs: the cargo-fuzz targets, with
+//! `convert` as `convert_PROVIDER` once per provider (the provider fixed, not read from the
+//! first byte).
 //!
 //! With no TARGET every target runs, each for `--seconds` (default 10) or `--runs` inputs.
 //! A panicking input is written to `fuzz/artifacts/TARGET/crash-HASH` (replay it with
@@ -359,7 +361,21 @@ fn args() -> Args {
                 for t in targets::names() {
                     let d = dir.join("corpus").join(&t);
                     std::fs::create_dir_all(&d).expect("create corpus dir");
-                    for s in &seeds {
+                    // `convert` takes its provider from the first byte: each seed once per
+                    // provider.
+                    let inputs: Vec<Vec<u8>> = if t == "convert" {
+                        targets::providers()
+                            .into_iter()
+                            .flat_map(|p| {
+                                seeds
+                                    .iter()
+                                    .filter_map(move |s| targets::convert_input(p, s))
+                            })
+                            .collect()
+                    } else {
+                        seeds.clone()
+                    };
+                    for s in &inputs {
                         std::fs::write(d.join(format!("seed-{:016x}", fnv(s))), s)
                             .expect("write seed");
                     }
@@ -386,7 +402,7 @@ fn args() -> Args {
                 std::process::exit(0);
             }
             "--list" => {
-                for n in targets::names() {
+                for n in targets::smoke_names() {
                     println!("{n}");
                 }
                 std::process::exit(0);
@@ -429,7 +445,7 @@ fn main() -> ExitCode {
         };
     }
     let names = if a.targets.is_empty() {
-        targets::names()
+        targets::smoke_names()
     } else {
         a.targets.clone()
     };

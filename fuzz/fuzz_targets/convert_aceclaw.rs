@@ -1,3 +1,0 @@
-//! The aceclaw converter (`--from aceclaw`) on any bytes: see `targets::convert`.
-#![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| insights_fuzz::targets::convert("aceclaw", data));

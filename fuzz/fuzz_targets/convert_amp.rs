@@ -1,3 +1,0 @@
-//! The amp converter (`--from amp`) on any bytes: see `targets::convert`.
-#![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| insights_fuzz::targets::convert("amp", data));

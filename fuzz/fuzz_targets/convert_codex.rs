@@ -1,3 +1,0 @@
-//! The codex converter (`--from codex`) on any bytes: see `targets::convert`.
-#![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| insights_fuzz::targets::convert("codex", data));

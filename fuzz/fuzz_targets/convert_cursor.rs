@@ -1,3 +1,0 @@
-//! The cursor converter (`--from cursor`) on any bytes: see `targets::convert`.
-#![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| insights_fuzz::targets::convert("cursor", data));

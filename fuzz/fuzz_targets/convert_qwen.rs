@@ -1,3 +1,0 @@
-//! The qwen converter (`--from qwen`) on any bytes: see `targets::convert`.
-#![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| insights_fuzz::targets::convert("qwen", data));

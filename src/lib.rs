@@ -1,0 +1,72 @@
+//! The library behind the `insights` command: a Unix filter that normalizes AI coding agents'
+//! streaming output into InsightsEvent JSONL, and the commands built on those events
+//! (`validate`, `replay`, `reduce`, `usage`, `sessions`).
+//!
+//! `src/main.rs` only parses the command line and calls [`run`]. The modules are public so that
+//! the fuzz targets (`fuzz/`) can call into them; they are this program's internals, not a
+//! stable API.
+
+pub mod cli;
+pub mod compat;
+pub mod convert;
+pub mod detect;
+pub mod diag;
+pub mod diff;
+pub mod event;
+pub mod ids;
+pub mod input;
+pub mod json_reader;
+pub mod json_writer;
+pub mod members;
+pub mod output;
+pub mod parallel;
+pub mod providers;
+pub mod providers_cmd;
+pub mod redact;
+pub mod reduce;
+pub mod replay;
+pub mod scan;
+pub mod schema;
+pub mod signals;
+#[cfg(test)]
+mod test_support;
+pub mod time;
+pub mod usage;
+pub mod validate;
+pub mod wire;
+
+use anyhow::Context;
+use clap::CommandFactory;
+use cli::{Cli, Command};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Runs the command `cli` names, and gives the exit status it ends with. An `Err` is a failure
+/// that ends the run (exit status 2), or a broken pipe (see [`output::is_broken_pipe`]).
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let color_err = cli.color.resolve(output::stderr_is_tty());
+    // Every subcommand: converted events, a state or a transcript can be far bigger than
+    // 64 KiB.
+    output::widen_stdout_pipe();
+    match cli.command {
+        None => convert::run(&cli.convert, color_err),
+        Some(Command::Convert(args)) => convert::run(&args, color_err),
+        Some(Command::Validate(args)) => validate::run(&args, cli.color),
+        Some(Command::Replay(args)) => replay::run(&args, cli.color),
+        Some(Command::Reduce(args)) => reduce::run(&args, cli.color),
+        Some(Command::Providers(args)) => providers_cmd::run(&args),
+        Some(Command::Schema(args)) => schema::run(&args),
+        Some(Command::Sessions(args)) => usage::sessions::run(&args),
+        Some(Command::Usage(args)) => usage::run(&args),
+        Some(Command::Completions { shell }) => {
+            // Generated into memory first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "insights", &mut script);
+            let mut out = std::io::stdout().lock();
+            out.write_all(&script)
+                .and_then(|_| out.flush())
+                .context("cannot write to standard output")?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
