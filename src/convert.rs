@@ -469,7 +469,7 @@ impl<'o, W: Write> Converter<'o, W> {
         }
         let mut probe = Probe::default();
         if let Err(e) = probe.fill(text) {
-            let (col, msg) = json_problem(&e, unterminated);
+            let (col, msg) = crate::wire::json_problem(&e, unterminated);
             diag.bad_line(name, lineno, Some(col), &msg);
             return Ok(false);
         }
@@ -703,7 +703,7 @@ impl<'o, W: Write> Converter<'o, W> {
             let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(text) {
                 Ok(o) => o,
                 Err(e) => {
-                    let (col, msg) = json_problem(&e, false);
+                    let (col, msg) = crate::wire::json_problem(&e, false);
                     diag.bad_line(name, lineno, Some(col), &msg);
                     return Ok(false);
                 }
@@ -719,7 +719,7 @@ impl<'o, W: Write> Converter<'o, W> {
             let mut obj: Pairs<Json> = match serde_json::from_str::<Pairs<&RawValue>>(text) {
                 Ok(p) => Pairs(p.0.into_iter().map(|(k, v)| (k, Json::Raw(v))).collect()),
                 Err(e) => {
-                    let (col, msg) = json_problem(&e, false);
+                    let (col, msg) = crate::wire::json_problem(&e, false);
                     diag.bad_line(name, lineno, Some(col), &msg);
                     return Ok(false);
                 }
@@ -862,29 +862,6 @@ pub(crate) fn not_an_object(text: &str) -> Option<(u64, String)> {
         _ => return Some((start as u64 + 1, "not JSON: expected a JSON object".into())),
     };
     Some((start as u64 + 1, format!("expected a JSON object, {found}")))
-}
-
-/// Column and message for a line that is not valid JSON.
-fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
-    use serde_json::error::Category;
-    let mut col = e.column() as u64;
-    let msg = crate::wire::without_position(e);
-    // serde_json points at the byte before an unescaped control character.
-    if msg.starts_with("control character") {
-        col += 1;
-    }
-    let msg = match e.classify() {
-        Category::Eof if unterminated => {
-            format!("truncated JSON: the input ended inside this line ({msg})")
-        }
-        Category::Eof => format!("truncated JSON: {msg}"),
-        // Valid JSON, but which of the two values counts is anyone's guess.
-        Category::Data if msg.starts_with("duplicate field") => {
-            format!("ambiguous JSON: {}", msg.replacen("field", "member", 1))
-        }
-        _ => format!("invalid JSON: {msg}"),
-    };
-    (col, msg)
 }
 
 /// The id stem of a line without a provider id: its content hash and its line number, so

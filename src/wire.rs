@@ -60,6 +60,30 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
+/// Column and message for a line that is not valid JSON: the one wording of every command
+/// (convert, validate, reduce, replay). `unterminated`: the input ended inside the line.
+pub fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
+    use serde_json::error::Category;
+    let mut col = e.column() as u64;
+    let msg = without_position(e);
+    // serde_json points at the byte before an unescaped control character.
+    if msg.starts_with("control character") {
+        col += 1;
+    }
+    let msg = match e.classify() {
+        Category::Eof if unterminated => {
+            format!("truncated JSON: the input ended inside this line ({msg})")
+        }
+        Category::Eof => format!("truncated JSON: {msg}"),
+        // Valid JSON, but which of the two values counts is anyone's guess.
+        Category::Data if msg.starts_with("duplicate field") => {
+            format!("ambiguous JSON: {}", msg.replacen("field", "member", 1))
+        }
+        _ => format!("invalid JSON: {msg}"),
+    };
+    (col, msg)
+}
+
 /// A serde_json error's message without its "at line L column C" suffix (which would point
 /// into whatever sub-document was being parsed).
 pub fn without_position(e: &serde_json::Error) -> String {

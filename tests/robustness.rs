@@ -468,6 +468,31 @@ fn a_duplicate_member_that_detection_reads_is_reported_as_ambiguous() {
 }
 
 #[test]
+fn convert_and_validate_word_an_unreadable_line_alike() {
+    for (line, col, msg) in [
+        (
+            &b"{\"type\":\"keep_alive\",\"type\":\"user\"}\n"[..],
+            27,
+            "ambiguous JSON: duplicate member `type`",
+        ),
+        (
+            b"{\"type\":\n",
+            8,
+            "truncated JSON: EOF while parsing a value",
+        ),
+        (b"{\"a\" 1}\n", 6, "invalid JSON: expected `:`"),
+    ] {
+        let conv = stderr(&run(&[], line));
+        assert_eq!(conv, format!("insights: <stdin>:1:{col}: error: {msg}\n"));
+        let val = String::from_utf8_lossy(&run(&["validate", "-"], line).stdout).into_owned();
+        assert!(
+            val.contains(&format!("<stdin>:1:{col}: error: unreadable-line: {msg}\n")),
+            "{val}"
+        );
+    }
+}
+
+#[test]
 fn a_provider_line_that_maps_to_no_event_is_kept_as_a_raw_event() {
     // Found by fuzzing every converter: a line with only unknown content blocks produced
     // nothing at all, neither an event nor a diagnostic.

@@ -1031,8 +1031,8 @@ impl State {
 
 /// A call's duration from its start and end times, when it has both.
 fn span_ms(t: &ToolCall) -> Option<u64> {
-    let start = super::time::millis(t.started_at.as_deref()?)?;
-    let end = super::time::millis(t.ended_at.as_deref()?)?;
+    let start = crate::time::millis(t.started_at.as_deref()?)?;
+    let end = crate::time::millis(t.ended_at.as_deref()?)?;
     u64::try_from(end - start).ok()
 }
 

@@ -49,7 +49,7 @@ pub mod handover;
 pub mod jobs;
 pub mod state;
 pub mod summary;
-pub mod time;
+
 pub mod totals;
 pub mod view;
 

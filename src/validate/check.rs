@@ -425,7 +425,7 @@ impl<F: FnMut(Piece, &mut Vec<u8>)> Reader<'_, '_, F> {
         }
         let mut probe = Probe::default();
         if let Err(e) = probe.fill(text) {
-            let (col, msg) = json_problem(&e, unterminated);
+            let (col, msg) = crate::wire::json_problem(&e, unterminated);
             self.unreadable(lineno, Some(col), msg);
             return;
         }
@@ -563,13 +563,13 @@ fn check_event<'t>(cx: &Context, text: &'t str) -> Checked<'t> {
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            let msg = crate::wire::without_position(&e);
-            return if msg.contains("recursion limit") {
+            return if crate::wire::without_position(&e).contains("recursion limit") {
                 Checked::TooDeep
             } else {
+                let (column, message) = crate::wire::json_problem(&e, false);
                 Checked::Unreadable {
-                    column: Some(e.column() as u64),
-                    message: format!("invalid JSON: {msg}"),
+                    column: Some(column),
+                    message,
                 }
             };
         }
@@ -736,25 +736,6 @@ fn not_an_object(text: &str) -> Option<(u64, String)> {
         _ => return Some((start as u64 + 1, "not JSON: expected a JSON object".into())),
     };
     Some((start as u64 + 1, format!("expected a JSON object, {found}")))
-}
-
-/// Column and message for a line that is not valid JSON (as conversion reports it).
-fn json_problem(e: &serde_json::Error, unterminated: bool) -> (u64, String) {
-    use serde_json::error::Category;
-    let mut col = e.column() as u64;
-    let msg = crate::wire::without_position(e);
-    // serde_json points at the byte before an unescaped control character.
-    if msg.starts_with("control character") {
-        col += 1;
-    }
-    let msg = match e.classify() {
-        Category::Eof if unterminated => {
-            format!("truncated JSON: the input ended inside this line ({msg})")
-        }
-        Category::Eof => format!("truncated JSON: {msg}"),
-        _ => format!("invalid JSON: {msg}"),
-    };
-    (col, msg)
 }
 
 /// The number of non-empty lines in `out` (what `Judge::converted_lines` checks).
