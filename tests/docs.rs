@@ -252,7 +252,10 @@ fn readme_sample_events_are_real_output() {
     assert!(!samples.is_empty(), "README.md shows no sample events");
     let goldens: String = crate::golden::captures()
         .iter()
-        .map(|c| std::fs::read_to_string(crate::golden::golden_of(c)).unwrap_or_default())
+        .map(|c| {
+            let g = crate::golden::golden_of(c);
+            std::fs::read_to_string(&g).unwrap_or_else(|e| panic!("{}: {e}", g.display()))
+        })
         .collect();
     let golden_lines: BTreeSet<&str> = goldens.lines().collect();
     for s in samples {

@@ -2,7 +2,7 @@
 //! `<case>.events.jsonl` (with `--no-timestamp`). `BLESS=1 cargo test` rewrites them; review the
 //! diff by hand before committing.
 
-use crate::util::{assert_same, files_ending, root, run};
+use crate::util::{check_each, difference, files_ending, root, run};
 use std::path::{Path, PathBuf};
 
 /// Every capture with a golden file beside it (or to be blessed).
@@ -37,96 +37,99 @@ pub fn from_of(capture: &Path) -> Option<String> {
     v["from"].as_str().map(str::to_owned)
 }
 
+/// The golden file of `capture`, or why it cannot be read: a missing golden file fails.
+fn golden_text(capture: &Path) -> Result<String, String> {
+    let g = golden_of(capture);
+    std::fs::read_to_string(&g)
+        .map_err(|e| format!("{}: {e} (BLESS=1 cargo test writes it)", g.display()))
+}
+
 #[test]
 fn captures_convert_to_their_golden_files() {
     let bless = std::env::var_os("BLESS").is_some();
-    let caps = captures();
-    assert!(!caps.is_empty(), "no captures under testdata/");
-    for cap in caps {
+    check_each(&captures(), |cap| {
         let rel = cap
             .strip_prefix(root())
-            .unwrap_or(&cap)
+            .unwrap_or(cap)
             .to_string_lossy()
             .into_owned();
-        let from = from_of(&cap);
+        let from = from_of(cap);
         let mut args = vec!["--no-timestamp", &rel];
         if let Some(f) = &from {
             args.extend(["--from", f.as_str()]);
         }
         let out = run(&args, b"");
-        assert!(
-            out.status.success(),
-            "{rel}: exit {:?}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            out.stderr.is_empty(),
-            "{rel}: stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let actual = String::from_utf8(out.stdout).expect("utf-8 output");
-        let golden = golden_of(&cap);
-        if bless {
-            std::fs::write(&golden, &actual).expect("write golden");
-            continue;
+        if !out.status.success() || !out.stderr.is_empty() {
+            return Err(format!(
+                "exit {:?}, stderr: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
-        let expected = std::fs::read_to_string(&golden).unwrap_or_else(|_| {
-            panic!("{}: no golden file (BLESS=1 cargo test)", golden.display())
-        });
-        assert_same(&rel, &expected, &actual);
-    }
+        let actual = String::from_utf8(out.stdout).map_err(|_| "output is not UTF-8")?;
+        if bless {
+            return std::fs::write(golden_of(cap), &actual).map_err(|e| e.to_string());
+        }
+        match difference(&rel, &golden_text(cap)?, &actual) {
+            Some(d) => Err(d),
+            None => Ok(()),
+        }
+    });
 }
 
 #[test]
 fn golden_files_have_no_raw_fallbacks() {
-    for cap in captures() {
-        let golden = std::fs::read_to_string(golden_of(&cap)).unwrap_or_default();
-        for (i, l) in golden.lines().enumerate() {
-            assert!(
-                !l.starts_with("{\"event\":\"raw\""),
-                "{}:{}: raw event",
-                golden_of(&cap).display(),
-                i + 1
-            );
+    check_each(&captures(), |cap| {
+        let golden = golden_text(cap)?;
+        match golden
+            .lines()
+            .position(|l| l.starts_with("{\"event\":\"raw\""))
+        {
+            Some(i) => Err(format!("{}:{}: raw event", golden_of(cap).display(), i + 1)),
+            None => Ok(()),
         }
-    }
+    });
 }
 
 #[test]
 fn every_input_line_is_accounted_for() {
     // Each non-blank capture line yields at least one event naming it in `line`.
-    for cap in captures() {
-        let input = std::fs::read_to_string(&cap).expect("capture");
-        let golden = std::fs::read_to_string(golden_of(&cap)).unwrap_or_default();
+    check_each(&captures(), |cap| {
+        let input = std::fs::read_to_string(cap).map_err(|e| e.to_string())?;
         let mut seen = std::collections::BTreeSet::new();
-        for l in golden.lines() {
-            let v: serde_json::Value = serde_json::from_str(l).expect("golden line is JSON");
-            seen.insert(v["line"].as_u64().expect("line"));
+        for l in golden_text(cap)?.lines() {
+            let v: serde_json::Value =
+                serde_json::from_str(l).map_err(|e| format!("golden line: {e}"))?;
+            seen.insert(v["line"].as_u64().ok_or("an event without `line`")?);
         }
-        for (i, l) in input.lines().enumerate() {
-            if !l.trim().is_empty() {
-                assert!(
-                    seen.contains(&(i as u64 + 1)),
-                    "{}:{}: no event",
-                    cap.display(),
-                    i + 1
-                );
-            }
+        let missing: Vec<usize> = (1..)
+            .zip(input.lines())
+            .filter(|(n, l)| !l.trim().is_empty() && !seen.contains(n))
+            .map(|(n, _)| n as usize)
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("lines with no event: {missing:?}"))
         }
-    }
+    });
 }
 
 #[test]
 fn converting_output_again_is_a_no_op() {
-    for cap in captures() {
-        let golden = std::fs::read(golden_of(&cap)).unwrap_or_default();
-        let out = run(&["--no-timestamp"], &golden);
-        assert!(out.status.success());
-        assert_same(
-            &format!("{} converted again", golden_of(&cap).display()),
-            &String::from_utf8_lossy(&golden),
+    check_each(&captures(), |cap| {
+        let golden = golden_text(cap)?;
+        let out = run(&["--no-timestamp"], golden.as_bytes());
+        if !out.status.success() {
+            return Err(format!("exit {:?}", out.status));
+        }
+        match difference(
+            &format!("{} converted again", golden_of(cap).display()),
+            &golden,
             &String::from_utf8_lossy(&out.stdout),
-        );
-    }
+        ) {
+            Some(d) => Err(d),
+            None => Ok(()),
+        }
+    });
 }

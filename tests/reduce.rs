@@ -431,7 +431,8 @@ fn raw_captures_read_again_are_applied_once() {
     let scratch = Scratch::new("raw_captures_read_again_are_applied_once");
     let mut stable = Vec::new();
     for cap in captures() {
-        let events = std::fs::read_to_string(golden_of(&cap)).unwrap_or_default();
+        let events = std::fs::read_to_string(golden_of(&cap))
+            .unwrap_or_else(|e| panic!("{}: {e}", golden_of(&cap).display()));
         let name = rel(&cap);
         let from = crate::golden::from_of(&cap);
         let mut args: Vec<&str> = Vec::new();

@@ -71,12 +71,50 @@ pub fn captures_of(dir: &str) -> Vec<u8> {
     data
 }
 
-/// Prints expected and actual between rulers and panics, when they differ.
+/// Panics when `expected` and `actual` differ, showing where ([`difference`]).
 pub fn assert_same(what: &str, expected: &str, actual: &str) {
-    if expected != actual {
-        let rule = "~".repeat(79);
-        panic!(
-            "\n{what} differs (BLESS=1 cargo test rewrites golden files)\n\nexpected:\n{rule}\n{expected}{rule}\n\nactual:\n{rule}\n{actual}{rule}\n"
-        );
+    if let Some(d) = difference(what, expected, actual) {
+        panic!("\n{d}");
     }
+}
+
+/// `None` when the texts are equal; else a message naming `what`, the first line that differs
+/// with two lines of context from each side, and the line counts.
+pub fn difference(what: &str, expected: &str, actual: &str) -> Option<String> {
+    if expected == actual {
+        return None;
+    }
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let first = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    let show = |lines: &[&str]| -> String {
+        let from = first.saturating_sub(2);
+        let to = (first + 3).min(lines.len());
+        (from..to)
+            .map(|i| format!("  {:>5} {}\n", i + 1, lines[i]))
+            .collect::<String>()
+    };
+    Some(format!(
+        "{what} differs from line {} on (expected {} lines, got {}; BLESS=1 cargo test rewrites golden files)\nexpected:\n{}actual:\n{}",
+        first + 1,
+        e.len(),
+        a.len(),
+        show(&e),
+        show(&a)
+    ))
+}
+
+/// Runs `check` on every item and panics at the end with every failure, not only the first.
+pub fn check_each<T: std::fmt::Debug>(items: &[T], check: impl Fn(&T) -> Result<(), String>) {
+    assert!(!items.is_empty(), "nothing to check");
+    let failures: Vec<String> = items
+        .iter()
+        .filter_map(|i| check(i).err().map(|e| format!("{i:?}: {e}")))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "\n{} of {} failed:\n\n{}",
+        failures.len(),
+        items.len(),
+        failures.join("\n\n")
+    );
 }
