@@ -1,10 +1,50 @@
 //! The command line: clap definitions, resolved once into the options below `main`.
 
-use crate::output::ColorChoice;
+use crate::output::{ColorChoice, FlushPolicy};
 use crate::providers::PROVIDERS;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+
+/// What the terminal and the environment decide for a run, resolved once from `--color`,
+/// `NO_COLOR`, `TERM` and whether each stream is a terminal, then handed to the command.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Standard output is a terminal.
+    pub stdout_tty: bool,
+    /// Colour on standard output, for the commands that colour what they print there.
+    pub color_out: bool,
+    /// Colour in diagnostics on standard error.
+    pub color_err: bool,
+    /// The terminal's width in columns, when standard output is a terminal.
+    pub width: Option<usize>,
+}
+
+impl Config {
+    pub fn new(color: ColorChoice) -> Config {
+        let stdout_tty = crate::output::stdout_is_tty();
+        Config {
+            stdout_tty,
+            color_out: color.resolve(stdout_tty),
+            color_err: color.resolve(crate::output::stderr_is_tty()),
+            width: crate::output::terminal_width(),
+        }
+    }
+
+    /// When converted events are flushed: `--line-buffered`, `--block-buffered`, else after
+    /// every line on a terminal and whenever the input goes idle elsewhere.
+    pub fn flush(&self, line_buffered: bool, block_buffered: bool) -> FlushPolicy {
+        if line_buffered {
+            FlushPolicy::Line
+        } else if block_buffered {
+            FlushPolicy::Block
+        } else if self.stdout_tty {
+            FlushPolicy::Line
+        } else {
+            FlushPolicy::WhenIdle
+        }
+    }
+}
 
 const EXAMPLES: &str = "\
 Examples:
@@ -174,7 +214,7 @@ impl InputArgs {
             forced: forced(&self.from)?,
             raw: false,
             clock: true,
-            flush: crate::output::FlushPolicy::WhenIdle,
+            flush: FlushPolicy::WhenIdle,
             strict: false,
             cc_insights: false,
             max_line: self.max_line_bytes,

@@ -1,6 +1,6 @@
 //! The default command: provider output in, InsightsEvent JSONL out, line by line.
 
-use crate::cli::{Compat, ConvertArgs};
+use crate::cli::{Compat, Config, ConvertArgs};
 use crate::compat;
 use crate::detect::{self, Probe, Route};
 use crate::diag::Diag;
@@ -19,17 +19,9 @@ use std::process::ExitCode;
 
 /// The convert command (`insights [FILE]...`): every input's lines converted to events on
 /// standard output, with the exit status of docs/robustness.md.
-pub fn run(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
+pub fn run(args: &ConvertArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let forced = crate::cli::forced(&args.from)?;
-    let flush = if args.line_buffered {
-        FlushPolicy::Line
-    } else if args.block_buffered {
-        FlushPolicy::Block
-    } else if crate::output::stdout_is_tty() {
-        FlushPolicy::Line
-    } else {
-        FlushPolicy::WhenIdle
-    };
+    let flush = config.flush(args.line_buffered, args.block_buffered);
     let opts = Options {
         forced,
         raw: args.raw,
@@ -41,7 +33,7 @@ pub fn run(args: &ConvertArgs, color_err: bool) -> anyhow::Result<ExitCode> {
     };
     // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
     crate::signals::install();
-    let mut diag = Diag::new(color_err);
+    let mut diag = Diag::new(config.color_err);
     let sources = crate::input::expand_dirs(&crate::cli::sources(&args.files), &mut diag);
     // Only whole lines reach standard output, redacted with --redact (src/output.rs).
     let mut out = Out::new(crate::output::WholeLines::new(

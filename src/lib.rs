@@ -44,16 +44,16 @@ use std::process::ExitCode;
 /// Runs the command `cli` names, and gives the exit status it ends with. An `Err` is a failure
 /// that ends the run (exit status 2), or a broken pipe (see [`output::is_broken_pipe`]).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let color_err = cli.color.resolve(output::stderr_is_tty());
+    let config = cli::Config::new(cli.color);
     // Every subcommand: converted events, a state or a transcript can be far bigger than
     // 64 KiB.
     output::widen_stdout_pipe();
     match cli.command {
-        None => convert::run(&cli.convert, color_err),
-        Some(Command::Convert(args)) => convert::run(&args, color_err),
-        Some(Command::Validate(args)) => validate::run(&args, cli.color),
-        Some(Command::Replay(args)) => replay::run(&args, cli.color),
-        Some(Command::Reduce(args)) => reduce::run(&args, cli.color),
+        None => convert::run(&cli.convert, &config),
+        Some(Command::Convert(args)) => convert::run(&args, &config),
+        Some(Command::Validate(args)) => validate::run(&args, &config),
+        Some(Command::Replay(args)) => replay::run(&args, &config),
+        Some(Command::Reduce(args)) => reduce::run(&args, &config),
         Some(Command::Providers(args)) => providers_cmd::run(&args),
         Some(Command::Schema(args)) => schema::run(&args),
         Some(Command::Sessions(args)) => usage::sessions::run(&args),

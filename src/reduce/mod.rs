@@ -56,6 +56,7 @@ pub mod view;
 #[cfg(test)]
 mod tests;
 
+use crate::cli::Config;
 use crate::cli::InputArgs;
 use crate::convert::{Converter, Options};
 use crate::detect::Probe;
@@ -63,7 +64,7 @@ use crate::diag::Diag;
 use crate::event::Event;
 use crate::ids::hash_pair;
 use crate::input::{Line, LineReader, Source};
-use crate::output::{ColorChoice, Out};
+use crate::output::Out;
 use anyhow::Context as _;
 use state::State;
 use std::borrow::Cow;
@@ -487,8 +488,8 @@ fn kind<'a>(buf: &'a [u8], probe: &mut Probe<'a>) -> Kind<'a> {
     }
 }
 
-pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
-    let mut diag = Diag::new(color.resolve(crate::output::stderr_is_tty()));
+pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
+    let mut diag = Diag::new(config.color_err);
     // Times are the session's own: raw lines that carry no time of their own are not stamped
     // with the moment they were read (their entries, turns and sessions have no time).
     let opts = crate::convert::Options {

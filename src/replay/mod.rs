@@ -18,11 +18,12 @@ pub mod model;
 pub mod term;
 pub mod text;
 
+use crate::cli::Config;
 use crate::cli::InputArgs;
 use crate::convert::{Converter, LineSink, Options};
 use crate::diag::Diag;
 use crate::input::Source;
-use crate::output::{self, ColorChoice, Out};
+use crate::output::{self, Out};
 use anyhow::Context;
 use html::Html;
 use markdown::Markdown;
@@ -258,16 +259,15 @@ impl<W: Write> Replay<W> {
     }
 }
 
-pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let mut opts = args.input.options()?;
     // Times are the provider's or the log's; the time a line is read here means nothing.
     opts.clock = false;
     let sources = args.input.sources();
-    let tty = output::stdout_is_tty();
     let terminal = args.format == Format::Terminal;
-    let color_out = terminal && color.resolve(tty);
-    let color_err = color.resolve(output::stderr_is_tty());
-    let (width, track) = resolve_width(args.width, output::terminal_width());
+    let color_out = terminal && config.color_out;
+    let color_err = config.color_err;
+    let (width, track) = resolve_width(args.width, config.width);
     let lay = Layout {
         width,
         full: args.full,
@@ -293,7 +293,7 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
             max_gap: Duration::from_secs_f64(args.max_gap),
             last: None,
         },
-        live: tty && terminal,
+        live: config.stdout_tty && terminal,
         ticker: None,
         redact: args.redact,
     };

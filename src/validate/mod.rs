@@ -15,10 +15,11 @@ pub mod report;
 pub mod rules;
 pub mod unified;
 
+use crate::cli::Config;
 use crate::cli::InputArgs;
 use crate::diag::Diag;
 use crate::input::Source;
-use crate::output::{self, ColorChoice, FlushPolicy, Out};
+use crate::output::{FlushPolicy, Out};
 use anyhow::Context as _;
 use check::{check_source, Context, FileReport};
 use clap::builder::{PossibleValue, PossibleValuesParser};
@@ -97,7 +98,7 @@ fn after_help() -> String {
     s + "\n" + EXAMPLES
 }
 
-pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let mut opts = args.input.options()?;
     opts.clock = false;
     opts.flush = FlushPolicy::Block;
@@ -113,9 +114,9 @@ pub fn run(args: &Args, color: ColorChoice) -> anyhow::Result<ExitCode> {
         policy: &policy,
     };
 
-    let mut diag = Diag::new(color.resolve(output::stderr_is_tty()));
+    let mut diag = Diag::new(config.color_err);
     let sources = crate::input::expand_dirs(&args.input.sources(), &mut diag);
-    let color_out = args.format == Format::Text && color.resolve(output::stdout_is_tty());
+    let color_out = args.format == Format::Text && config.color_out;
     let mut out = Out::stdout();
     let mut reporter = Reporter::new(args.format, color_out);
     each_report(&sources, &cx, |r| {
