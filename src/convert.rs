@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// The convert command (`insights [FILE]...`): every input's lines converted to events on
 /// standard output, with the exit status of docs/robustness.md.
@@ -174,6 +175,11 @@ struct Marks<W: Write> {
 /// What a converter remembers across lines (see [`detect::Detector`],
 /// [`crate::providers::Sticky`] and [`crate::providers::memo`]): what `--jobs` hands from one
 /// chunk to the next.
+///
+/// The memory is shared: a chunk's end state is the next chunk's guess, its own state the
+/// writer's, and the start it was converted from is kept to check the guess; a memory can
+/// hold thousands of entries, copied only when a converter starts from it
+/// ([`Converter::set_state`]).
 #[derive(Clone, Default)]
 pub struct StreamState {
     pub last_jsonrpc: Option<&'static Provider>,
@@ -181,23 +187,23 @@ pub struct StreamState {
     /// `None` in an own state: no line of the part named one.
     pub dialect: Option<Option<(&'static Provider, String)>>,
     pub codex_v2_seen: bool,
-    pub memory: Memory,
+    pub memory: Arc<Memory>,
 }
 
 impl StreamState {
-    /// The state after a part of the stream that set `self` itself
-    /// ([`Converter::own_state`]) and started from `before`.
+    /// The state after a part of the stream that set `self` itself (the own state of
+    /// [`Converter::take_states`]) and started from `before`.
     pub fn after(&self, before: StreamState) -> StreamState {
         StreamState {
             last_jsonrpc: self.last_jsonrpc.or(before.last_jsonrpc),
             dialect: self.dialect.clone().or(before.dialect),
             codex_v2_seen: self.codex_v2_seen || before.codex_v2_seen,
-            memory: self.memory.after(before.memory),
+            memory: Arc::new(self.memory.after(Arc::unwrap_or_clone(before.memory))),
         }
     }
 
     /// Whether a part of the stream converted from `guess`, which left `own`
-    /// ([`Converter::own_state`]) and `depended` ([`Converter::depended_on_start`]), must be
+    /// ([`Converter::take_states`]) and `depended` ([`Converter::depended_on_start`]), must be
     /// converted again from `actual`, the state it really starts from.
     pub fn stale(&self, depended: bool, guess: &StreamState, actual: &StreamState) -> bool {
         fn basics(s: &StreamState) -> (Option<&str>, Option<(&str, &str)>, bool) {
@@ -319,29 +325,28 @@ impl<'o, W: Write> Converter<'o, W> {
         Ok(true)
     }
 
-    /// What detection and the converters remember of the stream so far.
-    pub fn state(&self) -> StreamState {
-        StreamState {
-            last_jsonrpc: self.detector.last_jsonrpc,
-            dialect: Some(self.detector.dialect.clone()),
-            codex_v2_seen: self.sticky.codex_v2_seen,
-            memory: self.memory.as_deref().cloned().unwrap_or_default(),
-        }
-    }
-
-    /// What the lines converted so far set of that state themselves, whatever state the
-    /// converter started with: the state they leave is this [`StreamState::after`] the state
-    /// before them.
-    pub fn own_state(&self) -> StreamState {
-        StreamState {
+    /// What the lines converted so far set of the stream's state themselves, whatever
+    /// state the converter started with (the state they leave is this
+    /// [`StreamState::after`] the state before them), and the state they leave: both share
+    /// the memory, which is moved out of the converter, not copied.
+    pub fn take_states(&mut self) -> (StreamState, StreamState) {
+        let memory = Arc::new(self.memory.take().map(|m| *m).unwrap_or_default());
+        let own = StreamState {
             last_jsonrpc: self.detector.last_jsonrpc.filter(|_| self.detector.named),
             dialect: self
                 .detector
                 .dialect_named
                 .then(|| self.detector.dialect.clone()),
             codex_v2_seen: self.sticky.codex_v2_here,
-            memory: self.memory.as_deref().cloned().unwrap_or_default(),
-        }
+            memory: Arc::clone(&memory),
+        };
+        let end = StreamState {
+            last_jsonrpc: self.detector.last_jsonrpc,
+            dialect: Some(self.detector.dialect.clone()),
+            codex_v2_seen: self.sticky.codex_v2_seen,
+            memory,
+        };
+        (own, end)
     }
 
     /// The number of the last event numbered.
@@ -361,7 +366,8 @@ impl<'o, W: Write> Converter<'o, W> {
         self.detector.last_jsonrpc = st.last_jsonrpc;
         self.detector.dialect = st.dialect.flatten();
         self.sticky.codex_v2_seen = st.codex_v2_seen;
-        let mut memory = Box::new(st.memory);
+        // A copy only when the memory is shared (with the guess or the start kept).
+        let mut memory = Box::new(Arc::unwrap_or_clone(st.memory));
         memory.begin(true);
         self.memory = Some(memory);
     }

@@ -703,6 +703,7 @@ fn work_chunk<K: Work>(
     let mut out = Out::chunk(outs.take(chunk.text.len() * 2));
     let mut diag = Diag::new(color).kept();
     let mut conv = Converter::new(opts, &mut out);
+    // Shares the memory with `from`, kept to check the guess: copied once, by the converter.
     conv.set_state(from.clone());
     if K::MARKS {
         conv.mark_seqs(Out::chunk_bytes);
@@ -763,7 +764,7 @@ fn work_chunk<K: Work>(
     }
     let marks = conv.take_marks();
     let depended = conv.depended_on_start();
-    let (own, end) = (conv.own_state(), conv.state());
+    let (own, end) = conv.take_states();
     let stats = std::mem::take(&mut conv.stats);
     drop(conv);
     let mut out = out.into_chunk();
@@ -829,7 +830,7 @@ fn warm_up(
         }
         lineno += 1;
     }
-    let state = conv.state();
+    let (_, state) = conv.take_states();
     drop(conv);
     outs.give(sink.into_chunk());
     state

@@ -26,7 +26,7 @@ type ByHash = BuildHasherDefault<Prehashed>;
 
 /// A keyed memory: values by string key (a JSON-RPC id, a call id, a session id), each with
 /// the input line that wrote it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Memo<V> {
     entries: BTreeMap<String, (V, u64)>,
     /// Entries forgotten to stay within [`Memo::CAP`], in this part of the stream.
@@ -41,7 +41,6 @@ type Pick<V> = Arc<dyn Fn(&str, &V) -> bool + Send + Sync>;
 /// What a part of the stream did to a memo, beside its values. Keys are kept by their
 /// [`hash64`], so that noting a line's reads and writes allocates nothing; two keys of one
 /// memo that hash alike (odds of 2^-64 a pair) would count as one.
-#[derive(Clone)]
 struct Track<V> {
     /// Keys written or removed, each with the order of its first write (0, 1, …).
     written: HashMap<u64, usize, ByHash>,
@@ -78,6 +77,18 @@ impl<V> std::fmt::Debug for Track<V> {
             .field("scans", &self.scans.len())
             .field("all", &self.all)
             .finish()
+    }
+}
+
+/// A copy of the values, without the `--jobs` bookkeeping of the part that made them: a copy
+/// is a start for another part, which begins its own ([`Memo::begin`]).
+impl<V: Clone> Clone for Memo<V> {
+    fn clone(&self) -> Self {
+        Memo {
+            entries: self.entries.clone(),
+            forgotten: self.forgotten,
+            track: None,
+        }
     }
 }
 
