@@ -93,22 +93,94 @@ pub enum Command {
     /// Convert provider output to InsightsEvent JSONL (what `insights` does without a command).
     Convert(ConvertArgs),
     /// Check event logs against the schema and the protocol's rules (for CI).
+    ///
+    /// Each FILE is one log. A line that is an InsightsEvent already is checked as written.
+    /// Any other JSON object is provider output: it is converted first, as by `convert`
+    /// (--from and --max-line-bytes apply), and the events it yields are checked; lines, events
+    /// and lines that fell back to `raw` are counted per provider. Every event is validated
+    /// against the schema, each violation with its JSON pointer, and then against the rules.
+    ///
+    /// A log is checked as it is read, with memory bounded by its open state; several logs are
+    /// checked in parallel and reported in the order given.
     Validate(crate::validate::Args),
     /// Render a log or a live stream as a transcript for people.
+    ///
+    /// A session header, prompts, the agent's text wrapped to the width, thinking folded to
+    /// one dimmed line, each tool call as a card (its kind, salient input, permission request
+    /// and decision, status, duration, the first lines of its output, its diff), plans as
+    /// checklists, subagent traffic indented under the call that spawned it, compaction
+    /// dividers, errors, and a footer per turn with its duration, tokens, cost per model and
+    /// context use.
+    ///
+    /// The input is InsightsEvent JSONL or any supported agent's raw output, converted on the
+    /// fly (--from and --max-line-bytes apply as for `convert`). Each event is shown as soon as
+    /// it is read. Streamed deltas are never printed twice: a pipe gets only the final text,
+    /// and a terminal shows the text being written on one transient line that the final text
+    /// replaces.
+    ///
+    /// Text from the agent and its tools is made safe first: escape sequences (CSI, OSC
+    /// including OSC 8 and OSC 52, DCS, C1 controls) are removed, other control characters and
+    /// bidirectional overrides are shown visibly. The colours of the transcript are the only
+    /// escape sequences written, and none with `--color never`. The exit status is that of
+    /// `convert`.
     Replay(crate::replay::Args),
     /// Fold an event log into state: entries, the turn tree, totals, what is pending.
+    ///
+    /// The state is printed as JSON: the conversation as a UI lists it (`entries`: messages,
+    /// thoughts, tool calls with their permission request, answer and output, plans, mode
+    /// changes, capabilities), the sessions with their turns and each turn's entries, a
+    /// subagent's under the call that started it and parallel calls marked (`tree`), tokens,
+    /// cost, durations, tool calls by kind, errors and permission denials per session and per
+    /// model (`totals`), what is still running or unanswered and the current plan, mode and
+    /// model (`pending`), and `lastSeq`. The layout is schemas/insights-state.schema.json in
+    /// the source tree, which `insights schema state` prints.
+    ///
+    /// The input is InsightsEvent JSONL or any supported agent's raw output, converted on the
+    /// fly (--from and --max-line-bytes apply as for `convert`), but lines without a time of
+    /// their own are not stamped with the time they are read: the times in the state are the
+    /// provider's, and absent where the log has none.
+    ///
+    /// Every event is applied once: one whose `id` was applied before, in the same input or in
+    /// the --from-state state, in its session, is skipped (the state keeps a 64-bit hash of
+    /// the session and id of every event applied, 8 bytes an event). An event the provider
+    /// numbers (AceClaw's bridge `eventId`) is known by its number instead: each session skips
+    /// events at or before the last number it applied, so a tail cut from the log resumes a
+    /// snapshot. Events are taken with the `seq` they carry; converted lines are numbered
+    /// after the last event applied.
     Reduce(crate::reduce::Args),
     /// Print what each provider's output carries: the capability matrix, as a table or JSON.
+    ///
+    /// For streaming deltas, tool calls, tool results, reasoning, permissions, questions, file
+    /// changes, command execution, MCP tools, token usage, cost, subagents and plans: whether
+    /// the provider's output carries it and `insights` maps it to typed events. The table is
+    /// Markdown, one row per capability and one column per provider.
     Providers(crate::providers_cmd::Args),
     /// Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce's state.
+    ///
+    /// The `event` schema is the one every output line follows, the same as
+    /// schemas/insights-event.schema.json in the source tree; the `state` schema is that of
+    /// the state `insights reduce` writes, schemas/insights-state.schema.json.
     Schema(crate::schema::Args),
     /// List the sessions in the agents' own session files: agent, id, project, times,
     /// turns, models, tokens, cost.
+    ///
+    /// The files are those `usage` reads, and the sessions come most recent first: agent,
+    /// session id, project, first and last time, turns (prompts from a person), models,
+    /// tokens, cost and the files. A table, or with --json `{"sessions":[...]}`. The options
+    /// are those of `usage` but --by.
     Sessions(crate::usage::sessions::Args),
     /// Sum tokens and cost from the agents' own session files, grouped by day, model, …
+    ///
+    /// A table, with a totals row at the end and thousands separated, or with --json
+    /// `{"rows":[...],"totals":{...}}`, where each row has its group keys and `inputTokens`,
+    /// `outputTokens`, `cacheReadTokens`, `cacheCreationTokens`, `reasoningTokens`,
+    /// `totalTokens` and `costUsd` (null when a model has no price).
     Usage(crate::usage::Args),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    ///
+    /// The scripts for bash, zsh and fish are also in completions/ in the source tree.
     Completions {
+        /// The shell to complete for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
@@ -124,22 +196,35 @@ pub enum Compat {
 pub struct ConvertArgs {
     /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
     /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
+    ///
+    /// A directory's files are read in path order, hidden folders included (every command
+    /// reads directories so); symbolic links to directories are not followed.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
     /// The provider of the input, or `auto` to detect it line by line.
+    ///
+    /// `auto` detects each line's provider by its shape (the man page's DETECTION section has
+    /// the rules); a named provider reads every line as its own, and `gemini` reads Gemini
+    /// CLI's chat files too. Most Qwen Code lines, Cursor's `system/init` and `user` lines and
+    /// Amp lines without a session id are also valid Claude lines, and `auto` reads them as
+    /// Claude's: name the provider for a whole stream of one of them. A line that is already
+    /// an InsightsEvent passes through either way.
     #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = from_values())]
     pub from: String,
 
     /// Attach the original input line to every event as `raw`.
+    ///
+    /// Events of type `raw` always carry it.
     #[arg(long)]
     pub raw: bool,
 
     /// Omit `timestamp` where the input line carries no time of its own.
     ///
     /// Without it, such events are stamped with the time their line was read, so output
-    /// differs from run to run. Use it for golden files and diffs. Not with
-    /// `--compat cc-insights`, whose readers require a timestamp on every event.
+    /// differs from run to run. Use it for golden files and diffs. Times the provider wrote
+    /// into a line are still used. Not with `--compat cc-insights`, whose readers require a
+    /// timestamp on every event.
     #[arg(long, conflicts_with = "compat")]
     pub no_timestamp: bool,
 
@@ -147,10 +232,15 @@ pub struct ConvertArgs {
     #[arg(long, conflicts_with = "block_buffered")]
     pub line_buffered: bool,
 
-    /// Flush standard output only when its buffer is full and at the end.
+    /// Flush standard output only when its buffer (64 KiB) is full and at the end.
     ///
     /// By default output is flushed after each line on a terminal, and elsewhere whenever no
-    /// further complete input line is ready, so live pipes see every event at once.
+    /// further complete input line is ready, so live pipes see every event at once and a file
+    /// is written in large blocks. Not with --line-buffered.
+    ///
+    /// On Linux, when standard output is a pipe, every command raises its capacity to 1 MiB
+    /// where the system allows it, so that the writer waits less often for the reader; when
+    /// lines are flushed does not change.
     #[arg(long)]
     pub block_buffered: bool,
 
@@ -159,25 +249,44 @@ pub struct ConvertArgs {
     pub strict: bool,
 
     /// Restrict output to a consumer's event types.
+    ///
+    /// The only consumer is `cc-insights`. `plan_update` becomes `text` of kind `plan`, with
+    /// the entries in `extensions.planEntries`, and `error` becomes `text` of kind `error`,
+    /// with the details in `extensions.error`. Dropped: `turn_start`, `permission_response`,
+    /// `tool_update`, `file_change`, `task_update`, `hook`, `notice`, `raw`, the
+    /// `session_status` events whose status CC-Insights lacks, and the `usage_update` events
+    /// without token counts. The same rules apply to InsightsEvents that pass through. When
+    /// anything is dropped, a note on standard error counts the dropped events by type.
     #[arg(long, value_enum, value_name = "CONSUMER")]
     pub compat: Option<Compat>,
 
     /// Longest input line accepted, in bytes; longer lines are reported and skipped.
+    ///
+    /// The default is 64 MiB.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_line_bytes: usize,
 
     /// Mask secrets in every string of the output, `raw` included, as `[REDACTED:KIND]`.
     ///
-    /// API keys (Anthropic, OpenAI, Google, GitHub, AWS, Slack), bearer tokens, private key
-    /// blocks, passwords in URLs and `password=`-style pairs. The kind is kept, for example
-    /// `[REDACTED:anthropic-key]`. See the README's Robustness section for the exact shapes.
+    /// For logs to share and store. The kinds: `anthropic-key` (`sk-ant-...`), `openai-key`
+    /// (`sk-...`), `google-api-key` (`AIza...`), `github-token` (`ghp_`, `gho_`, `ghu_`,
+    /// `ghs_`, `ghr_`, `github_pat_`...), `aws-access-key` (`AKIA`, `ASIA`...), `slack-token`
+    /// (`xoxb-...`), `bearer-token` (the token after `Bearer`), `private-key` (a
+    /// `-----BEGIN ... PRIVATE KEY-----` block), `url-password` (the password in
+    /// `scheme://user:password@host`), and `password` or `secret` for the value of a pair
+    /// whose name ends in password, passwd, secret, token, apikey, accesskey, secretkey or
+    /// privatekey (`DB_PASSWORD=...`, `password: ...`, and JSON members such as
+    /// `"password": "..."`). The README's Robustness section has the exact shapes.
+    ///
+    /// Only the contents of strings change: every line stays valid JSON with the same members.
+    /// Redacting redacted output changes nothing.
     #[arg(long)]
     pub redact: bool,
 
     /// Convert on N threads; the output is the same, byte for byte.
     ///
-    /// Lines are converted in chunks of about 1 MiB, on N cores, and written in input order.
-    /// The default is one thread for a pipe or terminal, `--line-buffered` or files under
+    /// Lines are converted in chunks of about 1 MiB, on N cores, and written in input order;
+    /// the diagnostics and the exit status too are those of one thread. The default is one thread for a pipe or terminal, `--line-buffered` or files under
     /// 8 MiB in all (standard input redirected from a file counts as that file), and one per
     /// core otherwise. With N > 1 on a pipe, a chunk goes out as soon as no further line is
     /// ready, so a live pipe still sees events at once.
@@ -190,6 +299,9 @@ pub struct ConvertArgs {
 pub struct InputArgs {
     /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
     /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
+    ///
+    /// A directory's files are read in path order, hidden folders included; symbolic links to
+    /// directories are not followed.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -199,6 +311,8 @@ pub struct InputArgs {
     pub from: String,
 
     /// Longest input line accepted, in bytes; longer lines are reported and skipped.
+    ///
+    /// The default is 64 MiB.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_line_bytes: usize,
 }

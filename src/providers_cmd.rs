@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print the matrix as JSON: one object per provider with its name, description and
-    /// capabilities.
+    /// Print the matrix as a JSON array: one object per provider with its `name`, `about` and
+    /// `capabilities`.
     #[arg(long)]
     pub json: bool,
 }

@@ -8,6 +8,7 @@ mod errors;
 mod facts;
 mod golden;
 mod html;
+mod man;
 mod parallel;
 mod providers;
 mod reduce;

@@ -90,7 +90,8 @@ Exit status: 0 every line was read, 1 some input lines could not be read,
 pub enum View {
     /// The state as JSON (the default).
     State,
-    /// A table per session: turns, tools, tokens, cost, what is pending.
+    /// A table per session: each turn's status, tool calls, tokens, cost and duration, the
+    /// session's totals, context use and what is pending.
     Summary,
 }
 
@@ -112,6 +113,9 @@ pub struct Args {
     pub view: View,
 
     /// Continue from a state `insights reduce` wrote: events it applied (by `id`) are skipped.
+    ///
+    /// So the rest of the log, the whole log again or a tail that overlaps it may follow. A
+    /// FILE that is not such a state is an error (exit status 2).
     #[arg(long, value_name = "FILE")]
     pub from_state: Option<PathBuf>,
 
@@ -121,6 +125,8 @@ pub struct Args {
 
     /// Convert provider output on N threads while the state is built; the result is the same.
     ///
+    /// Lines are converted in chunks of about 1 MiB while the calling thread folds the events
+    /// in input order: the state, the diagnostics and the exit status are those of one thread.
     /// With N > 1, a pretty state of 4096 entries and sessions or more is also written on two
     /// threads, the same text. The default is as for `insights` itself: one thread for a pipe, a terminal or files
     /// under 8 MiB in all (standard input redirected from a file counts as that file), one per

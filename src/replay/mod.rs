@@ -40,10 +40,13 @@ use term::{Layout, Palette, Term};
 pub enum Format {
     /// Laid out for a terminal, coloured per --color.
     Terminal,
-    /// Markdown for issues and pull requests: fenced outputs and diffs, no colour.
+    /// Markdown for issues and pull requests: prompts quoted, outputs and diffs in fenced code
+    /// blocks, thinking in a collapsed `<details>`, no colour.
     Markdown,
-    /// One self-contained HTML page (inline CSS, no script, nothing fetched): tool calls that
-    /// fold open, coloured diffs, a summary of the sessions at the top.
+    /// One self-contained HTML page (inline CSS, no script, nothing fetched): a summary of the
+    /// sessions at the top, tool calls whose output folds open, coloured diffs, folded
+    /// thinking, subagents indented under their call; everything the agent or a tool wrote is
+    /// escaped.
     Html,
 }
 
@@ -56,10 +59,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Terminal, value_name = "FORMAT")]
     pub format: Format,
 
-    /// Columns to lay the transcript out in.
+    /// Columns to lay the transcript out in (at least 20).
     ///
-    /// Default: the COLUMNS environment variable, else the terminal's width (followed when
-    /// the terminal is resized), else 80.
+    /// Default: the COLUMNS environment variable, else the width of the terminal standard
+    /// output is (asked again before each block, so a resized terminal is followed), else 80.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(20..))]
     pub width: Option<u16>,
 

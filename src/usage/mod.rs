@@ -29,11 +29,20 @@ pub struct Source {
     /// Session files or directories; none reads the agents' standard places
     /// (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp; CLAUDE_CONFIG_DIR and
     /// CODEX_HOME are honoured).
+    ///
+    /// The standard places are Claude Code's ~/.claude/projects and
+    /// $XDG_CONFIG_HOME/claude/projects (CLAUDE_CONFIG_DIR, a comma-separated list, replaces
+    /// both), Codex's ~/.codex/sessions and ~/.codex/archived_sessions (CODEX_HOME replaces
+    /// ~/.codex), and Gemini CLI's ~/.gemini/tmp/*/chats. A directory stands for the `*.jsonl`
+    /// files below it.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
     /// Read the standard places under DIR instead of your home (another machine's home,
     /// a backup).
+    ///
+    /// The agents' variables (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, CODEX_HOME) are then
+    /// ignored.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
@@ -54,11 +63,11 @@ pub struct Source {
     pub project: Option<String>,
 
     /// The time zone of days, weeks and months: UTC (the default), local, an offset such
-    /// as +09:00, or a name such as Europe/Paris.
+    /// as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris.
     #[arg(long, value_name = "ZONE", default_value = "UTC")]
     pub tz: String,
 
-    /// Prices to use over the shipped table (data/prices.json's shape).
+    /// Prices to use over the shipped table, model by model (data/prices.json's shape).
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
 
@@ -89,7 +98,7 @@ Exit status: 0 done, 2 usage or I/O error.";
 #[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// Group by these keys, in order (separate with commas): day, week (its Monday), month,
-    /// session, model, project, agent.
+    /// session, model, project (the working directory), agent.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "day")]
     pub by: Vec<Key>,
 

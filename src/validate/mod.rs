@@ -66,11 +66,14 @@ pub struct Args {
 /// `--format` choices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// One line per finding, `file:line: level: rule: message`; coloured on a terminal.
+    /// One line per finding, `FILE:LINE[:COLUMN]: LEVEL: RULE: MESSAGE`, then the conversion
+    /// totals and a summary line; coloured on a terminal (see --color).
     Text,
-    /// One JSON document: per-file counts, conversion health and every finding.
+    /// One JSON document: per log the counts, the conversion and every finding, then the
+    /// totals.
     Json,
-    /// GitHub Actions workflow commands (`::error file=…,line=…::…`).
+    /// GitHub Actions workflow commands: `::error` or `::warning`, then
+    /// `file=FILE,line=LINE`, `,col=COLUMN` when known, and `,title=RULE::MESSAGE`.
     Github,
 }
 

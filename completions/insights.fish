@@ -1,0 +1,255 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_insights_global_optspecs
+    string join \n from= raw no-timestamp line-buffered block-buffered strict compat= max-line-bytes= redact j/jobs= color= h/help V/version
+end
+
+function __fish_insights_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_insights_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_insights_using_subcommand
+    set -l cmd (__fish_insights_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c insights -n "__fish_insights_needs_command" -l from -d 'The provider of the input, or `auto` to detect it line by line' -r -f -a "auto\t'Detect the provider of each line by its shape'
+qwen\t'Qwen Code stream-json (--output-format stream-json); Claude-compatible'
+amp\t'Amp --execute --stream-json; Claude-compatible'
+cursor\t'Cursor Agent stream-json (cursor-agent -p --output-format stream-json)'
+opencode\t'OpenCode run --format json'
+claude\t'Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol'
+codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy codex/event'
+gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
+aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
+acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
+complete -c insights -n "__fish_insights_needs_command" -l compat -d 'Restrict output to a consumer\'s event types' -r -f -a "cc-insights\t'Only the 17 event types of CC-Insights; additions folded or dropped'"
+complete -c insights -n "__fish_insights_needs_command" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_needs_command" -s j -l jobs -d 'Convert on N threads; the output is the same, byte for byte' -r
+complete -c insights -n "__fish_insights_needs_command" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_needs_command" -l raw -d 'Attach the original input line to every event as `raw`'
+complete -c insights -n "__fish_insights_needs_command" -l no-timestamp -d 'Omit `timestamp` where the input line carries no time of its own'
+complete -c insights -n "__fish_insights_needs_command" -l line-buffered -d 'Flush standard output after every input line'
+complete -c insights -n "__fish_insights_needs_command" -l block-buffered -d 'Flush standard output only when its buffer (64 KiB) is full and at the end'
+complete -c insights -n "__fish_insights_needs_command" -l strict -d 'Stop with status 1 at the first input line that cannot be read'
+complete -c insights -n "__fish_insights_needs_command" -l redact -d 'Mask secrets in every string of the output, `raw` included, as `[REDACTED:KIND]`'
+complete -c insights -n "__fish_insights_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_needs_command" -s V -l version -d 'Print version'
+complete -c insights -n "__fish_insights_needs_command" -a "convert" -d 'Convert provider output to InsightsEvent JSONL (what `insights` does without a command)'
+complete -c insights -n "__fish_insights_needs_command" -a "validate" -d 'Check event logs against the schema and the protocol\'s rules (for CI)'
+complete -c insights -n "__fish_insights_needs_command" -a "replay" -d 'Render a log or a live stream as a transcript for people'
+complete -c insights -n "__fish_insights_needs_command" -a "reduce" -d 'Fold an event log into state: entries, the turn tree, totals, what is pending'
+complete -c insights -n "__fish_insights_needs_command" -a "providers" -d 'Print what each provider\'s output carries: the capability matrix, as a table or JSON'
+complete -c insights -n "__fish_insights_needs_command" -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce\'s state'
+complete -c insights -n "__fish_insights_needs_command" -a "sessions" -d 'List the sessions in the agents\' own session files: agent, id, project, times, turns, models, tokens, cost'
+complete -c insights -n "__fish_insights_needs_command" -a "usage" -d 'Sum tokens and cost from the agents\' own session files, grouped by day, model, …'
+complete -c insights -n "__fish_insights_needs_command" -a "completions" -d 'Print a completion script for a shell (bash, zsh, fish, elvish, powershell)'
+complete -c insights -n "__fish_insights_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c insights -n "__fish_insights_using_subcommand convert" -l from -d 'The provider of the input, or `auto` to detect it line by line' -r -f -a "auto\t'Detect the provider of each line by its shape'
+qwen\t'Qwen Code stream-json (--output-format stream-json); Claude-compatible'
+amp\t'Amp --execute --stream-json; Claude-compatible'
+cursor\t'Cursor Agent stream-json (cursor-agent -p --output-format stream-json)'
+opencode\t'OpenCode run --format json'
+claude\t'Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol'
+codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy codex/event'
+gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
+aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
+acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
+complete -c insights -n "__fish_insights_using_subcommand convert" -l compat -d 'Restrict output to a consumer\'s event types' -r -f -a "cc-insights\t'Only the 17 event types of CC-Insights; additions folded or dropped'"
+complete -c insights -n "__fish_insights_using_subcommand convert" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand convert" -s j -l jobs -d 'Convert on N threads; the output is the same, byte for byte' -r
+complete -c insights -n "__fish_insights_using_subcommand convert" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand convert" -l raw -d 'Attach the original input line to every event as `raw`'
+complete -c insights -n "__fish_insights_using_subcommand convert" -l no-timestamp -d 'Omit `timestamp` where the input line carries no time of its own'
+complete -c insights -n "__fish_insights_using_subcommand convert" -l line-buffered -d 'Flush standard output after every input line'
+complete -c insights -n "__fish_insights_using_subcommand convert" -l block-buffered -d 'Flush standard output only when its buffer (64 KiB) is full and at the end'
+complete -c insights -n "__fish_insights_using_subcommand convert" -l strict -d 'Stop with status 1 at the first input line that cannot be read'
+complete -c insights -n "__fish_insights_using_subcommand convert" -l redact -d 'Mask secrets in every string of the output, `raw` included, as `[REDACTED:KIND]`'
+complete -c insights -n "__fish_insights_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand validate" -l from -d 'The provider of raw input, or `auto` to detect it line by line (normalized InsightsEvent lines are always recognised)' -r -f -a "auto\t'Detect the provider of each line by its shape'
+qwen\t'Qwen Code stream-json (--output-format stream-json); Claude-compatible'
+amp\t'Amp --execute --stream-json; Claude-compatible'
+cursor\t'Cursor Agent stream-json (cursor-agent -p --output-format stream-json)'
+opencode\t'OpenCode run --format json'
+claude\t'Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol'
+codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy codex/event'
+gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
+aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
+acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
+complete -c insights -n "__fish_insights_using_subcommand validate" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand validate" -l format -d 'How to report: text (`file:line: level: rule: message`), json (one document) or github (GitHub Actions annotations)' -r -f -a "text\t'One line per finding, `FILE:LINE[:COLUMN]: LEVEL: RULE: MESSAGE`, then the conversion totals and a summary line; coloured on a terminal (see --color)'
+json\t'One JSON document: per log the counts, the conversion and every finding, then the totals'
+github\t'GitHub Actions workflow commands: `::error` or `::warning`, then `file=FILE,line=LINE`, `,col=COLUMN` when known, and `,title=RULE::MESSAGE`'"
+complete -c insights -n "__fish_insights_using_subcommand validate" -l deny -d 'Report the findings of a warning rule as errors; `warnings` means every warning rule. Repeatable' -r -f -a "warnings\t''
+unreadable-line\t''
+schema\t''
+too-deep\t''
+seq-order\t''
+id-unique\t''
+session-init-first\t''
+tool-unknown-call\t''
+tool-invoked-twice\t''
+tool-completed-twice\t''
+tool-open-at-end\t''
+permission-unknown-request\t''
+permission-answered-twice\t''
+permission-unanswered\t''
+subagent-unknown\t''
+subagent-completed-twice\t''
+subagent-open-at-end\t''
+turn-unstarted\t''
+turn-open-at-end\t''
+diff-unified\t''
+session-init-anonymous\t''
+stream-unfinished\t''
+stream-open-at-end\t''
+raw-event\t''"
+complete -c insights -n "__fish_insights_using_subcommand validate" -l allow -d 'Silence a rule: its findings are neither reported nor counted; `warnings` silences every warning rule. Repeatable. Wins over --deny' -r -f -a "warnings\t''
+unreadable-line\t''
+schema\t''
+too-deep\t''
+seq-order\t''
+id-unique\t''
+session-init-first\t''
+tool-unknown-call\t''
+tool-invoked-twice\t''
+tool-completed-twice\t''
+tool-open-at-end\t''
+permission-unknown-request\t''
+permission-answered-twice\t''
+permission-unanswered\t''
+subagent-unknown\t''
+subagent-completed-twice\t''
+subagent-open-at-end\t''
+turn-unstarted\t''
+turn-open-at-end\t''
+diff-unified\t''
+session-init-anonymous\t''
+stream-unfinished\t''
+stream-open-at-end\t''
+raw-event\t''"
+complete -c insights -n "__fish_insights_using_subcommand validate" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand validate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand replay" -l from -d 'The provider of raw input, or `auto` to detect it line by line (normalized InsightsEvent lines are always recognised)' -r -f -a "auto\t'Detect the provider of each line by its shape'
+qwen\t'Qwen Code stream-json (--output-format stream-json); Claude-compatible'
+amp\t'Amp --execute --stream-json; Claude-compatible'
+cursor\t'Cursor Agent stream-json (cursor-agent -p --output-format stream-json)'
+opencode\t'OpenCode run --format json'
+claude\t'Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol'
+codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy codex/event'
+gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
+aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
+acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
+complete -c insights -n "__fish_insights_using_subcommand replay" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand replay" -l format -d 'Output format: terminal, markdown or html' -r -f -a "terminal\t'Laid out for a terminal, coloured per --color'
+markdown\t'Markdown for issues and pull requests: prompts quoted, outputs and diffs in fenced code blocks, thinking in a collapsed `<details>`, no colour'
+html\t'One self-contained HTML page (inline CSS, no script, nothing fetched): a summary of the sessions at the top, tool calls whose output folds open, coloured diffs, folded thinking, subagents indented under their call; everything the agent or a tool wrote is escaped'"
+complete -c insights -n "__fish_insights_using_subcommand replay" -l width -d 'Columns to lay the transcript out in (at least 20)' -r
+complete -c insights -n "__fish_insights_using_subcommand replay" -l speed -d 'Replay with the recorded pauses between timestamps, N times as fast' -r
+complete -c insights -n "__fish_insights_using_subcommand replay" -l max-gap -d 'The longest pause --speed makes, in seconds' -r
+complete -c insights -n "__fish_insights_using_subcommand replay" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand replay" -l thinking -d 'Show thinking in full, not folded to one dimmed line'
+complete -c insights -n "__fish_insights_using_subcommand replay" -l full -d 'Show tool output, diffs, long commands and summaries in full, not cut after a few lines'
+complete -c insights -n "__fish_insights_using_subcommand replay" -l follow -d 'Keep reading the last FILE as it grows, like `tail -f` (stop with Ctrl-C)'
+complete -c insights -n "__fish_insights_using_subcommand replay" -l redact -d 'Mask secrets (API keys, tokens, passwords) as `[REDACTED:KIND]` before they are shown, as `insights --redact` does in events: for a transcript to share'
+complete -c insights -n "__fish_insights_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l from -d 'The provider of raw input, or `auto` to detect it line by line (normalized InsightsEvent lines are always recognised)' -r -f -a "auto\t'Detect the provider of each line by its shape'
+qwen\t'Qwen Code stream-json (--output-format stream-json); Claude-compatible'
+amp\t'Amp --execute --stream-json; Claude-compatible'
+cursor\t'Cursor Agent stream-json (cursor-agent -p --output-format stream-json)'
+opencode\t'OpenCode run --format json'
+claude\t'Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol'
+codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy codex/event'
+gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
+aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
+acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l view -d 'What to print: `state` (JSON) or `summary` (a table per session)' -r -f -a "state\t'The state as JSON (the default)'
+summary\t'A table per session: each turn\'s status, tool calls, tokens, cost and duration, the session\'s totals, context use and what is pending'"
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l from-state -d 'Continue from a state `insights reduce` wrote: events it applied (by `id`) are skipped' -r -F
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l at -d 'Reduce only the events up to this `seq`; reading stops at the first later one' -r
+complete -c insights -n "__fish_insights_using_subcommand reduce" -s j -l jobs -d 'Convert provider output on N threads while the state is built; the result is the same' -r
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l follow -d 'Print the state after every turn_complete, and at the end, instead of once'
+complete -c insights -n "__fish_insights_using_subcommand reduce" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand providers" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand providers" -l json -d 'Print the matrix as a JSON array: one object per provider with its `name`, `about` and `capabilities`'
+complete -c insights -n "__fish_insights_using_subcommand providers" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand schema" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
+codex\t''
+gemini\t''"
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -d 'Only projects whose directory contains TEXT' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l tz -d 'The time zone of days, weeks and months: UTC (the default), local, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand sessions" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l json -d 'Write JSON instead of a table'
+complete -c insights -n "__fish_insights_using_subcommand sessions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand usage" -l by -d 'Group by these keys, in order (separate with commas): day, week (its Monday), month, session, model, project (the working directory), agent' -r -f -a "day\t''
+week\t''
+month\t''
+session\t''
+model\t''
+project\t''
+agent\t''"
+complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
+codex\t''
+gemini\t''"
+complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d 'Only projects whose directory contains TEXT' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l tz -d 'The time zone of days, weeks and months: UTC (the default), local, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand usage" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand usage" -l json -d 'Write JSON instead of a table'
+complete -c insights -n "__fish_insights_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand completions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "convert" -d 'Convert provider output to InsightsEvent JSONL (what `insights` does without a command)'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "validate" -d 'Check event logs against the schema and the protocol\'s rules (for CI)'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "replay" -d 'Render a log or a live stream as a transcript for people'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "reduce" -d 'Fold an event log into state: entries, the turn tree, totals, what is pending'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "providers" -d 'Print what each provider\'s output carries: the capability matrix, as a table or JSON'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce\'s state'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "sessions" -d 'List the sessions in the agents\' own session files: agent, id, project, times, turns, models, tokens, cost'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "usage" -d 'Sum tokens and cost from the agents\' own session files, grouped by day, model, …'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "completions" -d 'Print a completion script for a shell (bash, zsh, fish, elvish, powershell)'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
