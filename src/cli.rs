@@ -23,7 +23,8 @@ after a whole line.";
 /// Reads the raw output of an agent CLI (Claude Code stream-json, ...) from files or standard
 /// input, detects the provider line by line (or takes --from), and writes one normalized
 /// InsightsEvent per line to standard output, as soon as it is known. Every input line is
-/// accounted for: it becomes typed events, a `raw` event, or a diagnostic on standard error.
+/// accounted for: it becomes typed events, a `raw` event, or a diagnostic on standard error
+/// (past 20 unreadable lines in one input, one line counts the rest).
 #[derive(Debug, Parser)]
 #[command(
     name = "insights",
@@ -88,6 +89,9 @@ pub struct ConvertArgs {
     pub files: Vec<PathBuf>,
 
     /// The provider of the input, or `auto` to detect it line by line.
+    ///
+    /// When more than half of an input's lines given to the provider (at least 10) fall back to
+    /// `raw` events, a warning on standard error asks whether it is the right one.
     #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = from_values())]
     pub from: String,
 

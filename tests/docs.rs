@@ -53,6 +53,9 @@ fn all_long_flags() -> BTreeSet<String> {
     for args in [
         &["--help"][..],
         &["convert", "--help"],
+        &["validate", "--help"],
+        &["replay", "--help"],
+        &["reduce", "--help"],
         &["schema", "--help"],
         &["providers", "--help"],
         &["completions", "--help"],
