@@ -567,7 +567,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__validate)
-            opts="-h --from --max-line-bytes --format --deny --allow --color --help"
+            opts="-h --from --max-line-bytes --format --deny --allow --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -146,6 +146,7 @@ raw-event\t''"
 complete -c insights -n "__fish_insights_using_subcommand validate" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand validate" -l allow-empty -d 'Accept having nothing to check: a directory without `*.jsonl` files, or inputs without a line'
 complete -c insights -n "__fish_insights_using_subcommand validate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand replay" -l from -d 'The provider of raw input, or `auto` to detect it line by line (normalized InsightsEvent lines are always recognised)' -r -f -a "auto\t'Detect the provider of each line by its shape'
 qwen\t'Qwen Code stream-json (--output-format stream-json); Claude-compatible'

@@ -63,7 +63,8 @@ after a whole line.";
 /// Reads the raw output of an agent CLI (Claude Code stream-json, ...) from files or standard
 /// input, detects the provider line by line (or takes --from), and writes one normalized
 /// InsightsEvent per line to standard output, as soon as it is known. Every input line is
-/// accounted for: it becomes typed events, a `raw` event, or a diagnostic on standard error.
+/// accounted for: it becomes typed events, a `raw` event, or a diagnostic on standard error
+/// (past 20 unreadable lines in one input, one line counts the rest).
 #[derive(Debug, Parser)]
 #[command(
     name = "insights",
@@ -210,6 +211,9 @@ pub struct ConvertArgs {
     /// Amp lines without a session id are also valid Claude lines, and `auto` reads them as
     /// Claude's: name the provider for a whole stream of one of them. A line that is already
     /// an InsightsEvent passes through either way.
+    ///
+    /// When more than half of an input's lines given to the provider (at least 10) fall back to
+    /// `raw` events, a warning on standard error asks whether it is the right one.
     #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = from_values())]
     pub from: String,
 

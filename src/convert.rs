@@ -131,6 +131,33 @@ pub struct Stats {
     pub dropped: BTreeMap<&'static str, u64>,
     /// `--strict` stopped the run.
     pub stopped: bool,
+    /// Lines given to a provider's converter, and those of them that became `raw` events
+    /// (for the warning of [`end_input`]).
+    pub provider_lines: u64,
+    pub provider_raw: u64,
+}
+
+/// `--from PROVIDER` is taken to be wrong for an input when more than half of the lines given
+/// to the provider's converter become `raw` events, and there are at least this many.
+pub const WRONG_FROM_MIN_LINES: u64 = 10;
+
+/// The end of one input read to its end: the count of its unreadable lines not shown
+/// ([`Diag::end_input`]), and a warning when `--from` turned most of its lines into `raw`
+/// events (`lines` given to the converter, `raw` of them raw; see [`WRONG_FROM_MIN_LINES`]).
+pub fn end_input(opts: &Options, name: &str, lines: u64, raw: u64, diag: &mut Diag) {
+    diag.end_input(name);
+    if let Some(p) = opts.forced {
+        if lines >= WRONG_FROM_MIN_LINES && raw > lines / 2 {
+            diag.warning(
+                name,
+                &format!(
+                    "{raw} of {lines} lines did not convert as {0} output and fell back to raw; \
+                     is --from {0} right?",
+                    p.name
+                ),
+            );
+        }
+    }
 }
 
 /// The output side of conversion: numbers, stamps and writes events.
@@ -268,6 +295,8 @@ impl<'o, W: Write> Converter<'o, W> {
     ) -> anyhow::Result<()> {
         let mut rdr = LineReader::new(reader, self.opts.max_line);
         let mut buf = Vec::with_capacity(64 * 1024);
+        let (lines, raw) = (self.stats.provider_lines, self.stats.provider_raw);
+        let mut stopped = false;
         loop {
             let line = match rdr.next_line(&mut buf) {
                 Ok(Some(l)) => l,
@@ -278,6 +307,7 @@ impl<'o, W: Write> Converter<'o, W> {
                 }
             };
             if !self.input_line(line, &buf, rdr.lineno(), rdr.unterminated(), name, diag)? {
+                stopped = true;
                 break;
             }
             if self.opts.flush.flush_now(rdr.has_buffered_line()) {
@@ -285,6 +315,12 @@ impl<'o, W: Write> Converter<'o, W> {
                     .flush()
                     .context("cannot write to standard output")?;
             }
+        }
+        if stopped {
+            diag.end_input(name);
+        } else {
+            let lines = self.stats.provider_lines - lines;
+            end_input(self.opts, name, lines, self.stats.provider_raw - raw, diag);
         }
         Ok(())
     }
@@ -458,17 +494,26 @@ impl<'o, W: Write> Converter<'o, W> {
                     "invalid UTF-8"
                 };
                 diag.bad_line(name, lineno, Some(col), msg);
+                diag.binary_line();
                 return Ok(false);
             }
         };
+        // A NUL byte in a line that cannot be read: likely a binary file.
+        let nul = || memchr::memchr(0, bytes).is_some();
         if let Some((col, msg)) = not_an_object(text) {
             diag.bad_line(name, lineno, Some(col), &msg);
+            if nul() {
+                diag.binary_line();
+            }
             return Ok(false);
         }
         let mut probe = Probe::default();
         if let Err(e) = probe.fill(text) {
             let (col, msg) = crate::wire::json_problem(&e, unterminated);
             diag.bad_line(name, lineno, Some(col), &msg);
+            if nul() {
+                diag.binary_line();
+            }
             return Ok(false);
         }
         self.probed_line(text, &probe, lineno, name, diag)
@@ -506,6 +551,7 @@ impl<'o, W: Write> Converter<'o, W> {
         match route {
             Route::Passthrough => return self.passthrough(text, lineno, name, diag),
             Route::Provider(p) => {
+                self.stats.provider_lines += 1;
                 let mut cx = Cx {
                     sticky: self.sticky,
                     line: lineno,
@@ -534,7 +580,10 @@ impl<'o, W: Write> Converter<'o, W> {
                 }
                 match result {
                     Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),
-                    Err(why) => self.write_raw(text, lineno, p.name, why.0)?,
+                    Err(why) => {
+                        self.stats.provider_raw += 1;
+                        self.write_raw(text, lineno, p.name, why.0)?
+                    }
                 }
             }
             Route::Unknown => {
@@ -558,6 +607,7 @@ impl<'o, W: Write> Converter<'o, W> {
         if cx.events.is_empty() {
             // Every line is accounted for: one that maps to nothing is kept as a `raw` event.
             let why = "nothing in this line maps to an event".to_string();
+            self.stats.provider_raw += 1;
             self.write_raw(text, lineno, provider, why)?;
             return Ok(true);
         }

@@ -527,6 +527,18 @@ pub fn read_as_blocks(input: &[u8], max: usize, size: usize, step: usize) -> io:
 /// command reads directories so. A directory that
 /// cannot be read is reported on `diag`.
 pub fn expand_dirs(sources: &[Source], diag: &mut crate::diag::Diag) -> Vec<Source> {
+    expand_dirs_or(sources, diag, &mut |dir, diag| {
+        diag.note(&format!("{}: no *.jsonl files", dir.display()))
+    })
+}
+
+/// [`expand_dirs`], with `empty` called for each directory that holds no `*.jsonl` file
+/// (instead of a note).
+pub fn expand_dirs_or(
+    sources: &[Source],
+    diag: &mut crate::diag::Diag,
+    empty: &mut dyn FnMut(&Path, &mut crate::diag::Diag),
+) -> Vec<Source> {
     let mut out = Vec::new();
     for src in sources {
         match src {
@@ -534,7 +546,7 @@ pub fn expand_dirs(sources: &[Source], diag: &mut crate::diag::Diag) -> Vec<Sour
                 let before = out.len();
                 walk(p, &mut out, diag);
                 if out.len() == before {
-                    diag.note(&format!("{}: no *.jsonl files", p.display()));
+                    empty(p, diag);
                 }
             }
             _ => out.push(src.clone()),

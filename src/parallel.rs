@@ -355,9 +355,18 @@ impl<'a> Parallel<'a> {
         } else {
             Feed::Thread { reader, live: true }
         };
-        self.run_feed(feed, &name, diag, work, take)
+        let (lines, raw) = (self.stats.provider_lines, self.stats.provider_raw);
+        if self.run_feed(feed, &name, diag, work, take)? {
+            let lines = self.stats.provider_lines - lines;
+            let raw = self.stats.provider_raw - raw;
+            crate::convert::end_input(self.opts, &name, lines, raw, diag);
+        } else {
+            diag.end_input(&name);
+        }
+        Ok(())
     }
 
+    /// `Ok(false)` when the run stopped before the end of the input (`--strict`, `take`).
     fn run_feed<R: Read + Send, K: Work>(
         &mut self,
         feed: Feed<R>,
@@ -365,7 +374,7 @@ impl<'a> Parallel<'a> {
         diag: &mut Diag,
         work: &K,
         take: &mut dyn FnMut(Piece<'_, K::Notes>) -> anyhow::Result<bool>,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<bool> {
         let jobs = self.jobs;
         let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(jobs);
         // Owned by the workers alone: when the writer stops early (a closed pipe), they stop
@@ -468,16 +477,17 @@ impl<'a> Parallel<'a> {
                     None => Ok(()),
                 },
             };
-            written?;
+            let whole = written?;
             if let Err(e) = read {
                 diag.io_error(name, &e);
             }
-            Ok(())
+            Ok(whole)
         })
     }
 
     /// The calling thread: takes chunks done in input order, converts again one whose start
-    /// was guessed wrong, and hands them to `take`.
+    /// was guessed wrong, and hands them to `take`; `Ok(false)` when it stopped before the
+    /// last chunk.
     #[allow(clippy::too_many_arguments)]
     fn in_order<K: Work>(
         &mut self,
@@ -489,7 +499,7 @@ impl<'a> Parallel<'a> {
         buffers: &Buffers,
         work: &K,
         take: &mut dyn FnMut(Piece<'_, K::Notes>) -> anyhow::Result<bool>,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<bool> {
         let mut waiting: BTreeMap<u64, Done<K::Notes>> = BTreeMap::new();
         let mut next = 0u64;
         loop {
@@ -501,7 +511,7 @@ impl<'a> Parallel<'a> {
                         waiting.insert(d.chunk.index, d);
                         continue;
                     }
-                    Err(_) => return Ok(()),
+                    Err(_) => return Ok(true),
                 },
             };
             next += 1;
@@ -544,7 +554,7 @@ impl<'a> Parallel<'a> {
                 return Err(e);
             }
             if self.stats.stopped || !go_on {
-                return Ok(());
+                return Ok(false);
             }
         }
     }
@@ -881,6 +891,8 @@ fn add_stats(total: &mut Stats, part: Stats) {
         *total.dropped.entry(k).or_default() += n;
     }
     total.stopped |= part.stopped;
+    total.provider_lines += part.provider_lines;
+    total.provider_raw += part.provider_raw;
 }
 
 /// The `--jobs` to use when none is given: one for anything live (a pipe, a terminal) or

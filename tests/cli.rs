@@ -1058,3 +1058,61 @@ fn a_pipe_on_standard_output_is_widened() {
         assert_eq!(size, MIB, "insights {args:?}");
     }
 }
+
+#[test]
+fn a_from_that_turns_most_lines_raw_is_warned_about_once_per_file() {
+    let claude = TEXT_ONLY;
+    let codex = "testdata/codex-exec/edit-file.jsonl";
+    let (c, x) = (lines_of(claude), lines_of(codex));
+    assert!(c.len() >= 3 && x.len() >= 6, "the captures changed");
+    // Lines the Codex converter does not read (Claude's) and lines it does, `raw` of `lines`.
+    let mixed = |raw: usize, lines: usize| -> Vec<u8> {
+        let mut v: Vec<&str> = Vec::new();
+        v.extend(c.iter().cycle().take(raw).map(String::as_str));
+        v.extend(x.iter().cycle().take(lines - raw).map(String::as_str));
+        jsonl(&v)
+    };
+    let warning = |raw: usize, lines: usize| {
+        format!(
+            "insights: <stdin>: warning: {raw} of {lines} lines did not convert as codex output \
+             and fell back to raw; is --from codex right?\n"
+        )
+    };
+    // More than half of at least 10 lines: warned, the status unchanged.
+    for (raw, lines) in [(10, 10), (11, 20), (40, 41)] {
+        let out = run(&["--no-timestamp", "--from", "codex"], &mixed(raw, lines));
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(stderr(&out), warning(raw, lines), "{raw} of {lines}");
+        let raws = events(&out).iter().filter(|e| e["event"] == "raw").count();
+        assert_eq!(raws, raw, "the lines are still kept");
+    }
+    // Half, or fewer than 10 lines: nothing said. Nor without --from, nor with the right one.
+    for (raw, lines) in [(10, 20), (9, 9), (0, 12)] {
+        let out = run(&["--no-timestamp", "--from", "codex"], &mixed(raw, lines));
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(out.stderr.is_empty(), "{raw} of {lines}: {}", stderr(&out));
+    }
+    let out = run(&["--no-timestamp"], &mixed(11, 20));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    // Once per file, named, for each file it holds for; reduce and replay say the same.
+    let file = "testdata/claude/subagent-partial.jsonl";
+    let n = lines_of(file).len();
+    let said = format!(
+        "insights: {file}: warning: {n} of {n} lines did not convert as codex output and fell \
+         back to raw; is --from codex right?\n"
+    );
+    for cmd in [
+        &["--no-timestamp"][..],
+        &["reduce"],
+        &["replay", "--color", "never"],
+    ] {
+        let args: Vec<&str> = cmd
+            .iter()
+            .copied()
+            .chain(["--from", "codex", file, codex, file])
+            .collect();
+        let out = run(&args, b"");
+        assert_eq!(code(&out), 0, "{cmd:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), said.repeat(2), "{cmd:?}");
+    }
+}

@@ -667,3 +667,88 @@ fn identical_lines_get_distinct_ids() {
     let unique: BTreeSet<&String> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "ids within one capture: {ids:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Input that is not agent output
+
+/// `n` lines that look like a binary file's: NUL bytes, invalid UTF-8.
+fn binary_lines(n: usize) -> Vec<u8> {
+    let mut data = Vec::new();
+    for i in 0..n {
+        if i % 2 == 0 {
+            data.extend_from_slice(b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\n");
+        } else {
+            data.extend_from_slice(b"\xff\xfe\x90\x01\0\0H\x8b\x05\n");
+        }
+    }
+    data
+}
+
+#[test]
+fn past_twenty_unreadable_lines_an_input_gets_one_summary_line() {
+    // A binary file: 20 lines are reported one by one, then one line tells how many more
+    // there were; a good line among them is still converted, and the status is still 1.
+    let text = lines_of(TEXT_ONLY);
+    let mut data = binary_lines(30);
+    data.extend(jsonl(&[&text[0]]));
+    data.extend(binary_lines(19));
+    let dir = std::env::temp_dir().join(format!("insights-binary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("a.out");
+    std::fs::write(&file, &data).expect("write input");
+    let name = file.to_string_lossy().into_owned();
+    let out = run(&["--no-timestamp", &name], b"");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(events(&out).len(), 1, "the good line");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 21, "{err}");
+    assert_eq!(
+        diagnosed_lines(&name, &lines[..20].join("\n")),
+        (1..=20).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        lines[20],
+        format!(
+            "insights: {name}: error: 29 more lines could not be read (not shown); \
+             is this a binary file?"
+        )
+    );
+    // Standard input is one input; a second file has a count of its own.
+    let out = run(&["--no-timestamp", "-", &name], &binary_lines(21));
+    let err = stderr(&out);
+    let summaries: Vec<&str> = err.lines().filter(|l| l.contains("more line")).collect();
+    assert_eq!(
+        summaries,
+        [
+            "insights: <stdin>: error: 1 more line could not be read (not shown); \
+             is this a binary file?"
+                .to_string(),
+            format!(
+                "insights: {name}: error: 29 more lines could not be read (not shown); \
+                 is this a binary file?"
+            )
+        ]
+    );
+    assert_eq!(err.lines().count(), 21 + 21, "{err}");
+    // --strict stops at the first line, as before.
+    let out = run(&["--no-timestamp", "--strict", &name], b"");
+    assert_eq!(code(&out), 1);
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Text that is not JSON: the summary without the question.
+    let prose = "This is a README, not agent output.\n".repeat(25);
+    let out = run(&["--no-timestamp"], prose.as_bytes());
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 21, "{err}");
+    assert_eq!(
+        err.lines().last(),
+        Some("insights: <stdin>: error: 5 more lines could not be read (not shown)")
+    );
+    // Exactly 20: no summary.
+    let twenty = "This is a README, not agent output.\n".repeat(20);
+    let out = run(&["--no-timestamp"], twenty.as_bytes());
+    assert_eq!(stderr(&out).lines().count(), 20, "{}", stderr(&out));
+}

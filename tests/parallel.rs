@@ -305,3 +305,73 @@ fn reduce_on_several_threads_handles_every_kind_of_line_as_one_thread() {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// The count of unreadable lines past which an input gets one summary line, and the warning
+/// about a `--from` that turns most lines `raw`, span the chunks: the same diagnostics as one
+/// thread, for a file, standard input and `reduce`, whatever the chunk size.
+#[test]
+fn per_input_counts_span_chunks() {
+    // Not agent output: 300 lines of a binary file, among them good Claude lines, twice over.
+    let good = std::fs::read(root().join("testdata/claude/text-only.jsonl")).expect("capture");
+    let mut data = Vec::new();
+    for i in 0..300 {
+        if i % 100 == 50 {
+            data.extend_from_slice(&good);
+        }
+        data.extend_from_slice(if i % 3 == 0 {
+            b"\x7fELF\x02\x01\x01\0\0\0\0\0\x03\0>\0\n".as_slice()
+        } else {
+            b"\xff\xfe\x90\x01\0\0H\x8b\x05 not json\n".as_slice()
+        });
+    }
+    let path = std::env::temp_dir().join(format!("insights-binary-{}.bin", std::process::id()));
+    std::fs::write(&path, &data).expect("write input");
+    let file = path.to_string_lossy().into_owned();
+    // And a Claude capture under --from codex.
+    let claude = "testdata/claude/subagent-partial.jsonl".to_string();
+    for args in [
+        vec!["--no-timestamp".to_string(), file.clone(), file.clone()],
+        vec!["reduce".to_string(), file.clone(), file.clone()],
+        vec![
+            "--no-timestamp".into(),
+            "--from".into(),
+            "codex".into(),
+            claude.clone(),
+            file.clone(),
+        ],
+        vec![
+            "reduce".into(),
+            "--from".into(),
+            "codex".into(),
+            claude.clone(),
+        ],
+    ] {
+        let one = run(&args, "1", "1000000", None);
+        let err = String::from_utf8_lossy(&one.stderr).into_owned();
+        assert!(
+            err.contains("more lines could not be read") || err.contains("warning:"),
+            "{args:?}: {err}"
+        );
+        for (jobs, chunk) in [("2", "1"), ("3", "97"), ("2", "4096")] {
+            let many = run(&args, jobs, chunk, None);
+            let what = format!("{args:?} --jobs {jobs}, chunks of {chunk} bytes");
+            assert_eq!(one.status.code(), many.status.code(), "{what}");
+            assert_eq!(err, String::from_utf8_lossy(&many.stderr), "{what}");
+            if args[0] != "reduce" {
+                assert!(one.stdout == many.stdout, "{what}: standard output");
+            }
+        }
+    }
+    let args = vec!["--no-timestamp".to_string()];
+    let one = run(&args, "1", "1000000", Some(&data));
+    let many = run(&args, "2", "100", Some(&data));
+    assert_same(&one, &many, "standard input");
+    assert_eq!(
+        String::from_utf8_lossy(&one.stderr).lines().last(),
+        Some(
+            "insights: <stdin>: error: 280 more lines could not be read (not shown); \
+             is this a binary file?"
+        )
+    );
+    let _ = std::fs::remove_file(&path);
+}

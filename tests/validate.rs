@@ -290,7 +290,7 @@ fn directories_are_walked_for_jsonl_files_in_order() {
     let d = dir.to_string_lossy().into_owned();
     let (report, code) = json_report(&[&d], b"");
     let empty = dir.join("empty").to_string_lossy().into_owned();
-    let out = run(&["validate", &empty], b"");
+    let out = run(&["validate", "--allow-empty", &empty], b"");
     std::fs::remove_dir_all(&dir).expect("clean up");
     assert_eq!(code, Some(0), "{report:#}");
     let paths: Vec<String> = report["files"]
@@ -482,4 +482,70 @@ fn session_files_convert_to_valid_events_with_nothing_raw() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A CI check must not pass on nothing: a directory without logs, or inputs without a line,
+/// are an error (status 2), unless `--allow-empty`.
+#[test]
+fn nothing_to_validate_is_status_2_unless_allowed() {
+    let dir = std::env::temp_dir().join(format!("insights-validate-empty-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("empty")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("other")).expect("mkdir");
+    std::fs::write(dir.join("other/notes.txt"), "not a log\n").expect("write");
+    std::fs::write(dir.join("blank.jsonl"), "\n  \n").expect("write");
+    let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
+    let (empty, other, blank) = (path("empty"), path("other"), path("blank.jsonl"));
+    let no_logs = |d: &str| {
+        format!("insights: {d}: error: no *.jsonl files to validate (--allow-empty accepts this)\n")
+    };
+    let no_lines =
+        "insights: error: nothing to validate: no input holds a line (--allow-empty accepts this)\n";
+    let good = "testdata/claude/text-only.jsonl";
+    let cases: [(&[&str], &[u8], String); 6] = [
+        (&[&empty], b"", no_logs(&empty)),
+        // A path that holds files, but no log.
+        (&[&other], b"", no_logs(&other)),
+        // A log beside it does not make up for it.
+        (&[&empty, good], b"", no_logs(&empty)),
+        (&[&blank], b"", no_lines.to_string()),
+        (&[], b"", no_lines.to_string()),
+        (&["-"], b"\n", no_lines.to_string()),
+    ];
+    for (args, stdin, err) in &cases {
+        for format in ["text", "json", "github"] {
+            let all: Vec<&str> = ["validate", "--format", format]
+                .into_iter()
+                .chain(args.iter().copied())
+                .collect();
+            let out = run(&all, stdin);
+            assert_eq!(out.status.code(), Some(2), "{all:?}: {}", stderr(&out));
+            assert_eq!(&stderr(&out), err, "{all:?}");
+            let mut allowed = all.clone();
+            allowed.insert(1, "--allow-empty");
+            let out = run(&allowed, stdin);
+            assert_eq!(out.status.code(), Some(0), "{allowed:?}: {}", stderr(&out));
+            assert!(
+                !stderr(&out).contains("error"),
+                "{allowed:?}: {}",
+                stderr(&out)
+            );
+        }
+    }
+    // A directory with a log in it passes; an input that cannot be read says only that.
+    let out = run(&["validate", &dir.to_string_lossy()], b"");
+    let out_missing = run(&["validate", "no/such.jsonl"], b"");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(out.status.code(), Some(2), "blank.jsonl holds no line");
+    assert_eq!(stderr(&out), no_lines);
+    assert_eq!(out_missing.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out_missing).lines().count(),
+        1,
+        "{}",
+        stderr(&out_missing)
+    );
+    let out = run(&["validate", good], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }

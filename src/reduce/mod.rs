@@ -418,6 +418,14 @@ pub fn read_source(
         }
         out.clear();
     }
+    // As `insights convert` ends an input (what was not shown, a wrong `--from`); not after
+    // `--at` stopped the reading.
+    if sink.try_borrow().map_err(|_| busy())?.red.stopped {
+        diag.end_input(&name);
+    } else {
+        let (lines, raw) = (conv.stats.provider_lines, conv.stats.provider_raw);
+        crate::convert::end_input(opts, &name, lines, raw, diag);
+    }
     Ok(())
 }
 

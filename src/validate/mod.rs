@@ -39,7 +39,8 @@ Examples:
   insights validate --format github logs/        # annotations in a GitHub Actions run
   insights validate --deny warnings --allow raw-event logs/
 
-Exit status: 0 valid, 1 findings at error level, 2 usage or I/O error.";
+Exit status: 0 valid, 1 findings at error level, 2 usage or I/O error, or nothing to
+check (a directory without *.jsonl files, inputs without a line) unless --allow-empty.";
 
 #[derive(Debug, clap::Args, Clone)]
 #[command(after_help = after_help())]
@@ -61,6 +62,15 @@ pub struct Args {
     /// warning rule. Repeatable. Wins over --deny.
     #[arg(long, value_name = "RULE", value_parser = rule_names(), hide_possible_values = true)]
     pub allow: Vec<String>,
+
+    /// Accept having nothing to check: a directory without `*.jsonl` files, or inputs without
+    /// a line.
+    ///
+    /// Without it, each directory that holds no `*.jsonl` file is an error, and so is a run
+    /// whose inputs hold no line at all (an empty file or standard input): exit status 2, so
+    /// that a CI check cannot pass on nothing.
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 /// `--format` choices.
@@ -101,6 +111,11 @@ fn after_help() -> String {
     s + "\n" + EXAMPLES
 }
 
+/// A directory argument without a log, unless `--allow-empty`.
+const NO_LOGS: &str = "no *.jsonl files to validate (--allow-empty accepts this)";
+/// Inputs without a line, unless `--allow-empty`.
+const NO_LINES: &str = "nothing to validate: no input holds a line (--allow-empty accepts this)";
+
 pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let mut opts = args.input.options()?;
     opts.clock = false;
@@ -118,14 +133,24 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     };
 
     let mut diag = Diag::new(config.color_err);
-    let sources = crate::input::expand_dirs(&args.input.sources(), &mut diag);
+    let sources =
+        crate::input::expand_dirs_or(&args.input.sources(), &mut diag, &mut |dir, diag| {
+            let dir = dir.display().to_string();
+            if args.allow_empty {
+                diag.note(&format!("{dir}: no *.jsonl files"));
+            } else {
+                diag.error(Some(&dir), NO_LOGS);
+            }
+        });
     let color_out = args.format == Format::Text && config.color_out;
     let mut out = Out::stdout();
     let mut reporter = Reporter::new(args.format, color_out);
+    let mut lines = 0;
     each_report(&sources, &cx, |r| {
         if let Some(e) = &r.io_error {
             diag.io_error(&r.name, e);
         }
+        lines += r.lines;
         reporter.file(&mut out.w, &r)?;
         out.flush()
     })
@@ -135,7 +160,12 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         .and_then(|_| out.flush())
         .context("cannot write to standard output")?;
     let summary = reporter.summary();
-    Ok(if diag.io_errors > 0 || summary.io_errors > 0 {
+    let failed = diag.io_errors > 0 || diag.errors > 0 || summary.io_errors > 0;
+    // Said only when nothing else went wrong: then the status would be 0.
+    if lines == 0 && !failed && !args.allow_empty {
+        diag.error(None, NO_LINES);
+    }
+    Ok(if failed || diag.errors > 0 {
         ExitCode::from(2)
     } else if summary.errors > 0 {
         ExitCode::from(1)
