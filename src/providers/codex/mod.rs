@@ -29,10 +29,11 @@
 //! **Where the code is.** This file: detection, registration, what the converter remembers
 //! and the helpers that keep it, the dispatch of a line to its dialect, and what the dialects
 //! share (event builders, shell commands, the collab calls of subagents). Each dialect has a
-//! file of its own: [`exec`] (`codex exec --json`), [`app_server`] (v2 notifications and
-//! server requests), [`thread_items`] (v2 items, `item/started` and `item/completed`),
-//! [`answers`] (the answers of a tee of both directions) and [`legacy`] (`codex/event`, `codex
-//! proto`); [`diff`] makes git diffs of what Codex sends for a file change.
+//! file of its own: [`exec`](mod@exec) (`codex exec --json`), [`app_server`] (v2
+//! notifications and server requests), [`thread_items`] (v2 items, `item/started` and
+//! `item/completed`), [`answers`] (the answers of a tee of both directions) and
+//! [`legacy`](mod@legacy) (`codex/event`, `codex proto`); [`diff`] makes git diffs of what
+//! Codex sends for a file change.
 
 mod answers;
 mod app_server;
