@@ -243,6 +243,8 @@ fn link_subagents<'a>(text: &'a str, cx: &mut Cx<'a>) {
 }
 
 /// A subagent's key in [`Memory::agents`]: agent ids are the session's own.
+///
+/// [`Memory::agents`]: super::Memory::agents
 fn agent_key(session: &str, agent: &str) -> String {
     format!("{session}/{agent}")
 }

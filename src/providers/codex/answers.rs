@@ -15,6 +15,8 @@ use std::borrow::Cow;
 
 /// The `result` of a JSON-RPC answer as written (`null` too), for the answers whose notice
 /// keeps it whole: the line is parsed again ([`Message`] reads an object `result` typed).
+///
+/// [`Message`]: crate::providers::jsonrpc::Message
 fn raw_result(line: &str) -> Option<&RawValue> {
     let env: Envelope = serde_json::from_str(line).ok()?;
     env.result

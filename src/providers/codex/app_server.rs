@@ -23,6 +23,8 @@ use std::borrow::Cow;
 
 /// The `params` object of a JSON-RPC line as written, for the few methods whose notice keeps
 /// it whole: the line is parsed again ([`Message`] reads `params` typed).
+///
+/// [`Message`]: crate::providers::jsonrpc::Message
 fn raw_params(line: &str) -> Option<&RawValue> {
     let env: Envelope = serde_json::from_str(line).ok()?;
     env.params.filter(|p| is_object(p))
@@ -909,6 +911,8 @@ type ThreadAnswer<'a> = (
 /// The answer and the notification are one announcement: whichever comes second gives no
 /// second `session_init` ([`Memory::announced`]); the notification then gives a `notice`.
 /// A thread with no id announces nothing.
+///
+/// [`Memory::announced`]: super::Memory::announced
 pub(super) fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, cx: &mut Cx<'a>) {
     let from_answer = answer.is_some();
     let (model, effort, cwd, provider) = answer.unwrap_or_default();

@@ -21,6 +21,8 @@ use std::borrow::Cow;
 /// An `item/started` or `item/completed` notification, its item read in the line's pass: these
 /// are a third of an app-server log, and [`Params`] keeps `item` raw (other methods' items
 /// have other shapes), which read it twice.
+///
+/// [`Params`]: super::app_server::Params
 pub(super) fn item_line<'a>(
     method: &str,
     line: Line<'a, '_>,
