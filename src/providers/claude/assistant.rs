@@ -5,7 +5,7 @@ use super::{session_key, turn_mut, Block, Call, Dialect, Edit};
 use crate::event::*;
 use crate::members::Line;
 use crate::providers::{split_mcp, sub, Cx, Unmapped};
-use crate::wire::is_object;
+use crate::wire::{is_object, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -14,93 +14,59 @@ use std::borrow::Cow;
 struct Assistant<'a> {
     #[serde(borrow)]
     message: AssistantMessage<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    parent_tool_use_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    error: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    request_id: Option<Str<'a>>,
+    parent_tool_use_id: OptStr<'a>,
+    error: OptStr<'a>,
+    request_id: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct AssistantMessage<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    id: OptStr<'a>,
+    model: OptStr<'a>,
     #[serde(borrow, default)]
     content: Vec<Block<'a>>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
     /// Why the model stopped (`tool_use`, `end_turn`, …); null while streaming.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stop_reason: Option<Str<'a>>,
+    stop_reason: OptStr<'a>,
 }
 
 /// The members of a tool input that titles, locations, subagents and plans are made from.
 #[derive(Deserialize, Default)]
 struct InputHints<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    file_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    notebook_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    pattern: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    command: Option<Str<'a>>,
+    file_path: OptStr<'a>,
+    path: OptStr<'a>,
+    notebook_path: OptStr<'a>,
+    pattern: OptStr<'a>,
+    command: OptStr<'a>,
     /// Amp's Bash.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cmd: Option<Str<'a>>,
+    cmd: OptStr<'a>,
     /// Amp's glob.
-    #[serde(
-        rename = "filePattern",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    file_pattern: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    url: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    query: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subagent_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    task: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    resume: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subject: Option<Str<'a>>,
+    #[serde(rename = "filePattern")]
+    file_pattern: OptStr<'a>,
+    description: OptStr<'a>,
+    url: OptStr<'a>,
+    query: OptStr<'a>,
+    prompt: OptStr<'a>,
+    subagent_type: OptStr<'a>,
+    name: OptStr<'a>,
+    task: OptStr<'a>,
+    resume: OptStr<'a>,
+    subject: OptStr<'a>,
     #[serde(borrow)]
     todos: Option<Vec<Todo<'a>>>,
     /// Write's new content.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
+    content: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    priority: Option<Str<'a>>,
-    #[serde(
-        rename = "activeForm",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    active_form: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: OptStr<'a>,
+    status: OptStr<'a>,
+    priority: OptStr<'a>,
+    #[serde(rename = "activeForm")]
+    active_form: OptStr<'a>,
 }
 
 /// ToolKind of a Claude Code tool name (CC-Insights' table, extended with newer tools).
@@ -183,28 +149,31 @@ fn tool_title<'a>(name: &str, h: &InputHints<'a>) -> Option<Str<'a>> {
     match name {
         "Bash" => h
             .description
+            .0
             .clone()
-            .or_else(|| h.command.clone())
-            .or_else(|| h.cmd.clone()),
-        "Read" | "Write" | "Edit" | "MultiEdit" => h.file_path.clone().or_else(|| h.path.clone()),
-        "NotebookEdit" | "NotebookRead" => h.notebook_path.clone(),
-        "Glob" | "Grep" => h.pattern.clone().or_else(|| h.file_pattern.clone()),
-        "WebFetch" => h.url.clone(),
-        "WebSearch" => h.query.clone(),
-        "Task" | "Agent" => h.description.clone(),
-        "TaskCreate" => h.subject.clone(),
+            .or_else(|| h.command.0.clone())
+            .or_else(|| h.cmd.0.clone()),
+        "Read" | "Write" | "Edit" | "MultiEdit" => {
+            h.file_path.0.clone().or_else(|| h.path.0.clone())
+        }
+        "NotebookEdit" | "NotebookRead" => h.notebook_path.0.clone(),
+        "Glob" | "Grep" => h.pattern.0.clone().or_else(|| h.file_pattern.0.clone()),
+        "WebFetch" => h.url.0.clone(),
+        "WebSearch" => h.query.0.clone(),
+        "Task" | "Agent" => h.description.0.clone(),
+        "TaskCreate" => h.subject.0.clone(),
         _ => None,
     }
 }
 
 fn tool_locations<'a>(name: &str, h: &InputHints<'a>) -> Option<Vec<Str<'a>>> {
-    let mut v: Vec<Str<'a>> = [&h.file_path, &h.path, &h.notebook_path]
+    let mut v: Vec<Str<'a>> = [&h.file_path.0, &h.path.0, &h.notebook_path.0]
         .into_iter()
         .flatten()
         .cloned()
         .collect();
     if name == "Glob" {
-        v.extend(h.pattern.clone().or_else(|| h.file_pattern.clone()));
+        v.extend(h.pattern.0.clone().or_else(|| h.file_pattern.0.clone()));
     }
     (!v.is_empty()).then_some(v)
 }
@@ -235,10 +204,10 @@ pub(super) fn assistant<'a>(
     file_parent: Option<Str<'a>>,
 ) -> Result<(), Unmapped> {
     let w: Assistant = line.read()?;
-    let parent = w.parent_tool_use_id.or(file_parent);
-    let model = w.message.model;
-    let message_id = w.message.id;
-    let stop_reason = w.message.stop_reason;
+    let parent = w.parent_tool_use_id.0.or(file_parent);
+    let model = w.message.model.0;
+    let message_id = w.message.id.0;
+    let stop_reason = w.message.stop_reason.0;
     let synthetic = model.as_deref() == Some("<synthetic>");
     for b in w.message.content {
         let api_error = |b: &Block| {
@@ -249,19 +218,19 @@ pub(super) fn assistant<'a>(
         match &*b.ty {
             "text" if w.error.is_some() || (synthetic && api_error(&b)) => {
                 // The CLI's own message for a failed API call ("API Error: 400 …").
-                let message = b.text.unwrap_or_default();
+                let message = b.text.0.unwrap_or_default();
                 let http_status = http_status_of(&message);
                 turn_mut(cx).error_reported = true;
                 cx.push(ErrorEvent {
                     message,
                     severity: Severity::Error,
-                    code: w.error.clone(),
+                    code: w.error.0.clone(),
                     http_status,
                     will_retry: Some(false),
                     attempt: None,
                     max_retries: None,
                     retry_delay_ms: None,
-                    request_id: w.request_id.clone(),
+                    request_id: w.request_id.0.clone(),
                     parent_call_id: parent.clone(),
                 });
             }
@@ -275,7 +244,7 @@ pub(super) fn assistant<'a>(
                     turn_mut(cx).error_reported = true;
                 }
                 cx.push(Text {
-                    text: b.text.unwrap_or_default(),
+                    text: b.text.0.unwrap_or_default(),
                     kind: TextKind::Text,
                     parent_call_id: parent.clone(),
                     model: model.clone(),
@@ -284,7 +253,7 @@ pub(super) fn assistant<'a>(
             }
             "thinking" | "redacted_thinking" => {
                 let ext = cx.push(Text {
-                    text: b.thinking.unwrap_or_default(),
+                    text: b.thinking.0.unwrap_or_default(),
                     kind: TextKind::Thinking,
                     parent_call_id: parent.clone(),
                     model: model.clone(),
@@ -293,11 +262,11 @@ pub(super) fn assistant<'a>(
                 if b.ty == "redacted_thinking" {
                     ext.put("claude.redacted", true);
                 }
-                ext.put_opt("claude.signature", b.signature);
+                ext.put_opt("claude.signature", b.signature.0);
             }
             "tool_use" | "server_tool_use" | "mcp_tool_use" => {
-                let name = b.name.unwrap_or_default();
-                let call_id = b.id.unwrap_or_default();
+                let name = b.name.0.unwrap_or_default();
+                let call_id = b.id.0.unwrap_or_default();
                 let input = match b.input {
                     Some(i) if is_object(i) => i,
                     _ => return Err(Unmapped("tool_use block without an object input".into())),
@@ -333,11 +302,11 @@ pub(super) fn assistant<'a>(
                 if is_subagent_tool(canon) {
                     cx.push(SubagentSpawn {
                         call_id: call_id.clone(),
-                        agent_type: hints.subagent_type.or(hints.name),
-                        description: hints.description.clone().or(hints.task),
+                        agent_type: hints.subagent_type.0.or(hints.name.0),
+                        description: hints.description.0.clone().or(hints.task.0),
                         is_resume: hints.resume.is_some(),
-                        resume_agent_id: hints.resume,
-                        prompt: hints.prompt,
+                        resume_agent_id: hints.resume.0,
+                        prompt: hints.prompt.0,
                         parent_call_id: parent.clone(),
                     });
                 } else if canon == "TodoWrite" {
@@ -348,8 +317,8 @@ pub(super) fn assistant<'a>(
                         .map(|t| PlanEntry {
                             status: plan_status(t.status.as_deref()),
                             priority: plan_priority(t.priority.as_deref()),
-                            content: t.content.unwrap_or_default(),
-                            active_form: t.active_form,
+                            content: t.content.0.unwrap_or_default(),
+                            active_form: t.active_form.0,
                         })
                         .collect();
                     cx.push(PlanUpdate {
@@ -387,7 +356,7 @@ pub(super) fn assistant<'a>(
         // CC-Insights' frontend skips its context meter for subagent usage by this key.
         ext.put_opt("parent_tool_use_id", parent);
         // The API request the usage is of (an `error` carries it as `requestId`).
-        ext.put_opt("claude.requestId", w.request_id);
+        ext.put_opt("claude.requestId", w.request_id.0);
         ext.put_opt("claude.stopReason", stop_reason);
     }
     Ok(())
@@ -400,15 +369,15 @@ fn block_echo<'a>(b: &Block<'a>) -> Json<'a> {
     let mut put = |k: &'static str, v: Json<'a>| m.0.push((Cow::Borrowed(k), v));
     put("type", Json::Str(b.ty.clone()));
     for (k, v) in [
-        ("id", &b.id),
-        ("name", &b.name),
-        ("tool_use_id", &b.tool_use_id),
+        ("id", &b.id.0),
+        ("name", &b.name.0),
+        ("tool_use_id", &b.tool_use_id.0),
     ] {
         if let Some(v) = v {
             put(k, Json::Str(v.clone()));
         }
     }
-    if let Some(v) = &b.text {
+    if let Some(v) = &b.text.0 {
         put("text", Json::Str(v.clone()));
     }
     if let Some(v) = b.input {

@@ -5,7 +5,7 @@ use super::{turn_mut, Dialect, InitAnswer, Request};
 use crate::event::*;
 use crate::members::Line;
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{is_null, is_object};
+use crate::wire::{is_null, is_object, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -13,8 +13,7 @@ use std::borrow::Cow;
 
 #[derive(Deserialize)]
 struct ControlRequest<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    request_id: Option<Str<'a>>,
+    request_id: OptStr<'a>,
     #[serde(borrow)]
     request: RequestBody<'a>,
 }
@@ -23,78 +22,50 @@ struct ControlRequest<'a> {
 struct RequestBody<'a> {
     #[serde(borrow)]
     subtype: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_name: Option<Str<'a>>,
+    tool_name: OptStr<'a>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_use_id: Option<Str<'a>>,
+    tool_use_id: OptStr<'a>,
     #[serde(borrow)]
     permission_suggestions: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     suggestions: Option<Vec<&'a RawValue>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    blocked_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    decision_reason: Option<Str<'a>>,
+    blocked_path: OptStr<'a>,
+    decision_reason: OptStr<'a>,
     /// What kind of rule made the CLI ask (`subcommandResults`, …).
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    decision_reason_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    title: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    display_name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    agent_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    mode: Option<Str<'a>>,
+    decision_reason_type: OptStr<'a>,
+    title: OptStr<'a>,
+    display_name: OptStr<'a>,
+    description: OptStr<'a>,
+    agent_id: OptStr<'a>,
+    mode: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct WireSuggestion<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
     #[serde(borrow)]
     rules: Option<Vec<Rule<'a>>>,
     #[serde(borrow)]
     directories: Option<Vec<Str<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    mode: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    behavior: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    destination: Option<Str<'a>>,
+    mode: OptStr<'a>,
+    behavior: OptStr<'a>,
+    destination: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct Rule<'a> {
-    #[serde(
-        rename = "toolName",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    tool_name: Option<Str<'a>>,
-    #[serde(
-        rename = "ruleContent",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    rule_content: Option<Str<'a>>,
+    #[serde(rename = "toolName", borrow)]
+    tool_name: OptStr<'a>,
+    #[serde(rename = "ruleContent")]
+    rule_content: OptStr<'a>,
 }
 
 /// A permission suggestion, with a description written for people (CC-Insights requires one).
 fn suggestion(raw: &RawValue) -> Option<PermissionSuggestion<'_>> {
     let w: WireSuggestion = serde_json::from_str(raw.get()).ok()?;
-    let ty = w.ty?;
+    let ty = w.ty.0?;
     let rule = w.rules.as_ref().and_then(|r| r.first());
     let mut description = match &*ty {
         "setMode" => format!("switch to {} mode", w.mode.as_deref().unwrap_or("?")),
@@ -114,7 +85,7 @@ fn suggestion(raw: &RawValue) -> Option<PermissionSuggestion<'_>> {
                 .rules
                 .iter()
                 .flatten()
-                .map(|r| match (&r.tool_name, &r.rule_content) {
+                .map(|r| match (&r.tool_name.0, &r.rule_content.0) {
                     (Some(t), Some(c)) => format!("{t}({c})"),
                     (Some(t), None) => t.to_string(),
                     (None, Some(c)) => c.to_string(),
@@ -129,13 +100,13 @@ fn suggestion(raw: &RawValue) -> Option<PermissionSuggestion<'_>> {
             )
         }
     };
-    if let Some(d) = &w.destination {
+    if let Some(d) = &w.destination.0 {
         description.push_str(&format!(" ({d})"));
     }
     Some(PermissionSuggestion {
-        tool_name: rule.and_then(|r| r.tool_name.clone()),
+        tool_name: rule.and_then(|r| r.tool_name.0.clone()),
         directory: w.directories.and_then(|d| d.into_iter().next()),
-        mode: w.mode,
+        mode: w.mode.0,
         kind: ty,
         description: Cow::Owned(description),
         detail: Json::Raw(raw),
@@ -148,7 +119,7 @@ pub(super) fn control_request<'a>(
     d: &Dialect,
 ) -> Result<(), Unmapped> {
     let w: ControlRequest = line.read()?;
-    let request_id = w.request_id.unwrap_or_default();
+    let request_id = w.request_id.0.unwrap_or_default();
     let r = w.request;
     // Remembered for its answer or its cancel.
     let lineno = cx.line;
@@ -172,7 +143,7 @@ pub(super) fn control_request<'a>(
                 .filter(|n| !n.is_empty());
             let tool_name = match invoked {
                 Some(n) if r.tool_name.as_deref() != Some(&*n) => Cow::Owned(n),
-                _ => r.tool_name.unwrap_or_default(),
+                _ => r.tool_name.0.unwrap_or_default(),
             };
             let input = match r.input {
                 Some(i) if is_object(i) => Json::Raw(i),
@@ -187,17 +158,17 @@ pub(super) fn control_request<'a>(
                 tool_kind: (d.tool_kind)(&tool_name),
                 tool_name,
                 tool_input: input,
-                tool_use_id: r.tool_use_id,
-                reason: r.decision_reason,
-                blocked_path: r.blocked_path,
+                tool_use_id: r.tool_use_id.0,
+                reason: r.decision_reason.0,
+                blocked_path: r.blocked_path.0,
                 suggestions: suggestions.filter(|s| !s.is_empty()),
-                title: r.title.or(r.description),
+                title: r.title.0.or(r.description.0),
                 parent_call_id: None,
                 options: None,
             });
-            ext.put_opt("claude.displayName", r.display_name);
-            ext.put_opt("claude.agentId", r.agent_id);
-            ext.put_opt("claude.decisionReasonType", r.decision_reason_type);
+            ext.put_opt("claude.displayName", r.display_name.0);
+            ext.put_opt("claude.agentId", r.agent_id.0);
+            ext.put_opt("claude.decisionReasonType", r.decision_reason_type.0);
         }
         "interrupt" => {
             turn_mut(cx).interrupted = true;
@@ -209,7 +180,7 @@ pub(super) fn control_request<'a>(
         }
         "set_permission_mode" => {
             let ext = cx.push(SessionMode {
-                current_mode_id: r.mode.unwrap_or_default(),
+                current_mode_id: r.mode.0.unwrap_or_default(),
                 available_modes: Vec::new(),
             });
             ext.put("claude.requestId", request_id);
@@ -239,34 +210,24 @@ struct ControlResponse<'a> {
 
 #[derive(Deserialize)]
 struct ResponseEnvelope<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subtype: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    request_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    error: Option<Str<'a>>,
+    subtype: OptStr<'a>,
+    request_id: OptStr<'a>,
+    error: OptStr<'a>,
     #[serde(borrow, default)]
     response: crate::wire::IfObject<ResponseBody<'a>>,
 }
 
 #[derive(Deserialize)]
 struct ResponseBody<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    behavior: Option<Str<'a>>,
+    behavior: OptStr<'a>,
     #[serde(rename = "updatedInput", borrow)]
     updated_input: Option<&'a RawValue>,
     #[serde(rename = "updatedPermissions", borrow)]
     updated_permissions: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
+    message: OptStr<'a>,
     interrupt: Option<bool>,
-    #[serde(
-        rename = "toolUseID",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    tool_use_id: Option<Str<'a>>,
+    #[serde(rename = "toolUseID")]
+    tool_use_id: OptStr<'a>,
     #[serde(borrow)]
     commands: Option<Vec<SlashWire<'a>>>,
     #[serde(borrow)]
@@ -275,48 +236,40 @@ struct ResponseBody<'a> {
     account: Option<AccountWire<'a>>,
     #[serde(borrow, default)]
     agents: crate::wire::NameList<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    output_style: Option<Str<'a>>,
+    output_style: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct SlashWire<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(
-        rename = "argumentHint",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    argument_hint: Option<Str<'a>>,
+    #[serde(borrow)]
+    name: OptStr<'a>,
+    description: OptStr<'a>,
+    #[serde(rename = "argumentHint")]
+    argument_hint: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AccountWire<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    email: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    organization: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subscription_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    token_source: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    api_key_source: Option<Str<'a>>,
+    #[serde(borrow)]
+    email: OptStr<'a>,
+    organization: OptStr<'a>,
+    subscription_type: OptStr<'a>,
+    token_source: OptStr<'a>,
+    api_key_source: OptStr<'a>,
 }
 
 pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ControlResponse = line.read()?;
     let env = w.response;
-    let request_id = env.request_id.unwrap_or_default();
+    let request_id = env.request_id.0.unwrap_or_default();
     let request = cx.memory().claude.requests.remove(&request_id);
     if env.subtype.as_deref() == Some("error") {
         cx.push(ErrorEvent {
-            message: env.error.unwrap_or(Cow::Borrowed("control request failed")),
+            message: env
+                .error
+                .0
+                .unwrap_or(Cow::Borrowed("control request failed")),
             severity: Severity::Error,
             code: Some(Cow::Borrowed("control_error")),
             http_status: None,
@@ -348,12 +301,13 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
             }
             let tool_use_id = b
                 .tool_use_id
+                .0
                 .or_else(|| request.and_then(|r| r.tool_use_id).map(Cow::Owned));
             cx.push(PermissionResponse {
                 request_id,
                 decision,
                 allowed: Some(behavior == "allow"),
-                message: b.message,
+                message: b.message.0,
                 updated_input: b.updated_input.filter(|i| is_object(i)).map(Json::Raw),
                 updated_permissions: b.updated_permissions.filter(|p| !is_null(p)).map(Json::Raw),
                 interrupt,
@@ -373,9 +327,9 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                     v.into_iter()
                         .map(|c| {
                             (
-                                c.name.unwrap_or_default().into_owned(),
-                                c.description.unwrap_or_default().into_owned(),
-                                c.argument_hint.unwrap_or_default().into_owned(),
+                                c.name.0.unwrap_or_default().into_owned(),
+                                c.description.0.unwrap_or_default().into_owned(),
+                                c.argument_hint.0.unwrap_or_default().into_owned(),
                             )
                         })
                         .collect()
@@ -394,13 +348,13 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                         a.token_source,
                         a.api_key_source,
                     ]
-                    .map(|f| f.map(Cow::into_owned))
+                    .map(|f| f.0.map(Cow::into_owned))
                 }),
                 agents: b
                     .agents
                     .0
                     .map(|v| v.into_iter().map(Cow::into_owned).collect()),
-                output_style: b.output_style.map(Cow::into_owned),
+                output_style: b.output_style.0.map(Cow::into_owned),
             };
             let lineno = cx.line;
             cx.memory().claude.init.insert("", answer, lineno);
@@ -417,9 +371,9 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                 slash_commands: b.commands.map(|v| {
                     v.into_iter()
                         .map(|c| SlashCommand {
-                            name: c.name.unwrap_or_default(),
-                            description: c.description.unwrap_or_default(),
-                            argument_hint: c.argument_hint.unwrap_or_default(),
+                            name: c.name.0.unwrap_or_default(),
+                            description: c.description.0.unwrap_or_default(),
+                            argument_hint: c.argument_hint.0.unwrap_or_default(),
                         })
                         .collect()
                 }),
@@ -430,17 +384,17 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                         .collect()
                 }),
                 account: b.account.map(|a| Account {
-                    email: a.email,
-                    organization: a.organization,
-                    subscription_type: a.subscription_type,
-                    token_source: a.token_source,
-                    api_key_source: a.api_key_source,
+                    email: a.email.0,
+                    organization: a.organization.0,
+                    subscription_type: a.subscription_type.0,
+                    token_source: a.token_source.0,
+                    api_key_source: a.api_key_source.0,
                 }),
                 agents: b.agents.0,
                 ..SessionInit::default()
             };
             let ext = cx.push(init);
-            ext.put_opt("claude.outputStyle", b.output_style);
+            ext.put_opt("claude.outputStyle", b.output_style.0);
             ext.put("claude.requestId", request_id);
         }
         _ => {
@@ -473,13 +427,13 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
 
 #[derive(Deserialize)]
 struct ControlCancel<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    request_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    request_id: OptStr<'a>,
 }
 
 pub(super) fn control_cancel<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ControlCancel = line.read()?;
-    let request_id = w.request_id.unwrap_or_default();
+    let request_id = w.request_id.0.unwrap_or_default();
     let request = cx.memory().claude.requests.remove(&request_id);
     match request {
         Some(r) if r.subtype == "can_use_tool" => {

@@ -66,7 +66,7 @@ use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
 use crate::members::Line;
-use crate::wire::{count, is_null, is_object, Count};
+use crate::wire::{count, is_null, is_object, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -267,17 +267,13 @@ pub(crate) const CLAUDE: Dialect = Dialect {
 fn file_session<'a>(line: &'a str, probe: &Probe<'a>) -> Option<Str<'a>> {
     #[derive(Deserialize)]
     struct Named<'a> {
-        #[serde(
-            rename = "sessionId",
-            borrow,
-            default,
-            deserialize_with = "crate::wire::opt_str"
-        )]
-        session_id: Option<Str<'a>>,
+        #[serde(rename = "sessionId", borrow)]
+        session_id: OptStr<'a>,
     }
     crate::members::read::<Named>(line, probe.members())
         .ok()?
         .session_id
+        .0
 }
 
 fn same_name(name: &str) -> &str {
@@ -420,21 +416,15 @@ fn notice<'a>(
 struct Block<'a> {
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    thinking: Option<Str<'a>>,
+    text: OptStr<'a>,
+    thinking: OptStr<'a>,
     /// A thinking block's signature.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    signature: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
+    signature: OptStr<'a>,
+    id: OptStr<'a>,
+    name: OptStr<'a>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_use_id: Option<Str<'a>>,
+    tool_use_id: OptStr<'a>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
     is_error: Option<bool>,
@@ -444,12 +434,10 @@ struct Block<'a> {
 
 #[derive(Deserialize)]
 struct ImageSource<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    media_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    data: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    url: Option<Str<'a>>,
+    #[serde(borrow)]
+    media_type: OptStr<'a>,
+    data: OptStr<'a>,
+    url: OptStr<'a>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -457,32 +445,27 @@ struct ImageSource<'a> {
 
 #[derive(Deserialize)]
 struct ResultLine<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subtype: Option<Str<'a>>,
+    subtype: OptStr<'a>,
     is_error: Option<bool>,
     duration_ms: Option<Count>,
     duration_api_ms: Option<Count>,
     num_turns: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    result: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stop_reason: Option<Str<'a>>,
+    result: OptStr<'a>,
+    stop_reason: OptStr<'a>,
     total_cost_usd: Option<f64>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
     ttft_ms: Option<Count>,
     ttft_stream_ms: Option<Count>,
     time_to_request_ms: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    fast_mode_state: Option<Str<'a>>,
+    fast_mode_state: OptStr<'a>,
     #[serde(rename = "modelUsage", borrow)]
     model_usage: Option<Pairs<'a, WireModelUsage>>,
     #[serde(borrow)]
     permission_denials: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     errors: Option<Vec<Str<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    terminal_reason: Option<Str<'a>>,
+    terminal_reason: OptStr<'a>,
     api_error_status: Option<Count>,
     #[serde(borrow)]
     deferred_tool_use: Option<&'a RawValue>,
@@ -502,8 +485,8 @@ struct WireUsage<'a> {
     /// The cache writes by how long they last.
     cache_creation: Option<CacheCreation>,
     /// `fast` for fast mode, billed at its own price.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    speed: Option<Str<'a>>,
+    #[serde(borrow)]
+    speed: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -593,18 +576,19 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         end_open_calls(cx, &key);
     } else if is_error && !turn.error_reported && w.error.is_none() {
         // A failure no earlier line stated: say it before the turn ends.
-        let message = match (&w.errors, &w.result) {
+        let message = match (&w.errors, &w.result.0) {
             (Some(e), _) if !e.is_empty() => Cow::Owned(e.join("; ")),
             (_, Some(r)) if !r.is_empty() => r.clone(),
             _ => w
                 .subtype
+                .0
                 .clone()
                 .unwrap_or(Cow::Borrowed("the turn failed")),
         };
         cx.push(ErrorEvent {
             message,
             severity: Severity::Error,
-            code: w.subtype.clone().filter(|s| s != "success"),
+            code: w.subtype.0.clone().filter(|s| s != "success"),
             http_status: count(w.api_error_status),
             will_retry: Some(false),
             attempt: None,
@@ -615,15 +599,15 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         });
     }
     let (stop_reason, wire_stop) = if stopped {
-        (Some(Cow::Borrowed("interrupted")), w.stop_reason)
+        (Some(Cow::Borrowed("interrupted")), w.stop_reason.0)
     } else {
-        (w.stop_reason, None)
+        (w.stop_reason.0, None)
     };
     let ext = cx.push(TurnComplete {
         is_error,
-        subtype: w.subtype,
+        subtype: w.subtype.0,
         errors: w.errors.filter(|e| !e.is_empty()),
-        result: w.result,
+        result: w.result.0,
         cost_usd: w.total_cost_usd,
         duration_ms: count(w.duration_ms),
         duration_api_ms: count(w.duration_api_ms),
@@ -639,11 +623,11 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         stop_reason,
     });
     ext.put_opt("claude.stopReason", wire_stop);
-    ext.put_opt("claude.terminalReason", w.terminal_reason);
+    ext.put_opt("claude.terminalReason", w.terminal_reason.0);
     ext.put_opt("claude.ttftMs", count(w.ttft_ms));
     ext.put_opt("claude.ttftStreamMs", count(w.ttft_stream_ms));
     ext.put_opt("claude.timeToRequestMs", count(w.time_to_request_ms));
-    ext.put_opt("claude.fastModeState", w.fast_mode_state);
+    ext.put_opt("claude.fastModeState", w.fast_mode_state.0);
     ext.put_opt("claude.usage", wire_usage);
     ext.put_opt("claude.apiErrorStatus", count(w.api_error_status));
     ext.put_opt(
@@ -702,8 +686,7 @@ fn end_open_calls(cx: &mut Cx<'_>, session: &str) {
 struct StreamLine<'a> {
     #[serde(borrow)]
     event: StreamEvent<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    parent_tool_use_id: Option<Str<'a>>,
+    parent_tool_use_id: OptStr<'a>,
     ttft_ms: Option<Count>,
 }
 
@@ -726,41 +709,28 @@ struct StreamEvent<'a> {
 struct StreamBlock<'a> {
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
+    id: OptStr<'a>,
+    name: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct Delta<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    thinking: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    partial_json: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    signature: Option<Str<'a>>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
+    text: OptStr<'a>,
+    thinking: OptStr<'a>,
+    partial_json: OptStr<'a>,
+    signature: OptStr<'a>,
     #[serde(borrow)]
     citation: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stop_reason: Option<Str<'a>>,
+    stop_reason: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct StreamMessage<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    id: OptStr<'a>,
+    model: OptStr<'a>,
 }
 
 fn stream_event<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
@@ -768,7 +738,7 @@ fn stream_event<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
     let ev = w.event;
     let delta = |kind| StreamDelta {
         kind,
-        parent_call_id: w.parent_tool_use_id.clone(),
+        parent_call_id: w.parent_tool_use_id.0.clone(),
         text_delta: None,
         json_delta: None,
         block_index: count(ev.index),
@@ -779,9 +749,9 @@ fn stream_event<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
         "message_start" => {
             let mut d = delta(StreamDeltaKind::MessageStart);
             let msg = ev.message;
-            d.message_id = msg.as_ref().and_then(|m| m.id.clone());
+            d.message_id = msg.as_ref().and_then(|m| m.id.0.clone());
             let ext = cx.push(d);
-            ext.put_opt("claude.model", msg.and_then(|m| m.model));
+            ext.put_opt("claude.model", msg.and_then(|m| m.model.0));
             ext.put_opt("claude.ttftMs", count(w.ttft_ms));
         }
         "content_block_start" => {
@@ -789,12 +759,12 @@ fn stream_event<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
             let block = ev.content_block;
             let is_tool = block.as_ref().is_some_and(|b| b.ty.ends_with("tool_use"));
             if is_tool {
-                d.call_id = block.as_ref().and_then(|b| b.id.clone());
+                d.call_id = block.as_ref().and_then(|b| b.id.0.clone());
             }
             let ext = cx.push(d);
             if let Some(b) = block {
                 if is_tool {
-                    ext.put_opt("tool_name", b.name);
+                    ext.put_opt("tool_name", b.name.0);
                 }
                 ext.put("block_type", b.ty);
             }
@@ -806,22 +776,22 @@ fn stream_event<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
             match dl.ty.as_deref() {
                 Some("text_delta") => {
                     let mut d = delta(StreamDeltaKind::Text);
-                    d.text_delta = Some(dl.text.unwrap_or_default());
+                    d.text_delta = Some(dl.text.0.unwrap_or_default());
                     cx.push(d);
                 }
                 Some("thinking_delta") => {
                     let mut d = delta(StreamDeltaKind::Thinking);
-                    d.text_delta = Some(dl.thinking.unwrap_or_default());
+                    d.text_delta = Some(dl.thinking.0.unwrap_or_default());
                     cx.push(d);
                 }
                 Some("input_json_delta") => {
                     let mut d = delta(StreamDeltaKind::ToolInput);
-                    d.json_delta = Some(dl.partial_json.unwrap_or_default());
+                    d.json_delta = Some(dl.partial_json.0.unwrap_or_default());
                     cx.push(d);
                 }
                 Some("signature_delta") => {
                     let ext = cx.push(delta(StreamDeltaKind::Thinking));
-                    ext.put_opt("claude.signatureDelta", dl.signature);
+                    ext.put_opt("claude.signatureDelta", dl.signature.0);
                 }
                 Some("citations_delta") => {
                     let ext = cx.push(delta(StreamDeltaKind::Text));
@@ -840,7 +810,7 @@ fn stream_event<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
         }
         "message_delta" => {
             let ext = cx.push(delta(StreamDeltaKind::MessageStop));
-            ext.put_opt("claude.stopReason", ev.delta.and_then(|d| d.stop_reason));
+            ext.put_opt("claude.stopReason", ev.delta.and_then(|d| d.stop_reason.0));
             ext.put_opt("claude.usage", ev.usage.filter(|u| is_object(u)));
         }
         "message_stop" => {
@@ -865,11 +835,10 @@ struct RateLimitLine<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RateLimitInfo<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: OptStr<'a>,
     resets_at: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    rate_limit_type: Option<Str<'a>>,
+    rate_limit_type: OptStr<'a>,
     utilization: Option<f64>,
 }
 
@@ -899,8 +868,8 @@ fn rate_limit<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             }
             _ => {}
         }
-        ev.status = info.status;
-        ev.rate_limit_type = info.rate_limit_type;
+        ev.status = info.status.0;
+        ev.rate_limit_type = info.rate_limit_type.0;
     }
     let ext = cx.push(ev);
     ext.put_opt("claude.rateLimitInfo", info_raw);
@@ -909,34 +878,31 @@ fn rate_limit<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 
 #[derive(Deserialize)]
 struct ToolProgress<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_use_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    parent_tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool_use_id: OptStr<'a>,
+    tool_name: OptStr<'a>,
+    parent_tool_use_id: OptStr<'a>,
     elapsed_time_seconds: Option<f64>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    task_id: Option<Str<'a>>,
+    task_id: OptStr<'a>,
 }
 
 fn tool_progress<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ToolProgress = line.read()?;
     let ext = cx.push(ToolUpdate {
-        call_id: w.tool_use_id.unwrap_or_default(),
+        call_id: w.tool_use_id.0.unwrap_or_default(),
         status: Some(Cow::Borrowed("running")),
-        tool_name: w.tool_name,
+        tool_name: w.tool_name.0,
         output: None,
         elapsed_ms: w
             .elapsed_time_seconds
             .filter(|s| s.is_finite() && *s >= 0.0)
             .map(|s| (s * 1000.0).round() as u64),
-        parent_call_id: w.parent_tool_use_id,
+        parent_call_id: w.parent_tool_use_id.0,
         title: None,
         input: None,
         locations: None,
     });
-    ext.put_opt("claude.taskId", w.task_id);
+    ext.put_opt("claude.taskId", w.task_id.0);
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use super::user::INTERRUPT_TEXTS;
 use super::{session_key, turn_mut, FileTurn, WireUsage};
 use crate::event::*;
 use crate::providers::Cx;
+use crate::wire::OptStr;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -18,14 +19,10 @@ pub(super) struct FileMeta<'a> {
     is_meta: Option<bool>,
     is_compact_summary: Option<bool>,
     is_api_error_message: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    agent_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    version: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    git_branch: Option<Str<'a>>,
+    agent_id: OptStr<'a>,
+    cwd: OptStr<'a>,
+    version: OptStr<'a>,
+    git_branch: OptStr<'a>,
     #[serde(borrow, default)]
     message: Option<FileMessage<'a>>,
     #[serde(borrow, default)]
@@ -34,10 +31,8 @@ pub(super) struct FileMeta<'a> {
 
 #[derive(Deserialize, Default)]
 struct FileMessage<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stop_reason: Option<Str<'a>>,
+    id: OptStr<'a>,
+    stop_reason: OptStr<'a>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
 }
@@ -90,11 +85,11 @@ pub(super) fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Op
             .files
             .insert(&key, FileTurn::default(), line);
         let ext = cx.push(SessionInit {
-            cwd: f.cwd.clone(),
-            version: f.version.clone(),
+            cwd: f.cwd.0.clone(),
+            version: f.version.0.clone(),
             ..SessionInit::default()
         });
-        ext.put_opt("claude.gitBranch", f.git_branch.clone());
+        ext.put_opt("claude.gitBranch", f.git_branch.0.clone());
         ext.put("insights.inferred", true);
     }
     if f.rejected_by_user() {
@@ -159,7 +154,7 @@ pub(super) fn file_after<'a>(
 ) {
     if f.sidechain() && parent.is_none() {
         for (_, ext) in cx.events.iter_mut() {
-            ext.put_opt("claude.agentId", f.agent_id.clone());
+            ext.put_opt("claude.agentId", f.agent_id.0.clone());
         }
     }
     if ty == "user" {
@@ -256,21 +251,12 @@ fn agent_key(session: &str, agent: &str) -> String {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct FactsLine<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    timestamp: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    request_id: Option<Str<'a>>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
+    timestamp: OptStr<'a>,
+    session_id: OptStr<'a>,
+    cwd: OptStr<'a>,
+    request_id: OptStr<'a>,
     /// Older Claude Code versions wrote each response's cost.
     #[serde(rename = "costUSD")]
     cost_usd: Option<f64>,
@@ -283,10 +269,8 @@ struct FactsLine<'a> {
 
 #[derive(Deserialize)]
 struct FactsMessage<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    id: OptStr<'a>,
+    model: OptStr<'a>,
     #[serde(borrow)]
     usage: Option<WireUsage<'a>>,
     #[serde(borrow)]
@@ -305,8 +289,8 @@ pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a
     let w: FactsLine = serde_json::from_str(line).ok()?;
     let mut f = crate::usage::LineFacts {
         time: w.timestamp.as_deref().and_then(crate::time::millis),
-        session: w.session_id,
-        cwd: w.cwd,
+        session: w.session_id.0,
+        cwd: w.cwd.0,
         cost_usd: w.cost_usd,
         ..Default::default()
     };
@@ -318,7 +302,7 @@ pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a
             if tokens.is_zero() || msg.model.as_deref() == Some("<synthetic>") {
                 return None;
             }
-            f.model = match (msg.model, u.speed.as_deref()) {
+            f.model = match (msg.model.0, u.speed.as_deref()) {
                 (Some(m), Some("fast")) => Some(Cow::Owned(format!("{m}-fast"))),
                 (m, _) => m,
             };

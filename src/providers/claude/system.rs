@@ -5,7 +5,7 @@ use super::{notice, session_key, Call, InitAnswer, Subagent};
 use crate::event::*;
 use crate::members::Line;
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{count, is_null, is_object, Count};
+use crate::wire::{count, is_null, is_object, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -13,44 +13,28 @@ use std::borrow::Cow;
 
 #[derive(Deserialize)]
 struct Init<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    cwd: OptStr<'a>,
+    model: OptStr<'a>,
     #[serde(borrow, default)]
     tools: crate::wire::NameList<'a>,
     #[serde(borrow)]
     mcp_servers: Option<Vec<WireMcp<'a>>>,
-    #[serde(
-        rename = "permissionMode",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    permission_mode: Option<Str<'a>>,
+    #[serde(rename = "permissionMode")]
+    permission_mode: OptStr<'a>,
     #[serde(borrow, default)]
     slash_commands: crate::wire::NameList<'a>,
-    #[serde(
-        rename = "apiKeySource",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    api_key_source: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    claude_code_version: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    output_style: Option<Str<'a>>,
+    #[serde(rename = "apiKeySource")]
+    api_key_source: OptStr<'a>,
+    claude_code_version: OptStr<'a>,
+    output_style: OptStr<'a>,
     #[serde(borrow, default)]
     agents: crate::wire::NameList<'a>,
     #[serde(borrow, default)]
     skills: crate::wire::NameList<'a>,
     #[serde(borrow)]
     plugins: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    effort: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    fast_mode_state: Option<Str<'a>>,
+    effort: OptStr<'a>,
+    fast_mode_state: OptStr<'a>,
     #[serde(borrow)]
     memory_paths: Option<&'a RawValue>,
     analytics_disabled: Option<bool>,
@@ -102,8 +86,7 @@ fn merge_answer<'a>(init: &mut SessionInit<'a>, a: InitAnswer, style: &mut Optio
 struct WireMcp<'a> {
     #[serde(borrow)]
     name: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    status: OptStr<'a>,
     #[serde(rename = "serverInfo", borrow)]
     server_info: Option<&'a RawValue>,
 }
@@ -115,7 +98,7 @@ fn mcp_server(m: WireMcp<'_>) -> McpServer<'_> {
         Some("needs-auth") => McpStatus::NeedsAuth,
         _ => McpStatus::Pending,
     };
-    let status_detail = m.status.filter(|s| s != status.as_str());
+    let status_detail = m.status.0.filter(|s| s != status.as_str());
     McpServer {
         name: m.name,
         status,
@@ -126,19 +109,12 @@ fn mcp_server(m: WireMcp<'_>) -> McpServer<'_> {
 
 #[derive(Deserialize)]
 struct Status<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
-    #[serde(
-        rename = "permissionMode",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    permission_mode: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    compact_result: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    compact_error: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: OptStr<'a>,
+    #[serde(rename = "permissionMode")]
+    permission_mode: OptStr<'a>,
+    compact_result: OptStr<'a>,
+    compact_error: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -180,8 +156,8 @@ const COMPACT_FIELDS: [&str; 4] = ["trigger", "pre_tokens", "post_tokens", "dura
 
 #[derive(Deserialize)]
 struct CompactMeta<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    trigger: Option<Str<'a>>,
+    #[serde(borrow)]
+    trigger: OptStr<'a>,
     pre_tokens: Option<Count>,
     post_tokens: Option<Count>,
     duration_ms: Option<Count>,
@@ -189,49 +165,33 @@ struct CompactMeta<'a> {
 
 #[derive(Deserialize)]
 struct HookLine<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    hook_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    hook_name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    hook_event: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    outcome: Option<Str<'a>>,
+    #[serde(borrow)]
+    hook_id: OptStr<'a>,
+    hook_name: OptStr<'a>,
+    hook_event: OptStr<'a>,
+    outcome: OptStr<'a>,
     exit_code: Option<i64>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stdout: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stderr: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    output: Option<Str<'a>>,
+    stdout: OptStr<'a>,
+    stderr: OptStr<'a>,
+    output: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct TaskLine<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    task_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_use_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subagent_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    task_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    summary: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    last_tool_name: Option<Str<'a>>,
+    task_id: OptStr<'a>,
+    tool_use_id: OptStr<'a>,
+    description: OptStr<'a>,
+    subagent_type: OptStr<'a>,
+    task_type: OptStr<'a>,
+    status: OptStr<'a>,
+    summary: OptStr<'a>,
+    last_tool_name: OptStr<'a>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
     #[serde(borrow)]
     patch: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    output_file: Option<Str<'a>>,
+    prompt: OptStr<'a>,
+    output_file: OptStr<'a>,
 }
 
 /// A subagent's task started: its call learns the agent id (the task may start before the
@@ -293,8 +253,8 @@ fn subagent_notified(cx: &mut Cx<'_>, call: &str, status: Option<&str>) -> Optio
 
 #[derive(Deserialize)]
 struct PatchStatus<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -303,8 +263,8 @@ struct ApiRetry<'a> {
     max_retries: Option<Count>,
     retry_delay_ms: Option<Count>,
     error_status: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    error: Option<Str<'a>>,
+    #[serde(borrow)]
+    error: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -315,8 +275,8 @@ struct ThinkingTokens {
 
 #[derive(Deserialize)]
 struct StateChanged<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    state: Option<Str<'a>>,
+    #[serde(borrow)]
+    state: OptStr<'a>,
 }
 
 /// Maps a `system` line of `subtype`. `line` may also be any JSON object with the same
@@ -329,17 +289,17 @@ pub(crate) fn system<'a>(
     match subtype {
         "init" => {
             let w: Init = line.read()?;
-            let mut ext_style = w.output_style.clone();
+            let mut ext_style = w.output_style.0.clone();
             let mut init = SessionInit {
-                model: w.model,
-                reasoning_effort: w.effort,
-                cwd: w.cwd,
+                model: w.model.0,
+                reasoning_effort: w.effort.0,
+                cwd: w.cwd.0,
                 available_tools: w.tools.0,
                 mcp_servers: w
                     .mcp_servers
                     .map(|v| v.into_iter().map(mcp_server).collect()),
-                permission_mode: w.permission_mode,
-                account: w.api_key_source.map(|k| Account {
+                permission_mode: w.permission_mode.0,
+                account: w.api_key_source.0.map(|k| Account {
                     api_key_source: Some(k),
                     ..Account::default()
                 }),
@@ -353,7 +313,7 @@ pub(crate) fn system<'a>(
                         .collect()
                 }),
                 available_models: None,
-                version: w.claude_code_version,
+                version: w.claude_code_version.0,
                 agents: w.agents.0,
                 skills: w.skills.0,
             };
@@ -370,7 +330,7 @@ pub(crate) fn system<'a>(
             ext.put_opt("claude.outputStyle", ext_style);
             ext.put_opt("claude.initializeRequestId", answer_id);
             ext.put_opt("claude.plugins", w.plugins.filter(|p| !is_null(p)));
-            ext.put_opt("claude.fastModeState", w.fast_mode_state);
+            ext.put_opt("claude.fastModeState", w.fast_mode_state.0);
             ext.put_opt("claude.memoryPaths", w.memory_paths.filter(|p| !is_null(p)));
             ext.put_opt("claude.analyticsDisabled", w.analytics_disabled);
             ext.put_opt(
@@ -387,7 +347,7 @@ pub(crate) fn system<'a>(
                 Some(_) => None,
                 None => (w.permission_mode.is_none()).then_some(SessionStatusKind::Idle),
             };
-            if let Some(mode) = w.permission_mode {
+            if let Some(mode) = w.permission_mode.0 {
                 cx.push(SessionMode {
                     current_mode_id: mode,
                     available_modes: Vec::new(),
@@ -396,10 +356,10 @@ pub(crate) fn system<'a>(
             if let Some(status) = status {
                 let ext = cx.push(SessionStatus {
                     status,
-                    message: w.compact_error,
+                    message: w.compact_error.0,
                 });
-                ext.put_opt("claude.compactResult", w.compact_result);
-            } else if let Some(other) = w.status {
+                ext.put_opt("claude.compactResult", w.compact_result.0);
+            } else if let Some(other) = w.status.0 {
                 // A status word this version does not know: keep it as a notice.
                 cx.push(Notice {
                     subtype: Cow::Borrowed("system/status"),
@@ -448,15 +408,15 @@ pub(crate) fn system<'a>(
                 _ => HookPhase::Response,
             };
             cx.push(Hook {
-                hook_id: w.hook_id.unwrap_or_default(),
+                hook_id: w.hook_id.0.unwrap_or_default(),
                 phase,
-                hook_name: w.hook_name,
-                hook_event: w.hook_event,
-                outcome: w.outcome,
+                hook_name: w.hook_name.0,
+                hook_event: w.hook_event.0,
+                outcome: w.outcome.0,
                 exit_code: w.exit_code,
-                stdout: w.stdout,
-                stderr: w.stderr,
-                output: w.output,
+                stdout: w.stdout.0,
+                stderr: w.stderr.0,
+                output: w.output.0,
             });
         }
         "task_started" | "task_progress" | "task_updated" | "task_notification" => {
@@ -468,10 +428,10 @@ pub(crate) fn system<'a>(
                 _ => TaskPhase::Notification,
             };
             let patch_status = match w.patch {
-                Some(p) if is_object(p) => serde_json::from_str::<PatchStatus>(p.get())?.status,
+                Some(p) if is_object(p) => serde_json::from_str::<PatchStatus>(p.get())?.status.0,
                 _ => None,
             };
-            let status = w.status.or(patch_status);
+            let status = w.status.0.or(patch_status);
             let mut ended = None;
             if let Some(call) = w.tool_use_id.as_deref() {
                 let agent =
@@ -487,27 +447,30 @@ pub(crate) fn system<'a>(
                 }
             }
             let ext = cx.push(TaskUpdate {
-                task_id: w.task_id.clone().unwrap_or_default(),
+                task_id: w.task_id.0.clone().unwrap_or_default(),
                 phase,
-                call_id: w.tool_use_id.clone(),
+                call_id: w.tool_use_id.0.clone(),
                 status: status.clone(),
-                description: w.description,
-                agent_type: w.subagent_type,
-                task_type: w.task_type,
-                summary: w.summary.clone(),
-                last_tool_name: w.last_tool_name,
+                description: w.description.0,
+                agent_type: w.subagent_type.0,
+                task_type: w.task_type.0,
+                summary: w.summary.0.clone(),
+                last_tool_name: w.last_tool_name.0,
                 usage: w.usage.filter(|u| is_object(u)).map(Json::Raw),
             });
             ext.put_opt("claude.patch", w.patch.filter(|p| is_object(p)));
-            ext.put_opt("claude.prompt", w.prompt);
-            ext.put_opt("claude.outputFile", w.output_file.filter(|f| !f.is_empty()));
+            ext.put_opt("claude.prompt", w.prompt.0);
+            ext.put_opt(
+                "claude.outputFile",
+                w.output_file.0.filter(|f| !f.is_empty()),
+            );
             if let Some(sub) = ended {
                 // A background subagent: its call returned at launch, it ends here.
                 cx.push(SubagentComplete {
-                    call_id: w.tool_use_id.unwrap_or_default(),
-                    agent_id: sub.agent_id.map(Cow::Owned).or(w.task_id),
+                    call_id: w.tool_use_id.0.unwrap_or_default(),
+                    agent_id: sub.agent_id.map(Cow::Owned).or(w.task_id.0),
                     status,
-                    summary: w.summary,
+                    summary: w.summary.0,
                     duration_ms: None,
                     total_tokens: None,
                     tool_use_count: None,
@@ -517,7 +480,7 @@ pub(crate) fn system<'a>(
         }
         "api_retry" => {
             let w: ApiRetry = line.read()?;
-            let message = match (&w.error, w.error_status) {
+            let message = match (&w.error.0, w.error_status) {
                 (Some(e), Some(s)) => Cow::Owned(format!("API error {}: {e}", s.0)),
                 (Some(e), None) => e.clone(),
                 (None, Some(s)) => Cow::Owned(format!("API error {}", s.0)),
@@ -526,7 +489,7 @@ pub(crate) fn system<'a>(
             cx.push(ErrorEvent {
                 message,
                 severity: Severity::Warning,
-                code: w.error,
+                code: w.error.0,
                 http_status: count(w.error_status),
                 will_retry: Some(true),
                 attempt: count(w.attempt),
@@ -573,7 +536,7 @@ pub(crate) fn system<'a>(
                     return notice(
                         line,
                         Cow::Borrowed("system/session_state_changed"),
-                        w.state,
+                        w.state.0,
                         cx,
                     )
                 }

@@ -5,7 +5,7 @@ use super::{interrupted, Block, Dialect, Subagent};
 use crate::event::*;
 use crate::members::Line;
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{count, is_null, is_object, raw_str, Count};
+use crate::wire::{count, is_null, is_object, raw_str, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -15,8 +15,7 @@ use std::borrow::Cow;
 struct User<'a> {
     #[serde(borrow)]
     message: UserMessage<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    parent_tool_use_id: Option<Str<'a>>,
+    parent_tool_use_id: OptStr<'a>,
     /// `toolUseResult` in Claude Code's own session files.
     #[serde(borrow, alias = "toolUseResult")]
     tool_use_result: Option<&'a RawValue>,
@@ -35,15 +34,9 @@ struct UserMessage<'a> {
 /// What Claude Code reports about a finished tool call (`tool_use_result`), the parts used here.
 #[derive(Deserialize, Default)]
 struct ToolUseResult<'a> {
-    #[serde(
-        rename = "agentId",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    agent_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(rename = "agentId")]
+    agent_id: OptStr<'a>,
+    status: OptStr<'a>,
     #[serde(rename = "totalDurationMs")]
     total_duration_ms: Option<Count>,
     #[serde(rename = "totalTokens")]
@@ -52,20 +45,10 @@ struct ToolUseResult<'a> {
     total_tool_use_count: Option<Count>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
-    #[serde(
-        rename = "filePath",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    file_path: Option<Str<'a>>,
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
+    #[serde(rename = "filePath")]
+    file_path: OptStr<'a>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
     #[serde(rename = "structuredPatch", borrow)]
     structured_patch: Option<Vec<Hunk<'a>>>,
 }
@@ -184,15 +167,9 @@ fn content_text(raw: &RawValue) -> Option<String> {
     }
     #[derive(Deserialize)]
     struct T<'a> {
-        #[serde(
-            rename = "type",
-            borrow,
-            default,
-            deserialize_with = "crate::wire::opt_str"
-        )]
-        ty: Option<Str<'a>>,
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        text: Option<Str<'a>>,
+        #[serde(rename = "type", borrow)]
+        ty: OptStr<'a>,
+        text: OptStr<'a>,
     }
     let blocks: Vec<T> = serde_json::from_str(raw.get()).ok()?;
     let texts: Vec<&str> = blocks
@@ -216,7 +193,7 @@ pub(super) fn user<'a>(
     file_parent: Option<Str<'a>>,
 ) -> Result<(), Unmapped> {
     let w: User = line.read()?;
-    let parent = w.parent_tool_use_id.or(file_parent);
+    let parent = w.parent_tool_use_id.0.or(file_parent);
     let synthetic = w.is_synthetic.unwrap_or(false);
     let replay = w.is_replay.unwrap_or(false);
     let push_input = |cx: &mut Cx<'a>, text: Str<'a>, images: Option<Vec<ImageData<'a>>>| {
@@ -247,7 +224,7 @@ pub(super) fn user<'a>(
     for b in blocks {
         match &*b.ty {
             "tool_result" => {
-                let call_id = b.tool_use_id.unwrap_or_default();
+                let call_id = b.tool_use_id.0.unwrap_or_default();
                 let is_error = b.is_error.unwrap_or(false);
                 // The line's tool_use_result describes its (only) tool_result.
                 let meta = w.tool_use_result.filter(|_| tool_results == 1);
@@ -291,6 +268,7 @@ pub(super) fn user<'a>(
                     // The result's status, else the task's, else the result's own verdict.
                     let status = info
                         .status
+                        .0
                         .clone()
                         .or_else(|| sub.status.clone().map(Cow::Owned))
                         .unwrap_or(Cow::Borrowed(if stopped {
@@ -302,6 +280,7 @@ pub(super) fn user<'a>(
                         }));
                     let agent_id = info
                         .agent_id
+                        .0
                         .clone()
                         .or(sub.agent_id.clone().map(Cow::Owned));
                     // The call answered as its subagent started, and the task has not ended:
@@ -345,7 +324,7 @@ pub(super) fn user<'a>(
                 }
                 let mut changed = false;
                 if !is_error {
-                    if let (Some(path), Some(hunks)) = (&info.file_path, &info.structured_patch) {
+                    if let (Some(path), Some(hunks)) = (&info.file_path.0, &info.structured_patch) {
                         changed = true;
                         let created = info.ty.as_deref() == Some("create");
                         let diff = if !hunks.is_empty() {
@@ -400,12 +379,12 @@ pub(super) fn user<'a>(
                     ext.put("claude.fromInput", true);
                 }
             }
-            "text" => texts.extend(b.text),
+            "text" => texts.extend(b.text.0),
             "image" => {
                 if let Some(src) = b.source {
                     images.push(ImageData {
-                        media_type: src.media_type.unwrap_or_default(),
-                        data: src.data.or(src.url).unwrap_or_default(),
+                        media_type: src.media_type.0.unwrap_or_default(),
+                        data: src.data.0.or(src.url.0).unwrap_or_default(),
                     });
                 }
             }

@@ -8,7 +8,7 @@ use super::{close_call, completion, notice, object, or_null, Call, Request};
 use crate::event::*;
 use crate::providers::jsonrpc::{self, Envelope};
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{is_null, is_object, raw_str, IfObject};
+use crate::wire::{is_null, is_object, raw_str, IfObject, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -35,22 +35,16 @@ pub(super) struct ResultBody<'a> {
     approval_policy: Option<&'a RawValue>,
     #[serde(borrow)]
     sandbox: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    reasoning_effort: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model_provider: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    scope: Option<Str<'a>>,
+    model: OptStr<'a>,
+    reasoning_effort: OptStr<'a>,
+    cwd: OptStr<'a>,
+    model_provider: OptStr<'a>,
+    scope: OptStr<'a>,
     #[serde(borrow)]
     permissions: Option<&'a RawValue>,
     #[serde(borrow)]
     answers: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    action: Option<Str<'a>>,
+    action: OptStr<'a>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -79,8 +73,7 @@ pub(super) struct ResultBody<'a> {
 fn history<'a>(turns: &'a RawValue, cx: &mut Cx<'a>) {
     #[derive(Deserialize)]
     struct HistoryTurn<'a> {
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        id: Option<Str<'a>>,
+        id: OptStr<'a>,
         #[serde(borrow, default)]
         items: Vec<&'a RawValue>,
     }
@@ -111,7 +104,7 @@ fn history<'a>(turns: &'a RawValue, cx: &mut Cx<'a>) {
             v2_item(true, item, cx);
             for (_, ext) in &mut cx.events[from..] {
                 ext.put("codex.history", true);
-                ext.put_opt("codex.turnId", t.id.clone());
+                ext.put_opt("codex.turnId", t.id.0.clone());
             }
         }
     }
@@ -214,7 +207,7 @@ pub(super) fn response<'a>(
             .filter(|t| t.get().starts_with('[') && t.get() != "[]");
         session_init(
             t,
-            Some((b.model, b.reasoning_effort, b.cwd, b.model_provider)),
+            Some((b.model.0, b.reasoning_effort.0, b.cwd.0, b.model_provider.0)),
             cx,
         );
         let ext = cx.push(SessionMode {
@@ -305,7 +298,7 @@ pub(super) fn response<'a>(
         );
         r.tool_use_id = tool_use_id;
         cx.push(r);
-    } else if let Some(action) = b.action {
+    } else if let Some(action) = b.action.0 {
         let (decision, allowed) = match &*action {
             "accept" => (Decision::Allow, true),
             "cancel" => (Decision::Cancelled, false),

@@ -15,7 +15,7 @@ use super::{
 use crate::event::*;
 use crate::providers::jsonrpc::{self, Envelope, Kind};
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{count, is_null, is_object, raw_str, Count};
+use crate::wire::{count, is_null, is_object, raw_str, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -33,14 +33,10 @@ fn raw_params(line: &str) -> Option<&RawValue> {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Params<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    thread_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    turn_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    item_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    delta: Option<Str<'a>>,
+    thread_id: OptStr<'a>,
+    turn_id: OptStr<'a>,
+    item_id: OptStr<'a>,
+    delta: OptStr<'a>,
     summary_index: Option<Count>,
     content_index: Option<Count>,
     #[serde(borrow)]
@@ -52,10 +48,8 @@ pub(super) struct Params<'a> {
     #[serde(borrow)]
     status: Option<&'a RawValue>,
     token_usage: Option<Box<TokenUsageWire>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    diff: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    explanation: Option<Str<'a>>,
+    diff: OptStr<'a>,
+    explanation: OptStr<'a>,
     #[serde(borrow)]
     plan: Option<Vec<PlanStep<'a>>>,
     #[serde(borrow)]
@@ -63,44 +57,32 @@ pub(super) struct Params<'a> {
     will_retry: Option<bool>,
     #[serde(borrow)]
     rate_limits: Option<Box<RateLimitsWire<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    reason: Option<Str<'a>>,
+    reason: OptStr<'a>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
+    cwd: OptStr<'a>,
     #[serde(borrow)]
     command_actions: Option<&'a RawValue>,
     #[serde(borrow)]
     available_decisions: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    grant_root: Option<Str<'a>>,
+    grant_root: OptStr<'a>,
     #[serde(borrow)]
     permissions: Option<&'a RawValue>,
     #[serde(borrow)]
     questions: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    server_name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    summary: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    details: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    from_model: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    to_model: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    call_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    conversation_id: Option<Str<'a>>,
+    server_name: OptStr<'a>,
+    message: OptStr<'a>,
+    summary: OptStr<'a>,
+    details: OptStr<'a>,
+    from_model: OptStr<'a>,
+    to_model: OptStr<'a>,
+    call_id: OptStr<'a>,
+    conversation_id: OptStr<'a>,
     #[serde(borrow)]
     file_changes: Option<&'a RawValue>,
     #[serde(borrow)]
     msg: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stdin: Option<Str<'a>>,
+    stdin: OptStr<'a>,
     #[serde(borrow)]
     request_id: Option<&'a RawValue>,
 }
@@ -110,39 +92,27 @@ pub(super) struct Params<'a> {
 pub(super) struct Thread<'a> {
     #[serde(borrow)]
     pub(super) id: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cli_version: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    reasoning_effort: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model_provider: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    parent_thread_id: Option<Str<'a>>,
+    model: OptStr<'a>,
+    cwd: OptStr<'a>,
+    cli_version: OptStr<'a>,
+    reasoning_effort: OptStr<'a>,
+    model_provider: OptStr<'a>,
+    parent_thread_id: OptStr<'a>,
     /// The history a `thread/resume` answer carries.
     #[serde(borrow)]
     pub(super) turns: Option<&'a RawValue>,
     /// The thread's rollout file.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
+    path: OptStr<'a>,
     /// The client that started it (`vscode`, `exec`, …) and how.
     #[serde(borrow)]
     source: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    originator: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    forked_from_id: Option<Str<'a>>,
+    originator: OptStr<'a>,
+    forked_from_id: OptStr<'a>,
     #[serde(borrow)]
     git_info: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    agent_nickname: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    agent_role: Option<Str<'a>>,
+    name: OptStr<'a>,
+    agent_nickname: OptStr<'a>,
+    agent_role: OptStr<'a>,
     ephemeral: Option<bool>,
     /// The members the event model has no field for, kept as `codex.*` extensions
     /// ([`THREAD_EXTRAS`]).
@@ -190,8 +160,7 @@ pub(super) fn said(v: Option<&RawValue>) -> Option<&RawValue> {
 pub(super) struct Turn<'a> {
     #[serde(borrow)]
     pub(super) id: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    status: OptStr<'a>,
     #[serde(borrow)]
     error: Option<ErrorWire<'a>>,
     duration_ms: Option<Count>,
@@ -200,12 +169,10 @@ pub(super) struct Turn<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorWire<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
+    message: OptStr<'a>,
     #[serde(borrow)]
     codex_error_info: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    additional_details: Option<Str<'a>>,
+    additional_details: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -266,23 +233,19 @@ impl TokenBreakdown {
 struct RateLimitsWire<'a> {
     primary: Option<WindowWire>,
     secondary: Option<WindowWire>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    plan_type: Option<Str<'a>>,
+    plan_type: OptStr<'a>,
     #[serde(borrow)]
     credits: Option<&'a RawValue>,
     /// Which limit this is (`codex`, a model's own), and what it says beside the windows.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    limit_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    limit_name: Option<Str<'a>>,
+    limit_id: OptStr<'a>,
+    limit_name: OptStr<'a>,
     #[serde(borrow)]
     rate_limit_reached_type: Option<&'a RawValue>,
     #[serde(borrow)]
     spend_control_reached: Option<&'a RawValue>,
     #[serde(borrow)]
     individual_limit: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    normal_model_slug: Option<Str<'a>>,
+    normal_model_slug: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -313,15 +276,15 @@ pub(super) fn method_call<'a>(
 ) -> Result<(), Unmapped> {
     let p = params.unwrap_or_default();
     if method == "codex/event" || method.starts_with("codex/event/") {
-        cx.session_id = p.conversation_id;
+        cx.session_id = p.conversation_id.0;
         let msg = p
             .msg
             .ok_or_else(|| Unmapped("codex/event without a msg".into()))?;
         return legacy(msg, Some(env), cx);
     }
     let params = || raw_params(line);
-    cx.session_id = p.thread_id.clone();
-    cx.turn_id = p.turn_id.clone();
+    cx.session_id = p.thread_id.0.clone();
+    cx.turn_id = p.turn_id.0.clone();
     let request_id = || env.id_text().into_owned();
     match method {
         // --- client → server
@@ -387,13 +350,8 @@ pub(super) fn method_call<'a>(
             #[derive(Deserialize)]
             #[serde(rename_all = "camelCase")]
             struct St<'a> {
-                #[serde(
-                    rename = "type",
-                    borrow,
-                    default,
-                    deserialize_with = "crate::wire::opt_str"
-                )]
-                ty: Option<Str<'a>>,
+                #[serde(rename = "type")]
+                ty: OptStr<'a>,
                 #[serde(borrow, default)]
                 active_flags: Vec<Str<'a>>,
             }
@@ -456,7 +414,7 @@ pub(super) fn method_call<'a>(
                 .turn
                 .ok_or_else(|| Unmapped("turn/completed without a turn".into()))?;
             cx.turn_id = Some(t.id);
-            let status = t.status.clone().unwrap_or(Cow::Borrowed("completed"));
+            let status = t.status.0.clone().unwrap_or(Cow::Borrowed("completed"));
             let failed = status == "failed";
             let errored = turn_errored(cx);
             if failed && !errored {
@@ -467,7 +425,7 @@ pub(super) fn method_call<'a>(
                 let thread = line_thread(cx);
                 cancel_open_calls(cx, thread.as_deref());
             }
-            let errors = t.error.and_then(|e| e.message).map(|m| vec![m]);
+            let errors = t.error.and_then(|e| e.message.0).map(|m| vec![m]);
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 is_error: failed,
@@ -480,7 +438,7 @@ pub(super) fn method_call<'a>(
             });
         }
         "turn/diff/updated" => {
-            let diff = p.diff.unwrap_or_default();
+            let diff = p.diff.0.unwrap_or_default();
             let files = split_diff(&diff);
             if files.is_empty() {
                 notice(cx, Cow::Borrowed("turn/diff/updated"), None);
@@ -494,7 +452,7 @@ pub(super) fn method_call<'a>(
                 .into_iter()
                 .map(|s| PlanEntry {
                     status: plan_status(s.status.as_deref()),
-                    content: s.step.unwrap_or_default(),
+                    content: s.step.0.unwrap_or_default(),
                     priority: None,
                     active_form: None,
                 })
@@ -503,7 +461,7 @@ pub(super) fn method_call<'a>(
                 entries,
                 call_id: None,
                 parent_call_id: None,
-                explanation: p.explanation,
+                explanation: p.explanation.0,
             });
         }
         "item/started" | "item/completed" => {
@@ -516,37 +474,37 @@ pub(super) fn method_call<'a>(
         "item/agentMessage/delta" => {
             cx.push(delta(
                 StreamDeltaKind::Text,
-                p.item_id,
-                p.delta.map(strip_plan_tags),
+                p.item_id.0,
+                p.delta.0.map(strip_plan_tags),
             ));
         }
         "item/plan/delta" => {
-            let ext = cx.push(delta(StreamDeltaKind::Text, p.item_id, p.delta));
+            let ext = cx.push(delta(StreamDeltaKind::Text, p.item_id.0, p.delta.0));
             ext.put("block_type", "plan");
         }
         "item/reasoning/summaryTextDelta" => {
-            let mut d = delta(StreamDeltaKind::Thinking, p.item_id, p.delta);
+            let mut d = delta(StreamDeltaKind::Thinking, p.item_id.0, p.delta.0);
             d.block_index = count(p.summary_index);
             cx.push(d);
         }
         "item/reasoning/summaryPartAdded" => {
-            let mut d = delta(StreamDeltaKind::BlockStart, p.item_id, None);
+            let mut d = delta(StreamDeltaKind::BlockStart, p.item_id.0, None);
             d.block_index = count(p.summary_index);
             let ext = cx.push(d);
             ext.put("block_type", "thinking");
         }
         "item/reasoning/textDelta" => {
-            let mut d = delta(StreamDeltaKind::Thinking, p.item_id, p.delta);
+            let mut d = delta(StreamDeltaKind::Thinking, p.item_id.0, p.delta.0);
             d.block_index = count(p.content_index);
             let ext = cx.push(d);
             ext.put(RAW_REASONING, true);
         }
         "item/commandExecution/outputDelta" | "item/fileChange/outputDelta" => {
-            cx.push(delta(StreamDeltaKind::ToolOutput, p.item_id, p.delta));
+            cx.push(delta(StreamDeltaKind::ToolOutput, p.item_id.0, p.delta.0));
         }
         "item/commandExecution/terminalInteraction" => {
             let ext = cx.push(ToolUpdate {
-                call_id: p.item_id.unwrap_or_default(),
+                call_id: p.item_id.0.unwrap_or_default(),
                 status: Some(Cow::Borrowed("waitingForInput")),
                 tool_name: Some(Cow::Borrowed("Bash")),
                 output: None,
@@ -556,14 +514,14 @@ pub(super) fn method_call<'a>(
                 input: None,
                 locations: None,
             });
-            ext.put_opt("codex.stdin", p.stdin);
+            ext.put_opt("codex.stdin", p.stdin.0);
         }
         "item/mcpToolCall/progress" => {
             cx.push(ToolUpdate {
-                call_id: p.item_id.unwrap_or_default(),
+                call_id: p.item_id.0.unwrap_or_default(),
                 status: Some(Cow::Borrowed("progress")),
                 tool_name: None,
-                output: p.message.map(Json::Str),
+                output: p.message.0.map(Json::Str),
                 elapsed_ms: None,
                 parent_call_id: None,
                 title: None,
@@ -581,8 +539,9 @@ pub(super) fn method_call<'a>(
         "configWarning" | "deprecationNotice" => {
             let msg = p
                 .summary
-                .or(p.message)
-                .or(p.details)
+                .0
+                .or(p.message.0)
+                .or(p.details.0)
                 .unwrap_or(Cow::Borrowed(""));
             let mut e = error_event(msg, Severity::Warning);
             e.code = Some(Cow::Owned(method.to_owned()));
@@ -599,13 +558,13 @@ pub(super) fn method_call<'a>(
                     .as_ref()
                     .and_then(|r| r.secondary.as_ref())
                     .map(WindowWire::window),
-                plan_type: r.as_ref().and_then(|r| r.plan_type.clone()),
+                plan_type: r.as_ref().and_then(|r| r.plan_type.0.clone()),
                 ..RateLimitUpdate::default()
             });
             if let Some(r) = r {
                 ext.put_opt("codex.credits", r.credits.filter(|c| !is_null(c)));
-                ext.put_opt("codex.limitId", r.limit_id);
-                ext.put_opt("codex.limitName", r.limit_name);
+                ext.put_opt("codex.limitId", r.limit_id.0);
+                ext.put_opt("codex.limitName", r.limit_name.0);
                 ext.put_opt(
                     "codex.rateLimitReachedType",
                     r.rate_limit_reached_type.filter(|v| !is_null(v)),
@@ -618,7 +577,7 @@ pub(super) fn method_call<'a>(
                     "codex.individualLimit",
                     r.individual_limit.filter(|v| !is_null(v)),
                 );
-                ext.put_opt("codex.normalModelSlug", r.normal_model_slug);
+                ext.put_opt("codex.normalModelSlug", r.normal_model_slug.0);
             }
         }
         "model/rerouted" => {
@@ -631,7 +590,7 @@ pub(super) fn method_call<'a>(
                 subtype: Cow::Borrowed("model/rerouted"),
                 message: Some(Cow::Owned(msg)),
             });
-            ext.put_opt("codex.reason", p.reason);
+            ext.put_opt("codex.reason", p.reason.0);
         }
         "serverRequest/resolved" => {
             let ext = cx.push(Notice {
@@ -653,10 +612,10 @@ pub(super) fn method_call<'a>(
                 tool_kind: ToolKind::Execute,
                 tool_input: object([
                     ("command", or_null(command.clone())),
-                    ("cwd", or_null(p.cwd)),
+                    ("cwd", or_null(p.cwd.0)),
                 ]),
-                tool_use_id: p.item_id.clone().or(p.call_id.clone()),
-                reason: p.reason,
+                tool_use_id: p.item_id.0.clone().or(p.call_id.0.clone()),
+                reason: p.reason.0,
                 blocked_path: None,
                 suggestions: None,
                 title: command
@@ -673,11 +632,11 @@ pub(super) fn method_call<'a>(
                 "codex.availableDecisions",
                 p.available_decisions.filter(|a| !is_null(a)),
             );
-            let call = p.item_id.or(p.call_id);
+            let call = p.item_id.0.or(p.call_id.0);
             remember_request(cx, &request_id(), call.as_deref(), false);
         }
         "item/fileChange/requestApproval" | "applyPatchApproval" => {
-            let call = p.item_id.clone().or(p.call_id.clone());
+            let call = p.item_id.0.clone().or(p.call_id.0.clone());
             // v2 requests name the item; its changes came with `item/started`.
             let changes = match (&call, p.file_changes.filter(|f| !is_null(f))) {
                 (_, Some(f)) => Some(("fileChanges", Json::Raw(f))),
@@ -700,7 +659,7 @@ pub(super) fn method_call<'a>(
                 }),
                 _ => None,
             });
-            let mut input = vec![(Cow::Borrowed("grantRoot"), or_null(p.grant_root.clone()))];
+            let mut input = vec![(Cow::Borrowed("grantRoot"), or_null(p.grant_root.0.clone()))];
             if let Some((k, v)) = changes {
                 input.push((Cow::Borrowed(k), v));
             }
@@ -710,18 +669,18 @@ pub(super) fn method_call<'a>(
                 tool_kind: ToolKind::Edit,
                 tool_input: Json::Object(Pairs(input)),
                 tool_use_id: call.clone(),
-                reason: p.reason,
-                blocked_path: p.grant_root.clone(),
+                reason: p.reason.0,
+                blocked_path: p.grant_root.0.clone(),
                 suggestions: None,
                 title: first_path,
                 parent_call_id: None,
                 options: None,
             });
-            ext.put_opt("codex.grantRoot", p.grant_root);
+            ext.put_opt("codex.grantRoot", p.grant_root.0);
             remember_request(cx, &request_id(), call.as_deref(), false);
         }
         "item/mcpToolCall/requestApproval" => {
-            let call = p.item_id.clone().or(p.call_id.clone());
+            let call = p.item_id.0.clone().or(p.call_id.0.clone());
             let name = call
                 .as_deref()
                 .and_then(|id| cx.memory().codex.calls.get(id).map(|c| c.tool_name.clone()))
@@ -733,7 +692,7 @@ pub(super) fn method_call<'a>(
                 tool_kind: ToolKind::Mcp,
                 tool_input: Json::Raw(params().unwrap_or_else(|| empty_object())),
                 tool_use_id: call.clone(),
-                reason: p.reason,
+                reason: p.reason.0,
                 blocked_path: None,
                 suggestions: None,
                 title: None,
@@ -751,18 +710,17 @@ pub(super) fn method_call<'a>(
             // started it), the client's answer ends it.
             #[derive(Deserialize)]
             struct ToolCall<'a> {
-                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-                tool: Option<Str<'a>>,
+                tool: OptStr<'a>,
                 #[serde(borrow)]
                 arguments: Option<&'a RawValue>,
-                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-                namespace: Option<Str<'a>>,
+                namespace: OptStr<'a>,
             }
             let raw = params();
             let tc: Option<ToolCall> = raw.and_then(|r| serde_json::from_str(r.get()).ok());
-            let (tool, arguments, namespace) =
-                tc.map_or((None, None, None), |t| (t.tool, t.arguments, t.namespace));
-            let call = p.call_id.clone().unwrap_or_default();
+            let (tool, arguments, namespace) = tc.map_or((None, None, None), |t| {
+                (t.tool.0, t.arguments, t.namespace.0)
+            });
+            let call = p.call_id.0.clone().unwrap_or_default();
             let name = tool.clone().unwrap_or_default();
             if !call.is_empty() && is_open(cx, &call) {
                 let ext = cx.push(ToolUpdate {
@@ -803,8 +761,8 @@ pub(super) fn method_call<'a>(
                 tool_name: Cow::Borrowed("Permissions"),
                 tool_kind: ToolKind::Other,
                 tool_input: object([("permissions", or_null(p.permissions))]),
-                tool_use_id: p.item_id,
-                reason: p.reason,
+                tool_use_id: p.item_id.0,
+                reason: p.reason.0,
                 blocked_path: None,
                 suggestions: None,
                 title: None,
@@ -819,7 +777,7 @@ pub(super) fn method_call<'a>(
                 tool_name: Cow::Borrowed("AskUserQuestion"),
                 tool_kind: ToolKind::Ask,
                 tool_input: object([("questions", or_null(p.questions))]),
-                tool_use_id: p.item_id,
+                tool_use_id: p.item_id.0,
                 reason: None,
                 blocked_path: None,
                 suggestions: None,
@@ -829,14 +787,14 @@ pub(super) fn method_call<'a>(
             });
         }
         "mcpServer/elicitation/request" => {
-            let server = p.server_name.unwrap_or_default();
+            let server = p.server_name.0.unwrap_or_default();
             cx.push(PermissionRequest {
                 request_id: Cow::Owned(request_id()),
                 tool_name: Cow::Owned(format!("mcp__{server}")),
                 tool_kind: ToolKind::Ask,
                 tool_input: Json::Raw(params().unwrap_or_else(|| empty_object())),
                 tool_use_id: None,
-                reason: p.message,
+                reason: p.message.0,
                 blocked_path: None,
                 suggestions: None,
                 title: None,
@@ -872,7 +830,7 @@ fn empty_object() -> &'static RawValue {
 /// `codexErrorInfo`'s name (`"internalServerError"`, `{"responseTooManyFailedAttempts":…}`),
 /// the HTTP status its `httpStatusCode`, or the message's "last status: 429".
 fn v2_error<'a>(e: Option<&ErrorWire<'a>>, will_retry: bool) -> ErrorEvent<'a> {
-    let message = match e.map(|e| (&e.message, &e.additional_details)) {
+    let message = match e.map(|e| (&e.message.0, &e.additional_details.0)) {
         Some((Some(m), Some(d))) => Cow::Owned(format!("{m}\n{d}")),
         Some((Some(m), None)) => m.clone(),
         _ => Cow::Borrowed("error"),
@@ -940,29 +898,29 @@ pub(super) fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, 
         }
         return;
     }
-    let cwd = t.cwd.or(cwd);
+    let cwd = t.cwd.0.or(cwd);
     if let Some(c) = cwd.as_deref().filter(|c| !c.is_empty()) {
         let line = cx.line;
         let id = cx.session_id.clone().unwrap_or_default();
         cx.memory().codex.cwds.insert(&id, c.to_owned(), line);
     }
     let ext = cx.push(SessionInit {
-        model: model.or(t.model),
-        reasoning_effort: effort.or(t.reasoning_effort),
+        model: model.or(t.model.0),
+        reasoning_effort: effort.or(t.reasoning_effort.0),
         cwd,
-        version: t.cli_version,
+        version: t.cli_version.0,
         ..SessionInit::default()
     });
-    ext.put_opt("codex.modelProvider", t.model_provider.or(provider));
-    ext.put_opt("codex.parentThreadId", t.parent_thread_id);
-    ext.put_opt("codex.path", t.path);
+    ext.put_opt("codex.modelProvider", t.model_provider.0.or(provider));
+    ext.put_opt("codex.parentThreadId", t.parent_thread_id.0);
+    ext.put_opt("codex.path", t.path.0);
     ext.put_opt("codex.source", t.source.filter(|v| !is_null(v)));
-    ext.put_opt("codex.originator", t.originator);
-    ext.put_opt("codex.forkedFromId", t.forked_from_id);
+    ext.put_opt("codex.originator", t.originator.0);
+    ext.put_opt("codex.forkedFromId", t.forked_from_id.0);
     ext.put_opt("codex.gitInfo", t.git_info.filter(|v| !is_null(v)));
-    ext.put_opt("codex.threadName", t.name);
-    ext.put_opt("codex.agentNickname", t.agent_nickname);
-    ext.put_opt("codex.agentRole", t.agent_role);
+    ext.put_opt("codex.threadName", t.name.0);
+    ext.put_opt("codex.agentNickname", t.agent_nickname.0);
+    ext.put_opt("codex.agentRole", t.agent_role.0);
     ext.put_opt("codex.ephemeral", t.ephemeral.filter(|e| *e));
     let extras = [
         ("codex.preview", t.preview),

@@ -10,7 +10,7 @@ use super::{
 use crate::event::*;
 use crate::members::Line;
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{count, is_null, Count};
+use crate::wire::{count, is_null, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -18,31 +18,25 @@ use std::borrow::Cow;
 
 #[derive(Deserialize)]
 struct ExecLine<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    thread_id: Option<Str<'a>>,
+    thread_id: OptStr<'a>,
     #[serde(borrow)]
     item: Option<ExecItem<'a>>,
     usage: Option<ExecUsage>,
     #[serde(borrow)]
     error: Option<MessageOnly<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    item_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    delta: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    call_id: Option<Str<'a>>,
+    message: OptStr<'a>,
+    item_id: OptStr<'a>,
+    delta: OptStr<'a>,
+    call_id: OptStr<'a>,
     #[serde(borrow)]
     questions: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
+    id: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct MessageOnly<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    message: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -75,37 +69,29 @@ struct ExecItem<'a> {
     id: Str<'a>,
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    text: OptStr<'a>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    aggregated_output: Option<Str<'a>>,
+    aggregated_output: OptStr<'a>,
     exit_code: Option<i64>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    status: OptStr<'a>,
     #[serde(borrow)]
     changes: Option<Vec<ExecChange<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    server: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool: Option<Str<'a>>,
+    server: OptStr<'a>,
+    tool: OptStr<'a>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    query: Option<Str<'a>>,
+    query: OptStr<'a>,
     #[serde(borrow)]
     action: Option<&'a RawValue>,
     #[serde(borrow)]
     items: Option<Vec<TodoItem<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
+    message: OptStr<'a>,
+    prompt: OptStr<'a>,
     #[serde(borrow)]
     receiver_thread_ids: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -116,14 +102,13 @@ struct ExecItem<'a> {
 struct ExecChange<'a> {
     #[serde(borrow)]
     path: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    kind: Option<Str<'a>>,
+    kind: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct TodoItem<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: OptStr<'a>,
     completed: Option<bool>,
 }
 
@@ -163,7 +148,7 @@ pub(super) fn exec_usage_snake(u: &ExecUsage) -> Value {
 pub(super) fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ExecLine = line.read()?;
     match ty {
-        "thread.started" => match w.thread_id.filter(|t| !t.is_empty()) {
+        "thread.started" => match w.thread_id.0.filter(|t| !t.is_empty()) {
             Some(t) => {
                 set_stream_thread(cx, &t);
                 cx.session_id = Some(t);
@@ -189,7 +174,7 @@ pub(super) fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Resu
         "turn.failed" => {
             let msg = w
                 .error
-                .and_then(|e| e.message)
+                .and_then(|e| e.message.0)
                 .unwrap_or(Cow::Borrowed("turn failed"));
             if !turn_errored(cx) {
                 // No `error` line said why: the turn's own error does.
@@ -206,7 +191,7 @@ pub(super) fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Resu
             });
         }
         "error" => {
-            let msg = w.message.unwrap_or(Cow::Borrowed("error"));
+            let msg = w.message.0.unwrap_or(Cow::Borrowed("error"));
             // "Reconnecting... 1/5 (…)" notices precede a retry.
             let retrying = msg.starts_with("Reconnecting");
             let mut e = error_event(
@@ -225,16 +210,16 @@ pub(super) fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Resu
             }
         }
         "item.plan.delta" => {
-            let ext = cx.push(delta(StreamDeltaKind::Text, w.item_id, w.delta));
+            let ext = cx.push(delta(StreamDeltaKind::Text, w.item_id.0, w.delta.0));
             ext.put("block_type", "plan");
         }
         "request_user_input" => {
             cx.push(PermissionRequest {
-                request_id: w.id.unwrap_or_default(),
+                request_id: w.id.0.unwrap_or_default(),
                 tool_name: Cow::Borrowed("AskUserQuestion"),
                 tool_kind: ToolKind::Ask,
                 tool_input: object([("questions", or_null(w.questions))]),
-                tool_use_id: w.call_id,
+                tool_use_id: w.call_id.0,
                 reason: None,
                 blocked_path: None,
                 suggestions: None,
@@ -260,19 +245,24 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
     let status = it.status.as_deref().unwrap_or("");
     match &*it.ty {
         "agent_message" => {
-            let body = strip_plan_tags(it.text.unwrap_or_default());
+            let body = strip_plan_tags(it.text.0.unwrap_or_default());
             text(cx, body, TextKind::Text, Some(it.id));
         }
         "reasoning" => {
             text(
                 cx,
-                it.text.unwrap_or_default(),
+                it.text.0.unwrap_or_default(),
                 TextKind::Thinking,
                 Some(it.id),
             );
         }
         "plan" => {
-            text(cx, it.text.unwrap_or_default(), TextKind::Plan, Some(it.id));
+            text(
+                cx,
+                it.text.0.unwrap_or_default(),
+                TextKind::Plan,
+                Some(it.id),
+            );
         }
         "command_execution" => {
             let cmd = command_text(it.command);
@@ -296,9 +286,9 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 } else {
                     cx.push(ToolUpdate {
                         call_id: it.id,
-                        status: it.status,
+                        status: it.status.0,
                         tool_name: Some(Cow::Borrowed("Bash")),
-                        output: it.aggregated_output.map(Json::Str),
+                        output: it.aggregated_output.0.map(Json::Str),
                         elapsed_ms: None,
                         parent_call_id: None,
                         title: None,
@@ -309,7 +299,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             } else {
                 let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
                 let output = object([
-                    ("stdout", or_null(it.aggregated_output)),
+                    ("stdout", or_null(it.aggregated_output.0)),
                     ("stderr", Json::from("")),
                     ("exit_code", or_null(it.exit_code.map(Value::from))),
                 ]);
@@ -319,7 +309,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     c.status = declined_status(call.as_ref());
                 }
                 let ext = cx.push(c);
-                ext.put("codex.status", it.status.unwrap_or_default());
+                ext.put("codex.status", it.status.0.unwrap_or_default());
             }
         }
         "file_change" => {
@@ -366,7 +356,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             } else {
                 cx.push(ToolUpdate {
                     call_id: it.id,
-                    status: it.status,
+                    status: it.status.0,
                     tool_name: Some(Cow::Borrowed("FileChange")),
                     output: None,
                     elapsed_ms: None,
@@ -378,8 +368,8 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             }
         }
         "mcp_tool_call" => {
-            let server = it.server.unwrap_or_default();
-            let tool = it.tool.unwrap_or_default();
+            let server = it.server.0.unwrap_or_default();
+            let tool = it.tool.0.unwrap_or_default();
             if started {
                 let mut inv = tool_invocation(
                     it.id,
@@ -407,7 +397,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             } else {
                 cx.push(ToolUpdate {
                     call_id: it.id,
-                    status: it.status,
+                    status: it.status.0,
                     tool_name: Some(Cow::Owned(format!("mcp__{server}__{tool}"))),
                     output: None,
                     elapsed_ms: None,
@@ -422,27 +412,27 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             if done {
                 // exec reports searches only when done: invocation and completion together.
                 let input = object([
-                    ("query", or_null(it.query.clone())),
+                    ("query", or_null(it.query.0.clone())),
                     ("action", or_null(it.action)),
                 ]);
                 cx.push(tool_invocation(
                     it.id.clone(),
                     ToolKind::Browse,
                     "WebSearch",
-                    it.query.clone(),
+                    it.query.0.clone(),
                     input,
                 ));
                 cx.push(completion(it.id, true, None));
             } else {
                 let input = object([
-                    ("query", or_null(it.query.clone())),
+                    ("query", or_null(it.query.0.clone())),
                     ("action", or_null(it.action)),
                 ]);
                 cx.push(tool_invocation(
                     it.id,
                     ToolKind::Browse,
                     "WebSearch",
-                    it.query,
+                    it.query.0,
                     input,
                 ));
             }
@@ -453,7 +443,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 .unwrap_or_default()
                 .into_iter()
                 .map(|t| PlanEntry {
-                    content: t.text.unwrap_or_default(),
+                    content: t.text.0.unwrap_or_default(),
                     status: if t.completed.unwrap_or(false) {
                         PlanStatus::Completed
                     } else {
@@ -471,17 +461,17 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
             });
         }
         "collab_tool_call" => {
-            let tool = it.tool.unwrap_or_default();
+            let tool = it.tool.0.unwrap_or_default();
             if started {
                 let name = format!("collab:{tool}");
                 let mut inv = tool_invocation(
                     it.id.clone(),
                     ToolKind::Think,
                     "",
-                    it.prompt.clone(),
+                    it.prompt.0.clone(),
                     object([
                         ("tool", Json::Str(tool.clone())),
-                        ("prompt", or_null(it.prompt.clone())),
+                        ("prompt", or_null(it.prompt.0.clone())),
                         ("receiver_thread_ids", or_null(it.receiver_thread_ids)),
                     ]),
                 );
@@ -492,10 +482,10 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     cx.push(SubagentSpawn {
                         call_id: it.id,
                         agent_type: None,
-                        description: it.prompt.clone(),
+                        description: it.prompt.0.clone(),
                         is_resume: false,
                         resume_agent_id: None,
-                        prompt: it.prompt,
+                        prompt: it.prompt.0,
                         parent_call_id: None,
                     });
                 }
@@ -520,12 +510,12 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     None,
                     receivers,
                     it.agents_states,
-                    it.status,
+                    it.status.0,
                 );
             } else {
                 cx.push(ToolUpdate {
                     call_id: it.id,
-                    status: it.status,
+                    status: it.status.0,
                     tool_name: Some(Cow::Owned(format!("collab:{tool}"))),
                     output: None,
                     elapsed_ms: None,
@@ -538,7 +528,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
         }
         "error" => {
             cx.push(error_event(
-                it.message.unwrap_or(Cow::Borrowed("error")),
+                it.message.0.unwrap_or(Cow::Borrowed("error")),
                 Severity::Error,
             ));
         }
@@ -561,7 +551,7 @@ fn exec_changes<'a>(changes: &[ExecChange<'a>]) -> Json<'a> {
             .map(|c| {
                 object([
                     ("path", Json::Str(c.path.clone())),
-                    ("kind", or_null(c.kind.clone())),
+                    ("kind", or_null(c.kind.0.clone())),
                 ])
             })
             .collect(),

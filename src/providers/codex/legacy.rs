@@ -13,7 +13,7 @@ use super::{
 use crate::event::*;
 use crate::providers::jsonrpc::{self, Envelope};
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{count, is_null, is_object, raw_str, Count};
+use crate::wire::{count, is_null, is_object, raw_str, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -23,57 +23,38 @@ use std::borrow::Cow;
 struct Msg<'a> {
     #[serde(rename = "type", borrow)]
     ty: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    delta: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    call_id: Option<Str<'a>>,
+    message: OptStr<'a>,
+    delta: OptStr<'a>,
+    text: OptStr<'a>,
+    call_id: OptStr<'a>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    chunk: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stdout: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stderr: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    aggregated_output: Option<Str<'a>>,
+    cwd: OptStr<'a>,
+    chunk: OptStr<'a>,
+    stdout: OptStr<'a>,
+    stderr: OptStr<'a>,
+    aggregated_output: OptStr<'a>,
     exit_code: Option<i64>,
     #[serde(borrow)]
     changes: Option<&'a RawValue>,
     success: Option<bool>,
     info: Option<LegacyTokenInfo>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    last_agent_message: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    unified_diff: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    explanation: Option<Str<'a>>,
+    last_agent_message: OptStr<'a>,
+    unified_diff: OptStr<'a>,
+    explanation: OptStr<'a>,
     #[serde(borrow)]
     plan: Option<Vec<PlanStep<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    reason: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    reason: OptStr<'a>,
+    session_id: OptStr<'a>,
+    model: OptStr<'a>,
     #[serde(borrow)]
     invocation: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    query: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    turn_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    grant_root: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    item_id: Option<Str<'a>>,
+    query: OptStr<'a>,
+    turn_id: OptStr<'a>,
+    grant_root: OptStr<'a>,
+    item_id: OptStr<'a>,
     #[serde(borrow)]
     codex_error_info: Option<&'a RawValue>,
 }
@@ -91,12 +72,10 @@ fn legacy_changes(changes: Option<&RawValue>) -> Vec<Change> {
     /// `{"add": {content}}`, `{"delete": {content}}`, `{"update": {unified_diff, move_path}}`.
     #[derive(Deserialize, Default)]
     struct Body<'a> {
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        move_path: Option<Str<'a>>,
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        unified_diff: Option<Str<'a>>,
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        content: Option<Str<'a>>,
+        #[serde(borrow)]
+        move_path: OptStr<'a>,
+        unified_diff: OptStr<'a>,
+        content: OptStr<'a>,
     }
     let Some(pairs) = changes
         .filter(|c| is_object(c))
@@ -119,6 +98,7 @@ fn legacy_changes(changes: Option<&RawValue>) -> Vec<Change> {
                 .unwrap_or_default();
             let to = body
                 .move_path
+                .0
                 .filter(|_| kind == "update")
                 .map(Cow::into_owned);
             let kind = match (&*kind, &to) {
@@ -131,7 +111,7 @@ fn legacy_changes(changes: Option<&RawValue>) -> Vec<Change> {
                 path: path.into_owned(),
                 kind,
                 move_path: to,
-                diff: body.unified_diff.or(body.content).map(Cow::into_owned),
+                diff: body.unified_diff.0.or(body.content.0).map(Cow::into_owned),
             }
         })
         .collect()
@@ -154,12 +134,12 @@ pub(in crate::providers) fn legacy<'a>(
         return Ok(());
     }
     if cx.turn_id.is_none() {
-        cx.turn_id = m.turn_id.clone();
+        cx.turn_id = m.turn_id.0.clone();
     }
-    let call = || m.call_id.clone().unwrap_or_default();
+    let call = || m.call_id.0.clone().unwrap_or_default();
     match &*m.ty {
         "session_configured" => {
-            cx.session_id = m.session_id.clone().or(cx.session_id.take());
+            cx.session_id = m.session_id.0.clone().or(cx.session_id.take());
             let Some(t) = cx.session_id.clone().filter(|t| !t.is_empty()) else {
                 let ext = cx.push(Notice {
                     subtype: Cow::Borrowed("codex/event/session_configured"),
@@ -174,8 +154,8 @@ pub(in crate::providers) fn legacy<'a>(
                 cx.memory().codex.cwds.insert(&t, c.to_owned(), line);
             }
             cx.push(SessionInit {
-                model: m.model.clone(),
-                cwd: m.cwd.clone(),
+                model: m.model.0.clone(),
+                cwd: m.cwd.0.clone(),
                 ..SessionInit::default()
             });
         }
@@ -188,7 +168,7 @@ pub(in crate::providers) fn legacy<'a>(
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("success")),
-                result: m.last_agent_message.clone(),
+                result: m.last_agent_message.0.clone(),
                 usage,
                 ..TurnComplete::default()
             });
@@ -199,14 +179,14 @@ pub(in crate::providers) fn legacy<'a>(
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("interrupted")),
-                stop_reason: m.reason.clone(),
+                stop_reason: m.reason.0.clone(),
                 usage,
                 ..TurnComplete::default()
             });
         }
         "user_message" => {
             cx.push(UserInput {
-                text: m.message.clone().unwrap_or_default(),
+                text: m.message.0.clone().unwrap_or_default(),
                 images: None,
                 is_synthetic: false,
                 parent_call_id: None,
@@ -215,7 +195,7 @@ pub(in crate::providers) fn legacy<'a>(
         "agent_message" => {
             text(
                 cx,
-                strip_plan_tags(m.message.clone().unwrap_or_default()),
+                strip_plan_tags(m.message.0.clone().unwrap_or_default()),
                 TextKind::Text,
                 None,
             );
@@ -223,7 +203,7 @@ pub(in crate::providers) fn legacy<'a>(
         "agent_reasoning" => {
             text(
                 cx,
-                m.text.clone().unwrap_or_default(),
+                m.text.0.clone().unwrap_or_default(),
                 TextKind::Thinking,
                 None,
             );
@@ -231,7 +211,7 @@ pub(in crate::providers) fn legacy<'a>(
         "agent_reasoning_raw_content" => {
             let ext = text(
                 cx,
-                m.text.clone().unwrap_or_default(),
+                m.text.0.clone().unwrap_or_default(),
                 TextKind::Thinking,
                 None,
             );
@@ -249,8 +229,8 @@ pub(in crate::providers) fn legacy<'a>(
             };
             cx.push(delta(
                 kind,
-                m.item_id.clone(),
-                m.delta.clone().map(strip_plan_tags),
+                m.item_id.0.clone(),
+                m.delta.0.clone().map(strip_plan_tags),
             ));
         }
         "agent_message_delta" | "agent_reasoning_delta" => {
@@ -272,10 +252,10 @@ pub(in crate::providers) fn legacy<'a>(
             } else {
                 StreamDeltaKind::Text
             };
-            cx.push(delta(kind, None, m.delta.clone().map(strip_plan_tags)));
+            cx.push(delta(kind, None, m.delta.0.clone().map(strip_plan_tags)));
         }
         "agent_reasoning_raw_content_delta" => {
-            let ext = cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.clone()));
+            let ext = cx.push(delta(StreamDeltaKind::Thinking, None, m.delta.0.clone()));
             ext.put(RAW_REASONING, true);
         }
         "agent_reasoning_section_break" => {
@@ -295,7 +275,7 @@ pub(in crate::providers) fn legacy<'a>(
                 title,
                 object([
                     ("command", or_null(m.command)),
-                    ("cwd", or_null(m.cwd.clone())),
+                    ("cwd", or_null(m.cwd.0.clone())),
                 ]),
             ));
         }
@@ -305,7 +285,7 @@ pub(in crate::providers) fn legacy<'a>(
                 .as_deref()
                 .and_then(base64_decode)
                 .map(|b| Cow::Owned(String::from_utf8_lossy(&b).into_owned()))
-                .or(m.chunk.clone());
+                .or(m.chunk.0.clone());
             cx.push(delta(StreamDeltaKind::ToolOutput, Some(call()), text));
         }
         "exec_command_end" => {
@@ -314,9 +294,9 @@ pub(in crate::providers) fn legacy<'a>(
             let output = object([
                 (
                     "stdout",
-                    or_null(m.aggregated_output.clone().or(m.stdout.clone())),
+                    or_null(m.aggregated_output.0.clone().or(m.stdout.0.clone())),
                 ),
-                ("stderr", or_null(m.stderr)),
+                ("stderr", or_null(m.stderr.0)),
                 ("exit_code", or_null(m.exit_code.map(Value::from))),
             ]);
             cx.push(completion(call(), ok, Some(output)));
@@ -338,8 +318,8 @@ pub(in crate::providers) fn legacy<'a>(
                 call(),
                 ok,
                 Some(object([
-                    ("stdout", or_null(m.stdout)),
-                    ("stderr", or_null(m.stderr)),
+                    ("stdout", or_null(m.stdout.0)),
+                    ("stderr", or_null(m.stderr.0)),
                 ])),
             ));
             // The files: the end names none, its begin did.
@@ -358,16 +338,15 @@ pub(in crate::providers) fn legacy<'a>(
         "mcp_tool_call_begin" => {
             #[derive(Deserialize)]
             struct Inv<'a> {
-                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-                server: Option<Str<'a>>,
-                #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-                tool: Option<Str<'a>>,
+                #[serde(borrow)]
+                server: OptStr<'a>,
+                tool: OptStr<'a>,
             }
             let inv: Option<Inv> = m
                 .invocation
                 .and_then(|i| serde_json::from_str(i.get()).ok());
             let (server, tool) = inv
-                .map(|i| (i.server.unwrap_or_default(), i.tool.unwrap_or_default()))
+                .map(|i| (i.server.0.unwrap_or_default(), i.tool.0.unwrap_or_default()))
                 .unwrap_or_default();
             let mut ti = tool_invocation(
                 call(),
@@ -405,7 +384,7 @@ pub(in crate::providers) fn legacy<'a>(
             cx.push(completion(
                 call(),
                 true,
-                Some(object([("query", or_null(m.query))])),
+                Some(object([("query", or_null(m.query.0))])),
             ));
         }
         "token_count" => {
@@ -453,7 +432,7 @@ pub(in crate::providers) fn legacy<'a>(
                 .into_iter()
                 .map(|s| PlanEntry {
                     status: plan_status(s.status.as_deref()),
-                    content: s.step.unwrap_or_default(),
+                    content: s.step.0.unwrap_or_default(),
                     priority: None,
                     active_form: None,
                 })
@@ -462,7 +441,7 @@ pub(in crate::providers) fn legacy<'a>(
                 entries,
                 call_id: None,
                 parent_call_id: None,
-                explanation: m.explanation,
+                explanation: m.explanation.0,
             });
         }
         "error" | "stream_error" | "warning" => {
@@ -471,7 +450,7 @@ pub(in crate::providers) fn legacy<'a>(
             } else {
                 Severity::Warning
             };
-            let mut e = error_event(m.message.unwrap_or(Cow::Borrowed("error")), sev);
+            let mut e = error_event(m.message.0.unwrap_or(Cow::Borrowed("error")), sev);
             e.will_retry = Some(m.ty == "stream_error");
             if let Some(info) = m.codex_error_info.filter(|i| !is_null(i)) {
                 e.code =
@@ -489,9 +468,9 @@ pub(in crate::providers) fn legacy<'a>(
                 request_id: call(),
                 tool_name: Cow::Borrowed("Bash"),
                 tool_kind: ToolKind::Execute,
-                tool_input: object([("command", or_null(cmd.clone())), ("cwd", or_null(m.cwd))]),
-                tool_use_id: m.call_id.clone(),
-                reason: m.reason,
+                tool_input: object([("command", or_null(cmd.clone())), ("cwd", or_null(m.cwd.0))]),
+                tool_use_id: m.call_id.0.clone(),
+                reason: m.reason.0,
                 blocked_path: None,
                 suggestions: None,
                 title: cmd
@@ -508,11 +487,11 @@ pub(in crate::providers) fn legacy<'a>(
                 tool_kind: ToolKind::Edit,
                 tool_input: object([
                     ("changes", or_null(m.changes)),
-                    ("grantRoot", or_null(m.grant_root.clone())),
+                    ("grantRoot", or_null(m.grant_root.0.clone())),
                 ]),
-                tool_use_id: m.call_id.clone(),
-                reason: m.reason,
-                blocked_path: m.grant_root,
+                tool_use_id: m.call_id.0.clone(),
+                reason: m.reason.0,
+                blocked_path: m.grant_root.0,
                 suggestions: None,
                 title: None,
                 parent_call_id: None,
@@ -531,7 +510,7 @@ pub(in crate::providers) fn legacy<'a>(
         other => {
             let ext = cx.push(Notice {
                 subtype: Cow::Owned(format!("codex/event/{other}")),
-                message: m.message,
+                message: m.message.0,
             });
             ext.put("msg", msg);
         }

@@ -48,7 +48,7 @@ use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
 use crate::members::Line;
-use crate::wire::{is_null, is_object, raw_str};
+use crate::wire::{is_null, is_object, raw_str, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -288,7 +288,7 @@ fn convert_line<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result
     let (env, params, result) = m.into_parts();
     match kind {
         Some(Kind::Notification) | Some(Kind::Request) => {
-            let method = env.method.clone().unwrap_or_default();
+            let method = env.method.0.clone().unwrap_or_default();
             if let Some(ms) = env.emitted_at_ms {
                 cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
             }
@@ -300,12 +300,12 @@ fn convert_line<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result
                 Some(e) if is_object(e) => serde_json::from_str(e.get())?,
                 _ => RpcError {
                     code: None,
-                    message: None,
+                    message: OptStr(None),
                     data: None,
                 },
             };
             let ext = cx.push(error_event(
-                e.message.unwrap_or(Cow::Borrowed("JSON-RPC error")),
+                e.message.0.unwrap_or(Cow::Borrowed("JSON-RPC error")),
                 Severity::Error,
             ));
             ext.put_opt("jsonrpc.code", e.code.map(Value::from));
@@ -891,10 +891,9 @@ pub(super) const RAW_REASONING: &str = "codex.rawReasoning";
 
 #[derive(Deserialize)]
 struct PlanStep<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    step: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    step: OptStr<'a>,
+    status: OptStr<'a>,
 }
 
 /// An object of the members given, in order. Raw JSON in them passes through untouched:
@@ -947,7 +946,7 @@ fn collab_end<'a>(
     let states: Vec<(Str, Option<Str>)> = states
         .filter(|s| is_object(s))
         .and_then(|s| serde_json::from_str::<Pairs<AgentState>>(s.get()).ok())
-        .map(|p| p.0.into_iter().map(|(k, v)| (k, v.status)).collect())
+        .map(|p| p.0.into_iter().map(|(k, v)| (k, v.status.0)).collect())
         .unwrap_or_default();
     if matches!(tool, "spawn_agent" | "spawnAgent") {
         let spawned: Vec<Str> = match &agent {
@@ -999,8 +998,8 @@ fn collab_end<'a>(
 /// A subagent's state in a collab call's `agentsStates`.
 #[derive(Deserialize)]
 struct AgentState<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    status: OptStr<'a>,
 }
 
 /// The `subagent_complete` of the subagent that call `spawn` started.

@@ -12,7 +12,7 @@ use crate::event::*;
 use crate::members::Line;
 use crate::providers::jsonrpc::{self, Kind};
 use crate::providers::{Cx, Unmapped};
-use crate::wire::{count, is_null, Count, IfObject};
+use crate::wire::{count, is_null, Count, IfObject, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -40,10 +40,8 @@ pub(super) fn item_line<'a>(
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct ItemParams<'a> {
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        thread_id: Option<Str<'a>>,
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        turn_id: Option<Str<'a>>,
+        thread_id: OptStr<'a>,
+        turn_id: OptStr<'a>,
         #[serde(borrow)]
         item: Option<Box<Item<'a>>>,
     }
@@ -52,7 +50,8 @@ pub(super) fn item_line<'a>(
         cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));
     }
     let p = m.params.0;
-    let (thread, turn, item) = p.map_or((None, None, None), |p| (p.thread_id, p.turn_id, p.item));
+    let (thread, turn, item) =
+        p.map_or((None, None, None), |p| (p.thread_id.0, p.turn_id.0, p.item));
     cx.session_id = thread;
     cx.turn_id = turn;
     let item = item.ok_or_else(|| Unmapped(format!("{method} without an item")))?;
@@ -66,19 +65,11 @@ pub(super) fn item_line<'a>(
 
 #[derive(Deserialize)]
 struct InputItem<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    url: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
+    #[serde(rename = "type", borrow)]
+    ty: OptStr<'a>,
+    text: OptStr<'a>,
+    url: OptStr<'a>,
+    path: OptStr<'a>,
 }
 
 /// A ThreadItem of v2.
@@ -89,48 +80,37 @@ pub(super) struct Item<'a> {
     pub(super) ty: Str<'a>,
     #[serde(borrow)]
     id: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    text: OptStr<'a>,
     #[serde(borrow)]
     summary: Option<Vec<Str<'a>>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
     #[serde(borrow)]
     command: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    cwd: OptStr<'a>,
+    status: OptStr<'a>,
     #[serde(borrow)]
     command_actions: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    aggregated_output: Option<Str<'a>>,
+    aggregated_output: OptStr<'a>,
     exit_code: Option<i64>,
     duration_ms: Option<Count>,
     #[serde(borrow)]
     changes: Option<Vec<ChangeWire<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    server: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool: Option<Str<'a>>,
+    server: OptStr<'a>,
+    tool: OptStr<'a>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    query: Option<Str<'a>>,
+    query: OptStr<'a>,
     #[serde(borrow)]
     action: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    receiver_thread_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    new_thread_id: Option<Str<'a>>,
+    path: OptStr<'a>,
+    prompt: OptStr<'a>,
+    receiver_thread_id: OptStr<'a>,
+    new_thread_id: OptStr<'a>,
     #[serde(borrow)]
     review: Option<&'a RawValue>,
     /// Where a command came from (`agent`, `userShell`, …); items of Codex 0.100 lack it.
@@ -154,14 +134,12 @@ pub(super) struct Item<'a> {
     receiver_thread_ids: Option<&'a RawValue>,
     #[serde(borrow)]
     agents_states: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    model: OptStr<'a>,
     /// `dynamicToolCall`: its result.
     #[serde(borrow)]
     content_items: Option<&'a RawValue>,
     success: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    namespace: Option<Str<'a>>,
+    namespace: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -170,21 +148,14 @@ struct ChangeWire<'a> {
     path: Str<'a>,
     #[serde(borrow)]
     kind: Option<ChangeKindWire<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    diff: Option<Str<'a>>,
+    diff: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct ChangeKindWire<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    move_path: Option<Str<'a>>,
+    #[serde(rename = "type", borrow)]
+    ty: OptStr<'a>,
+    move_path: OptStr<'a>,
 }
 
 /// The events of an item's `item/started` or `item/completed` (`done`), the first of them
@@ -221,8 +192,9 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                         media_type: Cow::Borrowed(""),
                         data: Cow::Owned(
                             i.url
+                                .0
                                 .clone()
-                                .or(i.path.clone())
+                                .or(i.path.0.clone())
                                 .unwrap_or_default()
                                 .into_owned(),
                         ),
@@ -275,8 +247,8 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                         }
                         return;
                     }
-                    TextKind::Text => strip_plan_tags(it.text.unwrap_or_default()),
-                    _ => it.text.unwrap_or_default(),
+                    TextKind::Text => strip_plan_tags(it.text.0.unwrap_or_default()),
+                    _ => it.text.0.unwrap_or_default(),
                 };
                 text(cx, body, kind, Some(it.id));
             } else {
@@ -305,7 +277,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     .map(|c| Cow::Owned(unwrap_shell(c).into_owned()));
                 let input = object([
                     ("command", or_null(cmd)),
-                    ("cwd", or_null(it.cwd)),
+                    ("cwd", or_null(it.cwd.0)),
                     ("commandActions", or_null(it.command_actions)),
                 ]);
                 let ext = cx.push(tool_invocation(
@@ -329,7 +301,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 let call = close_call(cx, &it.id);
                 let ok = status == "completed" && it.exit_code.unwrap_or(0) == 0;
                 let output = object([
-                    ("stdout", or_null(it.aggregated_output)),
+                    ("stdout", or_null(it.aggregated_output.0)),
                     ("stderr", Json::from("")),
                     ("exit_code", or_null(it.exit_code.map(Value::from))),
                 ]);
@@ -339,7 +311,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     c.status = declined_status(call.as_ref());
                 }
                 let ext = cx.push(c);
-                ext.put("codex.status", it.status.unwrap_or_default());
+                ext.put("codex.status", it.status.0.unwrap_or_default());
             }
         }
         "fileChange" => {
@@ -352,8 +324,11 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     .map(|c| {
                         object([
                             ("path", Json::Str(c.path.clone())),
-                            ("kind", or_null(c.kind.as_ref().and_then(|k| k.ty.clone()))),
-                            ("diff", or_null(c.diff.clone())),
+                            (
+                                "kind",
+                                or_null(c.kind.as_ref().and_then(|k| k.ty.0.clone())),
+                            ),
+                            ("diff", or_null(c.diff.0.clone())),
                         ])
                     })
                     .collect();
@@ -403,7 +378,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 if ok {
                     for ch in changes {
                         let kind = change_kind(ch.kind.as_ref().and_then(|k| k.ty.as_deref()));
-                        let move_path = ch.kind.and_then(|k| k.move_path);
+                        let move_path = ch.kind.and_then(|k| k.move_path.0);
                         let diff = ch
                             .diff
                             .as_deref()
@@ -420,8 +395,8 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
         }
         "mcpToolCall" | "dynamicToolCall" => {
             let dynamic = it.ty == "dynamicToolCall";
-            let server = it.server.unwrap_or_default();
-            let tool = it.tool.unwrap_or_default();
+            let server = it.server.0.unwrap_or_default();
+            let tool = it.tool.0.unwrap_or_default();
             let name = if !dynamic && !server.is_empty() && !tool.is_empty() {
                 format!("mcp__{server}__{tool}")
             } else if !dynamic {
@@ -434,7 +409,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     // Its `item/tool/call` request opened it.
                     cx.push(ToolUpdate {
                         call_id: it.id,
-                        status: it.status,
+                        status: it.status.0,
                         tool_name: Some(Cow::Owned(name)),
                         output: None,
                         elapsed_ms: None,
@@ -467,7 +442,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     inv.mcp_tool = Some(tool);
                 }
                 let ext = cx.push(inv);
-                ext.put_opt("codex.namespace", it.namespace);
+                ext.put_opt("codex.namespace", it.namespace.0);
             } else {
                 let was_open = close_call(cx, &it.id).is_some_and(|c| c.invoked);
                 let failed = it.error.is_some_and(|e| !is_null(e))
@@ -490,7 +465,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                         message: None,
                     });
                     ext.put("codex.itemId", it.id);
-                    ext.put_opt("codex.status", it.status);
+                    ext.put_opt("codex.status", it.status.0);
                     ext.put_opt("codex.durationMs", count(it.duration_ms));
                     ext.put_opt("codex.output", output);
                     return;
@@ -502,7 +477,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
         }
         "webSearch" => {
             let input = object([
-                ("query", or_null(it.query.clone())),
+                ("query", or_null(it.query.0.clone())),
                 ("action", or_null(it.action)),
             ]);
             if !done {
@@ -511,7 +486,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     it.id,
                     ToolKind::Browse,
                     "WebSearch",
-                    it.query,
+                    it.query.0,
                     input,
                 ));
             } else {
@@ -522,10 +497,10 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
         "imageView" => {
             if !done {
                 open_call(cx, &it.id, "ImageView", Vec::new());
-                let input = object([("path", or_null(it.path.clone()))]);
+                let input = object([("path", or_null(it.path.0.clone()))]);
                 let mut inv =
-                    tool_invocation(it.id, ToolKind::Read, "ImageView", it.path.clone(), input);
-                inv.locations = it.path.map(|p| vec![p]);
+                    tool_invocation(it.id, ToolKind::Read, "ImageView", it.path.0.clone(), input);
+                inv.locations = it.path.0.map(|p| vec![p]);
                 cx.push(inv);
             } else {
                 close_call(cx, &it.id);
@@ -536,36 +511,42 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             // Codex 0.169 calls it `collabAgentToolCall` (tools `spawnAgent`, `wait`,
             // `closeAgent`, …, several receivers); earlier builds `collabToolCall`
             // (`spawn_agent`, one receiver).
-            let tool = it.tool.unwrap_or_default();
+            let tool = it.tool.0.unwrap_or_default();
             let receivers: Vec<Str<'a>> = it
                 .receiver_thread_ids
                 .and_then(|r| serde_json::from_str(r.get()).ok())
                 .unwrap_or_default();
             let agent = it
                 .new_thread_id
-                .or(it.receiver_thread_id)
+                .0
+                .or(it.receiver_thread_id.0)
                 .or_else(|| receivers.first().cloned());
             let name = format!("collab:{tool}");
             if !done {
                 open_call(cx, &it.id, &name, Vec::new());
                 let input = object([
                     ("tool", Json::Str(tool.clone())),
-                    ("prompt", or_null(it.prompt.clone())),
+                    ("prompt", or_null(it.prompt.0.clone())),
                     ("receiverThreadId", or_null(agent)),
                 ]);
-                let mut inv =
-                    tool_invocation(it.id.clone(), ToolKind::Think, "", it.prompt.clone(), input);
+                let mut inv = tool_invocation(
+                    it.id.clone(),
+                    ToolKind::Think,
+                    "",
+                    it.prompt.0.clone(),
+                    input,
+                );
                 inv.tool_name = Cow::Owned(name);
                 let ext = cx.push(inv);
-                ext.put_opt("codex.model", it.model);
+                ext.put_opt("codex.model", it.model.0);
                 if matches!(&*tool, "spawn_agent" | "spawnAgent") {
                     cx.push(SubagentSpawn {
                         call_id: it.id,
                         agent_type: None,
-                        description: it.prompt.clone(),
+                        description: it.prompt.0.clone(),
                         is_resume: false,
                         resume_agent_id: None,
-                        prompt: it.prompt,
+                        prompt: it.prompt.0,
                         parent_call_id: None,
                     });
                 }
@@ -587,7 +568,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     agent,
                     receivers,
                     it.agents_states,
-                    it.status,
+                    it.status.0,
                 );
             }
         }
