@@ -114,10 +114,11 @@ pub fn keep_null_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Raw<'de>>
     Raw::deserialize(d).map(Some)
 }
 
-/// For `Option<Str>` fields, with `#[serde(borrow, default, deserialize_with = "opt_str")]`:
-/// serde borrows a `Cow<str>` only when it is not inside an `Option`; left to itself every
-/// optional string would be copied into an allocation of its own (7% of converting Claude
-/// output). A string with escapes is unescaped into an owned one, as before; `null` is none.
+/// For `Option<Str>` fields, with `#[serde(borrow, default, deserialize_with = "opt_str")]`
+/// (the providers' wire structs say [`OptStr`], which reads through this): serde borrows a
+/// `Cow<str>` only when it is not inside an `Option`; left to itself every optional string
+/// would be copied into an allocation of its own (7% of converting Claude output). A string
+/// with escapes is unescaped into an owned one, as before; `null` is none.
 pub fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Str<'a>>, D::Error> {
     struct Opt;
     impl<'de> Visitor<'de> for Opt {
@@ -136,6 +137,32 @@ pub fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Str<'a>
         }
     }
     d.deserialize_option(Opt)
+}
+
+/// An optional string member of a wire struct, read from a string (borrowed from the input,
+/// or owned when it has escapes), `null` or nothing (an absent member needs no
+/// `#[serde(default)]`): the field reads `name: OptStr<'a>` where an `Option<Str>` needed
+/// [`opt_str`]'s attribute.
+///
+/// It only borrows: `Deserialize<'de>` is implemented for `'de: 'a`, so its struct declares
+/// the borrow with `#[serde(borrow)]` on one of its fields (serde puts the bound on the whole
+/// struct), or it does not compile; it never copies silently.
+///
+/// Read it through `Deref` (`it.name.as_deref()`); take the `Option` out with `.0`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptStr<'a>(pub Option<Str<'a>>);
+
+impl<'a> std::ops::Deref for OptStr<'a> {
+    type Target = Option<Str<'a>>;
+    fn deref(&self) -> &Option<Str<'a>> {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for OptStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        opt_str(d).map(OptStr)
+    }
 }
 
 /// A string, borrowed when it has no escapes (a visitor for `deserialize_str`).
@@ -444,6 +471,45 @@ impl<'de> Deserialize<'de> for NameKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_opt_str_borrows_unless_escaped_and_is_none_when_null_or_absent() {
+        #[derive(serde::Deserialize)]
+        struct S<'a> {
+            #[serde(borrow)]
+            a: OptStr<'a>,
+            b: OptStr<'a>,
+        }
+        let s: S = serde_json::from_str(r#"{"a":"plain","b":"tab\t"}"#).unwrap();
+        assert!(matches!(s.a.0, Some(Cow::Borrowed("plain"))));
+        assert!(matches!(s.b.0, Some(Cow::Owned(t)) if t == "tab\t"));
+        let s: S = serde_json::from_str(r#"{"a":null}"#).unwrap();
+        assert_eq!((s.a.0, s.b.0), (None, None));
+        // What the `opt_str` attribute read, it reads alike; what it refused (a value of
+        // another type), it refuses with the same message.
+        #[derive(serde::Deserialize)]
+        struct Attr<'a> {
+            #[serde(borrow, default, deserialize_with = "opt_str")]
+            a: Option<Str<'a>>,
+        }
+        for line in [
+            r#"{"a":"x"}"#,
+            r#"{"a":"\u00e9"}"#,
+            r#"{"a":null}"#,
+            r#"{}"#,
+            r#"{"a":5}"#,
+            r#"{"a":["x"]}"#,
+            r#"{"a":{}}"#,
+        ] {
+            let new = serde_json::from_str::<S>(line).map(|s| s.a.0);
+            let old = serde_json::from_str::<Attr>(line).map(|s| s.a);
+            assert_eq!(
+                new.map_err(|e| e.to_string()),
+                old.map_err(|e| e.to_string()),
+                "{line}"
+            );
+        }
+    }
 
     #[test]
     fn http_statuses_stated_in_words() {

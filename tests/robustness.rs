@@ -511,10 +511,10 @@ fn a_provider_line_that_maps_to_no_event_is_kept_as_a_raw_event() {
 fn a_converter_panic_costs_one_line_not_the_run() {
     // Found by fuzz target `convert_codex`: `json!` over a borrowed value serde_json cannot hold
     // (a lone surrogate escape; also a number beyond f64, nesting deeper than 128) panicked
-    // in src/providers/codex.rs and ended the run. Whatever the converter does with such a
-    // line, the run goes on, and no panic message reaches standard error. (Since codex.rs
-    // builds these objects without `Value`, the lines yield their tool invocations, the values
-    // untouched: `providers::codex::tests::values_a_json_value_cannot_hold_pass_through`.)
+    // in src/providers/codex/ and ended the run. Whatever the converter does with such a
+    // line, the run goes on, and no panic message reaches standard error. (Since the Codex
+    // converter builds these objects without `Value`, the lines yield their tool invocations, the
+    // values untouched: `providers::codex::tests::values_a_json_value_cannot_hold_pass_through`.)
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     let third = format!(
         r#"{{"type":"item.started","item":{{"id":"item_3","type":"command_execution","command":{deep},"status":"in_progress"}}}}"#

@@ -36,7 +36,7 @@ use super::jsonrpc::{Envelope, Kind, RpcError};
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, is_object, Count};
+use crate::wire::{count, is_object, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -89,10 +89,8 @@ fn sniff(p: &Probe) -> bool {
 #[serde(rename_all = "camelCase")]
 struct Bridge<'a> {
     event_id: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    received_at: Option<Str<'a>>,
+    session_id: OptStr<'a>,
+    received_at: OptStr<'a>,
     #[serde(borrow)]
     event: &'a RawValue,
 }
@@ -101,8 +99,8 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     let mut bridge_id = None;
     let env: Envelope = if probe.event_id.is_some() && probe.method.is_none() {
         let b: Bridge = crate::members::read(line, probe.members())?;
-        cx.session_id = b.session_id.filter(|s| !s.is_empty());
-        cx.timestamp = b.received_at.filter(|t| crate::time::looks_rfc3339(t));
+        cx.session_id = b.session_id.0.filter(|s| !s.is_empty());
+        cx.timestamp = b.received_at.0.filter(|t| crate::time::looks_rfc3339(t));
         bridge_id = count(b.event_id);
         serde_json::from_str(b.event.get())?
     } else {
@@ -111,7 +109,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     let before = cx.events.len();
     match env.kind() {
         Some(Kind::Notification | Kind::Request) => {
-            let method = env.method.clone().unwrap_or_default();
+            let method = env.method.0.clone().unwrap_or_default();
             let params = env.params.filter(|p| is_object(p));
             method_call(&method, params, cx)?;
             if env.kind() == Some(Kind::Request) {
@@ -126,12 +124,12 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 Some(e) if is_object(e) => serde_json::from_str(e.get())?,
                 _ => RpcError {
                     code: None,
-                    message: None,
+                    message: OptStr(None),
                     data: None,
                 },
             };
             let ext = cx.push(ErrorEvent {
-                message: e.message.unwrap_or(Cow::Borrowed("JSON-RPC error")),
+                message: e.message.0.unwrap_or(Cow::Borrowed("JSON-RPC error")),
                 severity: Severity::Error,
                 code: e.code.map(|c| Cow::Owned(c.to_string())),
                 http_status: None,
@@ -158,84 +156,58 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    timestamp: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    request_id: Option<Str<'a>>,
+    session_id: OptStr<'a>,
+    timestamp: OptStr<'a>,
+    request_id: OptStr<'a>,
     turn_number: Option<Count>,
     duration_ms: Option<Count>,
     tool_count: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stop_reason: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    project_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    reason: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    delta: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    parent_step_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    summary: Option<Str<'a>>,
+    stop_reason: OptStr<'a>,
+    model: OptStr<'a>,
+    project_path: OptStr<'a>,
+    reason: OptStr<'a>,
+    delta: OptStr<'a>,
+    parent_step_id: OptStr<'a>,
+    id: OptStr<'a>,
+    name: OptStr<'a>,
+    summary: OptStr<'a>,
     is_error: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    error: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    phase: Option<Str<'a>>,
+    error: OptStr<'a>,
+    phase: OptStr<'a>,
     original_tokens: Option<Count>,
     compacted_tokens: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    agent_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
+    agent_type: OptStr<'a>,
+    prompt: OptStr<'a>,
     input_tokens: Option<Count>,
     total_input_tokens: Option<Count>,
     total_output_tokens: Option<Count>,
     // plans
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    plan_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    goal: Option<Str<'a>>,
+    plan_id: OptStr<'a>,
+    goal: OptStr<'a>,
     #[serde(borrow)]
     steps: Option<Vec<PlanStep<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    step_id: Option<Str<'a>>,
+    step_id: OptStr<'a>,
     step_index: Option<Count>,
     total_steps: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    step_name: Option<Str<'a>>,
+    step_name: OptStr<'a>,
     success: Option<bool>,
     tokens_used: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    fallback_approach: Option<Str<'a>>,
+    fallback_approach: OptStr<'a>,
     attempt: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    rationale: Option<Str<'a>>,
+    rationale: OptStr<'a>,
     // permissions
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_use_id: Option<Str<'a>>,
+    tool: OptStr<'a>,
+    description: OptStr<'a>,
+    tool_use_id: OptStr<'a>,
     approved: Option<bool>,
     remember: Option<bool>,
 }
 
 #[derive(Deserialize)]
 struct PlanStep<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
+    #[serde(borrow)]
+    name: OptStr<'a>,
+    description: OptStr<'a>,
 }
 
 /// The ToolKind of an AceClaw tool.
@@ -264,11 +236,12 @@ fn method_call<'a>(
         Some(r) => serde_json::from_str(r.get())?,
         None => Params::default(),
     };
-    if let Some(s) = p.session_id.clone().filter(|s| !s.is_empty()) {
+    if let Some(s) = p.session_id.0.clone().filter(|s| !s.is_empty()) {
         cx.session_id = Some(s);
     }
     if let Some(t) = p
         .timestamp
+        .0
         .clone()
         .filter(|t| crate::time::looks_rfc3339(t))
     {
@@ -284,7 +257,7 @@ fn method_call<'a>(
         message_id: None,
     };
     let plan_step = |p: &Params<'a>, phase, status: Option<&'static str>, description| TaskUpdate {
-        task_id: p.step_id.clone().unwrap_or_default(),
+        task_id: p.step_id.0.clone().unwrap_or_default(),
         phase,
         call_id: None,
         status: status.map(Cow::Borrowed),
@@ -296,7 +269,7 @@ fn method_call<'a>(
         usage: None,
     };
     let plan = |p: &Params<'a>, status: Option<&'static str>, summary| TaskUpdate {
-        task_id: p.plan_id.clone().unwrap_or_default(),
+        task_id: p.plan_id.0.clone().unwrap_or_default(),
         phase: TaskPhase::Updated,
         call_id: None,
         status: status.map(Cow::Borrowed),
@@ -310,28 +283,28 @@ fn method_call<'a>(
     match method {
         "stream.session_started" => {
             cx.push(SessionInit {
-                model: p.model,
-                cwd: p.project_path,
+                model: p.model.0,
+                cwd: p.project_path.0,
                 ..SessionInit::default()
             });
         }
         "stream.session_ended" => {
             cx.push(SessionStatus {
                 status: SessionStatusKind::Ended,
-                message: p.reason,
+                message: p.reason.0,
             });
         }
         "stream.turn_started" => {
-            cx.turn_id = p.request_id;
+            cx.turn_id = p.request_id.0;
             let ext = cx.push(TurnStart { model: None });
             ext.put_opt("aceclaw.turnNumber", count(p.turn_number));
         }
         "stream.turn_completed" => {
-            cx.turn_id = p.request_id;
+            cx.turn_id = p.request_id.0;
             let ext = cx.push(TurnComplete {
                 is_error: p.stop_reason.as_deref() == Some("ERROR"),
                 duration_ms: count(p.duration_ms),
-                stop_reason: p.stop_reason,
+                stop_reason: p.stop_reason.0,
                 ..TurnComplete::default()
             });
             ext.put_opt("aceclaw.turnNumber", count(p.turn_number));
@@ -343,17 +316,17 @@ fn method_call<'a>(
             } else {
                 StreamDeltaKind::Thinking
             };
-            let ext = cx.push(delta(kind, p.delta));
-            ext.put_opt("aceclaw.parentStepId", p.parent_step_id);
+            let ext = cx.push(delta(kind, p.delta.0));
+            ext.put_opt("aceclaw.parentStepId", p.parent_step_id.0);
         }
         "stream.tool_use" => {
-            let name = p.name.unwrap_or_default();
+            let name = p.name.0.unwrap_or_default();
             let ext = cx.push(ToolInvocation {
-                call_id: p.id.unwrap_or_default(),
+                call_id: p.id.0.unwrap_or_default(),
                 parent_call_id: None,
                 kind: tool_kind(&name),
                 tool_name: name,
-                title: p.summary,
+                title: p.summary.0,
                 input: Json::Value(json!({})),
                 locations: None,
                 model: None,
@@ -361,40 +334,40 @@ fn method_call<'a>(
                 mcp_tool: None,
                 message_id: None,
             });
-            ext.put_opt("aceclaw.parentStepId", p.parent_step_id);
+            ext.put_opt("aceclaw.parentStepId", p.parent_step_id.0);
         }
         "stream.tool_completed" => {
             let failed = p.is_error.unwrap_or(false);
             let ext = cx.push(ToolCompletion {
-                call_id: p.id.unwrap_or_default(),
+                call_id: p.id.0.unwrap_or_default(),
                 status: if failed {
                     ToolCallStatus::Failed
                 } else {
                     ToolCallStatus::Completed
                 },
                 duration_ms: count(p.duration_ms),
-                output: p.error.map(Json::Str),
+                output: p.error.0.map(Json::Str),
                 is_error: failed,
                 content: None,
                 locations: None,
                 parent_call_id: None,
             });
-            ext.put_opt("tool_name", p.name);
+            ext.put_opt("tool_name", p.name.0);
         }
         "stream.subagent.start" => {
-            let agent = p.agent_type.unwrap_or_default();
+            let agent = p.agent_type.0.unwrap_or_default();
             cx.push(SubagentSpawn {
                 call_id: agent.clone(),
                 agent_type: Some(agent),
                 description: None,
                 is_resume: false,
                 resume_agent_id: None,
-                prompt: p.prompt,
+                prompt: p.prompt.0,
                 parent_call_id: None,
             });
         }
         "stream.subagent.end" => {
-            let agent = p.agent_type.unwrap_or_default();
+            let agent = p.agent_type.0.unwrap_or_default();
             cx.push(SubagentComplete {
                 call_id: agent,
                 agent_id: None,
@@ -438,7 +411,7 @@ fn method_call<'a>(
                 summary: None,
                 duration_ms: None,
             });
-            ext.put_opt("aceclaw.phase", p.phase);
+            ext.put_opt("aceclaw.phase", p.phase.0);
         }
         "stream.cancelled" => {
             cx.push(SessionStatus {
@@ -451,7 +424,8 @@ fn method_call<'a>(
             let ext = cx.push(ErrorEvent {
                 message: p
                     .error
-                    .or(p.reason)
+                    .0
+                    .or(p.reason.0)
                     .unwrap_or(Cow::Borrowed("stream error")),
                 // The daemon's stream errors are not fatal; an exhausted budget ends the turn.
                 severity: if budget {
@@ -478,7 +452,7 @@ fn method_call<'a>(
                 .unwrap_or_default()
                 .into_iter()
                 .map(|s| PlanEntry {
-                    content: match (s.name, s.description) {
+                    content: match (s.name.0, s.description.0) {
                         (Some(n), Some(d)) if !d.is_empty() => Cow::Owned(format!("{n}: {d}")),
                         (Some(n), _) => n,
                         (None, d) => d.unwrap_or_default(),
@@ -492,18 +466,18 @@ fn method_call<'a>(
                 entries,
                 call_id: None,
                 parent_call_id: None,
-                explanation: p.goal,
+                explanation: p.goal.0,
             });
-            ext.put_opt("aceclaw.planId", p.plan_id);
+            ext.put_opt("aceclaw.planId", p.plan_id.0);
         }
         "stream.plan_step_started" => {
             let ext = cx.push(plan_step(
                 &p,
                 TaskPhase::Started,
                 Some("in_progress"),
-                p.step_name.clone(),
+                p.step_name.0.clone(),
             ));
-            ext.put_opt("aceclaw.planId", p.plan_id);
+            ext.put_opt("aceclaw.planId", p.plan_id.0);
             ext.put_opt("aceclaw.stepIndex", count(p.step_index));
             ext.put_opt("aceclaw.totalSteps", count(p.total_steps));
         }
@@ -517,9 +491,9 @@ fn method_call<'a>(
                 &p,
                 TaskPhase::Updated,
                 Some(status),
-                p.step_name.clone(),
+                p.step_name.0.clone(),
             ));
-            ext.put_opt("aceclaw.planId", p.plan_id);
+            ext.put_opt("aceclaw.planId", p.plan_id.0);
             ext.put_opt("aceclaw.stepIndex", count(p.step_index));
             ext.put_opt("aceclaw.durationMs", count(p.duration_ms));
             ext.put_opt("aceclaw.tokensUsed", count(p.tokens_used));
@@ -529,16 +503,16 @@ fn method_call<'a>(
                 &p,
                 TaskPhase::Progress,
                 None,
-                p.fallback_approach.clone(),
+                p.fallback_approach.0.clone(),
             ));
-            ext.put_opt("aceclaw.planId", p.plan_id);
+            ext.put_opt("aceclaw.planId", p.plan_id.0);
             ext.put_opt("aceclaw.stepIndex", count(p.step_index));
             ext.put_opt("aceclaw.attempt", count(p.attempt));
         }
         "stream.plan_replanned" | "stream.plan_completed" | "stream.plan_escalated" => {
             let (status, summary) = match method {
-                "stream.plan_replanned" => (Some("replanned"), p.rationale.clone()),
-                "stream.plan_escalated" => (Some("escalated"), p.reason.clone()),
+                "stream.plan_replanned" => (Some("replanned"), p.rationale.0.clone()),
+                "stream.plan_escalated" => (Some("escalated"), p.reason.0.clone()),
                 _ if p.success.unwrap_or(false) => (Some("completed"), None),
                 _ => (Some("failed"), None),
             };
@@ -546,17 +520,17 @@ fn method_call<'a>(
             ext.put_opt("aceclaw.params", params);
         }
         "permission.request" => {
-            let tool = p.tool.unwrap_or_default();
+            let tool = p.tool.0.unwrap_or_default();
             cx.push(PermissionRequest {
-                request_id: p.request_id.unwrap_or_default(),
+                request_id: p.request_id.0.unwrap_or_default(),
                 tool_kind: tool_kind(&tool),
                 tool_name: tool,
                 tool_input: Json::Value(json!({})),
-                tool_use_id: p.tool_use_id,
+                tool_use_id: p.tool_use_id.0,
                 reason: None,
                 blocked_path: None,
                 suggestions: None,
-                title: p.description,
+                title: p.description.0,
                 parent_call_id: None,
                 options: None,
             });
@@ -570,7 +544,7 @@ fn method_call<'a>(
                 (_, false, _) => Decision::Deny,
             };
             let ext = cx.push(PermissionResponse {
-                request_id: p.request_id.unwrap_or_default(),
+                request_id: p.request_id.0.unwrap_or_default(),
                 decision,
                 allowed: Some(approved && decision != Decision::Cancelled),
                 message: None,
@@ -584,7 +558,7 @@ fn method_call<'a>(
         }
         "agent.prompt" => {
             cx.push(UserInput {
-                text: p.prompt.unwrap_or_default(),
+                text: p.prompt.0.unwrap_or_default(),
                 images: None,
                 is_synthetic: false,
                 parent_call_id: None,
@@ -592,8 +566,8 @@ fn method_call<'a>(
         }
         other => {
             let message = match other {
-                "stream.heartbeat" => p.phase,
-                "stream.gate" => p.reason,
+                "stream.heartbeat" => p.phase.0,
+                "stream.gate" => p.reason.0,
                 _ => None,
             };
             let ext = cx.push(Notice {
@@ -610,12 +584,10 @@ fn method_call<'a>(
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PromptResult<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    response: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stop_reason: Option<Str<'a>>,
+    #[serde(borrow)]
+    session_id: OptStr<'a>,
+    response: OptStr<'a>,
+    stop_reason: OptStr<'a>,
     usage: Option<PromptUsage>,
 }
 
@@ -649,7 +621,7 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     match result {
         Some(r) if has("stopReason") && has("response") => {
             let w: PromptResult = serde_json::from_str(r.get())?;
-            if let Some(s) = w.session_id.filter(|s| !s.is_empty()) {
+            if let Some(s) = w.session_id.0.filter(|s| !s.is_empty()) {
                 cx.session_id = Some(s);
             }
             let usage = w.usage.as_ref().map(|u| TokenUsage {
@@ -660,8 +632,8 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             let all: Pairs<&RawValue> = serde_json::from_str(r.get())?;
             let ext = cx.push(TurnComplete {
                 is_error: w.stop_reason.as_deref() == Some("ERROR"),
-                result: w.response,
-                stop_reason: w.stop_reason,
+                result: w.response.0,
+                stop_reason: w.stop_reason.0,
                 usage,
                 ..TurnComplete::default()
             });

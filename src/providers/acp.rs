@@ -41,7 +41,7 @@ use super::memo::Memo;
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, is_null, is_object, Count, IfObject};
+use crate::wire::{count, is_null, is_object, Count, IfObject, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -238,7 +238,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     let (env, params, result) = m.into_parts();
     match kind {
         Some(Kind::Request) | Some(Kind::Notification) => {
-            let method = env.method.clone().unwrap_or_default();
+            let method = env.method.0.clone().unwrap_or_default();
             method_call(&method, &env, params, line, cx)
         }
         Some(Kind::Response) => {
@@ -263,12 +263,12 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 Some(e) if is_object(e) => serde_json::from_str(e.get())?,
                 _ => RpcError {
                     code: None,
-                    message: None,
+                    message: OptStr(None),
                     data: None,
                 },
             };
             let request = answered(&env, Shape::Error, cx);
-            let message = e.message.unwrap_or(Cow::Borrowed("JSON-RPC error"));
+            let message = e.message.0.unwrap_or(Cow::Borrowed("JSON-RPC error"));
             // Gemini CLI answers with the HTTP status as the code; claude-agent-acp says it
             // in the message.
             let http_status = e
@@ -293,7 +293,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 message: message.clone(),
                 severity: Severity::Error,
                 code: error_kind
-                    .and_then(|d| d.error_kind)
+                    .and_then(|d| d.error_kind.0)
                     .or_else(|| e.code.map(|c| Cow::Owned(c.to_string()))),
                 http_status,
                 will_retry: None,
@@ -326,16 +326,13 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
+    session_id: OptStr<'a>,
     #[serde(borrow, default)]
     update: IfObject<Box<Update<'a>>>,
     #[serde(borrow)]
     prompt: Option<Vec<ContentBlock<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    mode_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
+    mode_id: OptStr<'a>,
+    cwd: OptStr<'a>,
     #[serde(borrow)]
     tool_call: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -345,62 +342,39 @@ struct Params<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct OptionWire<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    option_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    kind: Option<Str<'a>>,
+    #[serde(borrow)]
+    option_id: OptStr<'a>,
+    name: OptStr<'a>,
+    kind: OptStr<'a>,
 }
 
 /// A content block (text, image, resource, …); only text and images are read here.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ContentBlock<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    data: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    mime_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    uri: Option<Str<'a>>,
+    #[serde(rename = "type", borrow)]
+    ty: OptStr<'a>,
+    text: OptStr<'a>,
+    data: OptStr<'a>,
+    mime_type: OptStr<'a>,
+    uri: OptStr<'a>,
 }
 
 /// A `session/update` payload, all kinds in one shape.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Update<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_update: Option<Str<'a>>,
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
+    session_update: OptStr<'a>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_call_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    title: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    message_id: OptStr<'a>,
+    tool_call_id: OptStr<'a>,
+    id: OptStr<'a>,
+    title: OptStr<'a>,
+    kind: OptStr<'a>,
+    status: OptStr<'a>,
     #[serde(borrow)]
     locations: Option<Vec<Location<'a>>>,
     #[serde(borrow)]
@@ -413,12 +387,10 @@ struct Update<'a> {
     entries: Option<Vec<Entry<'a>>>,
     #[serde(borrow)]
     available_commands: Option<Vec<&'a RawValue>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    current_mode_id: Option<Str<'a>>,
+    current_mode_id: OptStr<'a>,
     #[serde(borrow)]
     config_options: Option<Vec<&'a RawValue>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    updated_at: Option<Str<'a>>,
+    updated_at: OptStr<'a>,
     used: Option<Count>,
     size: Option<Count>,
     #[serde(borrow)]
@@ -427,8 +399,8 @@ struct Update<'a> {
 
 #[derive(Deserialize)]
 struct Location<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
+    #[serde(borrow)]
+    path: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -441,53 +413,40 @@ struct Meta<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ClaudeMeta<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_name: Option<Str<'a>>,
+    tool_name: OptStr<'a>,
     /// The subagent call a call was made in.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    parent_tool_use_id: Option<Str<'a>>,
+    parent_tool_use_id: OptStr<'a>,
     #[serde(borrow)]
     tool_response: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 struct Entry<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    priority: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: OptStr<'a>,
+    status: OptStr<'a>,
+    priority: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct Cost<'a> {
     amount: Option<f64>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    currency: Option<Str<'a>>,
+    #[serde(borrow)]
+    currency: OptStr<'a>,
 }
 
 /// Tool call content: `content`, `diff` or `terminal`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ToolContent<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    old_text: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    new_text: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    terminal_id: Option<Str<'a>>,
+    path: OptStr<'a>,
+    old_text: OptStr<'a>,
+    new_text: OptStr<'a>,
+    terminal_id: OptStr<'a>,
 }
 
 /// ToolKind of an ACP tool kind.
@@ -512,7 +471,7 @@ fn tool_name<'a>(u: &Update<'a>, call_id: &str) -> Str<'a> {
         .meta
         .as_ref()
         .and_then(|m| m.claude_code.as_ref())
-        .and_then(|c| c.tool_name.clone())
+        .and_then(|c| c.tool_name.0.clone())
     {
         return n;
     }
@@ -521,7 +480,7 @@ fn tool_name<'a>(u: &Update<'a>, call_id: &str) -> Str<'a> {
             return Cow::Owned(prefix.to_owned());
         }
     }
-    u.kind.clone().unwrap_or(Cow::Borrowed("tool"))
+    u.kind.0.clone().unwrap_or(Cow::Borrowed("tool"))
 }
 
 fn method_call<'a>(
@@ -532,7 +491,7 @@ fn method_call<'a>(
     cx: &mut Cx<'a>,
 ) -> Result<(), Unmapped> {
     let p = params.unwrap_or_default();
-    cx.session_id = p.session_id.clone();
+    cx.session_id = p.session_id.0.clone();
     if env.kind() == Some(Kind::Request) {
         let session = p.session_id.as_deref().unwrap_or_default().to_owned();
         let request = match method {
@@ -582,11 +541,12 @@ fn method_call<'a>(
                 .iter()
                 .filter(|b| b.ty.as_deref() == Some("image"))
                 .map(|b| ImageData {
-                    media_type: Cow::Owned(b.mime_type.clone().unwrap_or_default().into_owned()),
+                    media_type: Cow::Owned(b.mime_type.0.clone().unwrap_or_default().into_owned()),
                     data: Cow::Owned(
                         b.data
+                            .0
                             .clone()
-                            .or(b.uri.clone())
+                            .or(b.uri.0.clone())
                             .unwrap_or_default()
                             .into_owned(),
                     ),
@@ -612,7 +572,7 @@ fn method_call<'a>(
         }
         "session/set_mode" => {
             let ext = cx.push(SessionMode {
-                current_mode_id: p.mode_id.unwrap_or_default(),
+                current_mode_id: p.mode_id.0.unwrap_or_default(),
                 available_modes: Vec::new(),
             });
             ext.put("acp.requestId", env.id_text().into_owned());
@@ -623,7 +583,7 @@ fn method_call<'a>(
                 Some(t) if is_object(t) => Some(serde_json::from_str(t.get())?),
                 _ => None,
             };
-            let call_id = tc.as_ref().and_then(|t| t.tool_call_id.clone());
+            let call_id = tc.as_ref().and_then(|t| t.tool_call_id.0.clone());
             let session = p.session_id.as_deref().unwrap_or_default().to_owned();
             if let Some(id) = &call_id {
                 let key = request_key(true, &env.id_text());
@@ -641,7 +601,7 @@ fn method_call<'a>(
             if let (Some(t), Some(id), None) = (&tc, &call_id, &known) {
                 let name = tool_name(t, id);
                 let name = if name == "tool" {
-                    t.title.clone().unwrap_or(name)
+                    t.title.0.clone().unwrap_or(name)
                 } else {
                     name
                 };
@@ -656,7 +616,7 @@ fn method_call<'a>(
                     let id = call_id.clone().unwrap_or_default();
                     let n = tool_name(t, &id);
                     if n == "tool" {
-                        t.title.clone().unwrap_or(n)
+                        t.title.0.clone().unwrap_or(n)
                     } else {
                         n
                     }
@@ -665,9 +625,9 @@ fn method_call<'a>(
             let options = p.options.map(|v| {
                 v.into_iter()
                     .map(|o| PermissionOption {
-                        option_id: o.option_id.unwrap_or_default(),
-                        name: o.name.unwrap_or_default(),
-                        kind: o.kind.unwrap_or_default(),
+                        option_id: o.option_id.0.unwrap_or_default(),
+                        name: o.name.0.unwrap_or_default(),
+                        kind: o.kind.0.unwrap_or_default(),
                     })
                     .collect()
             });
@@ -684,7 +644,7 @@ fn method_call<'a>(
                 reason: None,
                 blocked_path: None,
                 suggestions: None,
-                title: tc.as_ref().and_then(|t| t.title.clone()),
+                title: tc.as_ref().and_then(|t| t.title.0.clone()),
                 parent_call_id: None,
                 options,
             });
@@ -716,7 +676,7 @@ fn chunk_text<'a>(
     };
     let b: ContentBlock = serde_json::from_str(raw.get())?;
     if b.ty.as_deref() == Some("text") {
-        Ok((Some(b.text.unwrap_or_default()), None))
+        Ok((Some(b.text.0.unwrap_or_default()), None))
     } else {
         Ok((None, Some(raw)))
     }
@@ -725,8 +685,9 @@ fn chunk_text<'a>(
 fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let kind = u
         .session_update
+        .0
         .clone()
-        .or(u.ty.clone())
+        .or(u.ty.0.clone())
         .unwrap_or_default();
     match &*kind {
         "agent_message_chunk" | "agent_thought_chunk" => {
@@ -742,7 +703,7 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 json_delta: None,
                 block_index: None,
                 call_id: None,
-                message_id: u.message_id,
+                message_id: u.message_id.0,
             });
             ext.put_opt("acp.content", other);
         }
@@ -755,7 +716,7 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 parent_call_id: None,
             });
             ext.put_opt("acp.content", other);
-            ext.put_opt("acp.messageId", u.message_id);
+            ext.put_opt("acp.messageId", u.message_id.0);
         }
         "tool_call" | "tool_call_update" => tool_call(&kind, u, cx)?,
         "plan" | "plan_removed" => {
@@ -764,7 +725,7 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 .unwrap_or_default()
                 .into_iter()
                 .map(|e| PlanEntry {
-                    content: e.content.unwrap_or_default(),
+                    content: e.content.0.unwrap_or_default(),
                     status: match e.status.as_deref() {
                         Some("in_progress") => PlanStatus::InProgress,
                         Some("completed") => PlanStatus::Completed,
@@ -799,7 +760,7 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         }
         "current_mode_update" => {
             cx.push(SessionMode {
-                current_mode_id: u.current_mode_id.unwrap_or_default(),
+                current_mode_id: u.current_mode_id.0.unwrap_or_default(),
                 available_modes: Vec::new(),
             });
         }
@@ -816,8 +777,8 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         }
         "session_info_update" => {
             cx.push(SessionInfo {
-                title: u.title,
-                updated_at: u.updated_at,
+                title: u.title.0,
+                updated_at: u.updated_at.0,
             });
         }
         "usage_update" => {
@@ -841,7 +802,7 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             {
                 ext.put(
                     "acp.cost",
-                    json!({ "amount": c.amount, "currency": c.currency }),
+                    json!({ "amount": c.amount, "currency": c.currency.0 }),
                 );
             }
         }
@@ -863,22 +824,18 @@ fn update<'a>(u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 /// What a subagent call's input says of the subagent.
 #[derive(Deserialize)]
 struct AgentInput<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subagent_type: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
+    #[serde(borrow)]
+    subagent_type: OptStr<'a>,
+    description: OptStr<'a>,
+    prompt: OptStr<'a>,
 }
 
 /// What a subagent call's `toolResponse` says of it.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AgentResponse<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    agent_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    agent_id: OptStr<'a>,
+    status: OptStr<'a>,
     total_duration_ms: Option<Count>,
     total_tokens: Option<Count>,
     total_tool_use_count: Option<Count>,
@@ -888,8 +845,8 @@ struct AgentResponse<'a> {
 
 #[derive(Deserialize)]
 struct AgentText<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: OptStr<'a>,
 }
 
 /// The most text a call's remembered diffs keep ([`Call::diffs`]); past it a file change
@@ -903,14 +860,18 @@ fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) 
     let locations: Option<Vec<Str<'a>>> = u
         .locations
         .as_ref()
-        .map(|v| v.iter().filter_map(|l| l.path.clone()).collect::<Vec<_>>())
+        .map(|v| {
+            v.iter()
+                .filter_map(|l| l.path.0.clone())
+                .collect::<Vec<_>>()
+        })
         .filter(|v| !v.is_empty());
     cx.push(ToolInvocation {
         call_id,
         parent_call_id: parent.clone(),
         kind: tool_kind(u.kind.as_deref()),
         tool_name: name.clone(),
-        title: u.title.clone(),
+        title: u.title.0.clone(),
         input: u
             .raw_input
             .filter(|i| is_object(i))
@@ -933,7 +894,7 @@ fn parent_of<'a>(u: &Update<'a>) -> Option<Str<'a>> {
     u.meta
         .as_ref()
         .and_then(|m| m.claude_code.as_ref())
-        .and_then(|c| c.parent_tool_use_id.clone())
+        .and_then(|c| c.parent_tool_use_id.0.clone())
 }
 
 /// Ends a call the wire left open, as the turn's end or the permission answer implies.
@@ -952,7 +913,12 @@ fn infer_end<'a>(call_id: String, status: ToolCallStatus, cx: &mut Cx<'a>) {
 }
 
 fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
-    let call_id = u.tool_call_id.clone().or(u.id.clone()).unwrap_or_default();
+    let call_id = u
+        .tool_call_id
+        .0
+        .clone()
+        .or(u.id.0.clone())
+        .unwrap_or_default();
     let session = cx.session_id.as_deref().unwrap_or_default().to_owned();
     let key = call_key(&session, &call_id);
     let status = u.status.clone();
@@ -967,7 +933,11 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
     let locations: Option<Vec<Str<'a>>> = u
         .locations
         .as_ref()
-        .map(|v| v.iter().filter_map(|l| l.path.clone()).collect::<Vec<_>>())
+        .map(|v| {
+            v.iter()
+                .filter_map(|l| l.path.0.clone())
+                .collect::<Vec<_>>()
+        })
         .filter(|v| !v.is_empty());
     let name = tool_name(&u, &call_id);
     let tool_response = u
@@ -1022,11 +992,11 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
                 call.spawned = true;
                 cx.push(SubagentSpawn {
                     call_id: call_id.clone(),
-                    agent_type: i.subagent_type,
-                    description: i.description,
+                    agent_type: i.subagent_type.0,
+                    description: i.description.0,
                     is_resume: false,
                     resume_agent_id: None,
-                    prompt: i.prompt,
+                    prompt: i.prompt.0,
                     parent_call_id: parent.clone(),
                 });
             }
@@ -1037,8 +1007,8 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         if let Some(r) = response {
             let texts: Vec<&str> = r.content.iter().filter_map(|t| t.text.as_deref()).collect();
             call.agent = Some(AgentDone {
-                id: r.agent_id.map(Cow::into_owned),
-                status: r.status.map(Cow::into_owned),
+                id: r.agent_id.0.map(Cow::into_owned),
+                status: r.status.0.map(Cow::into_owned),
                 summary: (!texts.is_empty()).then(|| texts.join("\n")),
                 duration_ms: count(r.total_duration_ms),
                 tokens: count(r.total_tokens),
@@ -1102,11 +1072,11 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             .iter()
             .filter(|c| c.ty.as_deref() == Some("terminal"))
         {
-            ext.put_opt("acp.terminalId", t.terminal_id.clone());
+            ext.put_opt("acp.terminalId", t.terminal_id.0.clone());
         }
         if stopped {
             ext.put("insights.inferred", true);
-            ext.put_opt("acp.status", status.clone());
+            ext.put_opt("acp.status", status.0.clone());
         }
         if !failed {
             for (path, added, diff) in std::mem::take(&mut call.diffs) {
@@ -1151,12 +1121,12 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
             .map(Json::Raw);
         let ext = cx.push(ToolUpdate {
             call_id,
-            status: status.clone(),
+            status: status.0.clone(),
             tool_name: Some(name),
             output,
             elapsed_ms: None,
             parent_call_id: parent.clone(),
-            title: u.title,
+            title: u.title.0,
             input: u
                 .raw_input
                 .filter(|i| is_object(i) && i.get() != "{}")
@@ -1176,8 +1146,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ResultBody<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
+    session_id: OptStr<'a>,
     #[serde(borrow)]
     modes: Option<Modes<'a>>,
     #[serde(borrow)]
@@ -1191,8 +1160,7 @@ struct ResultBody<'a> {
     agent_info: Option<AgentInfo<'a>>,
     #[serde(borrow)]
     auth_methods: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    stop_reason: Option<Str<'a>>,
+    stop_reason: OptStr<'a>,
     usage: Option<PromptUsage>,
     #[serde(rename = "_meta", borrow)]
     meta: Option<&'a RawValue>,
@@ -1203,8 +1171,7 @@ struct ResultBody<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Modes<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    current_mode_id: Option<Str<'a>>,
+    current_mode_id: OptStr<'a>,
     #[serde(borrow, default)]
     available_modes: Vec<&'a RawValue>,
 }
@@ -1212,18 +1179,16 @@ struct Modes<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Models<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    current_model_id: Option<Str<'a>>,
+    current_model_id: OptStr<'a>,
     #[serde(borrow, default)]
     available_models: Vec<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 struct AgentInfo<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    version: Option<Str<'a>>,
+    #[serde(borrow)]
+    name: OptStr<'a>,
+    version: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -1239,10 +1204,9 @@ struct PromptUsage {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Outcome<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    outcome: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    option_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    outcome: OptStr<'a>,
+    option_id: OptStr<'a>,
 }
 
 /// Gemini CLI's `_meta.quota` on a prompt answer: usage in total and per model.
@@ -1267,8 +1231,8 @@ struct QuotaTokens {
 
 #[derive(Deserialize)]
 struct QuotaModel<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    #[serde(borrow)]
+    model: OptStr<'a>,
     token_count: Option<QuotaTokens>,
 }
 
@@ -1276,8 +1240,8 @@ struct QuotaModel<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorData<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    error_kind: Option<Str<'a>>,
+    #[serde(borrow)]
+    error_kind: OptStr<'a>,
 }
 
 /// What an answer looks like, to tell which side's request it answers.
@@ -1392,9 +1356,9 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             updated_permissions: None,
             interrupt: false,
             tool_use_id: call.map(Cow::Owned),
-            option_id: o.option_id,
+            option_id: o.option_id.0,
         });
-    } else if let Some(stop) = b.stop_reason {
+    } else if let Some(stop) = b.stop_reason.0 {
         // The answer names no session: its request does.
         let session = match answered(env, Shape::StopReason, cx) {
             Some(Request::Prompt { session }) => Some(session),
@@ -1443,7 +1407,7 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
                             },
                             ..ModelTokenUsage::default()
                         };
-                        (m.model.unwrap_or_default(), mu)
+                        (m.model.0.unwrap_or_default(), mu)
                     })
                     .collect(),
             )
@@ -1456,7 +1420,7 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             ..TurnComplete::default()
         });
         ext.put("acp.requestId", request_id);
-    } else if let Some(sid) = b.session_id {
+    } else if let Some(sid) = b.session_id.0 {
         let cwd = match answered(env, Shape::Other, cx) {
             Some(Request::Other { cwd, .. }) => cwd,
             _ => None,
@@ -1469,7 +1433,7 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
                 .as_ref()
                 .and_then(|a| a.version.clone())
                 .map(Cow::Owned),
-            model: b.models.as_ref().and_then(|m| m.current_model_id.clone()),
+            model: b.models.as_ref().and_then(|m| m.current_model_id.0.clone()),
             available_models: b.models.as_ref().map(|m| {
                 m.available_models
                     .iter()
@@ -1489,7 +1453,7 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
         }
         if let Some(m) = b.modes {
             cx.push(SessionMode {
-                current_mode_id: m.current_mode_id.unwrap_or_default(),
+                current_mode_id: m.current_mode_id.0.unwrap_or_default(),
                 available_modes: m
                     .available_modes
                     .into_iter()
@@ -1531,9 +1495,9 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
         });
         ext.put_opt(
             "acp.agentVersion",
-            info.as_ref().and_then(|i| i.version.clone()),
+            info.as_ref().and_then(|i| i.version.0.clone()),
         );
-        ext.put_opt("acp.agentName", info.and_then(|i| i.name));
+        ext.put_opt("acp.agentName", info.and_then(|i| i.name.0));
         ext.put_opt("acp.protocolVersion", b.protocol_version);
         ext.put_opt("acp.agentCapabilities", b.agent_capabilities);
         ext.put_opt("acp.authMethods", b.auth_methods);

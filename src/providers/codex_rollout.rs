@@ -28,6 +28,7 @@ use crate::event::{
     ChangeKind, FileChange, Json, Notice, SessionInit, Str, Text, TextKind, ToolCallStatus,
     ToolCompletion, ToolInvocation, ToolKind, UserInput,
 };
+use crate::wire::OptStr;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -80,44 +81,26 @@ struct Record<'a> {
 
 #[derive(Deserialize)]
 struct Payload<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cwd: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    cli_version: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    originator: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    source: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model_provider: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    turn_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    role: Option<Str<'a>>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
+    id: OptStr<'a>,
+    cwd: OptStr<'a>,
+    cli_version: OptStr<'a>,
+    originator: OptStr<'a>,
+    source: OptStr<'a>,
+    model_provider: OptStr<'a>,
+    model: OptStr<'a>,
+    turn_id: OptStr<'a>,
+    role: OptStr<'a>,
     #[serde(borrow, default)]
     content: Option<Vec<Part<'a>>>,
     /// Reasoning's summary parts (`turn_context` has a `summary` setting, a string).
     #[serde(borrow, default)]
     summary: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    call_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    arguments: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    input: Option<Str<'a>>,
+    name: OptStr<'a>,
+    call_id: OptStr<'a>,
+    arguments: OptStr<'a>,
+    input: OptStr<'a>,
     #[serde(borrow, default)]
     output: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -130,14 +113,14 @@ struct Payload<'a> {
 
 #[derive(Deserialize)]
 struct Passthrough<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    turn_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    turn_id: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct Part<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: OptStr<'a>,
 }
 
 /// Converts one record of a session file.
@@ -149,10 +132,11 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
         return event_msg(r.payload, cx);
     }
     let p: Payload = serde_json::from_str(r.payload.get())?;
-    cx.turn_id = p.turn_id.clone().or_else(|| {
+    cx.turn_id = p.turn_id.0.clone().or_else(|| {
         p.internal_chat_message_metadata_passthrough
             .as_ref()?
             .turn_id
+            .0
             .clone()
     });
     match ty {
@@ -160,10 +144,10 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
         "turn_context" => {
             let line = cx.line;
             let memory = &mut cx.memory().codex_rollout.context;
-            if let Some(m) = &p.model {
+            if let Some(m) = &p.model.0 {
                 memory.insert(MODEL, m.to_string(), line);
             }
-            if let Some(c) = &p.cwd {
+            if let Some(c) = &p.cwd.0 {
                 memory.insert(CWD, c.to_string(), line);
             }
             notice(
@@ -186,40 +170,35 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
 
 fn session_meta<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
     let line = cx.line;
-    if let Some(c) = &p.cwd {
+    if let Some(c) = &p.cwd.0 {
         cx.memory()
             .codex_rollout
             .context
             .insert(CWD, c.to_string(), line);
     }
-    if let Some(id) = p.id.clone().filter(|s| !s.is_empty()) {
+    if let Some(id) = p.id.0.clone().filter(|s| !s.is_empty()) {
         super::codex::set_stream_thread(cx, &id);
         cx.session_id = Some(id);
     }
     let ext = cx.push(SessionInit {
-        cwd: p.cwd,
-        version: p.cli_version,
+        cwd: p.cwd.0,
+        version: p.cli_version.0,
         ..SessionInit::default()
     });
-    ext.put_opt("codex.originator", p.originator);
-    ext.put_opt("codex.source", p.source);
-    ext.put_opt("codex.modelProvider", p.model_provider);
+    ext.put_opt("codex.originator", p.originator.0);
+    ext.put_opt("codex.source", p.source.0);
+    ext.put_opt("codex.modelProvider", p.model_provider.0);
 }
 
 /// An `event_msg`: the protocol's own event, as the wire protocol maps it, or a notice.
 fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     #[derive(Deserialize)]
     struct Ty<'a> {
-        #[serde(
-            rename = "type",
-            borrow,
-            default,
-            deserialize_with = "crate::wire::opt_str"
-        )]
-        ty: Option<Str<'a>>,
+        #[serde(rename = "type", borrow)]
+        ty: OptStr<'a>,
     }
     let t: Ty = serde_json::from_str(payload.get())?;
-    let ty = t.ty.unwrap_or_default();
+    let ty = t.ty.0.unwrap_or_default();
     if ty == "task_complete" {
         return task_complete(payload, cx);
     }
@@ -249,26 +228,23 @@ fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped>
 fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     #[derive(Deserialize)]
     struct Done<'a> {
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        turn_id: Option<Str<'a>>,
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        last_agent_message: Option<Str<'a>>,
+        turn_id: OptStr<'a>,
+        last_agent_message: OptStr<'a>,
         duration_ms: Option<crate::wire::Count>,
         #[serde(borrow, default)]
         error: Option<Failure<'a>>,
     }
     #[derive(Deserialize)]
     struct Failure<'a> {
-        #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-        message: Option<Str<'a>>,
+        message: OptStr<'a>,
         #[serde(borrow, default)]
         codex_error_info: Option<&'a RawValue>,
     }
     let d: Done = serde_json::from_str(payload.get())?;
-    cx.turn_id = d.turn_id;
+    cx.turn_id = d.turn_id.0;
     let failed = d.error.is_some();
     if let Some(e) = d.error {
-        let message = e.message.unwrap_or(Cow::Borrowed("error"));
+        let message = e.message.0.unwrap_or(Cow::Borrowed("error"));
         // `codex_error_info` is a word (`internal_server_error`) or an object naming one.
         let code = e.codex_error_info.and_then(|c| {
             serde_json::from_str::<String>(c.get()).ok().or_else(|| {
@@ -290,7 +266,7 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
         is_error: failed,
         usage,
         subtype: Some(Cow::Borrowed(if failed { "error" } else { "success" })),
-        result: d.last_agent_message,
+        result: d.last_agent_message.0,
         duration_ms: d.duration_ms.map(|c| c.0),
         ..crate::event::TurnComplete::default()
     });
@@ -312,7 +288,7 @@ fn synthetic(text: &str) -> bool {
 }
 
 fn joined<'a>(parts: Option<Vec<Part<'a>>>) -> Option<Str<'a>> {
-    let mut texts: Vec<Str<'a>> = parts?.into_iter().filter_map(|p| p.text).collect();
+    let mut texts: Vec<Str<'a>> = parts?.into_iter().filter_map(|p| p.text.0).collect();
     match texts.len() {
         0 => None,
         1 => texts.pop(),
@@ -321,10 +297,10 @@ fn joined<'a>(parts: Option<Vec<Part<'a>>>) -> Option<Str<'a>> {
 }
 
 fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
-    let ty = p.ty.clone().unwrap_or_default();
+    let ty = p.ty.0.clone().unwrap_or_default();
     match &*ty {
         "message" => {
-            let role = p.role.clone().unwrap_or_default();
+            let role = p.role.0.clone().unwrap_or_default();
             let text = joined(p.content).unwrap_or_default();
             match &*role {
                 "user" => {
@@ -342,7 +318,7 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
                         kind: TextKind::Text,
                         parent_call_id: None,
                         model: model.map(Cow::Owned),
-                        message_id: p.id,
+                        message_id: p.id.0,
                     });
                 }
                 _ => {
@@ -369,7 +345,7 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
                     kind: TextKind::Thinking,
                     parent_call_id: None,
                     model: None,
-                    message_id: p.id.clone(),
+                    message_id: p.id.0.clone(),
                 });
                 if is_raw {
                     ext.put(super::codex::RAW_REASONING, true);
@@ -396,8 +372,8 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
 }
 
 fn invocation<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
-    let name = p.name.unwrap_or_default();
-    let call_id = p.call_id.unwrap_or_default();
+    let name = p.name.0.unwrap_or_default();
+    let call_id = p.call_id.0.unwrap_or_default();
     // `function_call` arguments are JSON text; a custom tool's input is free text.
     let input: Json<'a> = match p.arguments.as_deref() {
         Some(a) => serde_json::from_str::<serde_json::Value>(a)
@@ -464,7 +440,7 @@ fn exit_code(output: &str) -> Option<i64> {
 }
 
 fn output<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
-    let call_id = p.call_id.unwrap_or_default();
+    let call_id = p.call_id.0.unwrap_or_default();
     let call = cx.memory().codex_rollout.calls.remove(&call_id);
     // The output is text, or an object whose `output` is.
     let text: Option<String> = p.output.and_then(|o| {
@@ -587,15 +563,9 @@ fn patch_changes(patch: &str, cwd: Option<&str>) -> Vec<PatchChange> {
 
 #[derive(Deserialize)]
 struct FactsRecord<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    timestamp: Option<Str<'a>>,
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
+    timestamp: OptStr<'a>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
     #[serde(borrow)]
     payload: Option<Payload<'a>>,
 }
@@ -631,10 +601,10 @@ pub(crate) fn line_facts<'a>(
             memo.cwd = p.cwd.as_deref().map(str::to_owned);
         }
         ("turn_context", _) => {
-            if let Some(m) = &p.model {
+            if let Some(m) = &p.model.0 {
                 memo.model = Some(m.to_string());
             }
-            if let Some(c) = &p.cwd {
+            if let Some(c) = &p.cwd.0 {
                 memo.cwd = Some(c.to_string());
             }
             return None;

@@ -36,7 +36,7 @@ use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
 use crate::members::Line;
-use crate::wire::{count, is_object, raw_str, Count};
+use crate::wire::{count, is_object, raw_str, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -93,7 +93,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             envelope(probe, cx);
             let w: Extra = crate::members::read(line, probe.members())?;
             for (_, ext) in cx.events.iter_mut() {
-                ext.put_opt("cursor.modelCallId", w.model_call_id.clone());
+                ext.put_opt("cursor.modelCallId", w.model_call_id.0.clone());
             }
             Ok(())
         }
@@ -133,20 +133,23 @@ fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
 
 #[derive(Deserialize)]
 struct Extra<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model_call_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    model_call_id: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct Thinking<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: OptStr<'a>,
 }
 
 fn thinking<'a>(line: Line<'a, '_>, subtype: &str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: Thinking = line.read()?;
     let (kind, text) = match subtype {
-        "delta" => (StreamDeltaKind::Thinking, Some(w.text.unwrap_or_default())),
+        "delta" => (
+            StreamDeltaKind::Thinking,
+            Some(w.text.0.unwrap_or_default()),
+        ),
         "completed" => (StreamDeltaKind::BlockStop, None),
         other => {
             return Err(Unmapped(format!(
@@ -174,14 +177,11 @@ fn thinking<'a>(line: Line<'a, '_>, subtype: &str, cx: &mut Cx<'a>) -> Result<()
 
 #[derive(Deserialize)]
 struct ToolCallLine<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subtype: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    call_id: Option<Str<'a>>,
+    subtype: OptStr<'a>,
+    call_id: OptStr<'a>,
     #[serde(borrow)]
     tool_call: &'a RawValue,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model_call_id: Option<Str<'a>>,
+    model_call_id: OptStr<'a>,
     #[serde(rename = "startedAtMs", borrow)]
     started_at_ms: Option<&'a RawValue>,
     #[serde(rename = "completedAtMs", borrow)]
@@ -196,42 +196,28 @@ struct Tool<'a> {
     args: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
+    description: OptStr<'a>,
     // `function`: a tool outside Cursor's own set.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    arguments: Option<Str<'a>>,
+    name: OptStr<'a>,
+    arguments: OptStr<'a>,
 }
 
 /// The members of `args` that titles, locations and plans are made from.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Args<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    command: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    glob_pattern: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    pattern: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    target_directory: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    query: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    url: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
+    command: OptStr<'a>,
+    path: OptStr<'a>,
+    glob_pattern: OptStr<'a>,
+    pattern: OptStr<'a>,
+    target_directory: OptStr<'a>,
+    query: OptStr<'a>,
+    url: OptStr<'a>,
+    description: OptStr<'a>,
     // mcpToolCall
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    provider_identifier: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_name: Option<Str<'a>>,
+    name: OptStr<'a>,
+    provider_identifier: OptStr<'a>,
+    tool_name: OptStr<'a>,
     // updateTodosToolCall
     #[serde(borrow)]
     todos: Option<Vec<Todo<'a>>>,
@@ -239,20 +225,17 @@ struct Args<'a> {
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: OptStr<'a>,
+    status: OptStr<'a>,
 }
 
 /// What a successful edit, write or delete reports.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Success<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    diff_string: Option<Str<'a>>,
+    path: OptStr<'a>,
+    diff_string: OptStr<'a>,
     exit_code: Option<i64>,
     /// updateTodosToolCall: the list after the update.
     #[serde(borrow)]
@@ -270,7 +253,7 @@ fn plan<'a>(todos: Vec<Todo<'a>>, call_id: Str<'a>) -> PlanUpdate<'a> {
                     .map(|s| s.trim_start_matches("TODO_STATUS_").to_ascii_lowercase())
                     .as_deref(),
             ),
-            content: t.content.unwrap_or_default(),
+            content: t.content.0.unwrap_or_default(),
             priority: None,
             active_form: None,
         })
@@ -338,7 +321,7 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     };
     let tool: Tool = serde_json::from_str(raw_tool.get())?;
     let kind_name = super::sub(&key, |k| k.strip_suffix("ToolCall").unwrap_or(k));
-    let args_raw = match (&tool.arguments, tool.args) {
+    let args_raw = match (&tool.arguments.0, tool.args) {
         (_, Some(a)) if is_object(a) => Some(Json::Raw(a)),
         // `function` carries its arguments as a JSON string.
         (Some(text), _) => Some(
@@ -354,10 +337,10 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         Some(a) if is_object(a) => serde_json::from_str(a.get()).unwrap_or_default(),
         _ => Args::default(),
     };
-    let (call_id, full_id) = call_id(w.call_id);
+    let (call_id, full_id) = call_id(w.call_id.0);
     let put_common = |ext: &mut Extensions<'a>| {
         ext.put_opt("cursor.callId", full_id.clone());
-        ext.put_opt("cursor.modelCallId", w.model_call_id.clone());
+        ext.put_opt("cursor.modelCallId", w.model_call_id.0.clone());
     };
     match w.subtype.as_deref() {
         Some("started") => {
@@ -368,23 +351,24 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             };
             let mcp = kind == ToolKind::Mcp;
             let tool_name = if key == "function" {
-                tool.name.clone().unwrap_or(Cow::Borrowed("function"))
+                tool.name.0.clone().unwrap_or(Cow::Borrowed("function"))
             } else if mcp {
-                args.name.clone().unwrap_or_else(|| kind_name.clone())
+                args.name.0.clone().unwrap_or_else(|| kind_name.clone())
             } else {
                 kind_name.clone()
             };
             let title = args
                 .command
+                .0
                 .clone()
-                .or_else(|| args.path.clone())
-                .or_else(|| args.glob_pattern.clone())
-                .or_else(|| args.pattern.clone())
-                .or_else(|| args.query.clone())
-                .or_else(|| args.url.clone())
-                .or_else(|| tool.description.clone())
-                .or_else(|| args.description.clone());
-            let locations: Vec<Str<'a>> = [&args.path, &args.target_directory]
+                .or_else(|| args.path.0.clone())
+                .or_else(|| args.glob_pattern.0.clone())
+                .or_else(|| args.pattern.0.clone())
+                .or_else(|| args.query.0.clone())
+                .or_else(|| args.url.0.clone())
+                .or_else(|| tool.description.0.clone())
+                .or_else(|| args.description.0.clone());
+            let locations: Vec<Str<'a>> = [&args.path.0, &args.target_directory.0]
                 .into_iter()
                 .flatten()
                 .cloned()
@@ -398,8 +382,12 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 input: args_raw.unwrap_or(Json::Value(serde_json::json!({}))),
                 locations: (!locations.is_empty()).then_some(locations),
                 model: None,
-                mcp_server: if mcp { args.provider_identifier } else { None },
-                mcp_tool: if mcp { args.tool_name } else { None },
+                mcp_server: if mcp {
+                    args.provider_identifier.0
+                } else {
+                    None
+                },
+                mcp_tool: if mcp { args.tool_name.0 } else { None },
                 message_id: None,
             });
             put_common(ext);
@@ -466,9 +454,9 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 _ => None,
             };
             if let (Some(change_kind), ToolCallStatus::Completed) = (change, status) {
-                if let Some(path) = success.path.or(args.path) {
+                if let Some(path) = success.path.0.or(args.path.0) {
                     // Cursor sends the hunks alone: the headers make it a unified diff.
-                    let diff = success.diff_string.filter(|d| !d.is_empty()).map(|d| {
+                    let diff = success.diff_string.0.filter(|d| !d.is_empty()).map(|d| {
                         if d.starts_with("@@") {
                             let new_file = change_kind == ChangeKind::Add;
                             Cow::Owned(crate::diff::headers(&path, new_file) + &d)
@@ -501,15 +489,13 @@ fn tool_call<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 
 #[derive(Deserialize)]
 struct ResultLine<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subtype: Option<Str<'a>>,
+    #[serde(borrow)]
+    subtype: OptStr<'a>,
     is_error: Option<bool>,
     duration_ms: Option<Count>,
     duration_api_ms: Option<Count>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    result: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    request_id: Option<Str<'a>>,
+    result: OptStr<'a>,
+    request_id: OptStr<'a>,
     usage: Option<Usage>,
 }
 
@@ -526,8 +512,8 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ResultLine = line.read()?;
     let ext = cx.push(TurnComplete {
         is_error: w.is_error.unwrap_or(false),
-        subtype: w.subtype,
-        result: w.result,
+        subtype: w.subtype.0,
+        result: w.result.0,
         duration_ms: count(w.duration_ms),
         duration_api_ms: count(w.duration_api_ms),
         usage: w.usage.map(|u| TokenUsage {
@@ -539,7 +525,7 @@ fn result<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         }),
         ..TurnComplete::default()
     });
-    ext.put_opt("cursor.requestId", w.request_id);
+    ext.put_opt("cursor.requestId", w.request_id.0);
     Ok(())
 }
 

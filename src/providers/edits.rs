@@ -6,6 +6,7 @@
 use super::memo::Memo;
 use super::Cx;
 use crate::event::*;
+use crate::wire::OptStr;
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -28,40 +29,34 @@ pub struct Edit {
 /// The members of an edit tool's input, by the names the agents use.
 #[derive(Deserialize, Default)]
 struct Input<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    file_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    old_string: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    new_string: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    old_str: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    new_str: Option<Str<'a>>,
+    #[serde(borrow)]
+    file_path: OptStr<'a>,
+    path: OptStr<'a>,
+    content: OptStr<'a>,
+    old_string: OptStr<'a>,
+    new_string: OptStr<'a>,
+    old_str: OptStr<'a>,
+    new_str: OptStr<'a>,
 }
 
 /// The change a call's input asks for: `write` tools give the whole file (`content`),
 /// `edit` tools a replacement (`old_string`/`new_string`, or `old_str`/`new_str`).
 pub fn from_input(input: &str, write: bool, creates: bool) -> Option<Edit> {
     let i: Input = serde_json::from_str(input).ok()?;
-    let path = i.file_path.or(i.path)?.into_owned();
+    let path = i.file_path.0.or(i.path.0)?.into_owned();
     if write {
         return Some(Edit {
             path,
             old: None,
-            new: i.content?.into_owned(),
+            new: i.content.0?.into_owned(),
             creates,
             whole: false,
         });
     }
     Some(Edit {
         path,
-        old: Some(i.old_string.or(i.old_str)?.into_owned()),
-        new: i.new_string.or(i.new_str)?.into_owned(),
+        old: Some(i.old_string.0.or(i.old_str.0)?.into_owned()),
+        new: i.new_string.0.or(i.new_str.0)?.into_owned(),
         creates: false,
         whole: false,
     })

@@ -21,7 +21,7 @@ use super::memo::Memo;
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, is_null, is_object, Count};
+use crate::wire::{count, is_null, is_object, Count, OptStr};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -87,47 +87,32 @@ fn sniff(p: &Probe) -> bool {
 
 #[derive(Deserialize)]
 struct Line<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    role: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
+    session_id: OptStr<'a>,
+    model: OptStr<'a>,
+    role: OptStr<'a>,
+    content: OptStr<'a>,
     delta: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_name: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_id: Option<Str<'a>>,
+    tool_name: OptStr<'a>,
+    tool_id: OptStr<'a>,
     #[serde(borrow)]
     parameters: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    status: OptStr<'a>,
     #[serde(borrow)]
     output: Option<&'a RawValue>,
     // Boxed, like `stats`: rare members that would make every line's struct larger to move.
     #[serde(borrow)]
     error: Option<Box<ErrorWire<'a>>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    severity: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
+    severity: OptStr<'a>,
+    message: OptStr<'a>,
     #[serde(borrow)]
     stats: Option<Box<Stats<'a>>>,
 }
 
 #[derive(Deserialize)]
 struct ErrorWire<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
+    #[serde(rename = "type", borrow)]
+    ty: OptStr<'a>,
+    message: OptStr<'a>,
     /// Not seen in 0.61.0 output; read should a version send it.
     code: Option<serde_json::Value>,
 }
@@ -156,38 +141,26 @@ struct ModelStats {
 /// The members of tool parameters that titles, locations, subagents and plans come from.
 #[derive(Deserialize, Default)]
 struct Params<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    command: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    file_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    absolute_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    dir_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    pattern: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    url: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    query: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    agent_name: Option<Str<'a>>,
+    command: OptStr<'a>,
+    description: OptStr<'a>,
+    file_path: OptStr<'a>,
+    absolute_path: OptStr<'a>,
+    path: OptStr<'a>,
+    dir_path: OptStr<'a>,
+    pattern: OptStr<'a>,
+    url: OptStr<'a>,
+    prompt: OptStr<'a>,
+    query: OptStr<'a>,
+    agent_name: OptStr<'a>,
     #[serde(borrow)]
     todos: Option<Vec<Todo<'a>>>,
 }
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    description: OptStr<'a>,
+    status: OptStr<'a>,
 }
 
 /// ToolKind of a Gemini CLI tool name.
@@ -218,7 +191,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     let w: Line = crate::members::read(line, probe.members())?;
     cx.wire_time(probe.timestamp.and_then(|r| r.str()));
     let ty = probe.ty().unwrap_or("");
-    match w.session_id.clone().filter(|s| !s.is_empty()) {
+    match w.session_id.0.clone().filter(|s| !s.is_empty()) {
         Some(id) => {
             if ty == "init" {
                 let line = cx.line;
@@ -240,12 +213,12 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     match ty {
         "init" => {
             cx.push(SessionInit {
-                model: w.model,
+                model: w.model.0,
                 ..SessionInit::default()
             });
         }
         "message" => {
-            let text = w.content.unwrap_or_default();
+            let text = w.content.0.unwrap_or_default();
             if w.role.as_deref() == Some("user") {
                 cx.push(UserInput {
                     text,
@@ -274,24 +247,25 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             }
         }
         "tool_use" => {
-            let name = w.tool_name.unwrap_or_default();
-            let call_id = w.tool_id.unwrap_or_default();
+            let name = w.tool_name.0.unwrap_or_default();
+            let call_id = w.tool_id.0.unwrap_or_default();
             let input = w.parameters.filter(|p| is_object(p));
             let p: Params = input
                 .and_then(|i| serde_json::from_str(i.get()).ok())
                 .unwrap_or_default();
             let path = p
                 .file_path
+                .0
                 .clone()
-                .or(p.absolute_path.clone())
-                .or(p.path.clone())
-                .or(p.dir_path.clone());
+                .or(p.absolute_path.0.clone())
+                .or(p.path.0.clone())
+                .or(p.dir_path.0.clone());
             let title = match tool_kind(&name) {
-                ToolKind::Execute => p.description.clone().or(p.command.clone()),
-                ToolKind::Search => p.pattern.clone().or(p.query.clone()),
-                ToolKind::Fetch => p.url.clone().or(p.prompt.clone()),
-                ToolKind::Browse => p.query.clone(),
-                ToolKind::Think => p.agent_name.clone().or(p.prompt.clone()),
+                ToolKind::Execute => p.description.0.clone().or(p.command.0.clone()),
+                ToolKind::Search => p.pattern.0.clone().or(p.query.0.clone()),
+                ToolKind::Fetch => p.url.0.clone().or(p.prompt.0.clone()),
+                ToolKind::Browse => p.query.0.clone(),
+                ToolKind::Think => p.agent_name.0.clone().or(p.prompt.0.clone()),
                 _ => path.clone(),
             };
             let edit = match &*name {
@@ -319,11 +293,11 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             if name == "invoke_agent" {
                 cx.push(SubagentSpawn {
                     call_id: call_id.clone(),
-                    agent_type: p.agent_name,
-                    description: p.prompt.clone(),
+                    agent_type: p.agent_name.0,
+                    description: p.prompt.0.clone(),
                     is_resume: false,
                     resume_agent_id: None,
-                    prompt: p.prompt,
+                    prompt: p.prompt.0,
                     parent_call_id: None,
                 });
             } else if name == "write_todos" {
@@ -332,7 +306,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                     .unwrap_or_default()
                     .into_iter()
                     .map(|t| PlanEntry {
-                        content: t.description.unwrap_or_default(),
+                        content: t.description.0.unwrap_or_default(),
                         status: match t.status.as_deref() {
                             Some("in_progress") => PlanStatus::InProgress,
                             Some("completed") => PlanStatus::Completed,
@@ -353,13 +327,13 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         "tool_result" => {
             let ok = w.status.as_deref() != Some("error");
             let output = match (&w.error, w.output.filter(|o| !is_null(o))) {
-                (Some(e), _) if !ok => {
-                    Some(Json::Value(json!({ "type": e.ty, "message": e.message })))
-                }
+                (Some(e), _) if !ok => Some(Json::Value(
+                    json!({ "type": e.ty.0, "message": e.message.0 }),
+                )),
                 (_, Some(o)) => Some(Json::Raw(o)),
                 _ => None,
             };
-            let call_id = w.tool_id.unwrap_or_default();
+            let call_id = w.tool_id.0.unwrap_or_default();
             // A call that asked for a change: used up by its result, whatever it says.
             let edit = if call_id.is_empty() {
                 None
@@ -381,7 +355,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 parent_call_id: None,
             });
             if let Some(e) = w.error {
-                ext.put_opt("gemini.errorType", e.ty);
+                ext.put_opt("gemini.errorType", e.ty.0);
             }
             if let Some(edit) = edit.filter(|_| ok) {
                 edits::file_change(edit, call_id, None, cx);
@@ -394,7 +368,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             };
             let (http_status, code) = api_error(w.message.as_deref().unwrap_or(""));
             cx.push(ErrorEvent {
-                message: w.message.unwrap_or(Cow::Borrowed("error")),
+                message: w.message.0.unwrap_or(Cow::Borrowed("error")),
                 severity,
                 code,
                 http_status,
@@ -441,7 +415,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                     Some(e) => {
                         let (status, code) = api_error(e.message.as_deref().unwrap_or(""));
                         let code = e.code.as_ref().and_then(code_text).or(code);
-                        (e.message.clone(), status, code)
+                        (e.message.0.clone(), status, code)
                     }
                     None => (None, None, None),
                 };
@@ -459,15 +433,15 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 });
                 ext.put_opt(
                     "gemini.errorType",
-                    error.as_ref().and_then(|e| e.ty.clone()),
+                    error.as_ref().and_then(|e| e.ty.0.clone()),
                 );
             }
             let ext = cx.push(TurnComplete {
                 is_error: failed,
-                subtype: w.status,
+                subtype: w.status.0,
                 errors: error
                     .as_ref()
-                    .and_then(|e| e.message.clone())
+                    .and_then(|e| e.message.0.clone())
                     .map(|m| vec![m]),
                 duration_ms: stats.as_ref().and_then(|s| count(s.duration_ms)),
                 usage,
@@ -478,7 +452,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 "gemini.toolCalls",
                 stats.as_ref().and_then(|s| count(s.tool_calls)),
             );
-            ext.put_opt("gemini.errorType", error.and_then(|e| e.ty));
+            ext.put_opt("gemini.errorType", error.and_then(|e| e.ty.0));
         }
         other => return Err(Unmapped(format!("unknown Gemini event type {other:?}"))),
     }

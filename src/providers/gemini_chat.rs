@@ -36,7 +36,7 @@ use super::memo::Memo;
 use super::{Cx, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, Count};
+use crate::wire::{count, Count, OptStr};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -109,27 +109,15 @@ pub fn sniff(p: &Probe) -> bool {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Record<'a> {
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    ty: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    project_hash: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    start_time: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    timestamp: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    model: Option<Str<'a>>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
+    id: OptStr<'a>,
+    session_id: OptStr<'a>,
+    project_hash: OptStr<'a>,
+    start_time: OptStr<'a>,
+    kind: OptStr<'a>,
+    timestamp: OptStr<'a>,
+    model: OptStr<'a>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -144,27 +132,22 @@ struct Record<'a> {
 
 #[derive(Deserialize)]
 struct Thought<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    subject: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
+    #[serde(borrow)]
+    subject: OptStr<'a>,
+    description: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ToolCall<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
+    id: OptStr<'a>,
+    name: OptStr<'a>,
     #[serde(borrow)]
     args: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
+    status: OptStr<'a>,
+    description: OptStr<'a>,
     #[serde(borrow)]
     result_display: Option<&'a RawValue>,
 }
@@ -186,24 +169,21 @@ struct SetDoc<'a> {
 
 #[derive(Deserialize)]
 struct SetMessage<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
+    #[serde(borrow)]
+    id: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct Part<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    text: OptStr<'a>,
     #[serde(rename = "functionResponse", borrow)]
     function_response: Option<FunctionResponse<'a>>,
 }
 
 #[derive(Deserialize)]
 struct FunctionResponse<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
+    id: OptStr<'a>,
+    name: OptStr<'a>,
     #[serde(borrow)]
     response: Option<&'a RawValue>,
 }
@@ -251,10 +231,10 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
         probe
             .timestamp
             .and_then(|t| t.str())
-            .or_else(|| r.start_time.clone()),
+            .or_else(|| r.start_time.0.clone()),
     );
     let at = cx.line;
-    if let Some(sid) = r.session_id.clone().filter(|_| r.ty.is_none()) {
+    if let Some(sid) = r.session_id.0.clone().filter(|_| r.ty.is_none()) {
         cx.session_id = Some(sid.clone());
         let sessions = &mut cx.memory().gemini_chat.sessions;
         if sessions.get("").map(String::as_str) != Some(&*sid) {
@@ -269,8 +249,8 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
         }
         sessions.insert(&sid, String::new(), at);
         let ext = cx.push(SessionInit::default());
-        ext.put_opt("gemini.projectHash", r.project_hash);
-        ext.put_opt("gemini.kind", r.kind);
+        ext.put_opt("gemini.projectHash", r.project_hash.0);
+        ext.put_opt("gemini.kind", r.kind.0);
         return Ok(());
     }
     cx.session_id = cx
@@ -401,7 +381,7 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     }
     let mut ended = false;
     for f in responses {
-        let Some(id) = f.id.clone() else { continue };
+        let Some(id) = f.id.0.clone() else { continue };
         unsent(cx, &id, false);
         if ended_already(cx, &id) {
             continue;
@@ -416,7 +396,7 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 call_id: id.clone(),
                 parent_call_id: None,
                 kind: tool_kind(f.name.as_deref().unwrap_or("")),
-                tool_name: f.name.clone().unwrap_or_default(),
+                tool_name: f.name.0.clone().unwrap_or_default(),
                 title: None,
                 input: Json::Value(json!({})),
                 locations: None,
@@ -550,7 +530,7 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         .unwrap_or_default();
     let thoughts = r.thoughts.unwrap_or_default();
     for t in thoughts.iter().skip(given.thoughts) {
-        let text = match (&t.subject, &t.description) {
+        let text = match (&t.subject.0, &t.description.0) {
             (Some(s), Some(d)) => Cow::Owned(format!("**{s}** {d}")),
             (Some(s), None) => s.clone(),
             (None, Some(d)) => d.clone(),
@@ -560,8 +540,8 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             text,
             kind: TextKind::Thinking,
             parent_call_id: None,
-            model: r.model.clone(),
-            message_id: r.id.clone(),
+            model: r.model.0.clone(),
+            message_id: r.id.0.clone(),
         });
     }
     let text = text_of(r.content).filter(|t| !t.is_empty());
@@ -571,16 +551,18 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             text: t,
             kind: TextKind::Text,
             parent_call_id: None,
-            model: r.model.clone(),
-            message_id: r.id.clone(),
+            model: r.model.0.clone(),
+            message_id: r.id.0.clone(),
         });
     }
     for call in r.tool_calls.unwrap_or_default() {
-        let Some(id) = call.id.clone() else { continue };
+        let Some(id) = call.id.0.clone() else {
+            continue;
+        };
         if ended_already(cx, &id) {
             continue;
         }
-        let name = call.name.clone().unwrap_or_default();
+        let name = call.name.0.clone().unwrap_or_default();
         let path = call.args.and_then(|a| {
             serde_json::from_str::<serde_json::Value>(a.get())
                 .ok()?
@@ -593,13 +575,13 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 call_id: id.clone(),
                 kind: tool_kind(&name),
                 tool_name: Cow::Owned(name.to_string()),
-                title: call.description.clone(),
+                title: call.description.0.clone(),
                 input: call.args.map_or_else(|| Json::Value(json!({})), Json::Raw),
                 locations: path.clone().map(|p| vec![Cow::Owned(p)]),
-                model: r.model.clone(),
+                model: r.model.0.clone(),
                 mcp_server: None,
                 mcp_tool: None,
-                message_id: r.id.clone(),
+                message_id: r.id.0.clone(),
                 parent_call_id: None,
             });
             set_call(cx, &id, false);
@@ -626,7 +608,7 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         });
         if stopped {
             ext.put("insights.inferred", true);
-            ext.put_opt("gemini.status", call.status.clone());
+            ext.put_opt("gemini.status", call.status.0.clone());
         }
         set_call(cx, &id, true);
         if status == ToolCallStatus::Completed {
@@ -683,8 +665,8 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             context_tokens: None,
             cost_usd: None,
             parent_call_id: None,
-            model: r.model.clone(),
-            message_id: r.id.clone(),
+            model: r.model.0.clone(),
+            message_id: r.id.0.clone(),
         })
         .put_opt("gemini.tokens", raw.map(Json::Raw));
     }
@@ -736,7 +718,7 @@ pub(crate) fn line_facts<'a>(
             f.response =
                 r.id.as_deref()
                     .map(|id| crate::ids::hash_pair(memo.session.as_deref().unwrap_or(""), id));
-            f.model = r.model;
+            f.model = r.model.0;
             f.usage = Some(tokens);
         }
         Some("user") => {

@@ -5,7 +5,7 @@
 //! optional: Codex omits it on the wire.
 
 use crate::event::Str;
-use crate::wire::{raw_str, Count, IfObject};
+use crate::wire::{raw_str, Count, IfObject, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -14,8 +14,7 @@ use std::borrow::Cow;
 pub struct Envelope<'a> {
     #[serde(borrow)]
     pub id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    pub method: Option<Str<'a>>,
+    pub method: OptStr<'a>,
     #[serde(borrow)]
     pub params: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "crate::wire::keep_null")]
@@ -36,8 +35,7 @@ pub struct Envelope<'a> {
 pub struct Message<'a, P, R> {
     #[serde(borrow)]
     pub id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    pub method: Option<Str<'a>>,
+    pub method: OptStr<'a>,
     #[serde(default)]
     pub params: IfObject<Box<P>>,
     #[serde(default, deserialize_with = "crate::wire::present")]
@@ -164,8 +162,7 @@ pub fn kind(
 #[derive(Debug, Deserialize)]
 pub struct RpcError<'a> {
     pub code: Option<i64>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    pub message: Option<Str<'a>>,
+    pub message: OptStr<'a>,
     #[serde(borrow)]
     pub data: Option<&'a RawValue>,
 }

@@ -170,7 +170,7 @@ crate::providers::memo::remember! {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Sticky {
     /// A Codex app-server v2 notification has been seen, so legacy `codex/event` lines
-    /// duplicate v2 events (see `codex.rs`).
+    /// duplicate v2 events (see `codex/legacy.rs`).
     pub codex_v2_seen: bool,
     /// [`Sticky::codex_v2_seen`] was set by a line of this run, not by the state it started
     /// with.

@@ -26,7 +26,7 @@ use super::claude;
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
-use crate::wire::{count, is_object, raw_str, Count};
+use crate::wire::{count, is_object, raw_str, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -62,13 +62,8 @@ fn sniff(p: &Probe) -> bool {
 #[derive(Deserialize)]
 struct Line<'a> {
     timestamp: Option<Count>,
-    #[serde(
-        rename = "sessionID",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    session_id: Option<Str<'a>>,
+    #[serde(rename = "sessionID")]
+    session_id: OptStr<'a>,
     #[serde(borrow)]
     part: Option<Part<'a>>,
     #[serde(borrow)]
@@ -78,37 +73,22 @@ struct Line<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Part<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    id: Option<Str<'a>>,
-    #[serde(
-        rename = "messageID",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    message_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    text: Option<Str<'a>>,
+    id: OptStr<'a>,
+    #[serde(rename = "messageID")]
+    message_id: OptStr<'a>,
+    text: OptStr<'a>,
     synthetic: Option<bool>,
     #[serde(borrow)]
     metadata: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    snapshot: Option<Str<'a>>,
+    snapshot: OptStr<'a>,
     // step-finish
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    reason: Option<Str<'a>>,
+    reason: OptStr<'a>,
     cost: Option<f64>,
     tokens: Option<Tokens>,
     // tool
-    #[serde(
-        rename = "callID",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    call_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool: Option<Str<'a>>,
+    #[serde(rename = "callID")]
+    call_id: OptStr<'a>,
+    tool: OptStr<'a>,
     #[serde(borrow)]
     state: Option<State<'a>>,
 }
@@ -130,16 +110,14 @@ struct Cache {
 
 #[derive(Deserialize)]
 struct State<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    status: OptStr<'a>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
     #[serde(borrow)]
     output: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    title: Option<Str<'a>>,
+    title: OptStr<'a>,
     #[serde(borrow)]
     metadata: Option<&'a RawValue>,
     time: Option<Time>,
@@ -153,7 +131,7 @@ struct Time {
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: Line = crate::members::read(line, probe.members())?;
-    cx.session_id = w.session_id.filter(|s| !s.is_empty());
+    cx.session_id = w.session_id.0.filter(|s| !s.is_empty());
     cx.timestamp = w
         .timestamp
         .map(|ms| Cow::Owned(crate::time::format_millis(ms.0)));
@@ -164,7 +142,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     let Some(part) = w.part else {
         return Err(Unmapped(format!("OpenCode {ty:?} line without a part")));
     };
-    cx.anchor = part.id.clone();
+    cx.anchor = part.id.0.clone();
     match ty {
         "step_start" => {
             let ext = cx.push(StreamDelta {
@@ -174,13 +152,13 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 json_delta: None,
                 block_index: None,
                 call_id: None,
-                message_id: part.message_id,
+                message_id: part.message_id.0,
             });
-            ext.put_opt("opencode.snapshot", part.snapshot);
+            ext.put_opt("opencode.snapshot", part.snapshot.0);
         }
         "text" if part.synthetic == Some(true) => {
             let ext = cx.push(UserInput {
-                text: part.text.unwrap_or_default(),
+                text: part.text.0.unwrap_or_default(),
                 images: None,
                 is_synthetic: true,
                 parent_call_id: None,
@@ -189,7 +167,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         "text" | "reasoning" => {
             let ext = cx.push(Text {
-                text: part.text.unwrap_or_default(),
+                text: part.text.0.unwrap_or_default(),
                 kind: if ty == "text" {
                     TextKind::Text
                 } else {
@@ -197,7 +175,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 },
                 parent_call_id: None,
                 model: None,
-                message_id: part.message_id,
+                message_id: part.message_id.0,
             });
             ext.put_opt("opencode.metadata", part.metadata);
         }
@@ -240,12 +218,12 @@ fn step_finish<'a>(part: Part<'a>, cx: &mut Cx<'a>) {
         cost_usd: None,
         parent_call_id: None,
         model: None,
-        message_id: part.message_id,
+        message_id: part.message_id.0,
     });
-    ext.put_opt("opencode.reason", part.reason.clone());
-    ext.put_opt("opencode.snapshot", part.snapshot);
+    ext.put_opt("opencode.reason", part.reason.0.clone());
+    ext.put_opt("opencode.snapshot", part.snapshot.0);
     // `tool-calls`: the model asked for tools, and the loop goes on with another step.
-    if let Some(reason) = part.reason.filter(|r| r != "tool-calls") {
+    if let Some(reason) = part.reason.0.filter(|r| r != "tool-calls") {
         cx.push(TurnComplete {
             is_error: reason == "error",
             stop_reason: Some(reason),
@@ -274,24 +252,14 @@ fn tool_kind(name: &str) -> ToolKind {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Input<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    file_path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    path: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
+    file_path: OptStr<'a>,
+    path: OptStr<'a>,
+    content: OptStr<'a>,
     // task
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    description: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    prompt: Option<Str<'a>>,
-    #[serde(
-        rename = "subagent_type",
-        borrow,
-        default,
-        deserialize_with = "crate::wire::opt_str"
-    )]
-    subagent_type: Option<Str<'a>>,
+    description: OptStr<'a>,
+    prompt: OptStr<'a>,
+    #[serde(rename = "subagent_type")]
+    subagent_type: OptStr<'a>,
     // todowrite
     #[serde(borrow)]
     todos: Option<Vec<Todo<'a>>>,
@@ -299,12 +267,10 @@ struct Input<'a> {
 
 #[derive(Deserialize)]
 struct Todo<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    content: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    priority: Option<Str<'a>>,
+    #[serde(borrow)]
+    content: OptStr<'a>,
+    status: OptStr<'a>,
+    priority: OptStr<'a>,
 }
 
 /// The members of a tool's metadata used here.
@@ -314,33 +280,29 @@ struct Meta<'a> {
     /// bash: the exit code.
     exit: Option<i64>,
     /// task: the child session.
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    session_id: Option<Str<'a>>,
+    session_id: OptStr<'a>,
     /// edit: the change.
     #[serde(borrow)]
     filediff: Option<FileDiff<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    diff: Option<Str<'a>>,
+    diff: OptStr<'a>,
     /// write: whether the file was there before.
     exists: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    filepath: Option<Str<'a>>,
+    filepath: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
 struct FileDiff<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    file: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    patch: Option<Str<'a>>,
+    #[serde(borrow)]
+    file: OptStr<'a>,
+    patch: OptStr<'a>,
 }
 
 fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let Some(state) = part.state else {
         return Err(Unmapped("tool part without a state".into()));
     };
-    let name = part.tool.unwrap_or_default();
-    let call_id = part.call_id.unwrap_or_default();
+    let name = part.tool.0.unwrap_or_default();
+    let call_id = part.call_id.0.unwrap_or_default();
     let input_raw = state.input.filter(|i| is_object(i));
     let input: Input = input_raw
         .and_then(|i| serde_json::from_str(i.get()).ok())
@@ -350,7 +312,7 @@ fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         .filter(|m| is_object(m))
         .and_then(|m| serde_json::from_str(m.get()).ok())
         .unwrap_or_default();
-    let locations: Vec<Str<'a>> = [&input.file_path, &input.path]
+    let locations: Vec<Str<'a>> = [&input.file_path.0, &input.path.0]
         .into_iter()
         .flatten()
         .cloned()
@@ -360,23 +322,23 @@ fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         parent_call_id: None,
         kind: tool_kind(&name),
         tool_name: name.clone(),
-        title: state.title.clone(),
+        title: state.title.0.clone(),
         input: input_raw.map_or(Json::Value(json!({})), Json::Raw),
         locations: (!locations.is_empty()).then_some(locations),
         model: None,
         mcp_server: None,
         mcp_tool: None,
-        message_id: part.message_id.clone(),
+        message_id: part.message_id.0.clone(),
     });
     match &*name {
         "task" => {
             cx.push(SubagentSpawn {
                 call_id: call_id.clone(),
-                agent_type: input.subagent_type.clone(),
-                description: input.description.clone(),
+                agent_type: input.subagent_type.0.clone(),
+                description: input.description.0.clone(),
                 is_resume: false,
                 resume_agent_id: None,
-                prompt: input.prompt.clone(),
+                prompt: input.prompt.0.clone(),
                 parent_call_id: None,
             });
         }
@@ -388,7 +350,7 @@ fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 .map(|t| PlanEntry {
                     status: claude::plan_status(t.status.as_deref()),
                     priority: claude::plan_priority(t.priority.as_deref()),
-                    content: t.content.unwrap_or_default(),
+                    content: t.content.0.unwrap_or_default(),
                     active_form: None,
                 })
                 .collect();
@@ -447,7 +409,7 @@ fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 .map(|o| Cow::Owned(task_result(&o).to_owned()));
             cx.push(SubagentComplete {
                 call_id: call_id.clone(),
-                agent_id: meta.session_id,
+                agent_id: meta.session_id.0,
                 status: Some(Cow::Owned(status.as_str().to_owned())),
                 summary,
                 duration_ms,
@@ -458,15 +420,15 @@ fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         }
         "edit" | "multiedit" => {
             let (file, patch) = match meta.filediff {
-                Some(f) => (f.file, f.patch),
+                Some(f) => (f.file.0, f.patch.0),
                 None => (None, None),
             };
-            if let Some(path) = file.or(input.file_path) {
+            if let Some(path) = file.or(input.file_path.0) {
                 cx.push(FileChange {
                     path,
                     change_kind: ChangeKind::Update,
                     move_path: None,
-                    diff: patch.or(meta.diff),
+                    diff: patch.or(meta.diff.0),
                     cumulative: false,
                     call_id: Some(call_id),
                     parent_call_id: None,
@@ -474,10 +436,11 @@ fn tool<'a>(part: Part<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             }
         }
         "write" => {
-            if let Some(path) = meta.filepath.or(input.file_path) {
+            if let Some(path) = meta.filepath.0.or(input.file_path.0) {
                 let created = meta.exists == Some(false);
                 let diff = input
                     .content
+                    .0
                     .filter(|_| created)
                     .map(|c| Cow::Owned(claude::creation_diff(&path, &c)));
                 cx.push(FileChange {
@@ -510,8 +473,7 @@ fn task_result(output: &str) -> &str {
 
 #[derive(Deserialize)]
 struct ErrorObject<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    name: Option<Str<'a>>,
+    name: OptStr<'a>,
     #[serde(borrow)]
     data: Option<&'a RawValue>,
 }
@@ -519,8 +481,8 @@ struct ErrorObject<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorData<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    message: OptStr<'a>,
     status_code: Option<Count>,
 }
 
@@ -539,13 +501,13 @@ fn error<'a>(raw: Option<&'a RawValue>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
     };
     let message = data
         .as_ref()
-        .and_then(|d| d.message.clone())
-        .or_else(|| e.name.clone())
+        .and_then(|d| d.message.0.clone())
+        .or_else(|| e.name.0.clone())
         .unwrap_or(Cow::Borrowed("error"));
     let ext = cx.push(ErrorEvent {
         message,
         severity: Severity::Error,
-        code: e.name,
+        code: e.name.0,
         http_status: count(data.as_ref().and_then(|d| d.status_code)),
         will_retry: None,
         attempt: None,

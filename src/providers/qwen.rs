@@ -25,7 +25,7 @@ use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
 use crate::members::Line;
-use crate::wire::{count, is_object, raw_str, Count};
+use crate::wire::{count, is_object, raw_str, Count, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -147,10 +147,9 @@ fn event_type(raw: crate::wire::Raw<'_>) -> Option<&str> {
 
 #[derive(Deserialize)]
 struct InitExtra<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    qwen_code_version: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    permission_mode: Option<Str<'a>>,
+    #[serde(borrow)]
+    qwen_code_version: OptStr<'a>,
+    permission_mode: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -179,8 +178,8 @@ struct ResultError<'a> {
 
 #[derive(Deserialize)]
 struct ErrorObject<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    message: Option<Str<'a>>,
+    #[serde(borrow)]
+    message: OptStr<'a>,
 }
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
@@ -190,8 +189,8 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             claude::system(Line::new(line, probe.members()), "init", cx)?;
             let w: InitExtra = crate::members::read(line, probe.members())?;
             if let Some((Body::SessionInit(init), ext)) = cx.events.last_mut() {
-                init.version = init.version.take().or(w.qwen_code_version);
-                init.permission_mode = init.permission_mode.take().or(w.permission_mode);
+                init.version = init.version.take().or(w.qwen_code_version.0);
+                init.permission_mode = init.permission_mode.take().or(w.permission_mode.0);
                 if sub == "session_start" {
                     ext.put("qwen.subtype", "session_start");
                 }
@@ -230,7 +229,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             claude::convert_as(line, probe, cx, &QWEN)?;
             let w: ResultError = crate::members::read(line, probe.members())?;
             let message = match w.error {
-                Some(e) if is_object(e) => serde_json::from_str::<ErrorObject>(e.get())?.message,
+                Some(e) if is_object(e) => serde_json::from_str::<ErrorObject>(e.get())?.message.0,
                 Some(e) => raw_str(e),
                 None => None,
             };
@@ -250,10 +249,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 
 #[derive(Deserialize)]
 struct TaskDone<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    tool_use_id: Option<Str<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::opt_str")]
-    status: Option<Str<'a>>,
+    #[serde(borrow)]
+    tool_use_id: OptStr<'a>,
+    status: OptStr<'a>,
     usage: Option<TaskUsage>,
 }
 
@@ -268,7 +266,7 @@ struct TaskUsage {
 /// the task notification of that call.
 fn subagent_done<'a>(data: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: TaskDone = serde_json::from_str(data.get())?;
-    let (Some(call_id), Some(status)) = (w.tool_use_id, w.status) else {
+    let (Some(call_id), Some(status)) = (w.tool_use_id.0, w.status.0) else {
         return Ok(());
     };
     if !matches!(&*status, "completed" | "failed" | "cancelled" | "stopped") {

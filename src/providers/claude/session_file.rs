@@ -1,0 +1,334 @@
+//! Claude Code's own session files (`~/.claude/projects/<project>/<session>.jsonl`): what the
+//! converter infers from their lines (the session's announcement, its turns, the call a
+//! subagent's file belongs to), and what `insights usage` and `insights sessions` read of a line.
+
+use super::user::INTERRUPT_TEXTS;
+use super::{session_key, turn_mut, FileTurn, WireUsage};
+use crate::event::*;
+use crate::providers::Cx;
+use crate::wire::OptStr;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+/// What a session file's line says beyond the wire's members.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct FileMeta<'a> {
+    is_sidechain: Option<bool>,
+    is_meta: Option<bool>,
+    is_compact_summary: Option<bool>,
+    is_api_error_message: Option<bool>,
+    agent_id: OptStr<'a>,
+    cwd: OptStr<'a>,
+    version: OptStr<'a>,
+    git_branch: OptStr<'a>,
+    #[serde(borrow, default)]
+    message: Option<FileMessage<'a>>,
+    #[serde(borrow, default)]
+    tool_use_result: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct FileMessage<'a> {
+    id: OptStr<'a>,
+    stop_reason: OptStr<'a>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+impl FileMeta<'_> {
+    fn sidechain(&self) -> bool {
+        self.is_sidechain.unwrap_or(false)
+    }
+
+    /// A prompt a person wrote: a user line of text, not a tool's result, not one the CLI
+    /// adds (`isMeta`, a compaction summary). Interrupt texts count: they end the turn.
+    fn prompt(&self) -> bool {
+        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
+            return false;
+        };
+        let c = c.get();
+        let text = c.starts_with('"') || (c.starts_with('[') && !c.contains(r#""tool_result""#));
+        text && !self.is_meta.unwrap_or(false) && !self.is_compact_summary.unwrap_or(false)
+    }
+
+    /// A call's result that says the person stopped it (`toolUseResult` "User rejected tool
+    /// use", written when an interrupt stops a running call; a denied permission says "Error:
+    /// The user denied this tool use.").
+    fn rejected_by_user(&self) -> bool {
+        self.tool_use_result
+            .is_some_and(|r| r.get() == r#""User rejected tool use""#)
+    }
+
+    fn interrupt(&self) -> bool {
+        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
+            return false;
+        };
+        INTERRUPT_TEXTS.iter().any(|t| c.get().contains(t))
+    }
+}
+
+/// Stop reasons after which the model waits for the person.
+const TURN_ENDS: &[&str] = &["end_turn", "stop_sequence", "max_tokens", "refusal"];
+
+/// Before a session file's line is mapped: the session's announcement the first time the
+/// stream meets it, the end of a turn whose last message is complete, a new turn at a
+/// person's prompt. Returns the call a subagent's line belongs to, where the stream has
+/// seen the result that names the subagent.
+pub(super) fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Option<Str<'a>> {
+    let key = session_key(cx);
+    let line = cx.line;
+    if !cx.memory().claude.files.contains(&key) {
+        cx.memory()
+            .claude
+            .files
+            .insert(&key, FileTurn::default(), line);
+        let ext = cx.push(SessionInit {
+            cwd: f.cwd.0.clone(),
+            version: f.version.0.clone(),
+            ..SessionInit::default()
+        });
+        ext.put_opt("claude.gitBranch", f.git_branch.0.clone());
+        ext.put("insights.inferred", true);
+    }
+    if f.rejected_by_user() {
+        // The file's trace of an interrupt during a call (the stream has the `interrupt`
+        // request): the call was stopped, as `interrupted` reads it.
+        turn_mut(cx).interrupted = true;
+    }
+    if f.sidechain() {
+        let id = f.agent_id.as_deref()?;
+        let key = agent_key(&key, id);
+        return cx.memory().claude.agents.get(&key).cloned().map(Cow::Owned);
+    }
+    let turn = cx
+        .memory()
+        .claude
+        .files
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
+    if let Some((msg, reason)) = &turn.ending {
+        let same = ty == "assistant"
+            && f.message.as_ref().and_then(|m| m.id.as_deref()) == Some(msg.as_str());
+        if !same {
+            let ext = cx.push(TurnComplete {
+                subtype: Some(Cow::Borrowed("success")),
+                stop_reason: Some(Cow::Owned(reason.clone())),
+                ..TurnComplete::default()
+            });
+            ext.put("insights.inferred", true);
+            set_file_turn(cx, &key, FileTurn::default());
+        }
+    }
+    if ty == "user" && f.prompt() && !f.interrupt() {
+        if cx.memory().claude.files.get(&key).is_some_and(|t| t.open) {
+            // The file says nothing of how the turn before ended.
+            let ext = cx.push(TurnComplete::default());
+            ext.put("insights.inferred", true);
+        }
+        let ext = cx.push(TurnStart { model: None });
+        ext.put("insights.inferred", true);
+        set_file_turn(
+            cx,
+            &key,
+            FileTurn {
+                open: true,
+                ending: None,
+            },
+        );
+    }
+    None
+}
+
+/// After a session file's line is mapped: an interrupt or an API error ends the turn; a
+/// message that stops for good ends it once its last block is written; a result that
+/// names a subagent links the subagent's own file to the call.
+pub(super) fn file_after<'a>(
+    f: &FileMeta<'a>,
+    ty: &str,
+    text: &'a str,
+    parent: Option<Str<'a>>,
+    cx: &mut Cx<'a>,
+) {
+    if f.sidechain() && parent.is_none() {
+        for (_, ext) in cx.events.iter_mut() {
+            ext.put_opt("claude.agentId", f.agent_id.0.clone());
+        }
+    }
+    if ty == "user" {
+        link_subagents(text, cx);
+    }
+    if f.sidechain() {
+        return;
+    }
+    let key = session_key(cx);
+    if ty == "user" && f.prompt() && f.interrupt() {
+        // As the wire's result says of an interrupted turn.
+        let ext = cx.push(TurnComplete {
+            is_error: true,
+            subtype: Some(Cow::Borrowed("interrupted")),
+            stop_reason: Some(Cow::Borrowed("interrupted")),
+            ..TurnComplete::default()
+        });
+        ext.put("insights.inferred", true);
+        set_file_turn(cx, &key, FileTurn::default());
+    } else if ty == "assistant" && f.is_api_error_message.unwrap_or(false) {
+        let ext = cx.push(TurnComplete {
+            is_error: true,
+            subtype: Some(Cow::Borrowed("error")),
+            ..TurnComplete::default()
+        });
+        ext.put("insights.inferred", true);
+        set_file_turn(cx, &key, FileTurn::default());
+    } else if ty == "assistant" {
+        let m = f.message.as_ref();
+        let reason = m.and_then(|m| m.stop_reason.as_deref());
+        if let (Some(id), Some(r)) = (m.and_then(|m| m.id.as_deref()), reason) {
+            if TURN_ENDS.contains(&r) {
+                set_file_turn(
+                    cx,
+                    &key,
+                    FileTurn {
+                        open: true,
+                        ending: Some((id.to_owned(), r.to_owned())),
+                    },
+                );
+            }
+        }
+    }
+}
+
+fn set_file_turn(cx: &mut Cx<'_>, key: &str, t: FileTurn) {
+    let line = cx.line;
+    if !t.open {
+        // What the stream's turn state said (an interrupt) ends with the turn.
+        cx.memory().claude.turns.remove(key);
+    }
+    let files = &mut cx.memory().claude.files;
+    if files.get(key) != Some(&t) {
+        files.insert(key, t, line);
+    }
+}
+
+/// Remembers the call of each subagent a tool result names (`toolUseResult.agentId`).
+fn link_subagents<'a>(text: &'a str, cx: &mut Cx<'a>) {
+    if !text.contains(r#""agentId""#) {
+        return;
+    }
+    let line = cx.line;
+    let links: Vec<(String, String)> = cx
+        .events
+        .iter()
+        .filter_map(|(b, _)| match b {
+            Body::SubagentComplete(s) => {
+                Some((s.agent_id.as_deref()?.to_owned(), s.call_id.to_string()))
+            }
+            _ => None,
+        })
+        .collect();
+    let session = session_key(cx);
+    for (agent, call) in links {
+        cx.memory()
+            .claude
+            .agents
+            .insert(&agent_key(&session, &agent), call, line);
+    }
+}
+
+/// A subagent's key in [`Memory::agents`]: agent ids are the session's own.
+///
+/// [`Memory::agents`]: super::Memory::agents
+fn agent_key(session: &str, agent: &str) -> String {
+    format!("{session}/{agent}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// usage and sessions
+
+/// A session file's line as `insights usage` and `insights sessions` read it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FactsLine<'a> {
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
+    timestamp: OptStr<'a>,
+    session_id: OptStr<'a>,
+    cwd: OptStr<'a>,
+    request_id: OptStr<'a>,
+    /// Older Claude Code versions wrote each response's cost.
+    #[serde(rename = "costUSD")]
+    cost_usd: Option<f64>,
+    is_meta: Option<bool>,
+    is_sidechain: Option<bool>,
+    is_compact_summary: Option<bool>,
+    #[serde(borrow)]
+    message: Option<FactsMessage<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FactsMessage<'a> {
+    id: OptStr<'a>,
+    model: OptStr<'a>,
+    #[serde(borrow)]
+    usage: Option<WireUsage<'a>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+/// What a line of a Claude Code session file (`~/.claude/projects/…/*.jsonl`) tells
+/// `usage` and `sessions`: an assistant line's tokens (the same `usage` the events carry),
+/// keyed by message id and request id, since Claude Code writes one line per content block
+/// of a message and a resumed session repeats earlier messages; a person's prompt.
+pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a>> {
+    let has_usage = line.contains(r#""usage":{"#);
+    if !has_usage && !line.contains(r#""type":"user""#) {
+        return None;
+    }
+    let w: FactsLine = serde_json::from_str(line).ok()?;
+    let mut f = crate::usage::LineFacts {
+        time: w.timestamp.as_deref().and_then(crate::time::millis),
+        session: w.session_id.0,
+        cwd: w.cwd.0,
+        cost_usd: w.cost_usd,
+        ..Default::default()
+    };
+    let msg = w.message?;
+    match (w.ty.as_deref(), msg.usage) {
+        (_, Some(u)) => {
+            let tokens = u.tokens();
+            // API errors are written as messages of the model `<synthetic>`, with no tokens.
+            if tokens.is_zero() || msg.model.as_deref() == Some("<synthetic>") {
+                return None;
+            }
+            f.model = match (msg.model.0, u.speed.as_deref()) {
+                (Some(m), Some("fast")) => Some(Cow::Owned(format!("{m}-fast"))),
+                (m, _) => m,
+            };
+            f.response = msg
+                .id
+                .as_deref()
+                .map(|id| crate::ids::hash_pair(id, w.request_id.as_deref().unwrap_or("")));
+            f.usage = Some(tokens);
+        }
+        (Some("user"), None) => {
+            let content = msg.content?.get();
+            let person = match content.as_bytes().first() {
+                Some(b'"') => serde_json::from_str::<Str>(content)
+                    .is_ok_and(|t| !INTERRUPT_TEXTS.contains(&&*t)),
+                Some(b'[') => !content.contains(r#""tool_result""#),
+                _ => false,
+            };
+            f.prompt = person
+                && !w.is_meta.unwrap_or(false)
+                && !w.is_sidechain.unwrap_or(false)
+                && !w.is_compact_summary.unwrap_or(false);
+            if !f.prompt {
+                return None;
+            }
+        }
+        _ => return None,
+    }
+    Some(f)
+}

@@ -1,0 +1,514 @@
+//! `user` lines: tool results (with the subagents and file changes they end) and a person's
+//! prompts.
+
+use super::{interrupted, Block, Dialect, Subagent};
+use crate::event::*;
+use crate::members::Line;
+use crate::providers::{Cx, Unmapped};
+use crate::wire::{count, is_null, is_object, raw_str, Count, OptStr};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+
+#[derive(Deserialize)]
+struct User<'a> {
+    #[serde(borrow)]
+    message: UserMessage<'a>,
+    parent_tool_use_id: OptStr<'a>,
+    /// `toolUseResult` in Claude Code's own session files.
+    #[serde(borrow, alias = "toolUseResult")]
+    tool_use_result: Option<&'a RawValue>,
+    #[serde(rename = "isSynthetic")]
+    is_synthetic: Option<bool>,
+    #[serde(rename = "isReplay")]
+    is_replay: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct UserMessage<'a> {
+    #[serde(borrow)]
+    content: &'a RawValue,
+}
+
+/// What Claude Code reports about a finished tool call (`tool_use_result`), the parts used here.
+#[derive(Deserialize, Default)]
+struct ToolUseResult<'a> {
+    #[serde(rename = "agentId")]
+    agent_id: OptStr<'a>,
+    status: OptStr<'a>,
+    #[serde(rename = "totalDurationMs")]
+    total_duration_ms: Option<Count>,
+    #[serde(rename = "totalTokens")]
+    total_tokens: Option<Count>,
+    #[serde(rename = "totalToolUseCount")]
+    total_tool_use_count: Option<Count>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(rename = "filePath")]
+    file_path: OptStr<'a>,
+    #[serde(rename = "type")]
+    ty: OptStr<'a>,
+    #[serde(rename = "structuredPatch", borrow)]
+    structured_patch: Option<Vec<Hunk<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct Hunk<'a> {
+    #[serde(rename = "oldStart")]
+    old_start: Count,
+    #[serde(rename = "oldLines")]
+    old_lines: Count,
+    #[serde(rename = "newStart")]
+    new_start: Count,
+    #[serde(rename = "newLines")]
+    new_lines: Count,
+    #[serde(borrow)]
+    lines: Vec<Str<'a>>,
+}
+
+/// A unified diff from Claude Code's structured patch.
+fn unified_diff(path: &str, hunks: &[Hunk], created: bool) -> String {
+    let mut d = String::new();
+    let old = if created {
+        "/dev/null".to_string()
+    } else {
+        format!("a{}", slash(path))
+    };
+    d.push_str(&format!("--- {old}\n+++ b{}\n", slash(path)));
+    for h in hunks {
+        d.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            h.old_start.0, h.old_lines.0, h.new_start.0, h.new_lines.0
+        ));
+        for l in &h.lines {
+            d.push_str(l);
+            d.push('\n');
+        }
+    }
+    d
+}
+
+/// A unified diff that creates a file with `content`.
+pub(crate) fn creation_diff(path: &str, content: &str) -> String {
+    let lines: Vec<&str> = content.lines().collect();
+    let mut d = format!("--- /dev/null\n+++ b{}\n", slash(path));
+    if !lines.is_empty() {
+        d.push_str(&format!("@@ -0,0 +1,{} @@\n", lines.len()));
+        for l in lines {
+            d.push('+');
+            d.push_str(l);
+            d.push('\n');
+        }
+    }
+    d
+}
+
+fn slash(path: &str) -> Cow<'_, str> {
+    if path.starts_with('/') {
+        Cow::Borrowed(path)
+    } else {
+        Cow::Owned(format!("/{path}"))
+    }
+}
+
+/// A JSON object written as a string (`"{\"output\":\"ok\"}"`), decoded.
+fn json_text(raw: &RawValue) -> Option<Json<'static>> {
+    let text = raw_str(raw)?;
+    let v: Value = serde_json::from_str(text.trim()).ok()?;
+    v.is_object().then_some(Json::Value(v))
+}
+
+/// The text of a tool_result's or an Agent result's content: a string, or its text blocks.
+/// A subagent's answer as its call's result gives it, without the CLI's footer (`agentId: …
+/// (use SendMessage …)\n<usage>subagent_tokens: N\ntool_uses: N\nduration_ms: N</usage>`),
+/// and the footer's figures: tokens, tool uses, duration.
+/// A subagent's answer and its footer's figures (tokens, tool uses, duration) and agent id,
+/// from the text of a result without `tool_use_result` (a subagent's own subagent).
+fn subagent_answer(raw: &RawValue) -> (Option<String>, [Option<u64>; 3], Option<String>) {
+    let Some(text) = content_text(raw) else {
+        return (None, [None; 3], None);
+    };
+    let Some(at) = text
+        .find("agentId: ")
+        .filter(|&i| i == 0 || text[..i].ends_with('\n'))
+    else {
+        return (Some(text), [None; 3], None);
+    };
+    let footer = &text[at..];
+    let agent = footer["agentId: ".len()..]
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ',')
+        .next()
+        .filter(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        .map(str::to_owned);
+    let figure = |name: &str| {
+        let rest = &footer[footer.find(name)? + name.len()..];
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    let figures = [
+        figure("subagent_tokens: "),
+        figure("tool_uses: "),
+        figure("duration_ms: "),
+    ];
+    let answer = text[..at].trim_end_matches('\n');
+    (
+        (!answer.is_empty()).then(|| answer.to_owned()),
+        figures,
+        agent,
+    )
+}
+
+fn content_text(raw: &RawValue) -> Option<String> {
+    if let Some(s) = raw_str(raw) {
+        return Some(s.into_owned());
+    }
+    #[derive(Deserialize)]
+    struct T<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: OptStr<'a>,
+        text: OptStr<'a>,
+    }
+    let blocks: Vec<T> = serde_json::from_str(raw.get()).ok()?;
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b.ty.as_deref() == Some("text"))
+        .filter_map(|b| b.text.as_deref())
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// The `user` texts Claude Code writes itself when an interrupt stops a turn.
+pub(super) const INTERRUPT_TEXTS: &[&str] = &[
+    "[Request interrupted by user]",
+    "[Request interrupted by user for tool use]",
+];
+
+pub(super) fn user<'a>(
+    line: Line<'a, '_>,
+    cx: &mut Cx<'a>,
+    d: &Dialect,
+    file_parent: Option<Str<'a>>,
+) -> Result<(), Unmapped> {
+    let w: User = line.read()?;
+    let parent = w.parent_tool_use_id.0.or(file_parent);
+    let synthetic = w.is_synthetic.unwrap_or(false);
+    let replay = w.is_replay.unwrap_or(false);
+    let push_input = |cx: &mut Cx<'a>, text: Str<'a>, images: Option<Vec<ImageData<'a>>>| {
+        // The CLI writes these itself when an interrupt stops a turn: the person typed
+        // nothing. The line has no `isSynthetic`; the text is the CLI's own.
+        let cli_text = !synthetic && images.is_none() && INTERRUPT_TEXTS.contains(&&*text);
+        let ext = cx.push(UserInput {
+            text,
+            images,
+            is_synthetic: synthetic || cli_text,
+            parent_call_id: parent.clone(),
+        });
+        if replay {
+            ext.put("isReplay", true);
+        }
+        if cli_text {
+            ext.put("claude.interruptNotice", true);
+        }
+    };
+    if let Some(text) = raw_str(w.message.content) {
+        push_input(cx, text, None);
+        return Ok(());
+    }
+    let blocks: Vec<Block> = serde_json::from_str(w.message.content.get())?;
+    let mut texts: Vec<Str<'a>> = Vec::new();
+    let mut images: Vec<ImageData<'a>> = Vec::new();
+    let tool_results = blocks.iter().filter(|b| b.ty == "tool_result").count();
+    for b in blocks {
+        match &*b.ty {
+            "tool_result" => {
+                let call_id = b.tool_use_id.0.unwrap_or_default();
+                let is_error = b.is_error.unwrap_or(false);
+                // The line's tool_use_result describes its (only) tool_result.
+                let meta = w.tool_use_result.filter(|_| tool_results == 1);
+                let output = match (meta, b.content) {
+                    (Some(m), _) if !is_null(m) => Some(Json::Raw(m)),
+                    (_, Some(c)) if d.json_results => Some(json_text(c).unwrap_or(Json::Raw(c))),
+                    (_, Some(c)) => Some(Json::Raw(c)),
+                    _ => None,
+                };
+                let content = b
+                    .content
+                    .filter(|c| c.get().starts_with('['))
+                    .map(Json::Raw);
+                let call = cx.memory().claude.calls.remove(&call_id);
+                // An error result after an interrupt was asked for: the interrupt stopped
+                // the call ("User rejected tool use").
+                let stopped = is_error && interrupted(cx);
+                cx.push(ToolCompletion {
+                    call_id: call_id.clone(),
+                    status: if stopped {
+                        ToolCallStatus::Cancelled
+                    } else if is_error {
+                        ToolCallStatus::Failed
+                    } else {
+                        ToolCallStatus::Completed
+                    },
+                    duration_ms: None,
+                    output,
+                    is_error,
+                    content,
+                    locations: None,
+                    parent_call_id: parent.clone(),
+                });
+                let info: ToolUseResult = match meta {
+                    Some(m) if is_object(m) => serde_json::from_str(m.get()).unwrap_or_default(),
+                    _ => ToolUseResult::default(),
+                };
+                let sub = call.as_ref().and_then(|c| c.subagent.clone());
+                if info.agent_id.is_some() || sub.is_some() {
+                    let sub = sub.unwrap_or_default();
+                    // The result's status, else the task's, else the result's own verdict.
+                    let status = info
+                        .status
+                        .0
+                        .clone()
+                        .or_else(|| sub.status.clone().map(Cow::Owned))
+                        .unwrap_or(Cow::Borrowed(if stopped {
+                            "cancelled"
+                        } else if is_error {
+                            "failed"
+                        } else {
+                            "completed"
+                        }));
+                    let agent_id = info
+                        .agent_id
+                        .0
+                        .clone()
+                        .or(sub.agent_id.clone().map(Cow::Owned));
+                    // The call answered as its subagent started, and the task has not ended:
+                    // its end is the task's (Qwen's agent tool; qwen.rs maps it).
+                    let at_launch = info.status.is_none()
+                        && info.agent_id.is_none()
+                        && !is_error
+                        && sub.agent_id.is_some()
+                        && sub.status.is_none();
+                    if at_launch {
+                        // Nothing to end yet.
+                    } else if status.starts_with("async") {
+                        // A background subagent: launched, it ends with its notification.
+                        if let Some(mut c) = call.clone() {
+                            let s = c.subagent.get_or_insert_with(Subagent::default);
+                            s.launched = true;
+                            s.agent_id = agent_id.as_deref().map(str::to_owned);
+                            let line = cx.line;
+                            cx.memory().claude.calls.insert(&call_id, c, line);
+                        }
+                    } else {
+                        // Without `tool_use_result` (a subagent's own subagent), the answer
+                        // and its figures are in the result's text.
+                        let (answer, [tokens, uses, duration], text_agent) =
+                            b.content.map_or((None, [None; 3], None), subagent_answer);
+                        cx.push(SubagentComplete {
+                            call_id: call_id.clone(),
+                            agent_id: agent_id.or(text_agent.map(Cow::Owned)),
+                            status: Some(status),
+                            summary: info
+                                .content
+                                .and_then(content_text)
+                                .or(answer)
+                                .map(Cow::Owned),
+                            duration_ms: count(info.total_duration_ms).or(duration),
+                            total_tokens: count(info.total_tokens).or(tokens),
+                            tool_use_count: count(info.total_tool_use_count).or(uses),
+                            parent_call_id: parent.clone(),
+                        });
+                    }
+                }
+                let mut changed = false;
+                if !is_error {
+                    if let (Some(path), Some(hunks)) = (&info.file_path.0, &info.structured_patch) {
+                        changed = true;
+                        let created = info.ty.as_deref() == Some("create");
+                        let diff = if !hunks.is_empty() {
+                            Some(unified_diff(path, hunks, created))
+                        } else if created {
+                            info.content
+                                .and_then(raw_str)
+                                .map(|c| creation_diff(path, &c))
+                        } else {
+                            None
+                        };
+                        cx.push(FileChange {
+                            path: path.clone(),
+                            change_kind: if created {
+                                ChangeKind::Add
+                            } else {
+                                ChangeKind::Update
+                            },
+                            move_path: None,
+                            diff: diff.map(Cow::Owned),
+                            cumulative: false,
+                            call_id: Some(call_id.clone()),
+                            parent_call_id: parent.clone(),
+                        });
+                    }
+                }
+                // A result that carries no change (a subagent's): the change the call's
+                // input asked for.
+                if let (false, false, Some(edit)) = (is_error, changed, call.and_then(|c| c.edit)) {
+                    let said = b.content.and_then(content_text);
+                    let created = edit.content.is_some()
+                        && said
+                            .as_deref()
+                            .is_some_and(|t| t.starts_with("File created"));
+                    let diff = match (&edit.content, created) {
+                        (Some(c), true) => Some(Cow::Owned(creation_diff(&edit.path, c))),
+                        _ => None,
+                    };
+                    let ext = cx.push(FileChange {
+                        path: Cow::Owned(edit.path),
+                        change_kind: if created {
+                            ChangeKind::Add
+                        } else {
+                            ChangeKind::Update
+                        },
+                        move_path: None,
+                        diff,
+                        cumulative: false,
+                        call_id: Some(call_id),
+                        parent_call_id: parent.clone(),
+                    });
+                    ext.put("claude.fromInput", true);
+                }
+            }
+            "text" => texts.extend(b.text.0),
+            "image" => {
+                if let Some(src) = b.source {
+                    images.push(ImageData {
+                        media_type: src.media_type.0.unwrap_or_default(),
+                        data: src.data.0.or(src.url.0).unwrap_or_default(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    if !texts.is_empty() || !images.is_empty() {
+        let text = if texts.len() == 1 {
+            texts.pop().unwrap_or_default()
+        } else {
+            Cow::Owned(texts.join("\n"))
+        };
+        push_input(cx, text, (!images.is_empty()).then_some(images));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{conv, find, stream, INIT};
+    use super::*;
+
+    #[test]
+    fn a_subagent_answer_loses_the_footer_and_keeps_its_figures() {
+        let raw: Box<RawValue> = serde_json::from_str(
+            r#"[{"type":"text","text":"There are 2 files."},{"type":"text","text":"agentId: a1 (use SendMessage with to: 'a1' to continue this agent)\n<usage>subagent_tokens: 11790\ntool_uses: 1\nduration_ms: 134</usage>"}]"#,
+        )
+        .unwrap();
+        let (answer, figures, agent) = subagent_answer(&raw);
+        assert_eq!(answer.as_deref(), Some("There are 2 files."));
+        assert_eq!(figures, [Some(11790), Some(1), Some(134)]);
+        assert_eq!(agent.as_deref(), Some("a1"));
+        let raw: Box<RawValue> = serde_json::from_str(r#""no footer""#).unwrap();
+        assert_eq!(
+            subagent_answer(&raw),
+            (Some("no footer".into()), [None; 3], None)
+        );
+    }
+
+    #[test]
+    fn the_cli_s_interrupt_lines_are_synthetic_user_input() {
+        // claude-sdk/interrupt.jsonl line 10: the CLI's text after an interrupt.
+        for text in INTERRUPT_TEXTS {
+            let ev = conv(&format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"{text}"}}]}},"parent_tool_use_id":null,"session_id":"s"}}"#
+            ));
+            assert_eq!(ev[0]["event"], "user_input");
+            assert_eq!(ev[0]["isSynthetic"], true);
+            assert_eq!(ev[0]["extensions"]["claude.interruptNotice"], true);
+            let ev = conv(&format!(
+                r#"{{"type":"user","message":{{"role":"user","content":"{text}"}}}}"#
+            ));
+            assert_eq!(ev[0]["isSynthetic"], true);
+        }
+        // A person who types something else is a person.
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":"[Request interrupted by user] no, go on"}}"#,
+        );
+        assert!(ev[0].get("isSynthetic").is_none());
+    }
+
+    #[test]
+    fn user_string_content_is_user_input() {
+        let ev =
+            conv(r#"{"type":"user","message":{"role":"user","content":"hi"},"isReplay":true}"#);
+        assert_eq!(ev[0]["event"], "user_input");
+        assert_eq!(ev[0]["text"], "hi");
+        assert_eq!(ev[0]["extensions"]["isReplay"], true);
+    }
+
+    #[test]
+    fn tool_result_error_string() {
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"<tool_use_error>File does not exist.</tool_use_error>","is_error":true,"tool_use_id":"toolu_123"}]},"tool_use_result":"Error: File does not exist."}"#,
+        );
+        assert_eq!(ev[0]["event"], "tool_completion");
+        assert_eq!(ev[0]["status"], "failed");
+        assert_eq!(ev[0]["isError"], true);
+        assert_eq!(ev[0]["output"], "Error: File does not exist.");
+    }
+
+    #[test]
+    fn edit_result_gives_file_change_with_diff() {
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"ok"}]},"tool_use_result":{"filePath":"/p/f.py","oldString":"a","newString":"b","structuredPatch":[{"oldStart":3,"oldLines":1,"newStart":3,"newLines":1,"lines":["-a","+b"]}]}}"#,
+        );
+        assert_eq!(ev[1]["event"], "file_change");
+        assert_eq!(ev[1]["changeKind"], "update");
+        assert_eq!(
+            ev[1]["diff"],
+            "--- a/p/f.py\n+++ b/p/f.py\n@@ -3,1 +3,1 @@\n-a\n+b\n"
+        );
+    }
+
+    #[test]
+    fn created_file_diff_from_content() {
+        let ev = conv(
+            r##"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"ok"}]},"tool_use_result":{"type":"create","filePath":"/w/n.md","content":"# N\nx\n","structuredPatch":[]}}"##,
+        );
+        assert_eq!(ev[1]["changeKind"], "add");
+        assert_eq!(
+            ev[1]["diff"],
+            "--- /dev/null\n+++ b/w/n.md\n@@ -0,0 +1,2 @@\n+# N\n+x\n"
+        );
+    }
+
+    #[test]
+    fn a_subagent_write_without_result_metadata_changes_its_file() {
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a1","name":"Agent","input":{"description":"d","prompt":"p"}}]},"session_id":"s1"}"#,
+            r##"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"w1","name":"Write","input":{"file_path":"/w/n.md","content":"# N\n"}}]},"parent_tool_use_id":"a1","session_id":"s1"}"##,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"w1","content":"File created successfully at: /w/n.md"}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"e1","name":"Edit","input":{"file_path":"/w/m.md","old_string":"a","new_string":"b"}}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"e1","is_error":true,"content":"File has not been read yet."}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
+        ]);
+        let changes = find(&ev, "file_change");
+        assert_eq!(changes.len(), 1, "a failed edit changes nothing");
+        assert_eq!(changes[0]["path"], "/w/n.md");
+        assert_eq!(changes[0]["changeKind"], "add");
+        assert_eq!(
+            changes[0]["diff"],
+            "--- /dev/null\n+++ b/w/n.md\n@@ -0,0 +1,1 @@\n+# N\n"
+        );
+        assert_eq!(changes[0]["parentCallId"], "a1");
+    }
+}

@@ -1,0 +1,458 @@
+//! Answers in a tee of both directions: the client's answers to the server's requests
+//! (approvals, questions, dynamic tool calls) and the server's answers to the client's
+//! (`thread/start`, `thread/resume`, …).
+
+use super::app_server::{said, session_init, Thread, Turn};
+use super::thread_items::{v2_item, Item};
+use super::{close_call, completion, notice, object, or_null, Call, Request};
+use crate::event::*;
+use crate::providers::jsonrpc::{self, Envelope};
+use crate::providers::{Cx, Unmapped};
+use crate::wire::{is_null, is_object, raw_str, IfObject, OptStr};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+/// The `result` of a JSON-RPC answer as written (`null` too), for the answers whose notice
+/// keeps it whole: the line is parsed again ([`Message`] reads an object `result` typed).
+///
+/// [`Message`]: crate::providers::jsonrpc::Message
+fn raw_result(line: &str) -> Option<&RawValue> {
+    let env: Envelope = serde_json::from_str(line).ok()?;
+    env.result
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ResultBody<'a> {
+    #[serde(borrow)]
+    decision: Option<&'a RawValue>,
+    #[serde(borrow)]
+    thread: Option<Thread<'a>>,
+    #[serde(borrow)]
+    turn: Option<Turn<'a>>,
+    #[serde(borrow)]
+    approval_policy: Option<&'a RawValue>,
+    #[serde(borrow)]
+    sandbox: Option<&'a RawValue>,
+    model: OptStr<'a>,
+    reasoning_effort: OptStr<'a>,
+    cwd: OptStr<'a>,
+    model_provider: OptStr<'a>,
+    scope: OptStr<'a>,
+    #[serde(borrow)]
+    permissions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    answers: Option<&'a RawValue>,
+    action: OptStr<'a>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content_items: Option<&'a RawValue>,
+    success: Option<bool>,
+    /// What an answer to `thread/start` (`thread/resume`, `thread/fork`) says beside its
+    /// thread and has no event field for, kept as `codex.*` extensions of its `session_mode`.
+    #[serde(borrow)]
+    service_tier: Option<&'a RawValue>,
+    #[serde(borrow)]
+    approvals_reviewer: Option<&'a RawValue>,
+    #[serde(borrow)]
+    active_permission_profile: Option<&'a RawValue>,
+    #[serde(borrow)]
+    multi_agent_mode: Option<&'a RawValue>,
+    #[serde(borrow)]
+    disabled_plugin_ids: Option<&'a RawValue>,
+    #[serde(borrow)]
+    runtime_workspace_roots: Option<&'a RawValue>,
+    #[serde(borrow)]
+    instruction_sources: Option<&'a RawValue>,
+}
+
+/// The items of a thread's history (the `turns` of a `thread/resume` answer), as the events
+/// they record: each item as started and completed, marked `codex.history` with its turn.
+fn history<'a>(turns: &'a RawValue, cx: &mut Cx<'a>) {
+    #[derive(Deserialize)]
+    struct HistoryTurn<'a> {
+        id: OptStr<'a>,
+        #[serde(borrow, default)]
+        items: Vec<&'a RawValue>,
+    }
+    const CALLS: &[&str] = &[
+        "commandExecution",
+        "fileChange",
+        "mcpToolCall",
+        "dynamicToolCall",
+        "webSearch",
+        "imageView",
+        "collabToolCall",
+        "collabAgentToolCall",
+    ];
+    let Ok(turns) = serde_json::from_str::<Vec<HistoryTurn>>(turns.get()) else {
+        return;
+    };
+    for t in turns {
+        for raw in t.items {
+            let from = cx.events.len();
+            let Ok(item) = serde_json::from_str::<Item>(raw.get()) else {
+                continue;
+            };
+            if CALLS.contains(&&*item.ty) {
+                if let Ok(start) = serde_json::from_str::<Item>(raw.get()) {
+                    v2_item(false, start, cx);
+                }
+            }
+            v2_item(true, item, cx);
+            for (_, ext) in &mut cx.events[from..] {
+                ext.put("codex.history", true);
+                ext.put_opt("codex.turnId", t.id.0.clone());
+            }
+        }
+    }
+}
+
+/// Takes out the server request an answer answers.
+fn take_request(cx: &mut Cx<'_>, id: &str) -> Option<Request> {
+    cx.memory().codex.requests.remove(id)
+}
+
+/// The client answered server request `id` with `decision`: the answer is in the request's
+/// thread, the call it asked about remembers the decision (a cancel and a denial end a
+/// declined call differently). Returns the call.
+fn answered<'a>(cx: &mut Cx<'a>, id: &str, decision: Option<Decision>) -> Option<Str<'a>> {
+    let req = take_request(cx, id)?;
+    if let Some(t) = req.thread {
+        cx.session_id = Some(Cow::Owned(t));
+    }
+    let call = req.call?;
+    let line = cx.line;
+    let calls = &mut cx.memory().codex.calls;
+    match calls.get_mut(&call) {
+        Some(c) => c.decision = decision,
+        None => calls.insert(
+            &call,
+            Call {
+                thread: None,
+                tool_name: String::new(),
+                decision,
+                changes: Vec::new(),
+                invoked: false,
+            },
+            line,
+        ),
+    }
+    Some(Cow::Owned(call))
+}
+
+pub(super) fn response<'a>(
+    env: &Envelope<'a>,
+    result: Option<IfObject<Box<ResultBody<'a>>>>,
+    line: &'a str,
+    cx: &mut Cx<'a>,
+) -> Result<(), Unmapped> {
+    let request_id: Str<'a> = Cow::Owned(env.id_text().into_owned());
+    let Some(IfObject(Some(b))) = result else {
+        notice(
+            cx,
+            Cow::Borrowed("response"),
+            raw_result(line).map(|r| ("result", r)),
+        );
+        return Ok(());
+    };
+    let answer = |decision: Decision,
+                  allowed: bool,
+                  updated_input: Option<Json<'a>>,
+                  updated_permissions: Option<Json<'a>>| PermissionResponse {
+        request_id: request_id.clone(),
+        decision,
+        allowed: Some(allowed),
+        message: None,
+        updated_input,
+        updated_permissions,
+        interrupt: false,
+        tool_use_id: None,
+        option_id: None,
+    };
+    if let Some(d) = b.decision {
+        let word = raw_str(d)
+            .or_else(|| jsonrpc::member_names(d.get()).into_iter().next())
+            .unwrap_or_default();
+        let (decision, allowed) = match &*word {
+            "accept" | "approved" => (Decision::Allow, true),
+            "acceptForSession"
+            | "approved_for_session"
+            | "acceptWithExecpolicyAmendment"
+            | "applyNetworkPolicyAmendment" => (Decision::AllowAlways, true),
+            "cancel" | "abort" => (Decision::Cancelled, false),
+            _ => (Decision::Deny, false),
+        };
+        let mut r = answer(decision, allowed, None, None);
+        r.interrupt = matches!(&*word, "cancel" | "abort");
+        r.tool_use_id = answered(cx, &request_id, Some(decision));
+        let ext = cx.push(r);
+        ext.put("codex.decision", d);
+    } else if let Some(t) = b.thread {
+        if b.approval_policy.is_none() && b.model.is_none() {
+            // Other answers that carry a thread (`thread/read`, `thread/unarchive`, …)
+            // describe it; they start nothing.
+            cx.session_id = Some(t.id);
+            notice(cx, Cow::Borrowed("response/thread"), None);
+            return Ok(());
+        }
+        // The answer to `thread/start`, `thread/resume` or `thread/fork` (they share the
+        // shape, `approvalPolicy` and `model` required): it comes before the `thread/started`
+        // notification, so it gives the thread's `session_init`, then its approval policy,
+        // then (`thread/resume`) the history it records.
+        let turns = t
+            .turns
+            .filter(|t| t.get().starts_with('[') && t.get() != "[]");
+        session_init(
+            t,
+            Some((b.model.0, b.reasoning_effort.0, b.cwd.0, b.model_provider.0)),
+            cx,
+        );
+        let ext = cx.push(SessionMode {
+            current_mode_id: b
+                .approval_policy
+                .and_then(raw_str)
+                .unwrap_or(Cow::Borrowed("default")),
+            available_modes: Vec::new(),
+        });
+        ext.put_opt("codex.sandbox", b.sandbox.filter(|s| !is_null(s)));
+        ext.put("codex.requestId", request_id);
+        let extras = [
+            ("codex.serviceTier", b.service_tier),
+            ("codex.approvalsReviewer", b.approvals_reviewer),
+            ("codex.activePermissionProfile", b.active_permission_profile),
+            ("codex.multiAgentMode", b.multi_agent_mode),
+            ("codex.disabledPluginIds", b.disabled_plugin_ids),
+            ("codex.runtimeWorkspaceRoots", b.runtime_workspace_roots),
+            ("codex.instructionSources", b.instruction_sources),
+        ];
+        for (key, v) in extras {
+            ext.put_opt(key, said(v));
+        }
+        if let Some(turns) = turns {
+            history(turns, cx);
+        }
+    } else if let Some(t) = b.turn {
+        cx.turn_id = Some(t.id);
+        notice(cx, Cow::Borrowed("response/turn"), None);
+    } else if b.content_items.is_some() || b.success.is_some() {
+        // The client's result of a dynamic tool call (`item/tool/call`).
+        let req = take_request(cx, &request_id);
+        if let Some(r) = &req {
+            cx.session_id = r.thread.clone().map(Cow::Owned).or(cx.session_id.take());
+        }
+        let call = req.filter(|r| r.tool_call).and_then(|r| r.call);
+        let output = object([
+            ("contentItems", or_null(b.content_items)),
+            ("success", or_null(b.success)),
+        ]);
+        match call {
+            Some(id) if close_call(cx, &id).is_some_and(|c| c.invoked) => {
+                let ext = cx.push(completion(
+                    Cow::Owned(id),
+                    b.success != Some(false),
+                    Some(output),
+                ));
+                ext.put("codex.requestId", request_id);
+            }
+            _ => {
+                notice(
+                    cx,
+                    Cow::Borrowed("response"),
+                    raw_result(line).map(|r| ("result", r)),
+                );
+            }
+        }
+    } else if b.permissions.is_some() {
+        let always = b.scope.as_deref() == Some("session");
+        let tool_use_id = answered(
+            cx,
+            &request_id,
+            Some(if always {
+                Decision::AllowAlways
+            } else {
+                Decision::Allow
+            }),
+        );
+        let mut r = answer(
+            if always {
+                Decision::AllowAlways
+            } else {
+                Decision::Allow
+            },
+            true,
+            None,
+            b.permissions.map(Json::Raw),
+        );
+        r.tool_use_id = tool_use_id;
+        cx.push(r);
+    } else if let Some(a) = b.answers {
+        let tool_use_id = answered(cx, &request_id, Some(Decision::Allow));
+        let mut r = answer(
+            Decision::Allow,
+            true,
+            Some(object([("answers", Json::Raw(a))])),
+            None,
+        );
+        r.tool_use_id = tool_use_id;
+        cx.push(r);
+    } else if let Some(action) = b.action.0 {
+        let (decision, allowed) = match &*action {
+            "accept" => (Decision::Allow, true),
+            "cancel" => (Decision::Cancelled, false),
+            _ => (Decision::Deny, false),
+        };
+        let tool_use_id = answered(cx, &request_id, Some(decision));
+        let mut r = answer(
+            decision,
+            allowed,
+            b.content.filter(|c| is_object(c)).map(Json::Raw),
+            None,
+        );
+        r.tool_use_id = tool_use_id;
+        cx.push(r);
+    } else {
+        notice(
+            cx,
+            Cow::Borrowed("response"),
+            raw_result(line).map(|r| ("result", r)),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{
+        conv, conv_with, line_of, of, stream, APP_SERVER_0_100_DECLINED, APP_SERVER_DECLINED,
+    };
+    use crate::providers::Sticky;
+    use serde_json::Value;
+
+    #[test]
+    fn v2_approval_request_and_answers() {
+        let ev = conv(
+            r#"{"method":"item/commandExecution/requestApproval","id":0,"params":{"threadId":"t","turnId":"u","itemId":"call_1","command":"/bin/bash -lc 'touch x'","cwd":"/w","reason":"needs write"}}"#,
+        );
+        assert_eq!(ev[0]["event"], "permission_request");
+        assert_eq!(ev[0]["requestId"], "0");
+        assert_eq!(ev[0]["toolUseId"], "call_1");
+        for (d, want) in [
+            ("\"accept\"", "allow"),
+            ("\"acceptForSession\"", "allow_always"),
+            ("\"decline\"", "deny"),
+            ("\"cancel\"", "cancelled"),
+            ("{\"acceptWithExecpolicyAmendment\":{}}", "allow_always"),
+        ] {
+            let ev = conv(&format!(r#"{{"id":0,"result":{{"decision":{d}}}}}"#));
+            assert_eq!(ev[0]["decision"], want, "{d}");
+        }
+    }
+
+    #[test]
+    fn thread_start_answer_gives_the_session_init_then_the_mode() {
+        // 0.169.0: the model is on the thread too; 0.100.0: beside it only.
+        for (line, version) in [
+            (line_of(APP_SERVER_DECLINED, 6), "0.169.0"),
+            (line_of(APP_SERVER_0_100_DECLINED, 5), "0.100.0"),
+        ] {
+            let (ev, cx) = conv_with(line, Sticky::default());
+            let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
+            assert_eq!(kinds, ["session_init", "session_mode"], "{version}");
+            assert_eq!(ev[0]["model"], "gpt-5.5", "{version}");
+            assert_eq!(ev[0]["cwd"], "/home/dev/work", "{version}");
+            assert_eq!(ev[0]["version"], version);
+            assert_eq!(ev[0]["extensions"]["codex.modelProvider"], "mock");
+            assert_eq!(ev[1]["currentModeId"], "untrusted", "{version}");
+            assert_eq!(ev[1]["extensions"]["codex.requestId"], "2", "{version}");
+            assert!(cx
+                .session_id
+                .as_deref()
+                .is_some_and(|s| s.starts_with("01a2012")));
+        }
+        // The thread/started notification that follows states the session again.
+        let ev = conv(line_of(APP_SERVER_0_100_DECLINED, 7));
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0]["event"], "session_init");
+        assert_eq!(ev[0]["cwd"], "/home/dev/work");
+    }
+
+    #[test]
+    fn other_thread_answers_start_nothing() {
+        // The shape of a `thread/read` answer: the thread alone.
+        let ev = conv(r#"{"id":7,"result":{"thread":{"id":"t1","cwd":"/w","turns":[]}}}"#);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0]["event"], "notice");
+        assert_eq!(ev[0]["subtype"], "response/thread");
+    }
+
+    const FILE_STARTED: &str = r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"fileChange","id":"call_f","status":"inProgress","changes":[{"path":"/w/c.txt","kind":{"type":"update","move_path":null},"diff":"@@ -1 +1 @@\n-a\n+b\n"}]}}}"#;
+    const FILE_APPROVAL: &str = r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"a","turnId":"u","itemId":"call_f","reason":null,"grantRoot":null}}"#;
+
+    #[test]
+    fn a_cancelled_approval_ends_the_call_the_turn_leaves_open() {
+        let evs = stream(&[
+            FILE_STARTED,
+            FILE_APPROVAL,
+            r#"{"id":0,"result":{"decision":"cancel"}}"#,
+            r#"{"method":"turn/completed","params":{"threadId":"a","turn":{"id":"u","status":"interrupted","error":null}}}"#,
+        ]);
+        let req = of(&evs, "permission_request")[0];
+        assert_eq!(req["toolInput"]["changes"][0]["path"], "/w/c.txt");
+        assert_eq!(req["toolInput"]["changes"][0]["kind"], "update");
+        // The diff the person is asked to approve, as the item gave it.
+        assert_eq!(
+            req["toolInput"]["changes"][0]["diff"],
+            "@@ -1 +1 @@\n-a\n+b\n"
+        );
+        let resp = of(&evs, "permission_response")[0];
+        assert_eq!(resp["decision"], "cancelled");
+        assert_eq!(resp["toolUseId"], "call_f");
+        assert_eq!(resp["sessionId"], "a");
+        let done = of(&evs, "tool_completion");
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0]["status"], "cancelled");
+        assert_eq!(done[0]["extensions"]["insights.inferred"], true);
+        assert_eq!(evs.last().unwrap()["event"], "turn_complete");
+    }
+
+    #[test]
+    fn a_declined_call_fails_and_a_cancelled_one_is_cancelled() {
+        let completed = r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"fileChange","id":"call_f","status":"declined","changes":[]}}}"#;
+        for (decision, status) in [("decline", "failed"), ("cancel", "cancelled")] {
+            let answer = format!(r#"{{"id":0,"result":{{"decision":"{decision}"}}}}"#);
+            let evs = stream(&[FILE_STARTED, FILE_APPROVAL, &answer, completed]);
+            assert_eq!(
+                of(&evs, "tool_completion")[0]["status"],
+                status,
+                "{decision}"
+            );
+            assert!(of(&evs, "file_change").is_empty());
+        }
+    }
+
+    #[test]
+    fn a_resume_answer_records_its_history() {
+        let evs = stream(&[
+            r#"{"id":2,"result":{"thread":{"id":"th1","turns":[{"id":"t0","status":"completed","items":[{"type":"userMessage","id":"u0","content":[{"type":"text","text":"hi"}]},{"type":"commandExecution","id":"c0","command":"bash -lc 'ls'","status":"completed","exitCode":0,"aggregatedOutput":"a\n","source":"agent"},{"type":"agentMessage","id":"m0","text":"<proposed_plan>\n1. x\n</proposed_plan>"}]}]},"model":"m","approvalPolicy":"never"}}"#,
+        ]);
+        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
+        assert_eq!(
+            kinds,
+            [
+                "session_init",
+                "session_mode",
+                "user_input",
+                "tool_invocation",
+                "tool_completion",
+                "text"
+            ]
+        );
+        assert_eq!(evs[3]["title"], "ls");
+        assert_eq!(evs[4]["extensions"]["codex.history"], true);
+        assert_eq!(evs[4]["extensions"]["codex.turnId"], "t0");
+        assert_eq!(evs[5]["text"], "1. x");
+    }
+}
