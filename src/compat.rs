@@ -33,30 +33,26 @@ const BASE: &[&str] = &[
     "turnId",
 ];
 
-/// The providers CC-Insights lacks (its `BackendProvider` is matched by name), as the one whose
-/// wire format theirs follows: the Claude-compatible CLIs as `claude`, the others as the generic
-/// `acp`. The real name is kept in `extensions["insights.provider"]`.
-const CC_PROVIDER: &[(&str, &str)] = &[
-    ("qwen", "claude"),
-    ("amp", "claude"),
-    ("cursor", "claude"),
-    ("opencode", "acp"),
-    ("aceclaw", "acp"),
-];
-
+/// A provider CC-Insights lacks (its `BackendProvider` is matched by name) is renamed to the
+/// one whose wire format it follows ([`crate::providers::Provider::cc_name`]); the real name
+/// is kept in `extensions["insights.provider"]`.
 fn cc_provider(obj: &mut Map<String, Value>) {
     let Some(p) = obj.get("provider").and_then(Value::as_str) else {
         return;
     };
-    let Some((name, cc)) = CC_PROVIDER.iter().find(|(n, _)| *n == p) else {
+    let Some(known) = crate::providers::PROVIDERS.iter().find(|q| q.name == p) else {
         return;
     };
-    obj.insert("provider".into(), Value::from(*cc));
+    if known.cc_name == known.name {
+        return;
+    }
+    let (name, cc) = (known.name, known.cc_name);
+    obj.insert("provider".into(), Value::from(cc));
     if let Value::Object(ext) = obj
         .entry("extensions")
         .or_insert_with(|| Value::Object(Map::new()))
     {
-        ext.insert("insights.provider".into(), Value::from(*name));
+        ext.insert("insights.provider".into(), Value::from(name));
     }
 }
 

@@ -1068,6 +1068,8 @@ mod tests {
         }
         let panics: &'static Provider = Box::leak(Box::new(Provider {
             name: "claude",
+            display: "Claude Code",
+            cc_name: "claude",
             about: "",
             jsonrpc: false,
             sniff: |_| true,

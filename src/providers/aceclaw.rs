@@ -44,6 +44,8 @@ use std::borrow::Cow;
 
 pub const PROVIDER: Provider = Provider {
     name: "aceclaw",
+    display: "AceClaw",
+    cc_name: "acp",
     about:
         "AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge",
     jsonrpc: true,

@@ -49,6 +49,8 @@ use std::borrow::Cow;
 
 pub const PROVIDER: Provider = Provider {
     name: "acp",
+    display: "ACP",
+    cc_name: "acp",
     about: "ACP (Agent Client Protocol) JSON-RPC: an agent's output, or both directions",
     jsonrpc: true,
     sniff,

@@ -32,6 +32,8 @@ use serde_json::value::RawValue;
 
 pub const PROVIDER: Provider = Provider {
     name: "amp",
+    display: "Amp",
+    cc_name: "claude",
     about: "Amp --execute --stream-json; Claude-compatible",
     jsonrpc: false,
     sniff,

@@ -43,6 +43,8 @@ use std::borrow::Cow;
 
 pub const PROVIDER: Provider = Provider {
     name: "cursor",
+    display: "Cursor",
+    cc_name: "claude",
     about: "Cursor Agent stream-json (cursor-agent -p --output-format stream-json)",
     jsonrpc: false,
     sniff,

@@ -29,6 +29,8 @@ use std::borrow::Cow;
 
 pub const PROVIDER: Provider = Provider {
     name: "gemini",
+    display: "Gemini CLI",
+    cc_name: "gemini",
     about: "Gemini CLI stream-json (-p --output-format stream-json)",
     jsonrpc: false,
     sniff,

@@ -28,6 +28,11 @@ pub mod qwen;
 pub struct Provider {
     /// The `provider` value of the events (and the `--from` name).
     pub name: &'static str,
+    /// The agent's name for people (`replay`).
+    pub display: &'static str,
+    /// The provider name CC-Insights knows that this format follows (`--compat cc-insights`):
+    /// `claude` for the Claude-compatible formats, `acp` for the others it has no name for.
+    pub cc_name: &'static str,
     /// What `--help` says about it.
     pub about: &'static str,
     /// Whether it speaks JSON-RPC (see detection rule 2b).

@@ -34,6 +34,8 @@ use std::borrow::Cow;
 
 pub const PROVIDER: Provider = Provider {
     name: "opencode",
+    display: "OpenCode",
+    cc_name: "acp",
     about: "OpenCode run --format json",
     jsonrpc: false,
     sniff,

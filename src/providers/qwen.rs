@@ -32,6 +32,8 @@ use std::borrow::Cow;
 
 pub const PROVIDER: Provider = Provider {
     name: "qwen",
+    display: "Qwen Code",
+    cc_name: "claude",
     about: "Qwen Code stream-json (--output-format stream-json); Claude-compatible",
     jsonrpc: false,
     sniff,

@@ -153,13 +153,10 @@ pub fn decision_word(d: &str) -> (&'static str, String, bool) {
 
 /// The name an agent goes by, from its provider's name.
 pub fn agent_name(provider: &str) -> &str {
-    match provider {
-        "claude" => "Claude Code",
-        "codex" => "Codex",
-        "gemini" => "Gemini CLI",
-        "qwen" => "Qwen Code",
-        other => other,
-    }
+    crate::providers::PROVIDERS
+        .iter()
+        .find(|p| p.name == provider)
+        .map_or(provider, |p| p.display)
 }
 
 /// Settings of the layout.

@@ -85,6 +85,8 @@ pub(crate) use user::creation_diff;
 
 pub const PROVIDER: Provider = Provider {
     name: "claude",
+    display: "Claude Code",
+    cc_name: "claude",
     about:
         "Claude Code stream-json (-p --output-format stream-json --verbose), SDK control protocol",
     jsonrpc: false,

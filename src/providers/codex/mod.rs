@@ -65,6 +65,8 @@ pub(super) use legacy::{legacy, LegacyTokenInfo};
 
 pub const PROVIDER: Provider = Provider {
     name: "codex",
+    display: "Codex",
+    cc_name: "codex",
     about: "Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy codex/event",
     jsonrpc: true,
     sniff,
