@@ -572,7 +572,7 @@ impl<'o, W: Write> Converter<'o, W> {
                         name,
                         lineno,
                         &format!(
-                            "forgot {n} of the oldest remembered requests or calls (over {} open); \
+                            "forgot the {n} oldest remembered requests or calls (over {} open); \
                              their answers or ends will say less",
                             crate::providers::memo::Memo::<()>::CAP
                         ),

@@ -5,8 +5,8 @@
 //! Each stateful provider keeps a `Memory` of its own, in its own module, made of [`Memo`]s
 //! and declared with [`remember!`](remember); [`super::Memory`] holds one of each. The rules:
 //! - **Bounded.** An entry leaves when the fact is used up (the request answered, the call
-//!   ended). A memo holds at most [`Memo::CAP`] entries; past that it forgets its oldest
-//!   entry and says so ([`Memo::forgotten`], reported by the converter). A converter that
+//!   ended). A memo holds at most [`Memo::CAP`] entries; past that it forgets the
+//!   oldest eighth of its entries at once and says so ([`Memo::forgotten`], reported by the converter). A converter that
 //!   finds nothing says `unknown` or leaves the field out: it never guesses.
 //! - **The same output on any number of threads.** `--jobs` converts a chunk of lines from a
 //!   guess of the state before it. While [`Memo::begin`] tracks, a memo notes the keys its
@@ -112,6 +112,10 @@ impl<V: PartialEq> PartialEq for Memo<V> {
 impl<V: Clone + PartialEq> Memo<V> {
     /// The most entries a memo holds.
     pub const CAP: usize = 4096;
+    /// A full memo forgets this fraction of itself at once (its oldest entries), so that a
+    /// stream that keeps it full pays one pass over it per `CAP / FORGET` new keys, not one
+    /// per key, and is told so as rarely.
+    const FORGET: usize = 8;
 
     fn note_read(&mut self, key: &str) {
         if let Some(t) = &mut self.track {
@@ -157,7 +161,7 @@ impl<V: Clone + PartialEq> Memo<V> {
     pub fn insert(&mut self, key: &str, value: V, line: u64) {
         self.note_write(key);
         if self.entries.len() >= Self::CAP && !self.entries.contains_key(key) {
-            self.forget_oldest();
+            self.forget_oldest(Self::CAP / Self::FORGET);
         }
         match self.entries.get_mut(key) {
             Some(slot) => *slot = (value, line),
@@ -247,16 +251,25 @@ impl<V: Clone + PartialEq> Memo<V> {
         self.entries.is_empty()
     }
 
-    fn forget_oldest(&mut self) {
+    /// Forgets the `n` entries written at the earliest input lines (ties by key).
+    fn forget_oldest(&mut self, n: usize) {
         if let Some(t) = &mut self.track {
             t.all = true;
         }
-        let oldest = self
+        let mut by_age: Vec<(u64, &String)> = self
             .entries
             .iter()
-            .min_by_key(|(_, (_, line))| *line)
-            .map(|(k, _)| k.clone());
-        if let Some(k) = oldest {
+            .map(|(k, (_, line))| (*line, k))
+            .collect();
+        let n = n.min(by_age.len());
+        if n == 0 {
+            return;
+        }
+        if n < by_age.len() {
+            by_age.select_nth_unstable(n - 1);
+        }
+        let oldest: Vec<String> = by_age[..n].iter().map(|(_, k)| (*k).clone()).collect();
+        for k in oldest {
             self.note_write(&k);
             self.entries.remove(&k);
             self.forgotten += 1;
@@ -424,7 +437,7 @@ mod tests {
     }
 
     #[test]
-    fn a_full_memo_forgets_its_oldest_entry_and_depends_on_all_of_itself() {
+    fn a_full_memo_forgets_its_oldest_eighth_and_depends_on_all_of_itself() {
         let mut m = Memo::default();
         for i in 0..Memo::<u64>::CAP as u64 {
             m.insert(&format!("k{i}"), i, 100 + i);
@@ -432,9 +445,18 @@ mod tests {
         let guess = m.clone();
         m.begin(true);
         m.insert("new", 0, 1_000_000);
-        assert_eq!(m.len(), Memo::<u64>::CAP);
+        let gone = Memo::<u64>::CAP / 8;
+        assert_eq!(m.len(), Memo::<u64>::CAP - gone + 1);
         assert!(!m.contains("k0"));
-        assert_eq!(m.forgotten(), 1);
+        assert!(!m.contains(&format!("k{}", gone - 1)));
+        assert!(m.contains(&format!("k{gone}")));
+        assert!(m.contains("new"));
+        assert_eq!(m.forgotten(), gone as u64);
+        assert_eq!(m.forgotten(), 0);
+        // The room made lasts: the next new keys forget nothing.
+        for i in 0..gone as u64 - 1 {
+            m.insert(&format!("n{i}"), i, 2_000_000 + i);
+        }
         assert_eq!(m.forgotten(), 0);
         let mut other = guess.clone();
         other.insert("k5", 77, 3);
