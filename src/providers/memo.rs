@@ -54,6 +54,9 @@ struct Track<V> {
     scans: Vec<(Pick<V>, usize)>,
     /// The part read the whole memo (it forgot its oldest entry).
     all: bool,
+    /// Keys this part added that were not in the memo (whether it had to forget depends on
+    /// how full its start was).
+    added: usize,
 }
 
 impl<V> Default for Track<V> {
@@ -64,6 +67,7 @@ impl<V> Default for Track<V> {
             prefixes: BTreeMap::new(),
             scans: Vec::new(),
             all: false,
+            added: 0,
         }
     }
 }
@@ -166,6 +170,9 @@ impl<V: Clone + PartialEq> Memo<V> {
         match self.entries.get_mut(key) {
             Some(slot) => *slot = (value, line),
             None => {
+                if let Some(t) = &mut self.track {
+                    t.added += 1;
+                }
                 self.entries.insert(key.to_owned(), (value, line));
             }
         }
@@ -309,6 +316,14 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         };
         if t.all {
             return guess != actual;
+        }
+        // From the real start, the keys it added could have filled the memo: it would have
+        // forgotten entries (and said so) where it did not.
+        if t.added > 0
+            && guess.entries.len() != actual.entries.len()
+            && actual.entries.len() + t.added >= Self::CAP
+        {
+            return true;
         }
         // The entries of a start that the part depends on, as `(key, entry)` in key order:
         // each one test of `depends` applies.
@@ -462,6 +477,30 @@ mod tests {
         other.insert("k5", 77, 3);
         assert!(m.stale(&guess, &other));
         assert!(!m.stale(&guess, &guess));
+    }
+
+    #[test]
+    fn a_part_that_would_have_filled_its_real_start_is_stale() {
+        // The guess had room for the part's new keys; the real start was nearly full, so from
+        // it the part would have forgotten entries (and said so).
+        let mut guess = Memo::default();
+        let mut actual = Memo::default();
+        for i in 0..Memo::<u64>::CAP as u64 - 1 {
+            actual.insert(&format!("k{i}"), i, i);
+            if i < 10 {
+                guess.insert(&format!("k{i}"), i, i);
+            }
+        }
+        let mut part = guess.clone();
+        part.begin(true);
+        part.insert("new1", 1, 1_000_000);
+        part.insert("new2", 2, 1_000_001);
+        assert_eq!(part.forgotten(), 0);
+        assert!(part.stale(&guess, &actual));
+        // With room in the real start too, it is not.
+        let mut roomy = guess.clone();
+        roomy.insert("other", 0, 5);
+        assert!(!part.stale(&guess, &roomy));
     }
 
     #[test]
