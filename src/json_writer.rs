@@ -1112,18 +1112,14 @@ mod tests {
 
     #[test]
     fn random_strings_are_written_as_serde_json_writes_them() {
-        // A fixed xorshift: the same strings every run.
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = crate::test_support::Rng(0x9e37_79b9_7f4a_7c15);
         let pieces = [
             "a", "\"", "\\", "\n", "\u{1}", "é", "😀", " ", "\u{7f}", "xyz0123",
         ];
         for _ in 0..20_000 {
             let mut s = String::new();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            for k in 0..(x % 40) {
-                s.push_str(pieces[((x >> (k % 50)) as usize + k as usize) % pieces.len()]);
+            for _ in 0..rng.below(40) {
+                s.push_str(*rng.pick(&pieces));
             }
             same_as_serde_json(&s);
         }

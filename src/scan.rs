@@ -317,13 +317,12 @@ pub(crate) mod tests {
                 }
             }
         }
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = crate::test_support::Rng(0x2545_f491_4f6c_dd1d);
         for _ in 0..2000 {
-            let b: Vec<u8> = (0..(x % 100))
+            let len = rng.below(100);
+            let b: Vec<u8> = (0..len)
                 .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    let x = rng.next();
                     // Mostly plain bytes, now and then anything.
                     if x % 23 == 0 {
                         (x >> 8) as u8

@@ -2,6 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod rng;
+pub use rng::Rng;
+
 /// Every `.jsonl` file under `testdata/`, sorted.
 pub fn testdata_jsonl() -> Vec<PathBuf> {
     fn walk(d: &Path, out: &mut Vec<PathBuf>) {
@@ -60,3 +63,4 @@ pub fn convert_stream(
     }
     out
 }
+

@@ -314,18 +314,10 @@ fn at_reduces_a_prefix() {
     }
 }
 
-/// A small deterministic generator (xorshift64*) for split points.
-fn next(state: &mut u64) -> u64 {
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-}
-
 #[test]
 fn from_state_resumes_a_log_split_anywhere() {
     let scratch = Scratch::new("from_state_resumes_a_log_split_anywhere");
-    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = crate::util::Rng(0x2545_f491_4f6c_dd1d);
     for case in [
         "testdata/claude-sdk/subagent-partial",
         "testdata/claude-sdk/compact",
@@ -337,7 +329,7 @@ fn from_state_resumes_a_log_split_anywhere() {
         let text = std::fs::read_to_string(root().join(&ev)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         for _ in 0..3 {
-            let k = (next(&mut rng) % (lines.len() as u64 + 1)) as usize;
+            let k = rng.index(lines.len() + 1);
             let snap = scratch.file(&format!("snap-{k}.json"));
             std::fs::write(&snap, reduce(&["--at", &k.to_string(), &ev])).unwrap();
             let snap = snap.to_str().unwrap();

@@ -7,27 +7,12 @@
 use crate::cli::{code, event, events, jsonl, lines_of, stderr, TEXT_ONLY};
 use crate::util::{captures_of, files_ending, insights, root, run};
 use serde_json::Value;
+use crate::util::Rng;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// splitmix64: small, deterministic, good enough to pick cut points and lines.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// A scratch directory of this test's own, emptied first.
 fn scratch(name: &str) -> PathBuf {
@@ -779,7 +764,7 @@ fn conversion_of_a_split_file_equals_conversion_of_the_whole() {
             let mut cuts: Vec<usize> = if round == 0 {
                 (1..n).collect() // every line a file of its own
             } else {
-                (0..1 + rng.below(3)).map(|_| rng.below(n + 1)).collect()
+                (0..1 + rng.index(3)).map(|_| rng.index(n + 1)).collect()
             };
             cuts.sort_unstable();
             let pieces = split_at_lines(&input, &cuts);
@@ -859,11 +844,11 @@ fn random_mixes_of_captures_and_bad_lines_keep_every_property() {
     let mut rng = Rng(42);
     for round in 0..25 {
         let mut input = Vec::new();
-        for _ in 0..(5 + rng.below(40)) {
-            if rng.below(5) == 0 {
-                input.extend_from_slice(hostile[rng.below(hostile.len())]);
+        for _ in 0..(5 + rng.index(40)) {
+            if rng.index(5) == 0 {
+                input.extend_from_slice(hostile[rng.index(hostile.len())]);
             } else {
-                input.extend_from_slice(&pool[rng.below(pool.len())]);
+                input.extend_from_slice(&pool[rng.index(pool.len())]);
             }
             input.push(b'\n');
         }
@@ -924,7 +909,7 @@ fn reduce_of_a_split_with_resume_equals_reduce_of_the_whole() {
         let n = log.iter().filter(|&&b| b == b'\n').count();
         let whole = run(&["reduce"], &log);
         assert_eq!(code(&whole), 0, "{name}: {}", stderr(&whole));
-        let cut = rng.below(n + 1);
+        let cut = rng.index(n + 1);
         let prefix: Vec<u8> = log
             .split_inclusive(|&b| b == b'\n')
             .take(cut)

@@ -118,3 +118,7 @@ pub fn check_each<T: std::fmt::Debug>(items: &[T], check: impl Fn(&T) -> Result<
         failures.join("\n\n")
     );
 }
+
+#[path = "../src/test_support/rng.rs"]
+mod rng;
+pub use rng::Rng;

@@ -7,6 +7,7 @@ use super::state::*;
 use super::view::Ev;
 use super::{Fed, Reducer};
 use serde_json::{json, Value};
+use crate::test_support::Rng;
 
 /// Event lines from JSON literals: `sessionId` defaults to "s", `seq` counts from 1 and `id`
 /// is `e` and the `seq`.
@@ -2057,24 +2058,6 @@ fn property_every_capture_split_anywhere_resumes_to_the_same_state() {
         n += 1;
     }
     assert!(n > 100, "{n} captures found");
-}
-
-/// xorshift64*: a small deterministic generator for the random logs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len() as u64) as usize]
-    }
 }
 
 /// A random, mostly plausible log: sessions named late or never, turns with and without
