@@ -1119,7 +1119,7 @@ mod tests {
         for _ in 0..20_000 {
             let mut s = String::new();
             for _ in 0..rng.below(40) {
-                s.push_str(*rng.pick(&pieces));
+                s.push_str(rng.pick::<&str>(&pieces));
             }
             same_as_serde_json(&s);
         }
