@@ -10,6 +10,10 @@ fresh ids), once, and both binaries read the same bytes. For each provider and c
 (`convert` on one thread, `convert --jobs 2`, `validate`, `reduce`) it prints the best time of
 each binary and NEW / OLD: above 1.00 is slower. Runs alternate OLD, NEW, OLD, NEW, … so that a
 noisy machine weighs on both alike.
+
+For `convert`, it also prints the output's size, NEW / OLD, and the time per output byte, NEW /
+OLD: when a change makes the events say more, the second tells whether the converter got slower
+at its work or only has more of it to write.
 """
 
 import argparse
@@ -37,6 +41,12 @@ def once(binary, args, path):
     return time.perf_counter() - t0
 
 
+def output_bytes(binary, args, path):
+    """The size of one run's standard output."""
+    out = subprocess.run([binary, *args, path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return len(out.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old")
@@ -46,7 +56,10 @@ def main():
     ap.add_argument("--only", help="a provider of bench.INPUTS to run alone")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        print(f"{'input':8} {'command':12} {'old s':>8} {'new s':>8} {'new/old':>8}")
+        print(
+            f"{'input':8} {'command':12} {'old s':>8} {'new s':>8} {'new/old':>8}"
+            f" {'bytes n/o':>10} {'s/byte n/o':>11}"
+        )
         worst = 0.0
         for name, dirs in bench.INPUTS.items():
             if a.only and name != a.only:
@@ -60,7 +73,14 @@ def main():
                     new.append(once(a.new, args, path))
                 ratio = min(new) / min(old)
                 worst = max(worst, ratio)
-                print(f"{name:8} {label:12} {min(old):8.3f} {min(new):8.3f} {ratio:8.2f}", flush=True)
+                extra = ""
+                if label.startswith("convert"):
+                    size = output_bytes(a.new, args, path) / max(output_bytes(a.old, args, path), 1)
+                    extra = f" {size:10.2f} {ratio / size:11.2f}"
+                print(
+                    f"{name:8} {label:12} {min(old):8.3f} {min(new):8.3f} {ratio:8.2f}{extra}",
+                    flush=True,
+                )
             os.remove(path)
         print(f"worst new/old: {worst:.2f}")
 
