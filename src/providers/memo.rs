@@ -24,11 +24,17 @@ use std::sync::Arc;
 /// Sets and maps keyed by a [`hash64`] already computed.
 type ByHash = BuildHasherDefault<Prehashed>;
 
+/// An entry: the value, and the input line that wrote it. Keys and entries are shared between
+/// copies of a memo (`Arc`): `--jobs` copies the stream's memory for each chunk, and a long log
+/// keeps memos full, so that a copy that allocated per entry cost a third of two threads' time
+/// (Codex, 200 MB). An entry changed in place is copied first ([`Memo::get_mut`]).
+type Entry<V> = Arc<(V, u64)>;
+
 /// A keyed memory: values by string key (a JSON-RPC id, a call id, a session id), each with
 /// the input line that wrote it.
 #[derive(Debug)]
 pub struct Memo<V> {
-    entries: BTreeMap<String, (V, u64)>,
+    entries: BTreeMap<Arc<str>, Entry<V>>,
     /// Entries forgotten to stay within [`Memo::CAP`], in this part of the stream.
     forgotten: u64,
     /// `--jobs` bookkeeping, when [`Memo::begin`] asked for it.
@@ -145,14 +151,14 @@ impl<V: Clone + PartialEq> Memo<V> {
     /// The value under `key`.
     pub fn get(&mut self, key: &str) -> Option<&V> {
         self.note_read(key);
-        self.entries.get(key).map(|(v, _)| v)
+        self.entries.get(key).map(|e| &e.0)
     }
 
     /// The value under `key`, to change in place.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
         self.note_read(key);
         self.note_write(key);
-        self.entries.get_mut(key).map(|(v, _)| v)
+        self.entries.get_mut(key).map(|e| &mut Arc::make_mut(e).0)
     }
 
     /// Whether `key` has a value.
@@ -168,12 +174,12 @@ impl<V: Clone + PartialEq> Memo<V> {
             self.forget_oldest(Self::CAP / Self::FORGET);
         }
         match self.entries.get_mut(key) {
-            Some(slot) => *slot = (value, line),
+            Some(slot) => *slot = Arc::new((value, line)),
             None => {
                 if let Some(t) = &mut self.track {
                     t.added += 1;
                 }
-                self.entries.insert(key.to_owned(), (value, line));
+                self.entries.insert(Arc::from(key), Arc::new((value, line)));
             }
         }
     }
@@ -182,7 +188,7 @@ impl<V: Clone + PartialEq> Memo<V> {
     pub fn remove(&mut self, key: &str) -> Option<V> {
         self.note_read(key);
         self.note_write(key);
-        self.entries.remove(key).map(|(v, _)| v)
+        self.entries.remove(key).map(|e| Arc::unwrap_or_clone(e).0)
     }
 
     /// Takes out every entry `pick` chooses, in key order: what a part of the stream takes so
@@ -204,17 +210,22 @@ impl<V: Clone + PartialEq> Memo<V> {
     }
 
     fn take_chosen(&mut self, pick: impl Fn(&str, &V) -> bool) -> Vec<(String, V)> {
-        let keys: Vec<String> = self
+        let keys: Vec<Arc<str>> = self
             .entries
             .iter()
-            .filter(|(k, (v, _))| pick(k, v))
-            .map(|(k, _)| k.clone())
+            .filter(|(k, e)| pick(k, &e.0))
+            .map(|(k, _)| Arc::clone(k))
             .collect();
+        self.take_keys(keys)
+    }
+
+    /// Takes out the entries under `keys`.
+    fn take_keys(&mut self, keys: Vec<Arc<str>>) -> Vec<(String, V)> {
         keys.into_iter()
             .filter_map(|k| {
                 self.note_write(&k);
-                let (v, _) = self.entries.remove(&k)?;
-                Some((k, v))
+                let e = self.entries.remove(&k)?;
+                Some((k.to_string(), Arc::unwrap_or_clone(e).0))
             })
             .collect()
     }
@@ -228,22 +239,16 @@ impl<V: Clone + PartialEq> Memo<V> {
                 t.prefixes.insert(prefix.to_owned(), n);
             }
         }
-        let keys: Vec<String> = self
+        let keys: Vec<Arc<str>> = self
             .entries
             .range::<str, _>((
                 std::ops::Bound::Included(prefix),
                 std::ops::Bound::Unbounded,
             ))
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| Arc::clone(k))
             .collect();
-        keys.into_iter()
-            .filter_map(|k| {
-                self.note_write(&k);
-                let (v, _) = self.entries.remove(&k)?;
-                Some((k, v))
-            })
-            .collect()
+        self.take_keys(keys)
     }
 
     /// The number of entries.
@@ -263,11 +268,8 @@ impl<V: Clone + PartialEq> Memo<V> {
         if let Some(t) = &mut self.track {
             t.all = true;
         }
-        let mut by_age: Vec<(u64, &String)> = self
-            .entries
-            .iter()
-            .map(|(k, (_, line))| (*line, k))
-            .collect();
+        let mut by_age: Vec<(u64, &Arc<str>)> =
+            self.entries.iter().map(|(k, e)| (e.1, k)).collect();
         let n = n.min(by_age.len());
         if n == 0 {
             return;
@@ -275,7 +277,7 @@ impl<V: Clone + PartialEq> Memo<V> {
         if n < by_age.len() {
             by_age.select_nth_unstable(n - 1);
         }
-        let oldest: Vec<String> = by_age[..n].iter().map(|(_, k)| (*k).clone()).collect();
+        let oldest: Vec<Arc<str>> = by_age[..n].iter().map(|(_, k)| Arc::clone(k)).collect();
         for k in oldest {
             self.note_write(&k);
             self.entries.remove(&k);
@@ -330,11 +332,8 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         fn those<V>(
             m: &Memo<V>,
             mut depends: impl FnMut(&str, &V) -> bool,
-        ) -> Vec<(&String, &(V, u64))> {
-            m.entries
-                .iter()
-                .filter(|(k, (v, _))| depends(k, v))
-                .collect()
+        ) -> Vec<(&Arc<str>, &Entry<V>)> {
+            m.entries.iter().filter(|(k, e)| depends(k, &e.0)).collect()
         }
         let differ =
             |depends: &dyn Fn(&str, &V) -> bool| those(guess, depends) != those(actual, depends);
@@ -359,7 +358,7 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         }
         for (k, e) in &self.entries {
             if written(k) {
-                entries.insert(k.clone(), e.clone());
+                entries.insert(Arc::clone(k), Arc::clone(e));
             }
         }
         Memo {
@@ -546,7 +545,7 @@ mod tests {
         assert!(end
             .entries
             .keys()
-            .all(|k| !k.starts_with("s1/") || k == "s1/z"));
+            .all(|k| !k.starts_with("s1/") || &**k == "s1/z"));
     }
 
     #[test]
@@ -563,10 +562,27 @@ mod tests {
         other.insert("s2/z", 9, 0);
         assert!(!m.stale(&guess, &other));
         let end = m.after(other.clone());
-        assert_eq!(end.entries.keys().collect::<Vec<_>>(), ["s2/z"]);
+        assert_eq!(end.entries.keys().map(|k| &**k).collect::<Vec<_>>(), ["s2/z"]);
         // One it would choose: the part must be converted again.
         other.insert("s1/z", 9, 0);
         assert!(m.stale(&guess, &other));
+    }
+
+    #[test]
+    fn a_copy_shares_its_entries_until_it_changes_one() {
+        let mut a = Memo::default();
+        a.insert("x", vec![1], 1);
+        a.insert("y", vec![2], 2);
+        let mut b = a.clone();
+        assert!(Arc::ptr_eq(&a.entries["x"], &b.entries["x"]));
+        b.get_mut("x").unwrap().push(3);
+        b.insert("y", vec![9], 5);
+        assert_eq!(b.remove("y"), Some(vec![9]));
+        assert_eq!(a.get("x"), Some(&vec![1]));
+        assert_eq!(a.get("y"), Some(&vec![2]));
+        assert_eq!(b.get("x"), Some(&vec![1, 3]));
+        assert_eq!(a.remove("x"), Some(vec![1]));
+        assert_eq!(b.len(), 1);
     }
 
     remember! {
