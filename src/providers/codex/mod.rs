@@ -1065,34 +1065,12 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::Sticky;
+    use crate::test_support::{self, kinds, of_kind};
     use serde_json::json;
 
-    pub(super) fn conv_with(line: &str, sticky: Sticky) -> (Vec<Value>, Cx<'_>) {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        assert!(sniff(&probe), "not recognised as Codex: {line}");
-        let mut cx = Cx {
-            sticky,
-            ..Cx::default()
-        };
-        convert(line, &probe, &mut cx).unwrap();
-        let evs = cx
-            .events
-            .iter()
-            .map(|(b, e)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                v
-            })
-            .collect();
-        (evs, cx)
-    }
-
+    /// One line's events; the line must be one detection takes for Codex.
     pub(super) fn conv(line: &str) -> Vec<Value> {
-        conv_with(line, Sticky::default()).0
+        test_support::convert_sniffed(&PROVIDER, line)
     }
 
     /// Line `n` (from 1) of a recorded capture.
@@ -1112,49 +1090,15 @@ mod tests {
     /// tests feed through.
     pub(super) fn conv_text(line: &str) -> Vec<(&'static str, String)> {
         // (Converted as with `--from codex`: not every line here is one detection gives Codex.)
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, _)| (b.kind(), serde_json::to_string(b).unwrap()))
-            .collect()
+        test_support::convert_stream_with(&PROVIDER, &[line], |b, _, _| {
+            (b.kind(), serde_json::to_string(b).unwrap())
+        })
     }
 
     /// Converts lines of one stream, in order, with what the converter remembers between
-    /// them; each event gets its line's `sessionId` and `line`.
+    /// them; each event gets its line's `sessionId`.
     pub(super) fn stream(lines: &[&str]) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut sticky = Sticky::default();
-        let mut memory = None;
-        for (i, line) in lines.iter().enumerate() {
-            // Bare answers are routed to the provider of the stream, not sniffed.
-            let probe: Probe = serde_json::from_str(line).unwrap();
-            let mut cx = Cx {
-                sticky,
-                memory: memory.take(),
-                line: i as u64 + 1,
-                ..Cx::default()
-            };
-            convert(line, &probe, &mut cx).unwrap();
-            for (b, e) in &cx.events {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                v["line"] = Value::from(i + 1);
-                v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                out.push(v);
-            }
-            sticky = cx.sticky;
-            memory = cx.memory.take();
-        }
-        out
-    }
-
-    pub(super) fn of<'v>(evs: &'v [Value], kind: &str) -> Vec<&'v Value> {
-        evs.iter().filter(|e| e["event"] == kind).collect()
+        test_support::convert_stream(&PROVIDER, lines)
     }
 
     #[test]
@@ -1389,9 +1333,8 @@ mod tests {
             r#"{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}"#,
             r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#,
         ]);
-        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
         assert_eq!(
-            kinds,
+            kinds(&evs),
             ["session_init", "turn_start", "error", "turn_complete"]
         );
         assert_eq!(evs[2]["httpStatus"], 429);
@@ -1400,8 +1343,7 @@ mod tests {
         let evs = stream(&[
             r#"{"method":"turn/completed","params":{"threadId":"a","turn":{"id":"u","status":"failed","error":{"message":"boom","codexErrorInfo":{"responseTooManyFailedAttempts":{"httpStatusCode":429}}}}}}"#,
         ]);
-        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
-        assert_eq!(kinds, ["error", "turn_complete"]);
+        assert_eq!(kinds(&evs), ["error", "turn_complete"]);
         assert_eq!(evs[0]["httpStatus"], 429);
         assert_eq!(evs[0]["code"], "responseTooManyFailedAttempts");
         assert_eq!(evs[1]["isError"], true);
@@ -1449,7 +1391,7 @@ mod tests {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
-        let turns = of(&evs, "turn_complete");
+        let turns = of_kind(&evs, "turn_complete");
         assert_eq!(turns[0]["usage"]["inputTokens"], 150);
         assert_eq!(turns[0]["usage"]["cacheReadTokens"], 100);
         assert_eq!(turns[0]["usage"]["outputTokens"], 12);
@@ -1469,7 +1411,7 @@ mod tests {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
-        let turns = of(&evs, "turn_complete");
+        let turns = of_kind(&evs, "turn_complete");
         assert!(turns[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["inputTokens"], 100);
         assert_eq!(turns[1]["usage"]["cacheReadTokens"], 100);
@@ -1484,7 +1426,7 @@ mod tests {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
-        assert!(of(&evs, "turn_complete")[0].get("usage").is_none());
+        assert!(of_kind(&evs, "turn_complete")[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["outputTokens"], 10);
     }
 
@@ -1495,7 +1437,7 @@ mod tests {
             r#"{"method":"thread/started","params":{"thread":{"id":"a","cwd":"/w/p"}}}"#,
             diff,
         ]);
-        let fc = of(&evs, "file_change");
+        let fc = of_kind(&evs, "file_change");
         assert_eq!(fc[0]["path"], "/w/p/src/old.py");
         assert_eq!(fc[0]["movePath"], "/w/p/src/new.py");
         assert_eq!(
@@ -1505,7 +1447,7 @@ mod tests {
         assert!(fc[0].get("extensions").is_none());
         // No announcement, no cwd: the wire's relative path, said to be relative.
         let evs = stream(&[diff]);
-        let fc = of(&evs, "file_change");
+        let fc = of_kind(&evs, "file_change");
         assert_eq!(fc[0]["path"], "src/old.py");
         assert_eq!(fc[0]["extensions"]["codex.relativeToCwd"], true);
     }
