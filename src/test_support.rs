@@ -87,7 +87,6 @@ pub fn convert_stream_with<T>(
     lines: &[&str],
     mut each: impl FnMut(&Body<'_>, &Extensions<'_>, &Cx<'_>) -> T,
 ) -> Vec<T> {
-    let mut sticky = Default::default();
     let mut memory = None;
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -95,14 +94,12 @@ pub fn convert_stream_with<T>(
         probe.fill(line).expect("a JSON object");
         let mut cx = Cx {
             line: i as u64 + 1,
-            sticky,
             memory: memory.take(),
             ..Default::default()
         };
         (provider.convert)(line, &probe, &mut cx)
             .unwrap_or_else(|e| panic!("line {}: {}", i + 1, e.0));
         out.extend(cx.events.iter().map(|(b, e)| each(b, e, &cx)));
-        sticky = cx.sticky;
         memory = cx.memory.take();
     }
     out

@@ -816,7 +816,7 @@ pub(super) fn method_call<'a>(
             .iter()
             .any(|p| method.starts_with(p))
     {
-        cx.sticky.saw_codex_v2();
+        cx.memory().codex.v2_seen.set();
     }
     Ok(())
 }

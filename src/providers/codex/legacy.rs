@@ -124,7 +124,7 @@ pub(in crate::providers) fn legacy<'a>(
 ) -> Result<(), Unmapped> {
     let _ = env;
     let m: Msg = serde_json::from_str(msg.get())?;
-    if cx.sticky.codex_v2_seen() {
+    if cx.memory().codex.v2_seen.get() {
         let ext = cx.push(Notice {
             subtype: Cow::Owned(format!("codex/event/{}", m.ty)),
             message: None,

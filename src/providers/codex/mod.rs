@@ -11,9 +11,10 @@
 //! Mapped against Codex CLI 0.169.0 (`testdata/codex-exec/`, `testdata/codex-app-server/`).
 //!
 //! **Legacy and v2 together.** Builds that emit both send every event twice. The rule: once a
-//! v2 notification has been seen in the stream (a sticky bit), legacy lines become `notice` events (`codex/event/<type>`, the message in
-//! `extensions`, `codex.supersededBy: "v2"`) instead of content events; before that, and in
-//! streams without v2, legacy lines are mapped in full. Nothing is lost and nothing doubles.
+//! v2 notification has been seen in the stream ([`Memory::v2_seen`]), legacy lines become
+//! `notice` events (`codex/event/<type>`, the message in `extensions`,
+//! `codex.supersededBy: "v2"`) instead of content events; before that, and in streams without
+//! v2, legacy lines are mapped in full. Nothing is lost and nothing doubles.
 //!
 //! **What the converter remembers** ([`Memory`], bounded): the stream's own thread (exec
 //! lines carry no thread id after `thread.started`; answers and legacy `proto` lines none at
@@ -23,8 +24,8 @@
 //! end needs), open calls until they end (a turn that ends `interrupted` ends those it left
 //! open as `cancelled`, marked `insights.inferred`), whether a turn's failure was already
 //! stated by an `error`, each thread's running token total (a turn's `usage` is what it
-//! gained across the turn), and spawned subagents until they end. Item ids of exec
-//! (`item_3`) are unique only within a thread.
+//! gained across the turn), spawned subagents until they end, and whether a v2 notification
+//! has been seen. Item ids of exec (`item_3`) are unique only within a thread.
 //!
 //! **Where the code is.** This file: detection, registration, what the converter remembers
 //! and the helpers that keep it, the dispatch of a line to its dialect, and what the dialects
@@ -43,7 +44,7 @@ mod legacy;
 mod thread_items;
 
 use super::jsonrpc::{Kind, Message, RpcError};
-use super::memo::Memo;
+use super::memo::{Memo, Remember};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -116,6 +117,80 @@ crate::providers::memo::remember! {
         /// Threads' running token totals (`thread/tokenUsage/updated`, legacy `token_count`),
         /// by thread: a turn's own usage is the difference of the total across it.
         pub usage: Memo<Running>,
+        /// Whether an app-server v2 notification has been seen: legacy `codex/event` lines
+        /// then duplicate v2 events (see `legacy.rs`).
+        pub v2_seen: Seen,
+    }
+}
+
+/// A fact that, once a line states it, holds for the rest of the stream; for `--jobs`, the
+/// [`Remember`] of a one-bit memory.
+///
+/// A part of the stream depends on its start only if it read the fact before one of its own
+/// lines stated it: then it is converted again when its guessed start and its real start
+/// disagree ([`Remember::stale`]).
+#[derive(Debug, Default)]
+pub struct Seen {
+    seen: bool,
+    /// A line of this part stated it.
+    here: bool,
+    /// This part read it before stating it.
+    read: bool,
+}
+
+impl Seen {
+    /// Whether the fact holds, noting a dependence on the start when no line of this part
+    /// stated it.
+    pub fn get(&mut self) -> bool {
+        self.read |= !self.here;
+        self.seen
+    }
+
+    /// States the fact.
+    pub fn set(&mut self) {
+        self.seen = true;
+        self.here = true;
+    }
+}
+
+/// The fact, without the `--jobs` bookkeeping of the part that read or stated it (as a
+/// [`Memo`]'s copy).
+impl Clone for Seen {
+    fn clone(&self) -> Self {
+        Seen {
+            seen: self.seen,
+            ..Seen::default()
+        }
+    }
+}
+
+/// The facts compare; the bookkeeping does not.
+impl PartialEq for Seen {
+    fn eq(&self, other: &Self) -> bool {
+        self.seen == other.seen
+    }
+}
+
+impl Remember for Seen {
+    // Two bits, kept whether `track` asks for them or not.
+    fn begin(&mut self, _track: bool) {
+        self.here = false;
+        self.read = false;
+    }
+
+    fn stale(&self, guess: &Self, actual: &Self) -> bool {
+        self.read && guess.seen != actual.seen
+    }
+
+    fn after(&self, before: Self) -> Self {
+        Seen {
+            seen: self.here || before.seen,
+            ..Seen::default()
+        }
+    }
+
+    fn forgotten(&mut self) -> u64 {
+        0
     }
 }
 
@@ -1099,6 +1174,87 @@ mod tests {
     /// them; each event gets its line's `sessionId`.
     pub(super) fn stream(lines: &[&str]) -> Vec<Value> {
         test_support::convert_stream(&PROVIDER, lines)
+    }
+
+    /// `--jobs`: a chunk that judged a legacy line from a start without the v2 notification
+    /// before it is converted again from its real start; a chunk that saw the notification
+    /// itself is not, and the state after it holds the notification whatever its start.
+    #[test]
+    fn a_chunk_judging_legacy_lines_depends_on_the_v2_notifications_before_it() {
+        use crate::convert::{Converter, Options, StreamState};
+        const V2: &str = r#"{"method":"turn/started","params":{"threadId":"t","turn":{"id":"u"}}}"#;
+        const LEGACY: &str = r#"{"method":"codex/event/agent_message","params":{"id":"1","msg":{"type":"agent_message","message":"hi"},"conversationId":"t"}}"#;
+        let opts = Options::for_tests(1 << 20);
+        // The chunk's own state, whether it depended on its start, and its end state.
+        let chunk = |start: &StreamState, lines: &[&str]| {
+            let mut out = crate::output::Out::new(Vec::new());
+            let mut conv = Converter::new(&opts, &mut out);
+            conv.set_state(start.clone());
+            let text = lines.join("\n");
+            let mut diag = crate::diag::Diag::new(false);
+            conv.run_reader(text.as_bytes(), "<test>", &mut diag)
+                .unwrap();
+            let depended = conv.depended_on_start();
+            let (own, end) = conv.take_states();
+            (own, depended, end)
+        };
+        let seen = |s: &StreamState| s.memory.codex.v2_seen.seen;
+        let before = StreamState::default();
+        assert!(seen(&chunk(&before, &[V2]).2));
+        // A start that differs from `before` only by the notification.
+        let mut memory = crate::providers::Memory::default();
+        memory.codex.v2_seen.set();
+        let after_v2 = StreamState {
+            memory: std::sync::Arc::new(memory),
+            ..StreamState::default()
+        };
+        // Guessed without the notification the real start has.
+        let (own, depended, _) = chunk(&before, &[LEGACY]);
+        assert!(own.stale(depended, &before, &after_v2));
+        assert!(!own.stale(depended, &before, &before));
+        // Guessed with it, the real start without.
+        let (own, depended, _) = chunk(&after_v2, &[LEGACY]);
+        assert!(own.stale(depended, &after_v2, &before));
+        // The notification in the chunk, before the legacy line.
+        let (own, depended, _) = chunk(&before, &[V2, LEGACY]);
+        assert!(!own.stale(depended, &before, &after_v2));
+        assert!(seen(&own.after(before.clone())));
+        // Neither read nor stated: the start's fact carries through.
+        let (own, depended, _) = chunk(&before, &[]);
+        assert!(!own.stale(depended, &before, &after_v2));
+        assert!(seen(&own.after(after_v2.clone())));
+    }
+
+    #[test]
+    fn a_fact_read_before_a_line_stated_it_is_a_dependence_on_the_start() {
+        let unset = Seen::default();
+        let mut set = Seen::default();
+        set.set();
+        // Stated by the start a `--jobs` part was converted from (a guess): what it read
+        // depends on it.
+        let mut part = set.clone();
+        part.begin(true);
+        assert!(part.get());
+        assert!(part.stale(&set, &unset));
+        assert!(!part.stale(&set, &set));
+        // Stated by a line of the part before it read it: no dependence.
+        let mut part = unset.clone();
+        part.begin(true);
+        part.set();
+        assert!(part.get());
+        assert!(!part.stale(&unset, &set));
+        assert_eq!(part.after(unset.clone()), set);
+        // Read, and not stated by anyone: it depends on the start.
+        let mut part = unset.clone();
+        part.begin(true);
+        assert!(!part.get());
+        assert!(part.stale(&unset, &set));
+        // Neither read nor stated: the start's fact holds after the part.
+        let mut part = unset.clone();
+        part.begin(true);
+        assert!(!part.stale(&unset, &set));
+        assert_eq!(part.after(set.clone()), set);
+        assert_eq!(part.after(unset.clone()), unset);
     }
 
     #[test]

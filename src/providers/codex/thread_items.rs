@@ -58,7 +58,7 @@ pub(super) fn item_line<'a>(
     v2_item(method == "item/completed", *item, cx);
     // As in `method_call`: a v2 notification.
     if jsonrpc::kind(true, m.id, None, false) == Some(Kind::Notification) {
-        cx.sticky.saw_codex_v2();
+        cx.memory().codex.v2_seen.set();
     }
     Ok(())
 }
