@@ -166,7 +166,6 @@ pub struct Converter<'o, W: Write> {
     out: &'o mut Out<W>,
     seq: u64,
     detector: detect::Detector,
-    sticky: crate::providers::Sticky,
     /// What the providers remember of the stream (taken by each line's [`Cx`]).
     memory: Option<Box<Memory>>,
     marks: Option<Marks<W>>,
@@ -199,9 +198,8 @@ struct Marks<W: Write> {
     written: fn(&BufWriter<W>) -> &[u8],
 }
 
-/// What a converter remembers across lines (see [`detect::Detector`],
-/// [`crate::providers::Sticky`] and [`crate::providers::memo`]): what `--jobs` hands from one
-/// chunk to the next.
+/// What a converter remembers across lines (see [`detect::Detector`] and
+/// [`crate::providers::memo`]): what `--jobs` hands from one chunk to the next.
 ///
 /// The memory is shared: a chunk's end state is the next chunk's guess, its own state the
 /// writer's, and the start it was converted from is kept to check the guess; a memory can
@@ -213,7 +211,6 @@ pub struct StreamState {
     /// The Claude-like provider the stream named ([`detect::Detector`] rule 2c); the outer
     /// `None` in an own state: no line of the part named one.
     pub dialect: Option<Option<(&'static Provider, String)>>,
-    pub codex_v2_seen: bool,
     pub memory: Arc<Memory>,
 }
 
@@ -224,7 +221,6 @@ impl StreamState {
         StreamState {
             last_jsonrpc: self.last_jsonrpc.or(before.last_jsonrpc),
             dialect: self.dialect.clone().or(before.dialect),
-            codex_v2_seen: self.codex_v2_seen || before.codex_v2_seen,
             memory: Arc::new(self.memory.after(Arc::unwrap_or_clone(before.memory))),
         }
     }
@@ -233,14 +229,13 @@ impl StreamState {
     /// ([`Converter::take_states`]) and `depended` ([`Converter::depended_on_start`]), must be
     /// converted again from `actual`, the state it really starts from.
     pub fn stale(&self, depended: bool, guess: &StreamState, actual: &StreamState) -> bool {
-        fn basics(s: &StreamState) -> (Option<&str>, Option<(&str, &str)>, bool) {
+        fn basics(s: &StreamState) -> (Option<&str>, Option<(&str, &str)>) {
             (
                 s.last_jsonrpc.map(|p| p.name),
                 s.dialect
                     .as_ref()
                     .and_then(Option::as_ref)
                     .map(|(p, s)| (p.name, s.as_str())),
-                s.codex_v2_seen,
             )
         }
         (depended && basics(guess) != basics(actual))
@@ -255,7 +250,6 @@ impl<'o, W: Write> Converter<'o, W> {
             out,
             seq: 0,
             detector: detect::Detector::default(),
-            sticky: Default::default(),
             memory: None,
             marks: None,
             clock: Default::default(),
@@ -373,13 +367,11 @@ impl<'o, W: Write> Converter<'o, W> {
                 .detector
                 .dialect_named
                 .then(|| self.detector.dialect.clone()),
-            codex_v2_seen: self.sticky.codex_v2_here,
             memory: Arc::clone(&memory),
         };
         let end = StreamState {
             last_jsonrpc: self.detector.last_jsonrpc,
             dialect: Some(self.detector.dialect.clone()),
-            codex_v2_seen: self.sticky.codex_v2_seen,
             memory,
         };
         (own, end)
@@ -401,18 +393,18 @@ impl<'o, W: Write> Converter<'o, W> {
     pub fn set_state(&mut self, st: StreamState) {
         self.detector.last_jsonrpc = st.last_jsonrpc;
         self.detector.dialect = st.dialect.flatten();
-        self.sticky.codex_v2_seen = st.codex_v2_seen;
         // A copy only when the memory is shared (with the guess or the start kept).
         let mut memory = Box::new(Arc::unwrap_or_clone(st.memory));
         memory.begin(true);
         self.memory = Some(memory);
     }
 
-    /// Whether a line's output so far depended on the state the converter started with:
-    /// a JSON-RPC answer routed before any line named its provider, or a Codex legacy line
-    /// judged before a v2 one was seen.
+    /// Whether the routing of a line so far depended on the state the converter started
+    /// with: a JSON-RPC answer routed before any line named its provider, or a Claude-shaped
+    /// line before any named the dialect. What the converters read of their memory, the
+    /// memory itself tells ([`crate::providers::memo::Remember::stale`]).
     pub fn depended_on_start(&self) -> bool {
-        self.detector.depended || self.sticky.depended
+        self.detector.depended
     }
 
     /// Chunk mode (`--jobs`): notes where each event's `seq` digits start in the output.
@@ -553,14 +545,12 @@ impl<'o, W: Write> Converter<'o, W> {
             Route::Provider(p) => {
                 self.stats.provider_lines += 1;
                 let mut cx = Cx {
-                    sticky: self.sticky,
                     line: lineno,
                     memory: self.memory.take(),
                     events: recycle(std::mem::take(&mut self.spare)),
                     ..Cx::default()
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
-                self.sticky = cx.sticky;
                 self.memory = cx.memory.take();
                 if let Some(n) = self
                     .memory

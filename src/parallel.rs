@@ -11,7 +11,8 @@
 //! - `seq`: each chunk numbers its events from 1, and the converter notes where each number
 //!   starts; the writer puts the run's numbers in their place.
 //! - what the converter remembers of the stream ([`StreamState`]: the JSON-RPC provider of
-//!   bare answers, Codex's v2 bit, the providers' memories of requests, calls and sessions).
+//!   bare answers, the providers' memories of requests, calls and sessions, and of facts that
+//!   hold once a line states them).
 //!   A worker starts from a guess: the state the last chunk any worker finished ended in,
 //!   after the chunk's lead (the lines just before it, up to [`LEAD_BYTES`]) converted from
 //!   it with the output unused, so that the guess knows the session and the calls the chunk

@@ -1,5 +1,9 @@
-//! What unit tests share: the recorded captures.
+//! What unit tests share: the recorded captures, and converting lines as one stream.
 
+use crate::detect::Probe;
+use crate::event::{Body, Extensions};
+use crate::providers::{Cx, Provider};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 mod rng;
@@ -33,34 +37,70 @@ pub fn testdata_jsonl() -> Vec<PathBuf> {
 /// to line), each as JSON with its `event` and, when there are any, its `extensions`; the
 /// envelope (`id`, `seq`) is left to the converter's own tests, except `sessionId`, the
 /// line's (`""` when the provider named none).
-pub fn convert_stream(
-    provider: &crate::providers::Provider,
+pub fn convert_stream(provider: &Provider, lines: &[&str]) -> Vec<Value> {
+    convert_stream_with(provider, lines, |b, e, cx| {
+        let mut v = serde_json::to_value(b).expect("an event serializes");
+        v["event"] = Value::from(b.kind());
+        v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
+        if !e.is_empty() {
+            v["extensions"] = serde_json::to_value(e).expect("extensions serialize");
+        }
+        v
+    })
+}
+
+/// [`convert_stream`] of one line, as `--from` converts it: whatever its shape.
+pub fn convert_line(provider: &Provider, line: &str) -> Vec<Value> {
+    convert_stream(provider, &[line])
+}
+
+/// [`convert_line`] of a line that `provider`'s detection rule takes (it fails the test if
+/// not).
+pub fn convert_sniffed(provider: &Provider, line: &str) -> Vec<Value> {
+    assert!(sniffs(provider, line), "not {}'s: {line}", provider.name);
+    convert_line(provider, line)
+}
+
+/// Whether `provider`'s detection rule takes `line`, a JSON object.
+pub fn sniffs(provider: &Provider, line: &str) -> bool {
+    let mut probe = Probe::default();
+    probe.fill(line).expect("a JSON object");
+    (provider.sniff)(&probe)
+}
+
+/// The events of `evs` whose `event` is `kind`.
+pub fn of_kind<'v>(evs: &'v [Value], kind: &str) -> Vec<&'v Value> {
+    evs.iter().filter(|e| e["event"] == kind).collect()
+}
+
+/// The `event` of each of `evs`, in order.
+pub fn kinds(evs: &[Value]) -> Vec<&str> {
+    evs.iter()
+        .map(|e| e["event"].as_str().expect("an event kind"))
+        .collect()
+}
+
+/// Converts `lines` as [`convert_stream`] does, and gives what `each` makes of every event
+/// (its body, its extensions, and the context its line left).
+pub fn convert_stream_with<T>(
+    provider: &Provider,
     lines: &[&str],
-) -> Vec<serde_json::Value> {
-    use serde_json::Value;
+    mut each: impl FnMut(&Body<'_>, &Extensions<'_>, &Cx<'_>) -> T,
+) -> Vec<T> {
     let mut memory = None;
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let mut probe = crate::detect::Probe::default();
+        let mut probe = Probe::default();
         probe.fill(line).expect("a JSON object");
-        let mut cx = crate::providers::Cx {
+        let mut cx = Cx {
             line: i as u64 + 1,
             memory: memory.take(),
             ..Default::default()
         };
         (provider.convert)(line, &probe, &mut cx)
             .unwrap_or_else(|e| panic!("line {}: {}", i + 1, e.0));
-        for (b, e) in &cx.events {
-            let mut v = serde_json::to_value(b).expect("an event serializes");
-            v["event"] = Value::from(b.kind());
-            v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
-            if !e.is_empty() {
-                v["extensions"] = serde_json::to_value(e).expect("extensions serialize");
-            }
-            out.push(v);
-        }
+        out.extend(cx.events.iter().map(|(b, e)| each(b, e, &cx)));
         memory = cx.memory.take();
     }
     out
 }
-

@@ -1527,33 +1527,20 @@ fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{self, kinds};
 
+    /// One line's events; the line must be one detection takes for ACP.
     fn conv(line: &str) -> Vec<Value> {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        assert!(sniff(&probe), "not recognised as ACP: {line}");
-        routed(line)
+        test_support::convert_sniffed(&PROVIDER, line)
     }
 
     /// A line detection routes to ACP by its memory (an answer naming no provider).
     fn routed(line: &str) -> Vec<Value> {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, e)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                v
-            })
-            .collect()
+        test_support::convert_line(&PROVIDER, line)
     }
 
     fn stream(lines: &[&str]) -> Vec<Value> {
-        crate::test_support::convert_stream(&PROVIDER, lines)
+        test_support::convert_stream(&PROVIDER, lines)
     }
 
     const ASK: &str = r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","options":[{"kind":"allow_always","optionId":"bypassPermissions"},{"kind":"allow_once","optionId":"default"},{"kind":"reject_once","optionId":"plan"}],"toolCall":{"toolCallId":"t1","title":"Ready to code?","kind":"switch_mode","rawInput":{"plan":"p"}}}}"#;
@@ -1592,9 +1579,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","status":"pending","title":"Ready to code?","kind":"switch_mode"}}}"#,
             r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
         ]);
-        let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
         assert_eq!(
-            kinds,
+            kinds(&ev),
             [
                 "tool_invocation",
                 "permission_request",

@@ -165,24 +165,16 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support;
     use serde_json::Value;
 
+    /// One line's events, converted as `--from` does.
     fn conv(line: &str) -> Vec<Value> {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, _)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                v
-            })
-            .collect()
+        test_support::convert_line(&PROVIDER, line)
     }
 
     fn sniffs(line: &str) -> bool {
-        sniff(&serde_json::from_str::<Probe>(line).unwrap())
+        test_support::sniffs(&PROVIDER, line)
     }
 
     #[test]

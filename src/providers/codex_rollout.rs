@@ -664,6 +664,7 @@ pub(crate) fn line_facts<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::convert_sniffed;
 
     #[test]
     fn a_patch_names_its_files_against_the_cwd() {
@@ -688,18 +689,11 @@ mod tests {
     #[test]
     fn reasoning_keeps_the_raw_content_apart_from_the_summary() {
         let line = r#"{"timestamp":"2026-11-26T02:55:09.900Z","type":"response_item","payload":{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"**Plan**"}],"content":[{"type":"reasoning_text","text":"raw thinking"}],"encrypted_content":"gAAA"}}"#;
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        let got: Vec<(String, bool)> = cx
-            .events
+        let got: Vec<(String, bool)> = convert_sniffed(&super::super::codex::PROVIDER, line)
             .iter()
-            .map(|(b, e)| {
-                let v = serde_json::to_value(b).unwrap();
-                let raw =
-                    e.0.iter()
-                        .any(|(k, _)| k == super::super::codex::RAW_REASONING);
-                (v["text"].as_str().unwrap().to_owned(), raw)
+            .map(|e| {
+                let raw = e["extensions"].get(super::super::codex::RAW_REASONING);
+                (e["text"].as_str().unwrap().to_owned(), raw.is_some())
             })
             .collect();
         assert_eq!(

@@ -506,24 +506,12 @@ fn code_text(v: &serde_json::Value) -> Option<Str<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support;
     use serde_json::Value;
 
+    /// One line's events; the line must be one detection takes for this provider.
     fn conv(line: &str) -> Vec<Value> {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        assert!(sniff(&probe), "not recognised as Gemini: {line}");
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, e)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                v
-            })
-            .collect()
+        test_support::convert_sniffed(&PROVIDER, line)
     }
 
     /// Converts lines in order, with the memory a stream carries; each event with its

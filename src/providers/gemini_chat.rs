@@ -735,7 +735,7 @@ pub(crate) fn line_facts<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{convert_stream, testdata_jsonl};
+    use crate::test_support::{convert_stream, kinds, testdata_jsonl};
     use serde_json::Value;
 
     const HEADER: &str = r#"{"sessionId":"s1","projectHash":"ab","startTime":"2026-11-26T13:15:30.454Z","lastUpdated":"2026-11-26T13:15:30.454Z","kind":"main"}"#;
@@ -748,10 +748,6 @@ mod tests {
 
     fn events(lines: &[&str]) -> Vec<Value> {
         convert_stream(&super::super::gemini::PROVIDER, lines)
-    }
-
-    fn kinds(ev: &[Value]) -> Vec<&str> {
-        ev.iter().filter_map(|e| e["event"].as_str()).collect()
     }
 
     fn probe(line: &str) -> Probe<'_> {

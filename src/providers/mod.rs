@@ -147,8 +147,6 @@ pub struct Cx<'a> {
     /// A provider id unique to this line (Claude's `uuid`); event ids are built from it.
     pub anchor: Option<Str<'a>>,
     pub events: Vec<(Body<'a>, Extensions<'a>)>,
-    /// Facts about the stream so far that a converter may read and set (see [`Sticky`]).
-    pub sticky: Sticky,
     /// The input line's number (what [`memo::Memo::insert`] records).
     pub line: u64,
     /// What the providers remember of the stream ([`Cx::memory`]).
@@ -167,35 +165,6 @@ crate::providers::memo::remember! {
         pub gemini_chat: gemini_chat::Memory,
         pub qwen: qwen::Memory,
         pub amp: amp::Memory,
-    }
-}
-
-/// The few facts about the whole stream a converter may depend on: exceptions to
-/// statelessness, each documented where it is used.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Sticky {
-    /// A Codex app-server v2 notification has been seen, so legacy `codex/event` lines
-    /// duplicate v2 events (see `codex/legacy.rs`).
-    pub codex_v2_seen: bool,
-    /// [`Sticky::codex_v2_seen`] was set by a line of this run, not by the state it started
-    /// with.
-    pub codex_v2_here: bool,
-    /// A converter read a fact before this run set it: its result depended on the state
-    /// the run started with (`--jobs` checks this at chunk boundaries).
-    pub depended: bool,
-}
-
-impl Sticky {
-    /// Reads [`Sticky::codex_v2_seen`], noting a dependence on the starting state.
-    pub fn codex_v2_seen(&mut self) -> bool {
-        self.depended |= !self.codex_v2_here;
-        self.codex_v2_seen
-    }
-
-    /// Notes that a Codex v2 notification has been seen.
-    pub fn saw_codex_v2(&mut self) {
-        self.codex_v2_seen = true;
-        self.codex_v2_here = true;
     }
 }
 
@@ -241,25 +210,6 @@ pub fn sub<'a>(s: &Str<'a>, f: impl Fn(&str) -> &str) -> Str<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_v2_bit_read_before_a_line_set_it_is_a_dependence_on_the_start() {
-        // Set by the state a `--jobs` chunk started from (a guess): the result depends on it.
-        let mut s = Sticky {
-            codex_v2_seen: true,
-            ..Sticky::default()
-        };
-        assert!(s.codex_v2_seen());
-        assert!(s.depended);
-        // Set by a line of the chunk: no dependence.
-        let mut s = Sticky::default();
-        s.saw_codex_v2();
-        assert!(s.codex_v2_seen());
-        assert!(!s.depended);
-        let mut s = Sticky::default();
-        assert!(!s.codex_v2_seen());
-        assert!(s.depended);
-    }
 
     #[test]
     fn mcp_names_split() {

@@ -525,23 +525,11 @@ fn error<'a>(raw: Option<&'a RawValue>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support;
 
+    /// One line's events; the line must be one detection takes for this provider.
     fn conv(line: &str) -> Vec<Value> {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        assert!(sniff(&probe), "not OpenCode's: {line}");
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, e)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                v
-            })
-            .collect()
+        test_support::convert_sniffed(&PROVIDER, line)
     }
 
     #[test]

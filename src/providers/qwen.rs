@@ -335,27 +335,16 @@ fn api_errors(cx: &mut Cx<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{self, kinds};
     use serde_json::Value;
 
+    /// One line's events, converted as `--from` does.
     fn conv(line: &str) -> Vec<Value> {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, e)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                v
-            })
-            .collect()
+        test_support::convert_line(&PROVIDER, line)
     }
 
     fn sniffs(line: &str) -> bool {
-        sniff(&serde_json::from_str::<Probe>(line).unwrap())
+        test_support::sniffs(&PROVIDER, line)
     }
 
     #[test]
@@ -392,9 +381,8 @@ mod tests {
         let ev = conv(
             r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a","name":"agent","input":{"description":"d","prompt":"p","subagent_type":"general-purpose"}},{"type":"tool_use","id":"b","name":"todo_write","input":{"todos":[{"id":"1","content":"x","status":"in_progress"}]}}]}}"#,
         );
-        let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
         assert_eq!(
-            kinds,
+            kinds(&ev),
             [
                 "tool_invocation",
                 "subagent_spawn",

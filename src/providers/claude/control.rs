@@ -467,7 +467,8 @@ pub(super) fn control_cancel<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{conv, find, stream, INIT};
+    use super::super::tests::{conv, stream, INIT};
+    use crate::test_support::of_kind;
 
     #[test]
     fn can_use_tool_with_suggestions() {
@@ -517,12 +518,12 @@ mod tests {
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"The user denied this tool use."}]},"session_id":"s1"}"#,
             r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1"}"#,
         ]);
-        let answer = find(&ev, "permission_response")[0];
+        let answer = of_kind(&ev, "permission_response")[0];
         assert_eq!(answer["decision"], "deny");
         // The answer names no call; its request did.
         assert_eq!(answer["toolUseId"], "t1");
-        assert_eq!(find(&ev, "tool_completion")[0]["status"], "failed");
-        assert!(find(&ev, "turn_complete")[0].get("stopReason").is_none());
+        assert_eq!(of_kind(&ev, "tool_completion")[0]["status"], "failed");
+        assert!(of_kind(&ev, "turn_complete")[0].get("stopReason").is_none());
     }
 
     #[test]
@@ -535,12 +536,12 @@ mod tests {
             r#"{"type":"control_cancel_request","request_id":"p1"}"#,
             r#"{"type":"control_cancel_request","request_id":"gone"}"#,
         ]);
-        let answers = find(&ev, "permission_response");
+        let answers = of_kind(&ev, "permission_response");
         assert_eq!(answers.len(), 1);
         assert_eq!(answers[0]["requestId"], "p1");
         assert_eq!(answers[0]["decision"], "cancelled");
         assert_eq!(answers[0]["toolUseId"], "t9");
-        let notices: Vec<_> = find(&ev, "notice")
+        let notices: Vec<_> = of_kind(&ev, "notice")
             .into_iter()
             .filter(|n| n["subtype"] == "control_cancel_request")
             .map(|n| n["extensions"]["claude.requestSubtype"].clone())
@@ -557,7 +558,7 @@ mod tests {
             r#"{"type":"system","subtype":"init","session_id":"s1","slash_commands":["compact"],"apiKeySource":"none"}"#,
             r#"{"type":"user","message":{"content":"again"},"session_id":""}"#,
         ]);
-        let inits = find(&ev, "session_init");
+        let inits = of_kind(&ev, "session_init");
         assert_eq!(inits.len(), 1);
         assert_eq!(inits[0]["sessionId"], "s1");
         assert_eq!(
@@ -568,7 +569,7 @@ mod tests {
         assert_eq!(inits[0]["account"]["email"], "a@b");
         assert_eq!(inits[0]["account"]["apiKeySource"], "none");
         assert_eq!(inits[0]["extensions"]["claude.initializeRequestId"], "i1");
-        let inputs = find(&ev, "user_input");
+        let inputs = of_kind(&ev, "user_input");
         assert_eq!(inputs[0]["sessionId"], "", "not named yet");
         assert_eq!(inputs[1]["sessionId"], "s1");
     }
@@ -581,7 +582,7 @@ mod tests {
             r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"do","input":{},"tool_use_id":"t1"}}"#,
         ]);
         assert_eq!(
-            find(&ev, "permission_request")[0]["toolName"],
+            of_kind(&ev, "permission_request")[0]["toolName"],
             "mcp__srv__do"
         );
     }

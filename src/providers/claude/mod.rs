@@ -911,34 +911,17 @@ fn tool_progress<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{self, of_kind};
     use serde_json::Value;
 
-    /// Converts one line and returns the events as JSON values (body and extensions only).
+    /// One line's events; the line must be one detection takes for Claude.
     pub(super) fn conv(line: &str) -> Vec<Value> {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        assert!(sniff(&probe), "not recognised as Claude: {line}");
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, e)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                v
-            })
-            .collect()
+        test_support::convert_sniffed(&PROVIDER, line)
     }
 
     /// Converts lines of one stream, with one memory, and returns all their events.
     pub(super) fn stream(lines: &[&str]) -> Vec<Value> {
-        crate::test_support::convert_stream(&PROVIDER, lines)
-    }
-
-    pub(super) fn find<'v>(ev: &'v [Value], kind: &str) -> Vec<&'v Value> {
-        ev.iter().filter(|e| e["event"] == kind).collect()
+        test_support::convert_stream(&PROVIDER, lines)
     }
 
     pub(super) const INIT: &str =
@@ -1027,7 +1010,7 @@ mod tests {
             r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: Request rejected (429) · rate limited"}]},"error":"rate_limit","session_id":"s1"}"#,
             r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429)","session_id":"s1"}"#,
         ]);
-        let errors = find(&ev, "error");
+        let errors = of_kind(&ev, "error");
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0]["httpStatus"], 429);
         assert_eq!(errors[0]["code"], "rate_limit");
@@ -1054,21 +1037,21 @@ mod tests {
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"rejected"}]},"tool_use_result":"User rejected tool use","session_id":"s1"}"#,
             r#"{"type":"result","subtype":"error_during_execution","is_error":true,"stop_reason":"tool_use","session_id":"s1"}"#,
         ]);
-        let done = find(&ev, "tool_completion");
+        let done = of_kind(&ev, "tool_completion");
         assert_eq!(done[0]["callId"], "t1");
         assert_eq!(done[0]["status"], "cancelled");
         // t2 never ended on the wire: ended by the stopped turn, inferred.
         assert_eq!(done[1]["callId"], "t2");
         assert_eq!(done[1]["status"], "cancelled");
         assert_eq!(done[1]["extensions"]["insights.inferred"], true);
-        let tc = find(&ev, "turn_complete")[0];
+        let tc = of_kind(&ev, "turn_complete")[0];
         assert_eq!(tc["stopReason"], "interrupted");
         assert_eq!(tc["extensions"]["claude.stopReason"], "tool_use");
-        assert!(find(&ev, "error").is_empty());
+        assert!(of_kind(&ev, "error").is_empty());
         // The control lines name the session the stream named.
-        assert_eq!(find(&ev, "session_status")[0]["sessionId"], "s1");
+        assert_eq!(of_kind(&ev, "session_status")[0]["sessionId"], "s1");
         assert_eq!(
-            find(&ev, "notice")[0]["extensions"]["claude.requestSubtype"],
+            of_kind(&ev, "notice")[0]["extensions"]["claude.requestSubtype"],
             "interrupt"
         );
     }

@@ -552,7 +552,8 @@ pub(crate) fn system<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{conv, find, stream, INIT};
+    use super::super::tests::{conv, stream, INIT};
+    use crate::test_support::of_kind;
     use serde_json::Value;
 
     /// A compact boundary's metadata that the event has no field for goes to
@@ -607,7 +608,7 @@ mod tests {
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"inner","content":[{"type":"text","text":"2 files"}]}]},"parent_tool_use_id":"outer","session_id":"s1"}"#,
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"outer","content":"done"}]},"tool_use_result":{"status":"completed","agentId":"ta"},"session_id":"s1"}"#,
         ]);
-        let done = find(&ev, "subagent_complete");
+        let done = of_kind(&ev, "subagent_complete");
         assert_eq!(done.len(), 2);
         assert_eq!(done[0]["callId"], "inner");
         assert_eq!(done[0]["agentId"], "tb");
@@ -625,7 +626,7 @@ mod tests {
             r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1"}"#,
             r#"{"type":"system","subtype":"task_notification","task_id":"tb","tool_use_id":"bg","status":"completed","summary":"ok","session_id":"s1"}"#,
         ]);
-        let done = find(&ev, "subagent_complete");
+        let done = of_kind(&ev, "subagent_complete");
         assert_eq!(done.len(), 1);
         assert_eq!(done[0]["callId"], "bg");
         assert_eq!(done[0]["status"], "completed");

@@ -404,8 +404,9 @@ pub(super) fn user<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{conv, find, stream, INIT};
+    use super::super::tests::{conv, stream, INIT};
     use super::*;
+    use crate::test_support::of_kind;
 
     #[test]
     fn a_subagent_answer_loses_the_footer_and_keeps_its_figures() {
@@ -501,7 +502,7 @@ mod tests {
             r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"e1","name":"Edit","input":{"file_path":"/w/m.md","old_string":"a","new_string":"b"}}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"e1","is_error":true,"content":"File has not been read yet."}]},"parent_tool_use_id":"a1","session_id":"s1"}"#,
         ]);
-        let changes = find(&ev, "file_change");
+        let changes = of_kind(&ev, "file_change");
         assert_eq!(changes.len(), 1, "a failed edit changes nothing");
         assert_eq!(changes[0]["path"], "/w/n.md");
         assert_eq!(changes[0]["changeKind"], "add");

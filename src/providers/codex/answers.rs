@@ -326,10 +326,9 @@ pub(super) fn response<'a>(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{
-        conv, conv_with, line_of, of, stream, APP_SERVER_0_100_DECLINED, APP_SERVER_DECLINED,
+        conv, line_of, stream, APP_SERVER_0_100_DECLINED, APP_SERVER_DECLINED,
     };
-    use crate::providers::Sticky;
-    use serde_json::Value;
+    use crate::test_support::{kinds, of_kind};
 
     #[test]
     fn v2_approval_request_and_answers() {
@@ -358,19 +357,17 @@ mod tests {
             (line_of(APP_SERVER_DECLINED, 6), "0.169.0"),
             (line_of(APP_SERVER_0_100_DECLINED, 5), "0.100.0"),
         ] {
-            let (ev, cx) = conv_with(line, Sticky::default());
-            let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
-            assert_eq!(kinds, ["session_init", "session_mode"], "{version}");
+            let ev = conv(line);
+            assert_eq!(kinds(&ev), ["session_init", "session_mode"], "{version}");
             assert_eq!(ev[0]["model"], "gpt-5.5", "{version}");
             assert_eq!(ev[0]["cwd"], "/home/dev/work", "{version}");
             assert_eq!(ev[0]["version"], version);
             assert_eq!(ev[0]["extensions"]["codex.modelProvider"], "mock");
             assert_eq!(ev[1]["currentModeId"], "untrusted", "{version}");
             assert_eq!(ev[1]["extensions"]["codex.requestId"], "2", "{version}");
-            assert!(cx
-                .session_id
-                .as_deref()
-                .is_some_and(|s| s.starts_with("01a2012")));
+            assert!(ev.iter().all(|e| e["sessionId"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("01a2012"))));
         }
         // The thread/started notification that follows states the session again.
         let ev = conv(line_of(APP_SERVER_0_100_DECLINED, 7));
@@ -399,7 +396,7 @@ mod tests {
             r#"{"id":0,"result":{"decision":"cancel"}}"#,
             r#"{"method":"turn/completed","params":{"threadId":"a","turn":{"id":"u","status":"interrupted","error":null}}}"#,
         ]);
-        let req = of(&evs, "permission_request")[0];
+        let req = of_kind(&evs, "permission_request")[0];
         assert_eq!(req["toolInput"]["changes"][0]["path"], "/w/c.txt");
         assert_eq!(req["toolInput"]["changes"][0]["kind"], "update");
         // The diff the person is asked to approve, as the item gave it.
@@ -407,11 +404,11 @@ mod tests {
             req["toolInput"]["changes"][0]["diff"],
             "@@ -1 +1 @@\n-a\n+b\n"
         );
-        let resp = of(&evs, "permission_response")[0];
+        let resp = of_kind(&evs, "permission_response")[0];
         assert_eq!(resp["decision"], "cancelled");
         assert_eq!(resp["toolUseId"], "call_f");
         assert_eq!(resp["sessionId"], "a");
-        let done = of(&evs, "tool_completion");
+        let done = of_kind(&evs, "tool_completion");
         assert_eq!(done.len(), 1);
         assert_eq!(done[0]["status"], "cancelled");
         assert_eq!(done[0]["extensions"]["insights.inferred"], true);
@@ -425,11 +422,11 @@ mod tests {
             let answer = format!(r#"{{"id":0,"result":{{"decision":"{decision}"}}}}"#);
             let evs = stream(&[FILE_STARTED, FILE_APPROVAL, &answer, completed]);
             assert_eq!(
-                of(&evs, "tool_completion")[0]["status"],
+                of_kind(&evs, "tool_completion")[0]["status"],
                 status,
                 "{decision}"
             );
-            assert!(of(&evs, "file_change").is_empty());
+            assert!(of_kind(&evs, "file_change").is_empty());
         }
     }
 
@@ -438,9 +435,8 @@ mod tests {
         let evs = stream(&[
             r#"{"id":2,"result":{"thread":{"id":"th1","turns":[{"id":"t0","status":"completed","items":[{"type":"userMessage","id":"u0","content":[{"type":"text","text":"hi"}]},{"type":"commandExecution","id":"c0","command":"bash -lc 'ls'","status":"completed","exitCode":0,"aggregatedOutput":"a\n","source":"agent"},{"type":"agentMessage","id":"m0","text":"<proposed_plan>\n1. x\n</proposed_plan>"}]}]},"model":"m","approvalPolicy":"never"}}"#,
         ]);
-        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
         assert_eq!(
-            kinds,
+            kinds(&evs),
             [
                 "session_init",
                 "session_mode",

@@ -816,7 +816,7 @@ pub(super) fn method_call<'a>(
             .iter()
             .any(|p| method.starts_with(p))
     {
-        cx.sticky.saw_codex_v2();
+        cx.memory().codex.v2_seen.set();
     }
     Ok(())
 }
@@ -947,8 +947,8 @@ pub(super) fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, 
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{conv, conv_with, of, stream};
-    use crate::providers::Sticky;
+    use super::super::tests::{conv, stream};
+    use crate::test_support::{self, of_kind};
     use serde_json::json;
 
     #[test]
@@ -962,20 +962,26 @@ mod tests {
     }
 
     #[test]
-    fn v2_lines_set_the_sticky_bit() {
-        let (_, cx) = conv_with(
-            r#"{"method":"turn/started","params":{"threadId":"t","turn":{"id":"u"}}}"#,
-            Sticky::default(),
+    fn v2_lines_supersede_the_legacy_lines_after_them() {
+        let legacy = r#"{"method":"codex/event/exec_command_output_delta","params":{"id":"1","msg":{"type":"exec_command_output_delta","call_id":"call-1","stream":"stdout","chunk":"Zmlyc3QK"},"conversationId":"t"}}"#;
+        let after = |first: &str| {
+            assert!(
+                test_support::sniffs(&super::super::PROVIDER, first),
+                "{first}"
+            );
+            stream(&[first, legacy]).last().unwrap()["event"].clone()
+        };
+        assert_eq!(
+            after(r#"{"method":"turn/started","params":{"threadId":"t","turn":{"id":"u"}}}"#),
+            "notice"
         );
-        assert!(cx.sticky.codex_v2_seen);
         // Item lines are read on a path of their own (`item_line`).
         let item = r#"{"method":"item/completed","params":{"threadId":"t","turnId":"u","item":{"type":"agentMessage","id":"i","text":"hi"}}}"#;
-        let (ev, cx) = conv_with(item, Sticky::default());
-        assert!(cx.sticky.codex_v2_seen);
-        assert_eq!(ev[0]["event"], "text");
+        assert_eq!(conv(item)[0]["event"], "text");
+        assert_eq!(after(item), "notice");
+        // A request is not a v2 notification.
         let request = item.replacen('{', r#"{"id":3,"#, 1);
-        let (_, cx) = conv_with(&request, Sticky::default());
-        assert!(!cx.sticky.codex_v2_seen);
+        assert_eq!(after(&request), "stream_delta");
     }
 
     const THREAD_START_ANSWER: &str = r#"{"id":2,"result":{"thread":{"id":"th1","cwd":"/w"},"model":"m","approvalPolicy":"untrusted","sandbox":null}}"#;
@@ -985,14 +991,14 @@ mod tests {
     #[test]
     fn the_thread_start_answer_and_notification_are_one_announcement() {
         let evs = stream(&[THREAD_START_ANSWER, THREAD_STARTED]);
-        assert_eq!(of(&evs, "session_init").len(), 1);
+        assert_eq!(of_kind(&evs, "session_init").len(), 1);
         assert_eq!(evs.last().unwrap()["event"], "notice");
         // Notification first: the answer gives no second init either.
         let evs = stream(&[THREAD_STARTED, THREAD_START_ANSWER]);
-        assert_eq!(of(&evs, "session_init").len(), 1);
+        assert_eq!(of_kind(&evs, "session_init").len(), 1);
         // An announcement without an id announces nothing.
         let evs = stream(&[r#"{"type":"thread.started","thread_id":""}"#]);
-        assert!(of(&evs, "session_init").is_empty());
+        assert!(of_kind(&evs, "session_init").is_empty());
     }
 
     #[test]
@@ -1002,15 +1008,15 @@ mod tests {
             r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"commandExecution","id":"c","command":"ls","cwd":"/w","processId":"70866","source":"agent","status":"inProgress"}}}"#,
             r#"{"method":"account/rateLimits/updated","params":{"rateLimits":{"limitId":"codex","limitName":null,"primary":{"windowMinutes":300},"secondary":null,"credits":null}}}"#,
         ]);
-        let init = &of(&evs, "session_init")[0]["extensions"];
+        let init = &of_kind(&evs, "session_init")[0]["extensions"];
         assert_eq!(init["codex.path"], "/h/.codex/sessions/r.jsonl");
         assert_eq!(init["codex.source"], "vscode");
         assert_eq!(init["codex.originator"], "o");
         assert!(init.get("codex.gitInfo").is_none());
-        let inv = &of(&evs, "tool_invocation")[0]["extensions"];
+        let inv = &of_kind(&evs, "tool_invocation")[0]["extensions"];
         assert_eq!(inv["codex.processId"], "70866");
         assert_eq!(inv["codex.source"], "agent");
-        let rl = of(&evs, "rate_limit_update")[0];
+        let rl = of_kind(&evs, "rate_limit_update")[0];
         assert_eq!(rl["extensions"]["codex.limitId"], "codex");
         assert!(rl["extensions"].get("codex.limitName").is_none());
         // A window that states no usage has none (not 0%).
@@ -1090,10 +1096,10 @@ mod tests {
             r#"{"id":5,"result":{"contentItems":[{"type":"inputText","text":"found"}],"success":true}}"#,
             r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"dynamicToolCall","id":"dc1","tool":"lookup","arguments":{"q":1},"status":"completed","contentItems":[{"type":"inputText","text":"found"}],"success":true,"durationMs":3}}}"#,
         ]);
-        let inv = of(&evs, "tool_invocation");
+        let inv = of_kind(&evs, "tool_invocation");
         assert_eq!(inv.len(), 1);
         assert_eq!(inv[0]["toolName"], "lookup");
-        let done = of(&evs, "tool_completion");
+        let done = of_kind(&evs, "tool_completion");
         assert_eq!(done.len(), 1);
         assert_eq!(done[0]["output"]["contentItems"][0]["text"], "found");
         assert_eq!(done[0]["sessionId"], "a");
@@ -1107,10 +1113,10 @@ mod tests {
             r#"{"id":3,"method":"item/mcpToolCall/requestApproval","params":{"threadId":"a","itemId":"m1","reason":"writes"}}"#,
             r#"{"id":3,"result":{"decision":"acceptForSession"}}"#,
         ]);
-        let req = of(&evs, "permission_request")[0];
+        let req = of_kind(&evs, "permission_request")[0];
         assert_eq!(req["toolName"], "mcp__docs__find");
         assert_eq!(req["toolUseId"], "m1");
-        let resp = of(&evs, "permission_response")[0];
+        let resp = of_kind(&evs, "permission_response")[0];
         assert_eq!(resp["decision"], "allow_always");
         assert_eq!(resp["toolUseId"], "m1");
     }

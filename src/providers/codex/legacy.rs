@@ -124,7 +124,7 @@ pub(in crate::providers) fn legacy<'a>(
 ) -> Result<(), Unmapped> {
     let _ = env;
     let m: Msg = serde_json::from_str(msg.get())?;
-    if cx.sticky.codex_v2_seen() {
+    if cx.memory().codex.v2_seen.get() {
         let ext = cx.push(Notice {
             subtype: Cow::Owned(format!("codex/event/{}", m.ty)),
             message: None,
@@ -520,25 +520,21 @@ pub(in crate::providers) fn legacy<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{conv, conv_with, of, stream};
-    use crate::providers::Sticky;
+    use super::super::tests::{conv, stream};
+    use crate::test_support::of_kind;
 
     #[test]
     fn legacy_maps_until_v2_is_seen() {
         let line = r#"{"method":"codex/event/exec_command_output_delta","params":{"id":"1","msg":{"type":"exec_command_output_delta","call_id":"call-1","stream":"stdout","chunk":"Zmlyc3QK"},"conversationId":"thread"}}"#;
-        let (ev, cx) = conv_with(line, Sticky::default());
+        let ev = conv(line);
         assert_eq!(ev[0]["event"], "stream_delta");
         assert_eq!(ev[0]["textDelta"], "first\n");
-        assert_eq!(cx.session_id.as_deref(), Some("thread"));
-        let (ev, _) = conv_with(
-            line,
-            Sticky {
-                codex_v2_seen: true,
-                ..Sticky::default()
-            },
-        );
-        assert_eq!(ev[0]["event"], "notice");
-        assert_eq!(ev[0]["extensions"]["codex.supersededBy"], "v2");
+        assert_eq!(ev[0]["sessionId"], "thread");
+        let v2 = r#"{"method":"turn/started","params":{"threadId":"thread","turn":{"id":"u"}}}"#;
+        let ev = stream(&[v2, line]);
+        let last = ev.last().unwrap();
+        assert_eq!(last["event"], "notice");
+        assert_eq!(last["extensions"]["codex.supersededBy"], "v2");
     }
 
     #[test]
@@ -554,7 +550,7 @@ mod tests {
             r#"{"method":"codex/event/agent_message_content_delta","params":{"id":"x","msg":{"type":"agent_message_content_delta","thread_id":"c","turn_id":"t","item_id":"i","delta":"Hel"},"conversationId":"c"}}"#,
             r#"{"method":"codex/event/agent_message_delta","params":{"id":"x","msg":{"type":"agent_message_delta","delta":"Hel"},"conversationId":"c"}}"#,
         ]);
-        let deltas = of(&evs, "stream_delta");
+        let deltas = of_kind(&evs, "stream_delta");
         assert_eq!(deltas.len(), 1);
         assert_eq!(deltas[0]["messageId"], "i");
         assert_eq!(evs[1]["event"], "notice");
@@ -566,7 +562,7 @@ mod tests {
             r#"{"id":"1","msg":{"type":"patch_apply_begin","call_id":"p","changes":{"/w/a":{"add":{"content":"x\n"}},"/w/b":{"update":{"unified_diff":"","move_path":"/w/c"}}}}}"#,
             r#"{"id":"1","msg":{"type":"patch_apply_end","call_id":"p","success":true,"stdout":"","stderr":""}}"#,
         ]);
-        let files = of(&evs, "file_change");
+        let files = of_kind(&evs, "file_change");
         assert_eq!(files.len(), 2);
         assert_eq!(files[0]["changeKind"], "add");
         assert_eq!(files[1]["changeKind"], "move");

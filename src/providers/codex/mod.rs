@@ -11,9 +11,10 @@
 //! Mapped against Codex CLI 0.169.0 (`testdata/codex-exec/`, `testdata/codex-app-server/`).
 //!
 //! **Legacy and v2 together.** Builds that emit both send every event twice. The rule: once a
-//! v2 notification has been seen in the stream (a sticky bit), legacy lines become `notice` events (`codex/event/<type>`, the message in
-//! `extensions`, `codex.supersededBy: "v2"`) instead of content events; before that, and in
-//! streams without v2, legacy lines are mapped in full. Nothing is lost and nothing doubles.
+//! v2 notification has been seen in the stream ([`Memory::v2_seen`]), legacy lines become
+//! `notice` events (`codex/event/<type>`, the message in `extensions`,
+//! `codex.supersededBy: "v2"`) instead of content events; before that, and in streams without
+//! v2, legacy lines are mapped in full. Nothing is lost and nothing doubles.
 //!
 //! **What the converter remembers** ([`Memory`], bounded): the stream's own thread (exec
 //! lines carry no thread id after `thread.started`; answers and legacy `proto` lines none at
@@ -23,8 +24,8 @@
 //! end needs), open calls until they end (a turn that ends `interrupted` ends those it left
 //! open as `cancelled`, marked `insights.inferred`), whether a turn's failure was already
 //! stated by an `error`, each thread's running token total (a turn's `usage` is what it
-//! gained across the turn), and spawned subagents until they end. Item ids of exec
-//! (`item_3`) are unique only within a thread.
+//! gained across the turn), spawned subagents until they end, and whether a v2 notification
+//! has been seen. Item ids of exec (`item_3`) are unique only within a thread.
 //!
 //! **Where the code is.** This file: detection, registration, what the converter remembers
 //! and the helpers that keep it, the dispatch of a line to its dialect, and what the dialects
@@ -43,7 +44,7 @@ mod legacy;
 mod thread_items;
 
 use super::jsonrpc::{Kind, Message, RpcError};
-use super::memo::Memo;
+use super::memo::{Memo, Remember};
 use super::{Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -116,6 +117,80 @@ crate::providers::memo::remember! {
         /// Threads' running token totals (`thread/tokenUsage/updated`, legacy `token_count`),
         /// by thread: a turn's own usage is the difference of the total across it.
         pub usage: Memo<Running>,
+        /// Whether an app-server v2 notification has been seen: legacy `codex/event` lines
+        /// then duplicate v2 events (see `legacy.rs`).
+        pub v2_seen: Seen,
+    }
+}
+
+/// A fact that, once a line states it, holds for the rest of the stream; for `--jobs`, the
+/// [`Remember`] of a one-bit memory.
+///
+/// A part of the stream depends on its start only if it read the fact before one of its own
+/// lines stated it: then it is converted again when its guessed start and its real start
+/// disagree ([`Remember::stale`]).
+#[derive(Debug, Default)]
+pub struct Seen {
+    seen: bool,
+    /// A line of this part stated it.
+    here: bool,
+    /// This part read it before stating it.
+    read: bool,
+}
+
+impl Seen {
+    /// Whether the fact holds, noting a dependence on the start when no line of this part
+    /// stated it.
+    pub fn get(&mut self) -> bool {
+        self.read |= !self.here;
+        self.seen
+    }
+
+    /// States the fact.
+    pub fn set(&mut self) {
+        self.seen = true;
+        self.here = true;
+    }
+}
+
+/// The fact, without the `--jobs` bookkeeping of the part that read or stated it (as a
+/// [`Memo`]'s copy).
+impl Clone for Seen {
+    fn clone(&self) -> Self {
+        Seen {
+            seen: self.seen,
+            ..Seen::default()
+        }
+    }
+}
+
+/// The facts compare; the bookkeeping does not.
+impl PartialEq for Seen {
+    fn eq(&self, other: &Self) -> bool {
+        self.seen == other.seen
+    }
+}
+
+impl Remember for Seen {
+    // Two bits, kept whether `track` asks for them or not.
+    fn begin(&mut self, _track: bool) {
+        self.here = false;
+        self.read = false;
+    }
+
+    fn stale(&self, guess: &Self, actual: &Self) -> bool {
+        self.read && guess.seen != actual.seen
+    }
+
+    fn after(&self, before: Self) -> Self {
+        Seen {
+            seen: self.here || before.seen,
+            ..Seen::default()
+        }
+    }
+
+    fn forgotten(&mut self) -> u64 {
+        0
     }
 }
 
@@ -1065,34 +1140,12 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::Sticky;
+    use crate::test_support::{self, kinds, of_kind};
     use serde_json::json;
 
-    pub(super) fn conv_with(line: &str, sticky: Sticky) -> (Vec<Value>, Cx<'_>) {
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        assert!(sniff(&probe), "not recognised as Codex: {line}");
-        let mut cx = Cx {
-            sticky,
-            ..Cx::default()
-        };
-        convert(line, &probe, &mut cx).unwrap();
-        let evs = cx
-            .events
-            .iter()
-            .map(|(b, e)| {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                v
-            })
-            .collect();
-        (evs, cx)
-    }
-
+    /// One line's events; the line must be one detection takes for Codex.
     pub(super) fn conv(line: &str) -> Vec<Value> {
-        conv_with(line, Sticky::default()).0
+        test_support::convert_sniffed(&PROVIDER, line)
     }
 
     /// Line `n` (from 1) of a recorded capture.
@@ -1112,49 +1165,96 @@ mod tests {
     /// tests feed through.
     pub(super) fn conv_text(line: &str) -> Vec<(&'static str, String)> {
         // (Converted as with `--from codex`: not every line here is one detection gives Codex.)
-        let probe: Probe = serde_json::from_str(line).unwrap();
-        let mut cx = Cx::default();
-        convert(line, &probe, &mut cx).unwrap();
-        cx.events
-            .iter()
-            .map(|(b, _)| (b.kind(), serde_json::to_string(b).unwrap()))
-            .collect()
+        test_support::convert_stream_with(&PROVIDER, &[line], |b, _, _| {
+            (b.kind(), serde_json::to_string(b).unwrap())
+        })
     }
 
     /// Converts lines of one stream, in order, with what the converter remembers between
-    /// them; each event gets its line's `sessionId` and `line`.
+    /// them; each event gets its line's `sessionId`.
     pub(super) fn stream(lines: &[&str]) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut sticky = Sticky::default();
-        let mut memory = None;
-        for (i, line) in lines.iter().enumerate() {
-            // Bare answers are routed to the provider of the stream, not sniffed.
-            let probe: Probe = serde_json::from_str(line).unwrap();
-            let mut cx = Cx {
-                sticky,
-                memory: memory.take(),
-                line: i as u64 + 1,
-                ..Cx::default()
-            };
-            convert(line, &probe, &mut cx).unwrap();
-            for (b, e) in &cx.events {
-                let mut v = serde_json::to_value(b).unwrap();
-                v["event"] = Value::from(b.kind());
-                v["line"] = Value::from(i + 1);
-                v["sessionId"] = Value::from(cx.session_id.as_deref().unwrap_or(""));
-                if !e.is_empty() {
-                    v["extensions"] = serde_json::to_value(e).unwrap();
-                }
-                out.push(v);
-            }
-            sticky = cx.sticky;
-            memory = cx.memory.take();
-        }
-        out
+        test_support::convert_stream(&PROVIDER, lines)
     }
 
-    pub(super) fn of<'v>(evs: &'v [Value], kind: &str) -> Vec<&'v Value> {
-        evs.iter().filter(|e| e["event"] == kind).collect()
+    /// `--jobs`: a chunk that judged a legacy line from a start without the v2 notification
+    /// before it is converted again from its real start; a chunk that saw the notification
+    /// itself is not, and the state after it holds the notification whatever its start.
+    #[test]
+    fn a_chunk_judging_legacy_lines_depends_on_the_v2_notifications_before_it() {
+        use crate::convert::{Converter, Options, StreamState};
+        const V2: &str = r#"{"method":"turn/started","params":{"threadId":"t","turn":{"id":"u"}}}"#;
+        const LEGACY: &str = r#"{"method":"codex/event/agent_message","params":{"id":"1","msg":{"type":"agent_message","message":"hi"},"conversationId":"t"}}"#;
+        let opts = Options::for_tests(1 << 20);
+        // The chunk's own state, whether it depended on its start, and its end state.
+        let chunk = |start: &StreamState, lines: &[&str]| {
+            let mut out = crate::output::Out::new(Vec::new());
+            let mut conv = Converter::new(&opts, &mut out);
+            conv.set_state(start.clone());
+            let text = lines.join("\n");
+            let mut diag = crate::diag::Diag::new(false);
+            conv.run_reader(text.as_bytes(), "<test>", &mut diag)
+                .unwrap();
+            let depended = conv.depended_on_start();
+            let (own, end) = conv.take_states();
+            (own, depended, end)
+        };
+        let seen = |s: &StreamState| s.memory.codex.v2_seen.seen;
+        let before = StreamState::default();
+        assert!(seen(&chunk(&before, &[V2]).2));
+        // A start that differs from `before` only by the notification.
+        let mut memory = crate::providers::Memory::default();
+        memory.codex.v2_seen.set();
+        let after_v2 = StreamState {
+            memory: std::sync::Arc::new(memory),
+            ..StreamState::default()
+        };
+        // Guessed without the notification the real start has.
+        let (own, depended, _) = chunk(&before, &[LEGACY]);
+        assert!(own.stale(depended, &before, &after_v2));
+        assert!(!own.stale(depended, &before, &before));
+        // Guessed with it, the real start without.
+        let (own, depended, _) = chunk(&after_v2, &[LEGACY]);
+        assert!(own.stale(depended, &after_v2, &before));
+        // The notification in the chunk, before the legacy line.
+        let (own, depended, _) = chunk(&before, &[V2, LEGACY]);
+        assert!(!own.stale(depended, &before, &after_v2));
+        assert!(seen(&own.after(before.clone())));
+        // Neither read nor stated: the start's fact carries through.
+        let (own, depended, _) = chunk(&before, &[]);
+        assert!(!own.stale(depended, &before, &after_v2));
+        assert!(seen(&own.after(after_v2.clone())));
+    }
+
+    #[test]
+    fn a_fact_read_before_a_line_stated_it_is_a_dependence_on_the_start() {
+        let unset = Seen::default();
+        let mut set = Seen::default();
+        set.set();
+        // Stated by the start a `--jobs` part was converted from (a guess): what it read
+        // depends on it.
+        let mut part = set.clone();
+        part.begin(true);
+        assert!(part.get());
+        assert!(part.stale(&set, &unset));
+        assert!(!part.stale(&set, &set));
+        // Stated by a line of the part before it read it: no dependence.
+        let mut part = unset.clone();
+        part.begin(true);
+        part.set();
+        assert!(part.get());
+        assert!(!part.stale(&unset, &set));
+        assert_eq!(part.after(unset.clone()), set);
+        // Read, and not stated by anyone: it depends on the start.
+        let mut part = unset.clone();
+        part.begin(true);
+        assert!(!part.get());
+        assert!(part.stale(&unset, &set));
+        // Neither read nor stated: the start's fact holds after the part.
+        let mut part = unset.clone();
+        part.begin(true);
+        assert!(!part.stale(&unset, &set));
+        assert_eq!(part.after(set.clone()), set);
+        assert_eq!(part.after(unset.clone()), unset);
     }
 
     #[test]
@@ -1389,9 +1489,8 @@ mod tests {
             r#"{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}"#,
             r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#,
         ]);
-        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
         assert_eq!(
-            kinds,
+            kinds(&evs),
             ["session_init", "turn_start", "error", "turn_complete"]
         );
         assert_eq!(evs[2]["httpStatus"], 429);
@@ -1400,8 +1499,7 @@ mod tests {
         let evs = stream(&[
             r#"{"method":"turn/completed","params":{"threadId":"a","turn":{"id":"u","status":"failed","error":{"message":"boom","codexErrorInfo":{"responseTooManyFailedAttempts":{"httpStatusCode":429}}}}}}"#,
         ]);
-        let kinds: Vec<&Value> = evs.iter().map(|e| &e["event"]).collect();
-        assert_eq!(kinds, ["error", "turn_complete"]);
+        assert_eq!(kinds(&evs), ["error", "turn_complete"]);
         assert_eq!(evs[0]["httpStatus"], 429);
         assert_eq!(evs[0]["code"], "responseTooManyFailedAttempts");
         assert_eq!(evs[1]["isError"], true);
@@ -1449,7 +1547,7 @@ mod tests {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
-        let turns = of(&evs, "turn_complete");
+        let turns = of_kind(&evs, "turn_complete");
         assert_eq!(turns[0]["usage"]["inputTokens"], 150);
         assert_eq!(turns[0]["usage"]["cacheReadTokens"], 100);
         assert_eq!(turns[0]["usage"]["outputTokens"], 12);
@@ -1469,7 +1567,7 @@ mod tests {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
-        let turns = of(&evs, "turn_complete");
+        let turns = of_kind(&evs, "turn_complete");
         assert!(turns[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["inputTokens"], 100);
         assert_eq!(turns[1]["usage"]["cacheReadTokens"], 100);
@@ -1484,7 +1582,7 @@ mod tests {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
-        assert!(of(&evs, "turn_complete")[0].get("usage").is_none());
+        assert!(of_kind(&evs, "turn_complete")[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["outputTokens"], 10);
     }
 
@@ -1495,7 +1593,7 @@ mod tests {
             r#"{"method":"thread/started","params":{"thread":{"id":"a","cwd":"/w/p"}}}"#,
             diff,
         ]);
-        let fc = of(&evs, "file_change");
+        let fc = of_kind(&evs, "file_change");
         assert_eq!(fc[0]["path"], "/w/p/src/old.py");
         assert_eq!(fc[0]["movePath"], "/w/p/src/new.py");
         assert_eq!(
@@ -1505,7 +1603,7 @@ mod tests {
         assert!(fc[0].get("extensions").is_none());
         // No announcement, no cwd: the wire's relative path, said to be relative.
         let evs = stream(&[diff]);
-        let fc = of(&evs, "file_change");
+        let fc = of_kind(&evs, "file_change");
         assert_eq!(fc[0]["path"], "src/old.py");
         assert_eq!(fc[0]["extensions"]["codex.relativeToCwd"], true);
     }

@@ -58,7 +58,7 @@ pub(super) fn item_line<'a>(
     v2_item(method == "item/completed", *item, cx);
     // As in `method_call`: a v2 notification.
     if jsonrpc::kind(true, m.id, None, false) == Some(Kind::Notification) {
-        cx.sticky.saw_codex_v2();
+        cx.memory().codex.v2_seen.set();
     }
     Ok(())
 }
@@ -615,16 +615,15 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{
-        conv, line_of, of, stream, APP_SERVER_0_100_DECLINED, APP_SERVER_DECLINED,
+        conv, line_of, stream, APP_SERVER_0_100_DECLINED, APP_SERVER_DECLINED,
     };
-    use serde_json::Value;
+    use crate::test_support::{kinds, of_kind};
 
     #[test]
     fn a_declined_command_that_never_started_is_invoked_by_its_completion() {
         // 0.100.0: no item/started for the declined command; its completion states the call.
         let ev = conv(line_of(APP_SERVER_0_100_DECLINED, 33));
-        let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
-        assert_eq!(kinds, ["tool_invocation", "tool_completion"]);
+        assert_eq!(kinds(&ev), ["tool_invocation", "tool_completion"]);
         assert_eq!(ev[0]["callId"], "call_kL61MR3k49EUSSqFxWuTy8J7");
         assert_eq!(ev[0]["toolName"], "Bash");
         assert_eq!(ev[0]["title"], "touch build.marker");
@@ -634,8 +633,7 @@ mod tests {
         assert_eq!(ev[1]["status"], "failed");
         // 0.169.0 sends item/started (line 18) first: the completion is only that.
         let ev = conv(line_of(APP_SERVER_DECLINED, 22));
-        let kinds: Vec<&Value> = ev.iter().map(|e| &e["event"]).collect();
-        assert_eq!(kinds, ["tool_completion"]);
+        assert_eq!(kinds(&ev), ["tool_completion"]);
         assert_eq!(
             conv(line_of(APP_SERVER_DECLINED, 18))[0]["event"],
             "tool_invocation"
@@ -649,8 +647,8 @@ mod tests {
             r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"collabAgentToolCall","id":"s1","tool":"spawnAgent","status":"completed","senderThreadId":"a","receiverThreadIds":["sub"],"prompt":"go","agentsStates":{"sub":{"status":"running"}}}}}"#,
             r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"collabAgentToolCall","id":"w1","tool":"wait","status":"completed","senderThreadId":"a","receiverThreadIds":["sub"],"agentsStates":{"sub":{"status":"completed","message":"done"}}}}}"#,
         ]);
-        assert_eq!(of(&evs, "subagent_spawn")[0]["callId"], "s1");
-        let end = of(&evs, "subagent_complete");
+        assert_eq!(of_kind(&evs, "subagent_spawn")[0]["callId"], "s1");
+        let end = of_kind(&evs, "subagent_complete");
         assert_eq!(end.len(), 1);
         assert_eq!(end[0]["callId"], "s1");
         assert_eq!(end[0]["agentId"], "sub");
