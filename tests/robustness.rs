@@ -5,9 +5,9 @@
 //! them, with a small deterministic PRNG (no dependency).
 
 use crate::cli::{code, event, events, jsonl, lines_of, stderr, TEXT_ONLY};
+use crate::util::Rng;
 use crate::util::{captures_of, files_ending, insights, root, run};
 use serde_json::Value;
-use crate::util::Rng;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,8 @@
 //! request, the session a stream named).
 //!
 //! Each stateful provider keeps a `Memory` of its own, in its own module, made of [`Memo`]s
-//! and declared with [`remember!`](remember); [`super::Memory`] holds one of each. The rules:
+//! (or of other types that implement [`Remember`], such as Codex's one-bit `Seen`) and
+//! declared with [`remember!`](remember); [`super::Memory`] holds one of each. The rules:
 //! - **Bounded.** An entry leaves when the fact is used up (the request answered, the call
 //!   ended). A memo holds at most [`Memo::CAP`] entries; past that it forgets the
 //!   oldest eighth of its entries at once and says so ([`Memo::forgotten`], reported by the converter). A converter that
@@ -562,7 +563,10 @@ mod tests {
         other.insert("s2/z", 9, 0);
         assert!(!m.stale(&guess, &other));
         let end = m.after(other.clone());
-        assert_eq!(end.entries.keys().map(|k| &**k).collect::<Vec<_>>(), ["s2/z"]);
+        assert_eq!(
+            end.entries.keys().map(|k| &**k).collect::<Vec<_>>(),
+            ["s2/z"]
+        );
         // One it would choose: the part must be converted again.
         other.insert("s1/z", 9, 0);
         assert!(m.stale(&guess, &other));

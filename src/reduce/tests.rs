@@ -6,8 +6,8 @@ use super::entries::extract_new_content;
 use super::state::*;
 use super::view::Ev;
 use super::{Fed, Reducer};
-use serde_json::{json, Value};
 use crate::test_support::Rng;
+use serde_json::{json, Value};
 
 /// Event lines from JSON literals: `sessionId` defaults to "s", `seq` counts from 1 and `id`
 /// is `e` and the `seq`.
