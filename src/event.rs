@@ -682,6 +682,17 @@ pub struct TurnComplete<'a> {
     pub stop_reason: Option<Str<'a>>,
 }
 
+/// How a turn an interrupt or a cancel ended says so: the word of its `turn_complete`'s
+/// `stopReason` or `subtype` (Claude and Codex `interrupted`, ACP `cancelled`). Such a turn
+/// was cancelled, not failed, even where the wire flags it as an error (Claude's
+/// `error_during_execution`). `reduce`, `replay` and the facts tests read turns by this rule.
+pub fn cancelled_turn<'s>(stop_reason: Option<&'s str>, subtype: Option<&'s str>) -> Option<&'s str> {
+    [stop_reason, subtype]
+        .into_iter()
+        .flatten()
+        .find(|w| matches!(*w, "interrupted" | "cancelled"))
+}
+
 /// Token counts; the first two are always written, as CC-Insights reads them with defaults.
 #[derive(Debug, Default, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

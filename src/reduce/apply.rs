@@ -352,9 +352,19 @@ impl State {
         let (tokens, cost) = self.cursor.sessions[s]
             .account
             .turn_complete(ev, turn_model.as_deref().or(session_model.as_deref()));
+        let api_ms = self.cursor.sessions[s]
+            .account
+            .report_api_ms(ev.duration_api_ms);
         self.window_from_models(s, ev, seq);
         let turn = &mut self.tree.sessions[s].turns[t];
-        turn.status = if ev.is_error {
+        let cancelled =
+            crate::event::cancelled_turn(ev.stop_reason.as_deref(), ev.subtype.as_deref())
+                .is_some();
+        turn.interrupted |= cancelled;
+        let failed = ev.is_error && !cancelled;
+        turn.status = if cancelled {
+            TurnStatus::Cancelled
+        } else if failed {
             TurnStatus::Failed
         } else {
             TurnStatus::Completed
@@ -365,15 +375,15 @@ impl State {
         turn.stop_reason = own(&ev.stop_reason);
         turn.errors = ev.errors.clone().filter(|e| !e.is_empty());
         turn.duration_ms = ev.duration_ms;
-        turn.duration_api_ms = ev.duration_api_ms;
+        turn.duration_api_ms = api_ms;
         turn.num_turns = ev.num_turns;
         turn.cost_usd = cost;
         turn.tokens = tokens;
         let c = &mut self.totals.sessions[s].counts;
         c.turns += 1;
-        c.failed_turns += u64::from(ev.is_error);
+        c.failed_turns += u64::from(failed);
         c.duration_ms += ev.duration_ms.unwrap_or(0);
-        c.duration_api_ms += ev.duration_api_ms.unwrap_or(0);
+        c.duration_api_ms += api_ms.unwrap_or(0);
         for d in ev.permission_denials.iter().flatten() {
             self.deny(s, d.tool_use_id.as_deref());
         }

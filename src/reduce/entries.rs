@@ -872,7 +872,8 @@ impl State {
     }
 
     /// A file change, on its call when known, else on the turn. A cumulative diff replaces the
-    /// earlier cumulative diff of the same path.
+    /// earlier cumulative diff of the same path; it restates the changes its turn's calls
+    /// made (Codex's `turn/diff/updated`), so it is not counted as a change of its own.
     pub(super) fn file_change(&mut self, s: usize, ev: &Ev, seq: u64) {
         let Some(path) = ev.path.as_deref() else {
             return;
@@ -910,8 +911,9 @@ impl State {
                 return;
             }
         }
+        let counted = !rec.cumulative;
         push_small(list, rec);
-        self.totals.sessions[s].counts.file_changes += 1;
+        self.totals.sessions[s].counts.file_changes += u64::from(counted);
     }
 
     // -----------------------------------------------------------------------------------------

@@ -704,6 +704,8 @@ pub enum TurnStatus {
     Running,
     Completed,
     Failed,
+    /// An interrupt or a cancel ended it ([`crate::event::cancelled_turn`]).
+    Cancelled,
     /// A new turn began before this one completed.
     Incomplete,
 }
@@ -1174,6 +1176,10 @@ pub struct Account {
     pub run_cost: Option<f64>,
     #[serde(default, deserialize_with = "exact::one")]
     pub base_cost: f64,
+    /// turn_complete `durationApiMs`: the current run's last report (Claude Code's is the
+    /// API time of its process so far, not the turn's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_api_ms: Option<u64>,
     /// Increases of the cost during the running turn.
     #[serde(
         default,

@@ -95,7 +95,7 @@ pub fn render(st: &State) -> String {
         .to_vec()];
         for turn in &sess.turns {
             let mut status = format!("{:?}", turn.status).to_lowercase();
-            if turn.interrupted {
+            if turn.interrupted && turn.status != TurnStatus::Cancelled {
                 status.push_str(" (interrupted)");
             }
             rows.push(vec![

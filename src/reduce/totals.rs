@@ -165,6 +165,19 @@ impl Account {
         self.turn_cost.or_else(|| self.live_cost())
     }
 
+    /// The turn's own API time from a turn_complete's `durationApiMs`, a running total of the
+    /// run as `costUsd` is (Claude Code adds every request of its process): its increase, or
+    /// the whole report when it is lower than the last (a new run).
+    pub fn report_api_ms(&mut self, ms: Option<u64>) -> Option<u64> {
+        let ms = ms?;
+        let own = match self.run_api_ms {
+            Some(r) if ms >= r => ms - r,
+            _ => ms,
+        };
+        self.run_api_ms = Some(ms);
+        Some(own)
+    }
+
     /// A running total of the session's cost (turn_complete or usage_update `costUsd`); its
     /// increase counts for the running turn.
     pub fn report_cost(&mut self, c: f64) {

@@ -45,7 +45,7 @@ details>summary{cursor:pointer}
 .diff .add{background:var(--add);display:block}.diff .del{background:var(--del);display:block}.diff .hunk{background:var(--hunk);display:block;color:var(--mute)}
 .plan{margin:.2rem 0;padding-left:1.4rem}.plan .done{text-decoration:line-through;color:var(--mute)}.plan .now{font-weight:600}
 .turn{border-top:1px dashed var(--line);padding-top:.35rem;font-size:.9rem}
-.turn.failed{border-top:2px solid var(--bad)}
+.turn.failed{border-top:2px solid var(--bad)}.turn.cancelled{border-top:2px solid var(--warn)}
 .nest{margin-left:calc(var(--d)*1.1rem);padding-left:.6rem;border-left:2px solid var(--line)}
 .compact{text-align:center;color:var(--mute);font-size:.85rem}
 "#;
@@ -560,7 +560,7 @@ impl<W: Write> Html<W> {
     fn footer(&mut self, f: &Footer) -> io::Result<()> {
         let s = &mut self.sum;
         s.turns += 1;
-        if !f.ok {
+        if !f.ok && f.cancelled.is_none() {
             s.failed += 1;
         }
         if let Some(t) = &f.tokens {
@@ -583,17 +583,15 @@ impl<W: Write> Html<W> {
                 s.models.insert(m.name.clone());
             }
         }
-        let (class, mark) = if f.ok {
-            ("turn", "✓")
-        } else {
-            ("turn failed", "✗")
+        let (class, mark, look) = match (f.ok, &f.cancelled) {
+            (true, _) => ("turn", "✓", "ok"),
+            (false, Some(_)) => ("turn cancelled", "■", "warn"),
+            (false, None) => ("turn failed", "✗", "bad"),
         };
-        let mut title = format!(
-            "<b class=\"{}\">{mark} Turn {}",
-            if f.ok { "ok" } else { "bad" },
-            f.turn
-        );
-        if !f.ok {
+        let mut title = format!("<b class=\"{look}\">{mark} Turn {}", f.turn);
+        if let Some(w) = &f.cancelled {
+            title.push_str(&format!(" {}", esc(w)));
+        } else if !f.ok {
             title.push_str(&match &f.subtype {
                 Some(st) => format!(" failed ({})", esc(st)),
                 None => " failed".into(),
@@ -622,7 +620,7 @@ impl<W: Write> Html<W> {
                 esc(d)
             ));
         }
-        if let Some(st) = &f.stop {
+        if let Some(st) = f.stop.as_ref().filter(|s| Some(*s) != f.cancelled.as_ref()) {
             lines.push(format!("stopped: {}", esc(st)));
         }
         if let Some(t) = f.tokens.as_ref().filter(|t| **t != Tokens::default()) {

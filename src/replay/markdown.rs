@@ -567,9 +567,15 @@ impl<W: Write> Markdown<W> {
         self.start(0)?;
         self.line(0, "---", false)?;
         self.start(0)?;
-        let mark = if f.ok { "✓" } else { "✗" };
+        let mark = match (f.ok, &f.cancelled) {
+            (true, _) => "✓",
+            (false, Some(_)) => "■",
+            (false, None) => "✗",
+        };
         let mut title = format!("**{mark} Turn {}", f.turn);
-        if !f.ok {
+        if let Some(w) = &f.cancelled {
+            title.push_str(&format!(" {}", escape(w)));
+        } else if !f.ok {
             title.push_str(&match &f.subtype {
                 Some(s) => format!(" failed ({})", escape(s)),
                 None => " failed".into(),
@@ -595,7 +601,7 @@ impl<W: Write> Markdown<W> {
         for d in &f.denials {
             lines.push(format!("⊘ permission denied: {}", code(d)));
         }
-        if let Some(s) = &f.stop {
+        if let Some(s) = f.stop.as_ref().filter(|s| Some(*s) != f.cancelled.as_ref()) {
             lines.push(format!("stopped: {}", escape(s)));
         }
         if let Some(t) = f.tokens.as_ref().filter(|t| **t != Tokens::default()) {

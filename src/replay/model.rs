@@ -134,7 +134,11 @@ pub struct ModelLine {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Footer {
+    /// Neither failed nor cancelled.
     pub ok: bool,
+    /// The word an interrupt or a cancel ended the turn with (`interrupted`, `cancelled`):
+    /// such a turn is not shown as failed ([`crate::event::cancelled_turn`]).
+    pub cancelled: Option<String>,
     pub turn: u64,
     /// The provider's result subtype when the turn failed.
     pub subtype: Option<String>,
@@ -291,6 +295,9 @@ struct Session {
     /// Costs reported at the last turn's end, overall and per model.
     cost: Option<f64>,
     model_costs: HashMap<String, f64>,
+    /// `durationApiMs` reported at the last turn's end: a running total of the run, as the
+    /// cost is (Claude Code adds every request of its process).
+    api_ms: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -1560,6 +1567,12 @@ impl Model {
         if reported.is_some() {
             session.cost = reported;
         }
+        // The turn's own API time: the increase of the run's total, or all of a lower report
+        // (a new run).
+        let api_ms = num(ev, "durationApiMs").map(|ms| match session.api_ms.replace(ms) {
+            Some(last) if ms >= last => ms - last,
+            _ => ms,
+        });
         let denials = ev
             .get("permissionDenials")
             .and_then(Value::as_array)
@@ -1600,15 +1613,18 @@ impl Model {
                     .collect()
             })
             .unwrap_or_default();
+        let cancelled = crate::event::cancelled_turn(st(ev, "stopReason"), st(ev, "subtype"))
+            .map(str::to_string);
         self.emit(Block::Footer(Footer {
-            ok: !is_error,
+            ok: !is_error && cancelled.is_none(),
+            cancelled,
             turn: turn_no,
             subtype: st(ev, "subtype")
                 .filter(|_| is_error)
                 .filter(|s| *s != "success")
                 .map(|s| clean(s).replace('_', " ")),
             duration_ms: num(ev, "durationMs"),
-            api_ms: num(ev, "durationApiMs"),
+            api_ms,
             steps: num(ev, "numTurns"),
             tokens,
             models,

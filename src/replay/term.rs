@@ -941,13 +941,15 @@ impl<W: Write> Term<W> {
     fn footer(&mut self, f: &Footer) -> io::Result<()> {
         let pal = self.pal.clone();
         self.begin(Gap::Unit, 0)?;
-        let (mark, mark_style) = if f.ok {
-            ("✓", pal.ok)
-        } else {
-            ("✗", pal.bad)
+        let (mark, mark_style) = match (f.ok, &f.cancelled) {
+            (true, _) => ("✓", pal.ok),
+            (false, Some(_)) => ("■", pal.warn),
+            (false, None) => ("✗", pal.bad),
         };
         let mut title = format!("turn {}", f.turn);
-        if !f.ok {
+        if let Some(w) = &f.cancelled {
+            title.push_str(&format!(" {w}"));
+        } else if !f.ok {
             title.push_str(&match &f.subtype {
                 Some(s) => format!(" failed ({s})"),
                 None => " failed".into(),
@@ -968,7 +970,11 @@ impl<W: Write> Term<W> {
         } else {
             format!(" · {}", facts.join(" · "))
         };
-        let title_style = if f.ok { pal.strong } else { pal.bad };
+        let title_style = match (f.ok, &f.cancelled) {
+            (true, _) => pal.strong,
+            (false, Some(_)) => pal.warn,
+            (false, None) => pal.bad,
+        };
         let title = format!(" {title}");
         self.rule_line(
             "─",
@@ -986,7 +992,7 @@ impl<W: Write> Term<W> {
             let t = truncate(&format!("⊘ permission denied: {d}"), room);
             self.put(0, 3, &[(&t, pal.warn)])?;
         }
-        if let Some(s) = &f.stop {
+        if let Some(s) = f.stop.as_ref().filter(|s| Some(*s) != f.cancelled.as_ref()) {
             let t = format!("stopped: {s}");
             self.put(0, 3, &[(&t, pal.warn)])?;
         }
