@@ -686,7 +686,10 @@ pub struct TurnComplete<'a> {
 /// `stopReason` or `subtype` (Claude and Codex `interrupted`, ACP `cancelled`). Such a turn
 /// was cancelled, not failed, even where the wire flags it as an error (Claude's
 /// `error_during_execution`). `reduce`, `replay` and the facts tests read turns by this rule.
-pub fn cancelled_turn<'s>(stop_reason: Option<&'s str>, subtype: Option<&'s str>) -> Option<&'s str> {
+pub fn cancelled_turn<'s>(
+    stop_reason: Option<&'s str>,
+    subtype: Option<&'s str>,
+) -> Option<&'s str> {
     [stop_reason, subtype]
         .into_iter()
         .flatten()

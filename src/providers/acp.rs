@@ -27,8 +27,8 @@
 //! Correlated across lines (the module's [`Memory`]): requests until their answer, by side and
 //! id (the client and the agent number theirs apart); each session's calls until its turn ends
 //! (invoked once, ended once, their diffs); the agent's `initialize` answer. Inferred, marked
-//! `extensions."insights.inferred": true`: a call that ends `completed` after the client's
-//! `session/cancel`, or `failed` after its permission request was cancelled, is `cancelled`
+//! `extensions."insights.inferred": true`: a call that ends `completed` or `failed` after the
+//! client's `session/cancel`, or `failed` after its permission request was cancelled, is `cancelled`
 //! (the wire's status in `acp.status`); when a turn ends, a call the wire left open is ended
 //! `cancelled` if the turn was cancelled or its permission withdrawn, and `failed` if its
 //! permission was refused (it never ran).
@@ -1020,14 +1020,14 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
     }
     let repeat = finished && call.ended;
     // After `session/cancel`, a call that ends ends because of it, whatever it says (Gemini
-    // CLI: `completed`, "Command cancelled by user.").
+    // CLI: the running one `completed` with "Command cancelled by user.", the one not started
+    // yet `failed` with "Tool execution … denied by policy.").
     // A call whose permission request was withdrawn did not fail: it was cancelled
     // (claude-agent-acp ends it `failed`).
     let stopped = finished
         && status.as_deref() != Some("cancelled")
         && (call.answer == Some(Decision::Cancelled)
-            || status.as_deref() == Some("completed")
-                && cx.memory().acp.cancelling.contains(&session));
+            || cx.memory().acp.cancelling.contains(&session));
     if finished && !repeat {
         let failed = stopped || status.as_deref() != Some("completed");
         // Content blocks of type `content` are the result shown to people.
@@ -1643,6 +1643,50 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
         ]);
         assert!(ev.iter().all(|e| e["event"] != "tool_completion"));
+    }
+
+    #[test]
+    fn a_call_that_ends_after_the_cancel_was_cancelled_whatever_it_says() {
+        // Gemini CLI after `session/cancel` (a recording): the running command `completed`
+        // "Command cancelled by user.", the one not started yet `failed` "… denied by policy."
+        let call = |id: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call","toolCallId":"{id}","status":"in_progress","kind":"execute"}}}}}}"#
+            )
+        };
+        let end = |id: &str, status: &str, text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call_update","toolCallId":"{id}","status":"{status}","content":[{{"type":"content","content":{{"type":"text","text":"{text}"}}}}]}}}}}}"#
+            )
+        };
+        let prompt = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#;
+        let cancel = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#;
+        let ev = stream(&[
+            prompt,
+            &call("a"),
+            &call("b"),
+            cancel,
+            &end("a", "completed", "Command cancelled by user."),
+            &end("b", "failed", "Tool execution for Shell denied by policy."),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}"#,
+        ]);
+        let ends: Vec<_> = ev
+            .iter()
+            .filter(|e| e["event"] == "tool_completion")
+            .map(|e| (e["status"].clone(), e["extensions"]["acp.status"].clone()))
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                (json!("cancelled"), json!("completed")),
+                (json!("cancelled"), json!("failed"))
+            ]
+        );
+        // Without the cancel, a failure is a failure.
+        let ev = stream(&[prompt, &call("b"), &end("b", "failed", "exit 1")]);
+        assert!(ev
+            .iter()
+            .any(|e| e["event"] == "tool_completion" && e["status"] == "failed"));
     }
 
     #[test]
