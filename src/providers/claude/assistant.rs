@@ -88,9 +88,16 @@ pub fn tool_kind(name: &str) -> ToolKind {
     }
 }
 
+/// Whether a text is the CLI's own message for a failed API call (`API Error: 500 …`): the
+/// text of a synthetic assistant message, or the answer of a subagent that such a failure
+/// ended.
+pub(super) fn is_api_error(text: &str) -> bool {
+    text.starts_with("API Error")
+}
+
 /// The HTTP status in the CLI's message for a failed API call: `API Error: 500 …`,
 /// `API Error: Request rejected (429) · …`.
-fn http_status_of(message: &str) -> Option<u64> {
+pub(super) fn http_status_of(message: &str) -> Option<u64> {
     let rest = &message[message.find("API Error")? + "API Error".len()..];
     let head = &rest[..rest.len().min(48)];
     let b = head.as_bytes();
@@ -210,11 +217,7 @@ pub(super) fn assistant<'a>(
     let stop_reason = w.message.stop_reason.0;
     let synthetic = model.as_deref() == Some("<synthetic>");
     for b in w.message.content {
-        let api_error = |b: &Block| {
-            b.text
-                .as_deref()
-                .is_some_and(|t| t.starts_with("API Error"))
-        };
+        let api_error = |b: &Block| b.text.as_deref().is_some_and(is_api_error);
         match &*b.ty {
             "text" if w.error.is_some() || (synthetic && api_error(&b)) => {
                 // The CLI's own message for a failed API call ("API Error: 400 …").

@@ -15,7 +15,7 @@
 //! | `system/session_state_changed` | `session_status` |
 //! | other `system/*` | `notice` with the data in `extensions` |
 //! | `assistant` | per block: `text` (text, thinking), `tool_invocation` (+ `subagent_spawn` for Task/Agent, + `plan_update` for TodoWrite); `error` for API error messages; then `usage_update` |
-//! | `user` | `tool_completion` per tool_result (+ `subagent_complete`, + `file_change` for edits); `user_input` for prompt text |
+//! | `user` | `tool_completion` per tool_result (+ `subagent_complete`, + `file_change` for edits; a subagent's answer that is an API error message: `error` first, the subagent `failed`); `user_input` for prompt text |
 //! | `result` | `error` for a failure no line stated yet, cancelled completions of the calls a stopped turn left open, then `turn_complete` |
 //! | `stream_event` | `stream_delta` |
 //! | `control_request` | `permission_request` (can_use_tool), `session_status` interrupted (interrupt), `session_mode` (set_permission_mode), else `notice` |
@@ -42,7 +42,8 @@
 //! prompt comes first. A call whose result is "User rejected tool use" was stopped by an
 //! interrupt: `cancelled`. A subagent's lines name only their `agentId`: they get the
 //! `parentCallId` of the call whose result named that agent when the stream has read it (a
-//! directory is read session file first), else `extensions."claude.agentId"`.
+//! directory is read session file first), else `extensions."claude.agentId"`. The API error
+//! message that ends a subagent's file gives no `error` when its call's result stated it.
 //!
 //! Amp and Qwen Code write the same format with their own tools; `amp.rs` and `qwen.rs` map
 //! through [`convert_as`] with a [`Dialect`] and handle only what differs.
@@ -126,9 +127,9 @@ crate::providers::memo::remember! {
         pub init: Memo<InitAnswer>,
         /// Sessions of Claude Code's own session files announced so far, with their turn.
         pub files: Memo<FileTurn>,
-        /// The call that started a subagent, by session and agent id (a result's
-        /// `agentId`): a subagent's own session file names only its agent id.
-        pub agents: Memo<String>,
+        /// The subagents results named, by session and agent id (a result's `agentId`):
+        /// a subagent's own session file names only its agent id.
+        pub agents: Memo<Agent>,
     }
 }
 
@@ -141,6 +142,15 @@ pub struct FileTurn {
     /// The message whose stop reason ends the turn, and that reason: the turn ends at the
     /// first line that is not a block of that message (with that line's time).
     ending: Option<(String, String)>,
+}
+
+/// A subagent a call's result named, for the lines of its own session file.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct Agent {
+    /// The call that started it.
+    call: String,
+    /// The API error its result ended it on, which an `error` stated already.
+    api_error: Option<String>,
 }
 
 /// A tool call between its `tool_use` and its `tool_result`.

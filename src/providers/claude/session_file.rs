@@ -3,7 +3,7 @@
 //! subagent's file belongs to), and what `insights usage` and `insights sessions` read of a line.
 
 use super::user::INTERRUPT_TEXTS;
-use super::{session_key, turn_mut, FileTurn, WireUsage};
+use super::{session_key, turn_mut, Agent, FileTurn, WireUsage};
 use crate::event::*;
 use crate::providers::Cx;
 use crate::wire::OptStr;
@@ -100,7 +100,12 @@ pub(super) fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Op
     if f.sidechain() {
         let id = f.agent_id.as_deref()?;
         let key = agent_key(&key, id);
-        return cx.memory().claude.agents.get(&key).cloned().map(Cow::Owned);
+        return cx
+            .memory()
+            .claude
+            .agents
+            .get(&key)
+            .map(|a| Cow::Owned(a.call.clone()));
     }
     let turn = cx
         .memory()
@@ -161,6 +166,7 @@ pub(super) fn file_after<'a>(
         link_subagents(text, cx);
     }
     if f.sidechain() {
+        drop_reported_error(f, cx);
         return;
     }
     let key = session_key(cx);
@@ -212,29 +218,66 @@ fn set_file_turn(cx: &mut Cx<'_>, key: &str, t: FileTurn) {
     }
 }
 
-/// Remembers the call of each subagent a tool result names (`toolUseResult.agentId`).
+/// Remembers each subagent a tool result names (`toolUseResult.agentId`): the call that
+/// started it, and the API error the result ended it on.
 fn link_subagents<'a>(text: &'a str, cx: &mut Cx<'a>) {
     if !text.contains(r#""agentId""#) {
         return;
     }
     let line = cx.line;
-    let links: Vec<(String, String)> = cx
+    let error_of = |call: &str| {
+        cx.events.iter().find_map(|(b, _)| match b {
+            Body::Error(e) if e.parent_call_id.as_deref() == Some(call) => {
+                Some(e.message.to_string())
+            }
+            _ => None,
+        })
+    };
+    let links: Vec<(String, Agent)> = cx
         .events
         .iter()
         .filter_map(|(b, _)| match b {
-            Body::SubagentComplete(s) => {
-                Some((s.agent_id.as_deref()?.to_owned(), s.call_id.to_string()))
-            }
+            Body::SubagentComplete(s) => Some((
+                s.agent_id.as_deref()?.to_owned(),
+                Agent {
+                    call: s.call_id.to_string(),
+                    api_error: error_of(&s.call_id),
+                },
+            )),
             _ => None,
         })
         .collect();
     let session = session_key(cx);
-    for (agent, call) in links {
+    for (agent, a) in links {
         cx.memory()
             .claude
             .agents
-            .insert(&agent_key(&session, &agent), call, line);
+            .insert(&agent_key(&session, &agent), a, line);
     }
+}
+
+/// A subagent's own file ends with the CLI's message for the API error that ended it; when
+/// its call's result, read before, stated that error, the message's `error` is not made
+/// twice.
+fn drop_reported_error(f: &FileMeta<'_>, cx: &mut Cx<'_>) {
+    if !f.is_api_error_message.unwrap_or(false) {
+        return;
+    }
+    let Some(agent) = f.agent_id.as_deref() else {
+        return;
+    };
+    let key = agent_key(&session_key(cx), agent);
+    let Some(reported) = cx
+        .memory()
+        .claude
+        .agents
+        .get(&key)
+        .and_then(|a| a.api_error.clone())
+    else {
+        return;
+    };
+    cx.events
+        .retain(|(b, _)| !matches!(b, Body::Error(e) if e.message == reported));
 }
 
 /// A subagent's key in [`Memory::agents`]: agent ids are the session's own.
@@ -331,4 +374,48 @@ pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a
         _ => return None,
     }
     Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::stream;
+    use crate::test_support::of_kind;
+
+    /// The session files of a recording of claude/subagent-api-529 (Claude Code 2.1.197),
+    /// cut down: the main file's Agent call and its result (the CLI's API error message, the
+    /// subagent `completed`), then the subagent's own file: its prompt, and the CLI's
+    /// synthetic message for the API error that ended it.
+    const MAIN: [&str; 2] = [
+        r#"{"isSidechain":false,"message":{"id":"msg_01pJ2BZdAqDsgOA0kFRBLRA9","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_01pfT2IfPppNAit2dhy4Z4st","name":"Agent","input":{"description":"Summarise README","prompt":"Read README.md and summarise it in one line.","subagent_type":"general-purpose"}}],"stop_reason":"tool_use"},"requestId":"req_011yJjWWKbyXMIToN7F1Fk57iPq","type":"assistant","uuid":"10b41c9a-41f1-4833-a406-a58ed05e9885","timestamp":"2026-11-27T01:48:01.461Z","cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
+        r#"{"isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01pfT2IfPppNAit2dhy4Z4st","type":"tool_result","content":[{"type":"text","text":"API Error: 529 Overloaded (scripted). This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:35175)."},{"type":"text","text":"agentId: a598c8bae7c5a66c7 (use SendMessage with to: 'a598c8bae7c5a66c7', summary: '<5-10 word recap>' to continue this agent)\n<usage>subagent_tokens: 0\ntool_uses: 0\nduration_ms: 1918</usage>"}]}]},"uuid":"1cea5565-04a9-4927-b6aa-f277bbfb2db8","timestamp":"2026-11-27T01:48:03.386Z","toolUseResult":{"status":"completed","agentId":"a598c8bae7c5a66c7","agentType":"general-purpose","content":[{"type":"text","text":"API Error: 529 Overloaded (scripted). This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:35175)."}],"totalDurationMs":1918,"totalTokens":0,"totalToolUseCount":0},"cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
+    ];
+    const SUBAGENT: [&str; 2] = [
+        r#"{"isSidechain":true,"agentId":"a598c8bae7c5a66c7","type":"user","message":{"role":"user","content":"Read README.md and summarise it in one line."},"uuid":"6f7b8e10-584c-4793-b43b-abd340bf6148","timestamp":"2026-11-27T01:48:01.467Z","cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
+        r#"{"isSidechain":true,"agentId":"a598c8bae7c5a66c7","type":"assistant","uuid":"3e53a8f9-e950-4abc-811d-e38bc75256e0","timestamp":"2026-11-27T01:48:03.374Z","message":{"id":"217db081-1d7e-460b-9560-7748d7011d4a","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","type":"message","usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"content":[{"type":"text","text":"API Error: 529 Overloaded (scripted). This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:35175)."}]},"requestId":"req_011L7UHipNTxguUP1u3YFvt2ARD","error":"server_error","isApiErrorMessage":true,"apiErrorStatus":529,"cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
+    ];
+
+    #[test]
+    fn a_subagent_s_api_error_is_stated_once_across_its_files() {
+        // A directory is read main file first.
+        let lines: Vec<&str> = MAIN.iter().chain(&SUBAGENT).copied().collect();
+        let ev = stream(&lines);
+        let errors = of_kind(&ev, "error");
+        assert_eq!(errors.len(), 1, "{ev:#?}");
+        assert_eq!(errors[0]["httpStatus"], 529);
+        assert_eq!(errors[0]["parentCallId"], "toolu_01pfT2IfPppNAit2dhy4Z4st");
+        assert_eq!(of_kind(&ev, "subagent_complete")[0]["status"], "failed");
+        // The synthetic message still gives its usage, the subagent's.
+        let last = ev.last().unwrap();
+        assert_eq!(last["event"], "usage_update");
+        assert_eq!(last["parentCallId"], "toolu_01pfT2IfPppNAit2dhy4Z4st");
+        // The subagent's file alone states its error.
+        let ev = stream(&SUBAGENT);
+        let errors = of_kind(&ev, "error");
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0]["code"], "server_error");
+        assert_eq!(
+            errors[0]["extensions"]["claude.agentId"],
+            "a598c8bae7c5a66c7"
+        );
+    }
 }

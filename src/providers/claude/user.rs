@@ -1,6 +1,7 @@
 //! `user` lines: tool results (with the subagents and file changes they end) and a person's
 //! prompts.
 
+use super::assistant::{http_status_of, is_api_error};
 use super::{interrupted, Block, Dialect, Subagent};
 use crate::event::*;
 use crate::members::Line;
@@ -242,42 +243,30 @@ pub(super) fn user<'a>(
                 // An error result after an interrupt was asked for: the interrupt stopped
                 // the call ("User rejected tool use").
                 let stopped = is_error && interrupted(cx);
-                cx.push(ToolCompletion {
-                    call_id: call_id.clone(),
-                    status: if stopped {
-                        ToolCallStatus::Cancelled
-                    } else if is_error {
-                        ToolCallStatus::Failed
-                    } else {
-                        ToolCallStatus::Completed
-                    },
-                    duration_ms: None,
-                    output,
-                    is_error,
-                    content,
-                    locations: None,
-                    parent_call_id: parent.clone(),
-                });
                 let info: ToolUseResult = match meta {
                     Some(m) if is_object(m) => serde_json::from_str(m.get()).unwrap_or_default(),
                     _ => ToolUseResult::default(),
                 };
+                // The subagent the call ran, when its result ends it, and the status the
+                // wire gave it (the result's, else the task's).
+                let mut ended = None;
+                let mut wire_status = None;
                 let sub = call.as_ref().and_then(|c| c.subagent.clone());
                 if info.agent_id.is_some() || sub.is_some() {
                     let sub = sub.unwrap_or_default();
-                    // The result's status, else the task's, else the result's own verdict.
-                    let status = info
+                    wire_status = info
                         .status
                         .0
                         .clone()
-                        .or_else(|| sub.status.clone().map(Cow::Owned))
-                        .unwrap_or(Cow::Borrowed(if stopped {
-                            "cancelled"
-                        } else if is_error {
-                            "failed"
-                        } else {
-                            "completed"
-                        }));
+                        .or_else(|| sub.status.clone().map(Cow::Owned));
+                    // The wire's status, else the result's own verdict.
+                    let status = wire_status.clone().unwrap_or(Cow::Borrowed(if stopped {
+                        "cancelled"
+                    } else if is_error {
+                        "failed"
+                    } else {
+                        "completed"
+                    }));
                     let agent_id = info
                         .agent_id
                         .0
@@ -306,7 +295,7 @@ pub(super) fn user<'a>(
                         // and its figures are in the result's text.
                         let (answer, [tokens, uses, duration], text_agent) =
                             b.content.map_or((None, [None; 3], None), subagent_answer);
-                        cx.push(SubagentComplete {
+                        ended = Some(SubagentComplete {
                             call_id: call_id.clone(),
                             agent_id: agent_id.or(text_agent.map(Cow::Owned)),
                             status: Some(status),
@@ -321,6 +310,54 @@ pub(super) fn user<'a>(
                             parent_call_id: parent.clone(),
                         });
                     }
+                }
+                // A subagent whose answer is the CLI's message for a failed API call
+                // (`API Error: 529 …`) ended on that error: the error is the subagent's, and
+                // the subagent failed, although the CLI says `completed`. The call itself
+                // returned that answer as its result, as the wire says.
+                let api_error = ended
+                    .as_ref()
+                    .and_then(|e| e.summary.as_deref())
+                    .filter(|s| is_api_error(s))
+                    .map(str::to_owned);
+                let mut overridden = None;
+                if let (Some(end), Some(message)) = (ended.as_mut(), api_error) {
+                    if end.status.as_deref() == Some("completed") {
+                        end.status = Some(Cow::Borrowed("failed"));
+                        overridden = wire_status;
+                    }
+                    cx.push(ErrorEvent {
+                        http_status: http_status_of(&message),
+                        message: Cow::Owned(message),
+                        severity: Severity::Error,
+                        code: None,
+                        will_retry: Some(false),
+                        attempt: None,
+                        max_retries: None,
+                        retry_delay_ms: None,
+                        request_id: None,
+                        parent_call_id: Some(call_id.clone()),
+                    });
+                }
+                cx.push(ToolCompletion {
+                    call_id: call_id.clone(),
+                    status: if stopped {
+                        ToolCallStatus::Cancelled
+                    } else if is_error {
+                        ToolCallStatus::Failed
+                    } else {
+                        ToolCallStatus::Completed
+                    },
+                    duration_ms: None,
+                    output,
+                    is_error,
+                    content,
+                    locations: None,
+                    parent_call_id: parent.clone(),
+                });
+                if let Some(end) = ended {
+                    let ext = cx.push(end);
+                    ext.put_opt("claude.status", overridden);
                 }
                 let mut changed = false;
                 if !is_error {
@@ -406,7 +443,7 @@ pub(super) fn user<'a>(
 mod tests {
     use super::super::tests::{conv, stream, INIT};
     use super::*;
-    use crate::test_support::of_kind;
+    use crate::test_support::{kinds, of_kind};
 
     #[test]
     fn a_subagent_answer_loses_the_footer_and_keeps_its_figures() {
@@ -423,6 +460,59 @@ mod tests {
             subagent_answer(&raw),
             (Some("no footer".into()), [None; 3], None)
         );
+    }
+
+    /// claude/subagent-api-529.jsonl (Claude Code 2.1.197): the mock answered each of the
+    /// subagent's requests with HTTP 529, and the Agent call's result (line 8) is the CLI's
+    /// API error message, which the CLI calls `completed`.
+    const SUBAGENT_529: [&str; 5] = [
+        r#"{"type":"system","subtype":"init","cwd":"/home/dev-r2/work","session_id":"cf90ca2c-71f3-4974-a0cb-7487bd4a1025","model":"claude-opus-4-8[1m]","permissionMode":"default","claude_code_version":"2.1.197","uuid":"8b3eed93-2d8b-4e05-9c8e-c39529bdded1"}"#,
+        r#"{"type":"assistant","message":{"id":"msg_01pJ2BZdAqDsgOA0kFRBLRA9","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_01pfT2IfPppNAit2dhy4Z4st","name":"Agent","input":{"description":"Summarise README","prompt":"Read README.md and summarise it in one line.","subagent_type":"general-purpose"}}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":20,"cache_creation_input_tokens":19063,"cache_read_input_tokens":0,"output_tokens":1,"cache_creation":{"ephemeral_5m_input_tokens":19063,"ephemeral_1h_input_tokens":0}},"context_management":null},"parent_tool_use_id":null,"session_id":"cf90ca2c-71f3-4974-a0cb-7487bd4a1025","uuid":"44dea772-b5b7-4712-aeca-8bc0a4dbbd4c","request_id":"req_011yJjWWKbyXMIToN7F1Fk57iPq"}"#,
+        r#"{"type":"system","subtype":"task_started","task_id":"a7d3ed785f5951bd7","tool_use_id":"toolu_01pfT2IfPppNAit2dhy4Z4st","description":"Summarise README","subagent_type":"general-purpose","task_type":"local_agent","prompt":"Read README.md and summarise it in one line.","uuid":"5d63646f-7426-44d2-887d-8f6e9a56b93a","session_id":"cf90ca2c-71f3-4974-a0cb-7487bd4a1025"}"#,
+        r#"{"type":"system","subtype":"task_notification","task_id":"a7d3ed785f5951bd7","tool_use_id":"toolu_01pfT2IfPppNAit2dhy4Z4st","status":"completed","output_file":"","summary":"Summarise README","usage":{"total_tokens":0,"tool_uses":0,"duration_ms":1575},"uuid":"dc6075be-ee89-4439-ae01-a6d93a9980ea","session_id":"cf90ca2c-71f3-4974-a0cb-7487bd4a1025"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01pfT2IfPppNAit2dhy4Z4st","type":"tool_result","content":[{"type":"text","text":"API Error: 529 Overloaded (scripted). This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:33439)."},{"type":"text","text":"agentId: a7d3ed785f5951bd7 (use SendMessage with to: 'a7d3ed785f5951bd7', summary: '<5-10 word recap>' to continue this agent)\n<usage>subagent_tokens: 0\ntool_uses: 0\nduration_ms: 1575</usage>"}]}]},"parent_tool_use_id":null,"session_id":"cf90ca2c-71f3-4974-a0cb-7487bd4a1025","uuid":"97203fb8-1ea5-45d1-ab7b-5a96c1b3b3b5","timestamp":"2026-11-27T01:36:04.368Z","tool_use_result":{"status":"completed","prompt":"Read README.md and summarise it in one line.","agentId":"a7d3ed785f5951bd7","agentType":"general-purpose","content":[{"type":"text","text":"API Error: 529 Overloaded (scripted). This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:33439)."}],"resolvedModel":"claude-opus-4-8[1m]","totalDurationMs":1575,"totalTokens":0,"totalToolUseCount":0,"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":null,"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":null,"iterations":null,"speed":null}}}"#,
+    ];
+
+    #[test]
+    fn a_subagent_ended_by_an_api_error_failed_and_states_the_error() {
+        let ev = stream(&SUBAGENT_529);
+        let at_result = &ev[ev.len() - 3..];
+        assert_eq!(
+            kinds(at_result),
+            ["error", "tool_completion", "subagent_complete"]
+        );
+        let errors = of_kind(&ev, "error");
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0]["httpStatus"], 529);
+        assert_eq!(errors[0]["severity"], "error");
+        assert_eq!(errors[0]["parentCallId"], "toolu_01pfT2IfPppNAit2dhy4Z4st");
+        assert!(errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("API Error: 529 Overloaded"));
+        // The call returned the error as its result, not as an error result: it completed.
+        let done = of_kind(&ev, "tool_completion")[0];
+        assert_eq!(done["status"], "completed");
+        assert!(done.get("isError").is_none());
+        // The subagent failed; the CLI's word is kept.
+        let sub = of_kind(&ev, "subagent_complete")[0];
+        assert_eq!(sub["status"], "failed");
+        assert_eq!(sub["extensions"]["claude.status"], "completed");
+        assert_eq!(sub["agentId"], "a7d3ed785f5951bd7");
+        assert_eq!(sub["totalTokens"], 0);
+
+        // The same result with an answer: completed, and no error.
+        let answered = SUBAGENT_529[4].replace(
+            "API Error: 529 Overloaded (scripted)",
+            "README.md: a demo project (API Error: 529 is not its text)",
+        );
+        let mut lines = SUBAGENT_529;
+        lines[4] = &answered;
+        let ev = stream(&lines);
+        assert!(of_kind(&ev, "error").is_empty());
+        let sub = of_kind(&ev, "subagent_complete")[0];
+        assert_eq!(sub["status"], "completed");
+        assert!(sub.get("extensions").is_none());
     }
 
     #[test]
