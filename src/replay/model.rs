@@ -1103,20 +1103,22 @@ impl Model {
         let Some(id) = st(ev, "callId") else { return };
         let depth = self.depth_of(st(ev, "parentCallId"));
         self.unknown_call(id, depth, Some("Agent"));
+        // The subagent's own end, unless its call's end says worse: a call can return
+        // normally with a subagent that failed (Claude's Agent whose model answered an API
+        // error).
+        let own = match st(ev, "status") {
+            Some("completed" | "success" | "ok") | None => Status::Ok,
+            Some("cancelled" | "killed" | "stopped") => Status::Cancelled,
+            Some(_) => Status::Failed,
+        };
         let (status, duration) = match &held {
             Some(Block::ToolEnd {
                 status,
                 duration_ms,
                 ..
-            }) => (*status, *duration_ms),
-            _ => {
-                let s = match st(ev, "status") {
-                    Some("completed" | "success" | "ok") | None => Status::Ok,
-                    Some("cancelled" | "killed" | "stopped") => Status::Cancelled,
-                    Some(_) => Status::Failed,
-                };
-                (s, None)
-            }
+            }) if *status != Status::Ok => (*status, *duration_ms),
+            Some(Block::ToolEnd { duration_ms, .. }) => (own, *duration_ms),
+            _ => (own, None),
         };
         let mut summary = text_of(ev, "summary").unwrap_or_default();
         if summary.is_empty() {
