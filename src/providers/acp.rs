@@ -46,6 +46,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 pub const PROVIDER: Provider = Provider {
     name: "acp",
@@ -129,8 +130,9 @@ pub struct Call {
     /// The subagent call it was made in (`_meta.claudeCode.parentToolUseId`).
     parent: Option<String>,
     /// The last `diff` content of each file, from lines before the call finished: `(path,
-    /// whether the file is new, the unified diff unless over [`DIFF_BUDGET`])`.
-    diffs: Vec<(String, bool, Option<String>)>,
+    /// whether the file is new, the unified diff)`. The diff is shared: each line of the call
+    /// works on a copy of its `Call`, and a diff is as large as the texts it was made from.
+    diffs: Vec<(String, bool, Arc<String>)>,
 }
 
 /// How a subagent ended, as its call's `toolResponse` says.
@@ -851,10 +853,6 @@ struct AgentText<'a> {
     text: OptStr<'a>,
 }
 
-/// The most text a call's remembered diffs keep ([`Call::diffs`]); past it a file change
-/// is reported without its diff.
-const DIFF_BUDGET: usize = 256 * 1024;
-
 /// Writes the `tool_invocation` of a call announced by `u` (a `tool_call`, or the first line
 /// that names the call), and returns what the stream remembers of it.
 fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) -> Call {
@@ -962,14 +960,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         };
         let old = d.old_text.as_deref().filter(|o| !o.is_empty());
         let new = d.new_text.as_deref().unwrap_or("");
-        let used: usize = call
-            .diffs
-            .iter()
-            .filter(|x| x.0 != path)
-            .map(|x| x.2.as_ref().map_or(0, String::len))
-            .sum();
-        let diff = (used + old.map_or(0, str::len) + new.len() <= DIFF_BUDGET)
-            .then(|| crate::diff::unified(path, old, new));
+        let diff = Arc::new(crate::diff::unified(path, old, new));
         call.diffs.retain(|x| x.0 != path);
         call.diffs.push((path.to_owned(), old.is_none(), diff));
     }
@@ -1082,7 +1073,7 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         }
         if !failed {
             for (path, added, diff) in std::mem::take(&mut call.diffs) {
-                let ext = cx.push(FileChange {
+                cx.push(FileChange {
                     path: Cow::Owned(path),
                     change_kind: if added {
                         ChangeKind::Add
@@ -1090,14 +1081,11 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
                         ChangeKind::Update
                     },
                     move_path: None,
-                    diff: diff.clone().map(Cow::Owned),
+                    diff: Some(Cow::Owned(Arc::unwrap_or_clone(diff))),
                     cumulative: false,
                     call_id: Some(call_id.clone()),
                     parent_call_id: parent.clone(),
                 });
-                if diff.is_none() {
-                    ext.put("insights.diffOmitted", true);
-                }
             }
         }
         if call.spawned {
