@@ -41,8 +41,39 @@ pub fn headers(path: &str, new_file: bool) -> String {
 ///   the end of such a part.
 ///
 /// Its time is therefore linear in the size of the texts, plus at most [`BUDGET`] steps.
+/// Texts of more than [`MAX_LINES`] lines together are not searched at all: every line shows
+/// as removed and added, so that the memory a diff takes beside its texts and its output
+/// stays bounded (the search keeps some 40 bytes per line).
 pub fn unified(path: &str, old: Option<&str>, new: &str) -> String {
+    let lines = |t: &str| memchr::memchr_iter(b'\n', t.as_bytes()).count() + 1;
+    if old.map_or(0, lines) + lines(new) > MAX_LINES {
+        return replaced(path, old, new);
+    }
     unified_within(path, old, new, BUDGET).0
+}
+
+/// The most lines of the two texts together that [`unified`] searches for a shortest diff.
+const MAX_LINES: usize = 1 << 20;
+
+/// A diff that removes every line of `old` and adds every line of `new`, written straight
+/// from the texts.
+fn replaced(path: &str, old: Option<&str>, new: &str) -> String {
+    let (n, m) = (old.map_or(0, |o| o.lines().count()), new.lines().count());
+    let mut out = headers(path, old.is_none());
+    if n + m == 0 {
+        return out;
+    }
+    let start = |len: usize| usize::from(len > 0);
+    out.reserve(old.map_or(0, str::len) + new.len() + n + m + 32);
+    out.push_str(&format!("@@ -{},{n} +{},{m} @@\n", start(n), start(m)));
+    for (tag, text) in [('-', old.unwrap_or("")), ('+', new)] {
+        for l in text.lines() {
+            out.push(tag);
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// [`unified`] with a budget of `budget` steps, and the steps it took.
@@ -402,6 +433,25 @@ mod tests {
             .skip(2)
             .filter(|l| l.starts_with(['-', '+']))
             .count()
+    }
+
+    #[test]
+    fn texts_past_the_line_limit_are_replaced_whole_and_still_apply() {
+        let old: String = (0..MAX_LINES / 2 + 10)
+            .map(|i| format!("{}\n", i % 7))
+            .collect();
+        let new: String = (0..MAX_LINES / 2).map(|i| format!("{}\n", i % 5)).collect();
+        let diff = unified("f", Some(&old), &new);
+        assert_eq!(apply(&old, &diff), new);
+        assert_eq!(edits(&diff), MAX_LINES + 10);
+        // A new file, and a file emptied.
+        let diff = unified("f", None, &new);
+        assert_eq!(apply("", &diff), new);
+        assert_eq!(
+            replaced("f", Some("a\nb\n"), ""),
+            unified("f", Some("a\nb\n"), "")
+        );
+        assert_eq!(replaced("f", None, "a\n"), unified("f", None, "a\n"));
     }
 
     #[test]
