@@ -20,85 +20,83 @@
 
 use crate::event::Str;
 use crate::providers::{Provider, PROVIDERS};
-use crate::wire::Raw;
+use crate::wire::{CowStr, Raw};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use std::cell::Cell;
+use std::fmt;
+use std::marker::PhantomData;
 
 /// The members of a line that detection looks at, borrowed and unparsed.
 ///
-/// [`Probe::read`] fills it in one pass with [`crate::scan`]; serde reads the lines that pass
+/// Its fields are the envelope members that several providers' rules and converters read.
+/// A rule that needs any other member (OpenCode's `sessionID`, Cursor's `timestamp_ms`) names
+/// it with [`Probe::member`], which looks it up among all the members the probe kept: a new
+/// provider's rule needs nothing here.
+///
+/// [`Probe::fill`] fills it in one pass with [`crate::scan`]; serde reads the lines that pass
 /// refuses (and reports what is wrong with a line that is not JSON).
-#[derive(Debug, Default, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Probe<'a> {
-    #[serde(rename = "type", borrow)]
     pub ty: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub subtype: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub event: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub message: Option<Raw<'a>>,
     // JSON-RPC members (Codex app-server, ACP) and Codex's legacy `{id, msg}` envelope.
-    #[serde(borrow)]
     pub jsonrpc: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub method: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub id: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub params: Option<Raw<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null_raw")]
+    /// `result` and `error` keep a `null` (a JSON-RPC answer may be `{"id":1,"result":null}`);
+    /// the other fields leave it out.
     pub result: Option<Raw<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::wire::keep_null_raw")]
     pub error: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub msg: Option<Raw<'a>>,
     // Envelope members several providers share, read here so converters need no extra pass.
-    #[serde(borrow)]
     pub session_id: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub uuid: Option<Raw<'a>>,
-    #[serde(borrow)]
     pub timestamp: Option<Raw<'a>>,
-    // Members that tell the Claude-like formats apart (see each provider's `sniff`).
-    /// Every OpenCode line (`testdata/opencode/text-only.jsonl` line 1).
-    #[serde(rename = "sessionID", borrow)]
-    pub session_id_oc: Option<Raw<'a>>,
-    /// Cursor's time stamp (`assistant`, `thinking`, `tool_call` lines).
-    #[serde(borrow)]
-    pub timestamp_ms: Option<Raw<'a>>,
-    /// Top-level usage: camelCase on Cursor's `result`, with `total_tokens` on Qwen Code's.
-    #[serde(borrow)]
-    pub usage: Option<Raw<'a>>,
-    /// Qwen Code's `system/init` (`testdata/qwen/text-only.jsonl` line 1).
-    #[serde(borrow)]
-    pub qwen_code_version: Option<Raw<'a>>,
-    /// Qwen Code's `system/task_*` lines keep their fields in `data`.
-    #[serde(borrow)]
-    pub data: Option<Raw<'a>>,
-    /// AceClaw's WebSocket bridge envelope `{eventId, sessionId, receivedAt, event}`.
-    #[serde(rename = "eventId", borrow)]
-    pub event_id: Option<Raw<'a>>,
     /// [`Probe::ty`] and [`Probe::method`], once worked out: every provider's sniff asks
     /// for them.
-    #[serde(skip)]
     ty_plain: Memo<Option<&'a str>>,
-    #[serde(skip)]
     method_plain: Memo<Option<&'a str>>,
     /// [`Probe::result_members`], once worked out: the sniffs of three JSON-RPC providers ask
     /// for them.
-    #[serde(skip)]
     result_names: Memo<Vec<Str<'a>>>,
-    /// Every top-level member, in order, when [`Probe::scan`] read the line (serde's probe
-    /// does not keep them): the provider reads its struct from these ([`crate::members`]).
-    #[serde(skip)]
+    /// Every top-level member, in order ([`Probe::members`], [`Probe::member`]).
     all: Kept<'a>,
 }
 
-/// What a probe keeps of its line beside its members: not part of what it is, so two probes
-/// are equal whatever they keep. Its list goes back to [`SPARE`] when the probe is dropped.
+/// The names of the probe's fields, as the line spells them, each at its bit in the set of
+/// fields a line has given ([`Probe::field`]).
+const FIELDS: &[&str] = &[
+    "type",
+    "subtype",
+    "event",
+    "message",
+    "jsonrpc",
+    "method",
+    "id",
+    "params",
+    "result",
+    "error",
+    "msg",
+    "session_id",
+    "uuid",
+    "timestamp",
+];
+
+/// What a probe keeps of its line beside its fields: every member, in order, as the pass that
+/// read the line found it. Not part of what the probe is, so two probes are equal whatever
+/// they keep. The scan's list goes back to [`SPARE`] when the probe is dropped.
 #[derive(Debug, Default)]
-struct Kept<'a>(Option<Vec<(&'a str, &'a str)>>);
+struct Kept<'a> {
+    /// From [`crate::scan`]: names without escapes (it refuses any other), and value texts.
+    scanned: Option<Vec<(&'a str, &'a str)>>,
+    /// From serde, when the scan refused the line: names unescaped (copied when they had
+    /// escapes), and value texts.
+    read: Vec<(Str<'a>, &'a str)>,
+}
 
 impl PartialEq for Kept<'_> {
     fn eq(&self, _: &Self) -> bool {
@@ -122,7 +120,7 @@ fn emptied<'b>(v: Vec<(&str, &str)>) -> Vec<(&'b str, &'b str)> {
 
 impl Drop for Kept<'_> {
     fn drop(&mut self) {
-        if let Some(v) = self.0.take() {
+        if let Some(v) = self.scanned.take() {
             SPARE.set(emptied(v));
         }
     }
@@ -164,9 +162,26 @@ impl<'a> Probe<'a> {
                 .unwrap_or_default()
         })
     }
-    /// Every top-level member of the line (name, value text), when the probe kept them.
+    /// Every top-level member of the line (name, value text), when the one-pass scan read
+    /// the line: the provider reads its struct from these ([`crate::members`]). `None` for a
+    /// line serde read, whose names may have had escapes.
     pub fn members(&self) -> Option<&crate::members::Members<'a>> {
-        self.all.0.as_deref()
+        self.all.scanned.as_deref()
+    }
+    /// The top-level member `name` of the line (its name unescaped), however the line was
+    /// read: `None` when there is none or it is `null`, as for the probe's fields. A member
+    /// given twice is not ambiguous here as the probe's fields are (see [`Probe::fill`]): this
+    /// is its first value, and the converter, which reads the line's struct, decides.
+    ///
+    /// A linear search (a line has a dozen members or so, and a rule asks for one or two),
+    /// inlined: the name a rule asks for is a literal, so comparing it needs no call.
+    #[inline]
+    pub fn member(&self, name: &str) -> Option<Raw<'a>> {
+        let value = match &self.all.scanned {
+            Some(all) => all.iter().find(|(k, _)| *k == name)?.1,
+            None => self.all.read.iter().find(|(k, _)| k == name)?.1,
+        };
+        (value != "null").then_some(Raw::new(value))
     }
     /// A JSON-RPC answer without a method: which provider it belongs to is not in the line.
     pub fn is_bare_response(&self) -> bool {
@@ -187,8 +202,12 @@ impl<'a> Probe<'a> {
         Ok(p)
     }
 
-    /// [`Probe::read`] into a default probe, where it is: the probe is some 500 bytes, which
+    /// [`Probe::read`] into a default probe, where it is: the probe is some 350 bytes, which
     /// a probe returned by value (in a `Result`) was copied twice to reach its caller.
+    ///
+    /// A line that gives one of the probe's fields twice is an error (``duplicate field
+    /// `type` ``, as serde's derive says it): which of the two a rule should see is anyone's
+    /// guess. Other members may repeat.
     pub fn fill(&mut self, line: &'a str) -> serde_json::Result<()> {
         if self.fill_scanned(line).is_none() {
             *self = serde_json::from_str(line)?;
@@ -197,7 +216,7 @@ impl<'a> Probe<'a> {
     }
 
     /// One validating pass over the line ([`crate::scan::members`]); `None` for anything it
-    /// or this does not read as serde would (a probe member twice: serde says which).
+    /// or this does not read as serde would (a probe field twice: serde says which).
     #[allow(dead_code)] // the unit tests and fuzz/ (`targets::detect`)
     pub fn scan(line: &'a str) -> Option<Self> {
         let mut p = Probe::default();
@@ -213,40 +232,102 @@ impl<'a> Probe<'a> {
         all.reserve(16);
         crate::scan::members(line, |key, value| {
             all.push((key, value));
-            let (bit, slot, keep_null) = match key {
-                "type" => (0, &mut p.ty, false),
-                "subtype" => (1, &mut p.subtype, false),
-                "event" => (2, &mut p.event, false),
-                "message" => (3, &mut p.message, false),
-                "jsonrpc" => (4, &mut p.jsonrpc, false),
-                "method" => (5, &mut p.method, false),
-                "id" => (6, &mut p.id, false),
-                "params" => (7, &mut p.params, false),
-                "result" => (8, &mut p.result, true),
-                "error" => (9, &mut p.error, true),
-                "msg" => (10, &mut p.msg, false),
-                "session_id" => (11, &mut p.session_id, false),
-                "uuid" => (12, &mut p.uuid, false),
-                "timestamp" => (13, &mut p.timestamp, false),
-                "sessionID" => (14, &mut p.session_id_oc, false),
-                "timestamp_ms" => (15, &mut p.timestamp_ms, false),
-                "usage" => (16, &mut p.usage, false),
-                "qwen_code_version" => (17, &mut p.qwen_code_version, false),
-                "data" => (18, &mut p.data, false),
-                "eventId" => (19, &mut p.event_id, false),
-                _ => return Some(()),
+            let Some((bit, slot)) = p.field(key) else {
+                return Some(());
             };
             if seen & 1 << bit != 0 {
                 return None;
             }
             seen |= 1 << bit;
-            if keep_null || value != "null" {
+            if keeps_null(bit) || value != "null" {
                 *slot = Some(Raw::new(value));
             }
             Some(())
         })?;
-        p.all = Kept(Some(all));
+        p.all.scanned = Some(all);
         Some(())
+    }
+
+    /// The field of the member named `key`, with its bit ([`FIELDS`]); `None` for a member
+    /// the probe has no field for.
+    #[inline(always)]
+    fn field(&mut self, key: &str) -> Option<(u32, &mut Option<Raw<'a>>)> {
+        Some(match key {
+            "type" => (0, &mut self.ty),
+            "subtype" => (1, &mut self.subtype),
+            "event" => (2, &mut self.event),
+            "message" => (3, &mut self.message),
+            "jsonrpc" => (4, &mut self.jsonrpc),
+            "method" => (5, &mut self.method),
+            "id" => (6, &mut self.id),
+            "params" => (7, &mut self.params),
+            "result" => (8, &mut self.result),
+            "error" => (9, &mut self.error),
+            "msg" => (10, &mut self.msg),
+            "session_id" => (11, &mut self.session_id),
+            "uuid" => (12, &mut self.uuid),
+            "timestamp" => (13, &mut self.timestamp),
+            _ => return None,
+        })
+    }
+}
+
+/// Whether the field at `bit` holds a `null` (`result` and `error`); the others leave it out.
+#[inline(always)]
+fn keeps_null(bit: u32) -> bool {
+    bit == 8 || bit == 9
+}
+
+/// Serde's reading of a line, for the lines the scan refuses: the same fields, the same error
+/// for a field given twice (at the same column: after its name) as serde's derive gives, and
+/// every member kept, so that [`Probe::member`] finds it.
+impl<'de: 'a, 'a> Deserialize<'de> for Probe<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_struct("Probe", FIELDS, ProbeVisitor(PhantomData))
+    }
+}
+
+/// Serde's side of [`Probe::fill`]: a probe from the members of an object.
+struct ProbeVisitor<'a>(PhantomData<Probe<'a>>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ProbeVisitor<'a> {
+    type Value = Probe<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("struct Probe")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probe<'a>, A::Error> {
+        let mut p = Probe::default();
+        let mut seen = 0u32;
+        let mut read = Vec::new();
+        while let Some(Name(key)) = map.next_key()? {
+            let field = p.field(&key);
+            if let Some((bit, _)) = field {
+                if seen & 1 << bit != 0 {
+                    return Err(de::Error::duplicate_field(FIELDS[bit as usize]));
+                }
+                seen |= 1 << bit;
+            }
+            let value: Raw<'a> = map.next_value()?;
+            if let Some((bit, slot)) = field {
+                if keeps_null(bit) || value.get() != "null" {
+                    *slot = Some(value);
+                }
+            }
+            read.push((key, value.get()));
+        }
+        p.all.read = read;
+        Ok(p)
+    }
+}
+
+/// A member's name, borrowed when it has no escapes.
+struct Name<'a>(Str<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(CowStr).map(Name)
     }
 }
 
@@ -491,6 +572,9 @@ mod tests {
                 let slow: Probe = serde_json::from_str(line)
                     .unwrap_or_else(|e| panic!("{}: serde refuses ({e}): {line}", path.display()));
                 assert_eq!(fast, slow, "{}: {line}", path.display());
+                for &(name, _) in fast.members().unwrap() {
+                    assert_eq!(fast.member(name), slow.member(name), "{name}: {line}");
+                }
             }
         }
         // Only the malformed captures are left to serde.
@@ -500,41 +584,13 @@ mod tests {
         );
     }
 
-    /// The names serde reads `Probe`'s fields by (its derive hands them to the deserializer).
-    fn probe_field_names() -> &'static [&'static str] {
-        use serde::de::{Deserializer, Error, Visitor};
-        struct Names(&'static [&'static str]);
-        impl<'de> Deserializer<'de> for &mut Names {
-            type Error = serde::de::value::Error;
-            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-                Err(Error::custom("only structs"))
-            }
-            fn deserialize_struct<V: Visitor<'de>>(
-                self,
-                _: &'static str,
-                fields: &'static [&'static str],
-                _: V,
-            ) -> Result<V::Value, Self::Error> {
-                self.0 = fields;
-                Err(Error::custom("names taken"))
-            }
-            serde::forward_to_deserialize_any! {
-                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
-                identifier ignored_any
-            }
-        }
-        let mut names = Names(&[]);
-        let _ = Probe::deserialize(&mut names);
-        names.0
-    }
-
-    /// Every member serde reads into the probe, the one-pass scan reads too.
+    /// Every field of the probe has its name in [`FIELDS`], at its bit, and both passes read
+    /// it alike.
     #[test]
-    fn the_scan_reads_every_probe_member() {
-        let names = probe_field_names();
-        assert!(names.len() >= 20, "{names:?}");
-        for name in names {
+    fn the_scan_reads_every_probe_field() {
+        for (bit, name) in FIELDS.iter().enumerate() {
+            let got = Probe::default().field(name).map(|(b, _)| b);
+            assert_eq!(got, Some(bit as u32), "{name}");
             for value in [r#""x""#, "{}", "null"] {
                 let line = format!("{{\"{name}\":{value}}}");
                 let fast = Probe::scan(&line).unwrap_or_else(|| panic!("not scanned: {line}"));
@@ -544,6 +600,23 @@ mod tests {
                     assert_ne!(fast, Probe::default(), "{line}: member not read");
                 }
             }
+        }
+        // A line with all of them fills every field: no field is missing from `FIELDS`.
+        let line = format!(
+            "{{{}}}",
+            FIELDS
+                .iter()
+                .map(|f| format!("\"{f}\":1"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        for p in [
+            Probe::scan(&line).unwrap(),
+            serde_json::from_str(&line).unwrap(),
+        ] {
+            let debug = format!("{p:?}");
+            let fields = debug.split("ty_plain").next().unwrap();
+            assert!(!fields.contains("None"), "{debug}");
         }
     }
 
@@ -565,6 +638,44 @@ mod tests {
         // An escaped key is left to serde, which unescapes it.
         let p = Probe::read(r#"{"typ\u0065":"system"}"#).unwrap();
         assert_eq!(p.ty(), Some("system"));
+    }
+
+    /// A rule reads any other member by name, from the scan's members or, for a line the
+    /// scan refuses, serde's.
+    #[test]
+    fn a_member_by_name_from_either_pass() {
+        let scanned = r#"{"type":"text","sessionID":"ses_1","usage":null,"n":1,"n":2}"#;
+        // An escaped name (`sessionID`) and a duplicated `type`: serde reads these.
+        let escaped = r#"{"type":"text","session\u0049D":"ses_1","usage":null,"n":1,"n":2}"#;
+        let refused = r#"{"type":"a","sessionID":"s","type":"b"}"#;
+        assert!(Probe::scan(scanned).is_some());
+        assert!(Probe::scan(escaped).is_none() && Probe::scan(refused).is_none());
+        for line in [scanned, escaped] {
+            let p = Probe::read(line).unwrap();
+            let from_serde: Probe = serde_json::from_str(line).unwrap();
+            for p in [&p, &from_serde] {
+                assert_eq!(
+                    p.member("sessionID"),
+                    Some(Raw::new(r#""ses_1""#)),
+                    "{line}"
+                );
+                // `null` is no member, as for the probe's fields; a repeated one is its first.
+                assert_eq!(p.member("usage"), None, "{line}");
+                assert_eq!(p.member("n"), Some(Raw::new("1")), "{line}");
+                assert_eq!(p.member("absent"), None, "{line}");
+                // The probe's own fields are members too.
+                assert_eq!(p.member("type"), p.ty, "{line}");
+            }
+        }
+        // The members of a line the scan read are there for the provider; serde's are not
+        // (their names may have had escapes).
+        assert!(Probe::read(scanned).unwrap().members().is_some());
+        assert!(Probe::read(escaped).unwrap().members().is_none());
+        // A probe field twice is still an error; another member twice is not.
+        let e = Probe::read(refused).unwrap_err().to_string();
+        assert_eq!(e, "duplicate field `type` at line 1 column 34");
+        let p = Probe::read(r#"{"type":"result","usage":{"a":1},"usage":{"b":2}}"#).unwrap();
+        assert_eq!(p.member("usage"), Some(Raw::new(r#"{"a":1}"#)));
     }
 
     #[test]

@@ -109,11 +109,6 @@ pub fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
     T::deserialize(d).map(Some)
 }
 
-/// [`keep_null`] for a [`Raw`].
-pub fn keep_null_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Raw<'de>>, D::Error> {
-    Raw::deserialize(d).map(Some)
-}
-
 /// For `Option<Str>` fields, with `#[serde(borrow, default, deserialize_with = "opt_str")]`
 /// (the providers' wire structs say [`OptStr`], which reads through this): serde borrows a
 /// `Cow<str>` only when it is not inside an `Option`; left to itself every optional string

@@ -300,9 +300,10 @@ pub mod targets {
     }
 
     /// Detection (`convert("auto", …)`), and its one-pass probe: a line that
-    /// `Probe::scan` reads, serde_json reads too, with the same members; and a value read
-    /// from the members the probe kept (`members::read`) is the one serde_json reads. A line
-    /// that `json_reader` reads, serde_json reads too, as the same value.
+    /// `Probe::scan` reads, serde_json reads too, with the same members (as fields and by
+    /// name, `Probe::member`); and a value read from the members the probe kept
+    /// (`members::read`) is the one serde_json reads. A line that `json_reader` reads,
+    /// serde_json reads too, as the same value.
     pub fn detect(data: &[u8]) {
         for line in data.split(|&b| b == b'\n') {
             let Ok(text) = std::str::from_utf8(line) else {
@@ -320,6 +321,9 @@ pub mod targets {
                 let slow: insights::detect::Probe = serde_json::from_str(text)
                     .unwrap_or_else(|e| panic!("scanned, but serde_json says {e}: {text}"));
                 assert_eq!(fast, slow, "{text}");
+                for &(name, _) in fast.members().unwrap_or_default() {
+                    assert_eq!(fast.member(name), slow.member(name), "{name}: {text}");
+                }
                 let by_members: Result<serde_json::Value, _> =
                     insights::members::read(text, fast.members());
                 let by_text: Result<serde_json::Value, _> = serde_json::from_str(text);

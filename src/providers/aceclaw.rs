@@ -75,7 +75,7 @@ fn sniff(p: &Probe) -> bool {
     if let Some(m) = p.method() {
         return METHOD_PREFIXES.iter().any(|pre| m.starts_with(pre));
     }
-    if p.event_id.is_some() && p.event.is_some_and(|r| r.is_object()) {
+    if p.member("eventId").is_some() && p.event.is_some_and(|r| r.is_object()) {
         return true;
     }
     if p.is_bare_response() {
@@ -99,7 +99,7 @@ struct Bridge<'a> {
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let mut bridge_id = None;
-    let env: Envelope = if probe.event_id.is_some() && probe.method.is_none() {
+    let env: Envelope = if probe.member("eventId").is_some() && probe.method.is_none() {
         let b: Bridge = crate::members::read(line, probe.members())?;
         cx.session_id = b.session_id.0.filter(|s| !s.is_empty());
         cx.timestamp = b.received_at.0.filter(|t| crate::time::looks_rfc3339(t));

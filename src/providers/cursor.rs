@@ -71,16 +71,16 @@ fn sniff(p: &Probe) -> bool {
         Some("tool_call" | "thinking") => true,
         // testdata/cursor/shell-read.jsonl line 1: `apiKeySource` as Claude Code's init has
         // it, but none of `tools`, `uuid` and `claude_code_version`, which Claude's always has.
-        Some("system") if p.subtype() == Some("init") && p.timestamp_ms.is_none() => {
+        Some("system") if p.subtype() == Some("init") && p.member("timestamp_ms").is_none() => {
             p.members().is_some_and(|m| {
                 let has = |k: &str| m.iter().any(|(n, _)| *n == k);
                 has("apiKeySource") && !has("tools") && !has("uuid") && !has("claude_code_version")
             })
         }
-        Some("assistant" | "user" | "system") => p.timestamp_ms.is_some(),
+        Some("assistant" | "user" | "system") => p.member("timestamp_ms").is_some(),
         Some("result") => {
-            p.timestamp_ms.is_some()
-                || p.usage
+            p.member("timestamp_ms").is_some()
+                || p.member("usage")
                     .is_some_and(|u| u.is_object() && u.get().contains("\"inputTokens\""))
         }
         _ => false,
@@ -126,7 +126,7 @@ fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
         .and_then(|r| r.str())
         .filter(|s| !s.is_empty());
     if let Some(ms) = probe
-        .timestamp_ms
+        .member("timestamp_ms")
         .and_then(|t| serde_json::from_str::<Count>(t.get()).ok())
     {
         cx.timestamp = Some(Cow::Owned(crate::time::format_millis(ms.0)));

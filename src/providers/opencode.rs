@@ -58,7 +58,7 @@ pub const PROVIDER: Provider = Provider {
 };
 
 fn sniff(p: &Probe) -> bool {
-    p.ty().is_some() && p.session_id_oc.is_some()
+    p.ty().is_some() && p.member("sessionID").is_some()
 }
 
 #[derive(Deserialize)]

@@ -115,14 +115,14 @@ fn tool_kind(name: &str) -> ToolKind {
 fn sniff(p: &Probe) -> bool {
     match (p.ty(), p.subtype()) {
         (Some("system"), Some("session_start")) => true,
-        (Some("system"), Some("init")) => p.qwen_code_version.is_some(),
+        (Some("system"), Some("init")) => p.member("qwen_code_version").is_some(),
         // testdata/qwen/subagent.jsonl line 5: `{"type":"system","subtype":"task_started",…,"data":{…}}`.
         (Some("system"), Some(s)) => {
-            s.starts_with("task_") && p.data.is_some_and(|r| r.is_object())
+            s.starts_with("task_") && p.member("data").is_some_and(|r| r.is_object())
         }
         // testdata/qwen/text-only.jsonl line 4: the run's usage has `total_tokens`.
         (Some("result"), _) => p
-            .usage
+            .member("usage")
             .is_some_and(|u| u.is_object() && u.get().contains("\"total_tokens\"")),
         // A substring test first: every Claude `stream_event` line comes through here.
         (Some("stream_event"), _) => p.event.is_some_and(|e| {
@@ -199,7 +199,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             }
             Ok(())
         }
-        (Some("system"), Some(sub)) if sub.starts_with("task_") && probe.data.is_some() => {
+        (Some("system"), Some(sub))
+            if sub.starts_with("task_") && probe.member("data").is_some() =>
+        {
             envelope(probe, cx);
             let w: DataLine = crate::members::read(line, probe.members())?;
             if !is_object(w.data) {
