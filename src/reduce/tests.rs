@@ -2240,3 +2240,80 @@ fn a_line_is_read_as_an_event_when_its_event_member_is_a_string() {
         Kind::Unreadable
     ));
 }
+
+#[test]
+fn a_turn_an_interrupt_or_a_cancel_ended_is_cancelled_on_every_provider() {
+    // Recorded: Claude's interrupt (`error_during_execution`, isError, stopReason
+    // `interrupted`), Codex's interrupted turn, ACP's cancelled prompt; each then a normal turn
+    // but Claude's.
+    for (capture, statuses) in [
+        (
+            "claude-sdk/interrupt-in-subagent.events.jsonl",
+            &["cancelled"][..],
+        ),
+        (
+            "codex-app-server/interrupt-parallel-approved.events.jsonl",
+            &["cancelled", "completed"][..],
+        ),
+        (
+            "acp-gemini/cancel-parallel-then-prompt.events.jsonl",
+            &["cancelled", "completed"][..],
+        ),
+    ] {
+        let j = js(&reduce_capture(capture));
+        let turns = j["tree"]["sessions"][0]["turns"].as_array().unwrap();
+        let got: Vec<&str> = turns
+            .iter()
+            .map(|t| t["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, statuses, "{capture}");
+        assert_eq!(turns[0]["interrupted"], true, "{capture}");
+        assert_eq!(j["totals"]["all"]["failedTurns"], 0, "{capture}");
+    }
+    // A failure that no interrupt caused is still a failure.
+    let st = reduce(&[
+        text("x"),
+        json!({"event": "turn_complete", "isError": true, "subtype": "error_during_execution"}),
+    ]);
+    let j = js(&st);
+    assert_eq!(j["tree"]["sessions"][0]["turns"][0]["status"], "failed");
+    assert_eq!(j["totals"]["all"]["failedTurns"], 1);
+}
+
+#[test]
+fn api_time_is_a_running_total_of_the_run() {
+    // Recorded: Claude Code reports 37 ms, then 73 ms (= 37 + 36) for the second prompt.
+    let j = js(&reduce_capture("claude-sdk/two-prompts.events.jsonl"));
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    assert_eq!(turns[0]["durationApiMs"], 37);
+    assert_eq!(turns[1]["durationApiMs"], 36);
+    assert_eq!(j["totals"]["all"]["durationApiMs"], 73);
+    // A lower report starts a new run, counted whole.
+    let tc = |ms: u64| json!({"event": "turn_complete", "durationApiMs": ms});
+    let j = js(&reduce(&[
+        text("a"),
+        tc(50),
+        text("b"),
+        tc(80),
+        text("c"),
+        tc(20),
+    ]));
+    let own: Vec<&Value> = (0..3)
+        .map(|i| &j["tree"]["sessions"][0]["turns"][i]["durationApiMs"])
+        .collect();
+    assert_eq!(own, [&json!(50), &json!(30), &json!(20)]);
+    assert_eq!(j["totals"]["all"]["durationApiMs"], 100);
+}
+
+#[test]
+fn a_cumulative_diff_is_kept_but_not_counted_as_a_change() {
+    // Recorded: Codex's multi-patch makes 4 changes, each restated by turn/diff/updated.
+    let j = js(&reduce_capture("codex-app-server/multi-patch.events.jsonl"));
+    assert_eq!(j["totals"]["all"]["fileChanges"], 4);
+    let j = js(&reduce_capture("codex-app-server/edit-file.events.jsonl"));
+    assert_eq!(j["totals"]["all"]["fileChanges"], 1);
+    let turn = &j["tree"]["sessions"][0]["turns"][0];
+    assert!(turn["fileChanges"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c["cumulative"] == true)));
+}

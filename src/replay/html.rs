@@ -620,7 +620,7 @@ impl<W: Write> Html<W> {
                 esc(d)
             ));
         }
-        if let Some(st) = f.stop.as_ref().filter(|s| Some(*s) != f.cancelled.as_ref()) {
+        if let Some(st) = &f.stop {
             lines.push(format!("stopped: {}", esc(st)));
         }
         if let Some(t) = f.tokens.as_ref().filter(|t| **t != Tokens::default()) {

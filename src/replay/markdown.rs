@@ -601,7 +601,7 @@ impl<W: Write> Markdown<W> {
         for d in &f.denials {
             lines.push(format!("⊘ permission denied: {}", code(d)));
         }
-        if let Some(s) = f.stop.as_ref().filter(|s| Some(*s) != f.cancelled.as_ref()) {
+        if let Some(s) = &f.stop {
             lines.push(format!("stopped: {}", escape(s)));
         }
         if let Some(t) = f.tokens.as_ref().filter(|t| **t != Tokens::default()) {

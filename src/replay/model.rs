@@ -1596,7 +1596,11 @@ impl Model {
         let result = text_of(ev, "result")
             .filter(|r| !turn.shown.iter().any(|s| s == r.trim()))
             .map(|r| r.trim_end().to_string());
+        let cancelled = crate::event::cancelled_turn(st(ev, "stopReason"), st(ev, "subtype"))
+            .map(str::to_string);
+        // A stop reason that the footer's title already says (`interrupted`) is not repeated.
         let stop = st(ev, "stopReason")
+            .filter(|s| Some(*s) != cancelled.as_deref())
             .filter(|s| {
                 !matches!(
                     *s,
@@ -1615,8 +1619,6 @@ impl Model {
                     .collect()
             })
             .unwrap_or_default();
-        let cancelled = crate::event::cancelled_turn(st(ev, "stopReason"), st(ev, "subtype"))
-            .map(str::to_string);
         self.emit(Block::Footer(Footer {
             ok: !is_error && cancelled.is_none(),
             cancelled,

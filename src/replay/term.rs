@@ -992,7 +992,7 @@ impl<W: Write> Term<W> {
             let t = truncate(&format!("⊘ permission denied: {d}"), room);
             self.put(0, 3, &[(&t, pal.warn)])?;
         }
-        if let Some(s) = f.stop.as_ref().filter(|s| Some(*s) != f.cancelled.as_ref()) {
+        if let Some(s) = &f.stop {
             let t = format!("stopped: {s}");
             self.put(0, 3, &[(&t, pal.warn)])?;
         }
