@@ -7,7 +7,7 @@ use crate::diag::Diag;
 use crate::event::{Body, Event, Extensions, Json, Pairs, RawEvent};
 use crate::input::{Line, LineReader, Source};
 use crate::output::{FlushPolicy, Out};
-use crate::providers::memo::Remember;
+use crate::providers::memo::{Forgot, Remember};
 use crate::providers::{Cx, Memory, Provider, UNKNOWN};
 use anyhow::Context;
 use serde_json::value::RawValue;
@@ -135,6 +135,8 @@ pub struct Stats {
     /// (for the warning of [`end_input`]).
     pub provider_lines: u64,
     pub provider_raw: u64,
+    /// Remembered entries forgotten to stay within the caps, since the last [`end_input`].
+    pub forgot: Forgot,
 }
 
 /// `--from PROVIDER` is taken to be wrong for an input when more than half of the lines given
@@ -142,10 +144,31 @@ pub struct Stats {
 pub const WRONG_FROM_MIN_LINES: u64 = 10;
 
 /// The end of one input read to its end: the count of its unreadable lines not shown
-/// ([`Diag::end_input`]), and a warning when `--from` turned most of its lines into `raw`
-/// events (`lines` given to the converter, `raw` of them raw; see [`WRONG_FROM_MIN_LINES`]).
-pub fn end_input(opts: &Options, name: &str, lines: u64, raw: u64, diag: &mut Diag) {
+/// ([`Diag::end_input`]), what the converter forgot to stay within its caps (`forgot`, one
+/// note at the line where forgetting began: the same on any number of threads), and a
+/// warning when `--from` turned most of its lines into `raw` events (`lines` given to the
+/// converter, `raw` of them raw; see [`WRONG_FROM_MIN_LINES`]).
+pub fn end_input(
+    opts: &Options,
+    name: &str,
+    lines: u64,
+    raw: u64,
+    forgot: Forgot,
+    diag: &mut Diag,
+) {
     diag.end_input(name);
+    if let Some(first) = forgot.first_line {
+        diag.note_line(
+            name,
+            first,
+            &format!(
+                "forgot {} remembered requests or calls from here on, the oldest first, to keep \
+                 at most {} of each kind; their answers or ends say less",
+                forgot.count,
+                crate::providers::memo::Memo::<()>::CAP
+            ),
+        );
+    }
     if let Some(p) = opts.forced {
         if lines >= WRONG_FROM_MIN_LINES && raw > lines / 2 {
             diag.warning(
@@ -314,7 +337,15 @@ impl<'o, W: Write> Converter<'o, W> {
             diag.end_input(name);
         } else {
             let lines = self.stats.provider_lines - lines;
-            end_input(self.opts, name, lines, self.stats.provider_raw - raw, diag);
+            let forgot = std::mem::take(&mut self.stats.forgot);
+            end_input(
+                self.opts,
+                name,
+                lines,
+                self.stats.provider_raw - raw,
+                forgot,
+                diag,
+            );
         }
         Ok(())
     }
@@ -552,21 +583,8 @@ impl<'o, W: Write> Converter<'o, W> {
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
                 self.memory = cx.memory.take();
-                if let Some(n) = self
-                    .memory
-                    .as_mut()
-                    .map(|m| m.forgotten())
-                    .filter(|&n| n > 0)
-                {
-                    diag.note_line(
-                        name,
-                        lineno,
-                        &format!(
-                            "forgot the {n} oldest remembered requests or calls (over {} open); \
-                             their answers or ends will say less",
-                            crate::providers::memo::Memo::<()>::CAP
-                        ),
-                    );
+                if let Some(m) = self.memory.as_mut() {
+                    self.stats.forgot.add(m.forgotten());
                 }
                 match result {
                     Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),

@@ -360,7 +360,8 @@ impl<'a> Parallel<'a> {
         if self.run_feed(feed, &name, diag, work, take)? {
             let lines = self.stats.provider_lines - lines;
             let raw = self.stats.provider_raw - raw;
-            crate::convert::end_input(self.opts, &name, lines, raw, diag);
+            let forgot = std::mem::take(&mut self.stats.forgot);
+            crate::convert::end_input(self.opts, &name, lines, raw, forgot, diag);
         } else {
             diag.end_input(&name);
         }
@@ -540,6 +541,11 @@ impl<'a> Parallel<'a> {
                 );
             }
             self.state = done.own.after(std::mem::take(&mut self.state));
+            // What the stream forgot is what the part forgot from its real start (which the
+            // state after it knows), not from its guess.
+            if let Some(m) = Arc::get_mut(&mut self.state.memory) {
+                done.stats.forgot = crate::providers::memo::Remember::forgotten(m);
+            }
             diag.absorb(done.diag);
             let go_on = take(Piece {
                 out: &mut done.out,
@@ -894,6 +900,7 @@ fn add_stats(total: &mut Stats, part: Stats) {
     total.stopped |= part.stopped;
     total.provider_lines += part.provider_lines;
     total.provider_raw += part.provider_raw;
+    total.forgot.add(part.forgot);
 }
 
 /// The `--jobs` to use when none is given: one for anything live (a pipe, a terminal) or

@@ -375,3 +375,74 @@ fn per_input_counts_span_chunks() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// A log that keeps a memory full (more Codex threads than the converter keeps the working
+/// directory of), looking up threads started just before, and with `old` also threads started
+/// long before (forgotten by then or not, depending on how full the memory was): on any
+/// number of threads, chunks small or large, the output is one thread's, and what was
+/// forgotten is said once, the same. Without old lookups, no chunk depends on how full the
+/// memory was at its start: none is converted again.
+#[test]
+fn a_full_memory_converts_the_same_on_several_threads() {
+    for old in [true, false] {
+        let mut data = String::new();
+        for n in 0..6000u32 {
+            data.push_str(&format!(
+                "{{\"method\":\"thread/started\",\"params\":{{\"thread\":{{\"id\":\"t{n}\",\
+                 \"cwd\":\"/w/{n}\"}}}}}}\n"
+            ));
+            if n % 7 != 0 {
+                continue;
+            }
+            // A turn's diff: paths made absolute only when the thread's cwd is known.
+            let mut threads = vec![n.saturating_sub(3)];
+            if old {
+                threads.push(n.saturating_sub(4500 + n % 400));
+            }
+            for t in threads {
+                data.push_str(&format!(
+                    "{{\"method\":\"turn/diff/updated\",\"params\":{{\"threadId\":\"t{t}\",\
+                     \"turnId\":\"u{n}\",\"diff\":\"diff --git a/f.txt b/f.txt\\n--- a/f.txt\\n\
+                     +++ b/f.txt\\n@@ -1 +1 @@\\n-a\\n+b\\n\"}}}}\n"
+                ));
+            }
+        }
+        let path =
+            std::env::temp_dir().join(format!("insights-full-{old}-{}.jsonl", std::process::id()));
+        std::fs::write(&path, &data).expect("write input");
+        let args = vec![
+            "--no-timestamp".to_string(),
+            path.to_string_lossy().into_owned(),
+        ];
+        let one = run(&args, "1", "1000000", None);
+        let err = String::from_utf8_lossy(&one.stderr).into_owned();
+        assert_eq!(err.matches("forgot ").count(), 1, "one note: {err}");
+        let out = String::from_utf8_lossy(&one.stdout);
+        assert!(out.contains("\"path\":\"/w/"), "cwds known");
+        assert_eq!(
+            out.contains("\"codex.relativeToCwd\":true"),
+            old,
+            "cwds forgotten"
+        );
+        for (jobs, chunk) in [("2", "4096"), ("3", "65536"), ("2", "262144")] {
+            let many = run(&args, jobs, chunk, None);
+            assert_same(
+                &one,
+                &many,
+                &format!("--jobs {jobs}, chunks of {chunk} bytes"),
+            );
+        }
+        if !old {
+            let stats = insights()
+                .args(&args)
+                .args(["--jobs", "2"])
+                .env("INSIGHTS_CHUNK_BYTES", "65536")
+                .env("INSIGHTS_CHUNK_STATS", "1")
+                .output()
+                .expect("run insights");
+            let err = String::from_utf8_lossy(&stats.stderr);
+            assert!(err.contains(", 0 converted again"), "{err}");
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -7,15 +7,19 @@
 //! declared with [`remember!`](remember); [`super::Memory`] holds one of each. The rules:
 //! - **Bounded.** An entry leaves when the fact is used up (the request answered, the call
 //!   ended). A memo holds at most [`Memo::CAP`] entries; past that it forgets the
-//!   oldest eighth of its entries at once and says so ([`Memo::forgotten`], reported by the converter). A converter that
-//!   finds nothing says `unknown` or leaves the field out: it never guesses.
+//!   oldest eighth of its entries at once and counts them ([`Memo::forgotten`]; the converter
+//!   says so at the end of the input). A converter that finds nothing says `unknown` or
+//!   leaves the field out: it never guesses.
 //! - **The same output on any number of threads.** `--jobs` converts a chunk of lines from a
 //!   guess of the state before it. While [`Memo::begin`] tracks, a memo notes the keys its
 //!   chunk read without having written them first ([`Memo::read`]); the writer converts the
 //!   chunk again when one of them differs between the guess and the state the chunk really
 //!   starts from ([`Remember::stale`]), and otherwise puts the chunk's own writes on top of
-//!   that state ([`Remember::after`]). A memo that had to forget, or that was scanned whole,
-//!   depends on all of itself.
+//!   that state ([`Remember::after`]). When forgetting may have happened (the part forgot
+//!   entries, or the real start was full enough to), the writer replays the keys the part
+//!   looked up, set and took on the real start ([`Shadow`]): the part stands when every
+//!   lookup finds there what it found, and the state after it is the replay's; how full the
+//!   guess was then does not matter.
 
 use crate::ids::{hash64, Prehashed};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -37,9 +41,47 @@ type Entry<V> = Arc<(V, u64)>;
 pub struct Memo<V> {
     entries: BTreeMap<Arc<str>, Entry<V>>,
     /// Entries forgotten to stay within [`Memo::CAP`], in this part of the stream.
-    forgotten: u64,
+    forgotten: Forgot,
     /// `--jobs` bookkeeping, when [`Memo::begin`] asked for it.
     track: Option<Box<Track<V>>>,
+}
+
+/// Entries forgotten to stay within the caps: how many, and the input line of the first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Forgot {
+    pub count: u64,
+    pub first_line: Option<u64>,
+}
+
+impl Forgot {
+    fn note(&mut self, count: usize, line: u64) {
+        if count > 0 {
+            self.count += count as u64;
+            self.first_line.get_or_insert(line);
+        }
+    }
+
+    /// Both counts, from the earlier first line.
+    pub fn add(&mut self, other: Forgot) {
+        self.count += other.count;
+        self.first_line = match (self.first_line, other.first_line) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// What a part of the stream did to a memo's keys, in order: what a [`Shadow`] replays.
+#[derive(Debug)]
+enum Op {
+    /// A lookup of the key (by hash), and whether it found a value.
+    Read(u64, bool),
+    /// A value set under the key (hash, key) at an input line.
+    Insert(u64, Arc<str>, u64),
+    /// The key's entry taken out.
+    Remove(u64),
+    /// The keys forgotten (sorted hashes) just before the next `Insert`.
+    Forget(Vec<u64>),
 }
 
 /// The choice of a [`Memo::take_where`], kept to ask it again of another start.
@@ -59,11 +101,12 @@ struct Track<V> {
     /// Scans ([`Memo::take_where`]), each with the number of keys this part had written
     /// before it: the part depends on the other entries the scan would choose.
     scans: Vec<(Pick<V>, usize)>,
-    /// The part read the whole memo (it forgot its oldest entry).
-    all: bool,
-    /// Keys this part added that were not in the memo (whether it had to forget depends on
-    /// how full its start was).
-    added: usize,
+    /// The part's lookups, sets and takes, in order.
+    log: Vec<Op>,
+    /// The number of `Insert`s in `log`.
+    inserts: usize,
+    /// The part forgot entries.
+    forgot: bool,
 }
 
 impl<V> Default for Track<V> {
@@ -73,8 +116,9 @@ impl<V> Default for Track<V> {
             read: HashSet::default(),
             prefixes: BTreeMap::new(),
             scans: Vec::new(),
-            all: false,
-            added: 0,
+            log: Vec::new(),
+            inserts: 0,
+            forgot: false,
         }
     }
 }
@@ -86,7 +130,8 @@ impl<V> std::fmt::Debug for Track<V> {
             .field("read", &self.read.len())
             .field("prefixes", &self.prefixes)
             .field("scans", &self.scans.len())
-            .field("all", &self.all)
+            .field("log", &self.log.len())
+            .field("forgot", &self.forgot)
             .finish()
     }
 }
@@ -97,7 +142,7 @@ impl<V: Clone> Clone for Memo<V> {
     fn clone(&self) -> Self {
         Memo {
             entries: self.entries.clone(),
-            forgotten: self.forgotten,
+            forgotten: Forgot::default(),
             track: None,
         }
     }
@@ -107,7 +152,7 @@ impl<V> Default for Memo<V> {
     fn default() -> Self {
         Memo {
             entries: BTreeMap::new(),
-            forgotten: 0,
+            forgotten: Forgot::default(),
             track: None,
         }
     }
@@ -128,12 +173,14 @@ impl<V: Clone + PartialEq> Memo<V> {
     /// per key, and is told so as rarely.
     const FORGET: usize = 8;
 
-    fn note_read(&mut self, key: &str) {
+    /// Notes a lookup of `key`, which found a value if `hit`.
+    fn note_read(&mut self, key: &str, hit: bool) {
         if let Some(t) = &mut self.track {
             let h = hash64(key);
             if !t.written.contains_key(&h) {
                 t.read.insert(h);
             }
+            t.log.push(Op::Read(h, hit));
         }
     }
 
@@ -151,13 +198,17 @@ impl<V: Clone + PartialEq> Memo<V> {
 
     /// The value under `key`.
     pub fn get(&mut self, key: &str) -> Option<&V> {
-        self.note_read(key);
+        if self.track.is_some() {
+            self.note_read(key, self.entries.contains_key(key));
+        }
         self.entries.get(key).map(|e| &e.0)
     }
 
     /// The value under `key`, to change in place.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
-        self.note_read(key);
+        if self.track.is_some() {
+            self.note_read(key, self.entries.contains_key(key));
+        }
         self.note_write(key);
         self.entries.get_mut(key).map(|e| &mut Arc::make_mut(e).0)
     }
@@ -172,14 +223,23 @@ impl<V: Clone + PartialEq> Memo<V> {
     pub fn insert(&mut self, key: &str, value: V, line: u64) {
         self.note_write(key);
         if self.entries.len() >= Self::CAP && !self.entries.contains_key(key) {
-            self.forget_oldest(Self::CAP / Self::FORGET);
+            self.forget_oldest(Self::CAP / Self::FORGET, line);
+        }
+        if self.track.is_some() {
+            let k = match self.entries.get_key_value(key) {
+                Some((k, _)) => Arc::clone(k),
+                None => Arc::from(key),
+            };
+            if let Some(t) = &mut self.track {
+                t.log.push(Op::Insert(hash64(key), Arc::clone(&k), line));
+                t.inserts += 1;
+            }
+            self.entries.insert(k, Arc::new((value, line)));
+            return;
         }
         match self.entries.get_mut(key) {
             Some(slot) => *slot = Arc::new((value, line)),
             None => {
-                if let Some(t) = &mut self.track {
-                    t.added += 1;
-                }
                 self.entries.insert(Arc::from(key), Arc::new((value, line)));
             }
         }
@@ -187,9 +247,18 @@ impl<V: Clone + PartialEq> Memo<V> {
 
     /// Takes the value under `key` out.
     pub fn remove(&mut self, key: &str) -> Option<V> {
-        self.note_read(key);
+        if self.track.is_some() {
+            self.note_read(key, self.entries.contains_key(key));
+            self.note_removed(key);
+        }
         self.note_write(key);
         self.entries.remove(key).map(|e| Arc::unwrap_or_clone(e).0)
+    }
+
+    fn note_removed(&mut self, key: &str) {
+        if let Some(t) = &mut self.track {
+            t.log.push(Op::Remove(hash64(key)));
+        }
     }
 
     /// Takes out every entry `pick` chooses, in key order: what a part of the stream takes so
@@ -225,6 +294,11 @@ impl<V: Clone + PartialEq> Memo<V> {
         keys.into_iter()
             .filter_map(|k| {
                 self.note_write(&k);
+                if let Some(t) = &mut self.track {
+                    let h = hash64(&k);
+                    t.log.push(Op::Read(h, true));
+                    t.log.push(Op::Remove(h));
+                }
                 let e = self.entries.remove(&k)?;
                 Some((k.to_string(), Arc::unwrap_or_clone(e).0))
             })
@@ -264,31 +338,108 @@ impl<V: Clone + PartialEq> Memo<V> {
         self.entries.is_empty()
     }
 
-    /// Forgets the `n` entries written at the earliest input lines (ties by key).
-    fn forget_oldest(&mut self, n: usize) {
+    /// Forgets the `n` entries written at the earliest input lines (ties by key), to make room
+    /// for a key set at input line `line`.
+    fn forget_oldest(&mut self, n: usize, line: u64) {
+        let oldest: Vec<Arc<str>> = oldest(self.entries.iter().map(|(k, e)| (e.1, k)), n)
+            .into_iter()
+            .map(Arc::clone)
+            .collect();
         if let Some(t) = &mut self.track {
-            t.all = true;
+            t.forgot = true;
+            let mut hs: Vec<u64> = oldest.iter().map(|k| hash64(k)).collect();
+            hs.sort_unstable();
+            t.log.push(Op::Forget(hs));
         }
-        let mut by_age: Vec<(u64, &Arc<str>)> =
-            self.entries.iter().map(|(k, e)| (e.1, k)).collect();
-        let n = n.min(by_age.len());
-        if n == 0 {
-            return;
+        for k in &oldest {
+            self.entries.remove(k);
         }
-        if n < by_age.len() {
-            by_age.select_nth_unstable(n - 1);
-        }
-        let oldest: Vec<Arc<str>> = by_age[..n].iter().map(|(_, k)| Arc::clone(k)).collect();
-        for k in oldest {
-            self.note_write(&k);
-            self.entries.remove(&k);
-            self.forgotten += 1;
-        }
+        self.forgotten.note(oldest.len(), line);
     }
 
     /// Entries forgotten to stay within the cap since the last call; counts again from 0.
-    pub fn forgotten(&mut self) -> u64 {
+    pub fn forgotten(&mut self) -> Forgot {
         std::mem::take(&mut self.forgotten)
+    }
+
+    /// Whether what the part noted in `t` could have made a memo forget entries, from `start`
+    /// or from the guess it was converted from: then [`Shadow`] tells what really happens.
+    fn may_forget(t: &Track<V>, start: &Self) -> bool {
+        t.forgot || start.entries.len() + t.inserts >= Self::CAP
+    }
+}
+
+/// The keys among `(line, key)` written at the `n` earliest lines (ties by key): the entries a
+/// full memo forgets.
+fn oldest<'k>(by_age: impl Iterator<Item = (u64, &'k Arc<str>)>, n: usize) -> Vec<&'k Arc<str>> {
+    let mut by_age: Vec<(u64, &Arc<str>)> = by_age.collect();
+    let n = n.min(by_age.len());
+    if n == 0 {
+        return Vec::new();
+    }
+    if n < by_age.len() {
+        by_age.select_nth_unstable(n - 1);
+    }
+    by_age[..n].iter().map(|(_, k)| *k).collect()
+}
+
+/// A part of the stream's key operations replayed on another start (the one it really
+/// starts from): which keys a memo holds at the end, with the line that wrote each, what it
+/// forgot on the way, and whether the part's lookups and forgettings would have gone the same.
+struct Shadow {
+    keys: HashMap<u64, (u64, Arc<str>), ByHash>,
+    /// Every lookup of the part finds a value here exactly when it found one.
+    same_reads: bool,
+    /// The replay forgets the same keys, at the same moments, as the part did.
+    same_forgets: bool,
+    forgot: Forgot,
+}
+
+impl Shadow {
+    fn replay<V: Clone + PartialEq>(t: &Track<V>, start: &Memo<V>) -> Shadow {
+        let mut keys: HashMap<u64, (u64, Arc<str>), ByHash> = start
+            .entries
+            .iter()
+            .map(|(k, e)| (hash64(k), (e.1, Arc::clone(k))))
+            .collect();
+        let (mut same_reads, mut same_forgets) = (true, true);
+        let mut forgot = Forgot::default();
+        let mut theirs: Option<&Vec<u64>> = None;
+        for op in &t.log {
+            match op {
+                Op::Read(h, hit) => same_reads &= keys.contains_key(h) == *hit,
+                Op::Remove(h) => {
+                    keys.remove(h);
+                }
+                Op::Forget(hs) => theirs = Some(hs),
+                Op::Insert(h, k, line) => {
+                    let theirs = theirs.take();
+                    if keys.len() >= Memo::<V>::CAP && !keys.contains_key(h) {
+                        let n = Memo::<V>::CAP / Memo::<V>::FORGET;
+                        let gone: Vec<Arc<str>> = oldest(keys.values().map(|(l, k)| (*l, k)), n)
+                            .into_iter()
+                            .map(Arc::clone)
+                            .collect();
+                        let mut hs: Vec<u64> = gone.iter().map(|k| hash64(k)).collect();
+                        hs.sort_unstable();
+                        for g in &hs {
+                            keys.remove(g);
+                        }
+                        forgot.note(hs.len(), *line);
+                        same_forgets &= theirs == Some(&hs);
+                    } else {
+                        same_forgets &= theirs.is_none();
+                    }
+                    keys.insert(*h, (*line, Arc::clone(k)));
+                }
+            }
+        }
+        Shadow {
+            keys,
+            same_reads,
+            same_forgets,
+            forgot,
+        }
     }
 }
 
@@ -305,29 +456,19 @@ pub trait Remember: Clone + Default + PartialEq {
     /// `--jobs` makes its state so once per chunk, and a memory can hold thousands of entries.
     fn after(&self, before: Self) -> Self;
     /// Entries forgotten to stay within the caps since the last call.
-    fn forgotten(&mut self) -> u64;
+    fn forgotten(&mut self) -> Forgot;
 }
 
 impl<V: Clone + PartialEq> Remember for Memo<V> {
     fn begin(&mut self, track: bool) {
         self.track = track.then(Box::default);
+        self.forgotten = Forgot::default();
     }
 
     fn stale(&self, guess: &Self, actual: &Self) -> bool {
         let Some(t) = &self.track else {
             return guess != actual;
         };
-        if t.all {
-            return guess != actual;
-        }
-        // From the real start, the keys it added could have filled the memo: it would have
-        // forgotten entries (and said so) where it did not.
-        if t.added > 0
-            && guess.entries.len() != actual.entries.len()
-            && actual.entries.len() + t.added >= Self::CAP
-        {
-            return true;
-        }
         // The entries of a start that the part depends on, as `(key, entry)` in key order:
         // each one test of `depends` applies.
         fn those<V>(
@@ -338,19 +479,54 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         }
         let differ =
             |depends: &dyn Fn(&str, &V) -> bool| those(guess, depends) != those(actual, depends);
-        (!t.read.is_empty() && differ(&|k, _| t.read.contains(&hash64(k))))
+        let read_differs = (!t.read.is_empty() && differ(&|k, _| t.read.contains(&hash64(k))))
             || t.prefixes.iter().any(|(p, &own)| {
                 differ(&|k, _| k.starts_with(p.as_str()) && !Self::own_before(t, k, own))
             })
             || t.scans
                 .iter()
-                .any(|(pick, own)| differ(&|k, v| !Self::own_before(t, k, *own) && pick(k, v)))
+                .any(|(pick, own)| differ(&|k, v| !Self::own_before(t, k, *own) && pick(k, v)));
+        if read_differs || !Self::may_forget(t, actual) {
+            return read_differs;
+        }
+        // Forgetting happened, here or from the real start: the part stands if, replayed on
+        // the real start, each of its lookups finds what it found (a scan, which looks at
+        // every entry, only if the same entries were forgotten at the same moments), and it
+        // still holds every entry it wrote that the replay keeps.
+        let s = Shadow::replay(t, actual);
+        !s.same_reads
+            || (!s.same_forgets && (!t.prefixes.is_empty() || !t.scans.is_empty()))
+            || s.keys
+                .iter()
+                .any(|(h, (_, k))| t.written.contains_key(h) && !self.entries.contains_key(k))
     }
 
     fn after(&self, before: Self) -> Self {
         let Some(t) = &self.track else {
             return self.clone();
         };
+        if Self::may_forget(t, &before) {
+            // The keys the replay on `before` keeps: the part's entry for a key it wrote, the
+            // start's for the others; and what the replay forgot.
+            let s = Shadow::replay(t, &before);
+            let entries = s
+                .keys
+                .iter()
+                .filter_map(|(h, (_, k))| {
+                    let from = if t.written.contains_key(h) {
+                        &self.entries
+                    } else {
+                        &before.entries
+                    };
+                    from.get(k).map(|e| (Arc::clone(k), Arc::clone(e)))
+                })
+                .collect();
+            return Memo {
+                entries,
+                forgotten: s.forgot,
+                track: None,
+            };
+        }
         // The part's own entries at its end, the start's for every key it did not write.
         let written = |k: &str| t.written.contains_key(&hash64(k));
         let mut entries = before.entries;
@@ -364,12 +540,12 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         }
         Memo {
             entries,
-            forgotten: 0,
+            forgotten: Forgot::default(),
             track: None,
         }
     }
 
-    fn forgotten(&mut self) -> u64 {
+    fn forgotten(&mut self) -> Forgot {
         Memo::forgotten(self)
     }
 }
@@ -396,8 +572,10 @@ macro_rules! remember {
                 $name { $($field: $crate::providers::memo::Remember::after(
                     &self.$field, before.$field),)* }
             }
-            fn forgotten(&mut self) -> u64 {
-                0 $(+ $crate::providers::memo::Remember::forgotten(&mut self.$field))*
+            fn forgotten(&mut self) -> $crate::providers::memo::Forgot {
+                let mut all = $crate::providers::memo::Forgot::default();
+                $(all.add($crate::providers::memo::Remember::forgotten(&mut self.$field));)*
+                all
             }
         }
     };
@@ -452,7 +630,7 @@ mod tests {
     }
 
     #[test]
-    fn a_full_memo_forgets_its_oldest_eighth_and_depends_on_all_of_itself() {
+    fn a_full_memo_forgets_its_oldest_eighth() {
         let mut m = Memo::default();
         for i in 0..Memo::<u64>::CAP as u64 {
             m.insert(&format!("k{i}"), i, 100 + i);
@@ -466,21 +644,86 @@ mod tests {
         assert!(!m.contains(&format!("k{}", gone - 1)));
         assert!(m.contains(&format!("k{gone}")));
         assert!(m.contains("new"));
-        assert_eq!(m.forgotten(), gone as u64);
-        assert_eq!(m.forgotten(), 0);
+        let forgot = Forgot {
+            count: gone as u64,
+            first_line: Some(1_000_000),
+        };
+        assert_eq!(m.forgotten(), forgot);
+        assert_eq!(m.forgotten(), Forgot::default());
         // The room made lasts: the next new keys forget nothing.
         for i in 0..gone as u64 - 1 {
             m.insert(&format!("n{i}"), i, 2_000_000 + i);
         }
-        assert_eq!(m.forgotten(), 0);
-        let mut other = guess.clone();
-        other.insert("k5", 77, 3);
-        assert!(m.stale(&guess, &other));
+        assert_eq!(m.forgotten(), Forgot::default());
         assert!(!m.stale(&guess, &guess));
+        // From the real start, `k600` is the oldest: forgotten there instead of an entry the
+        // part looked up and found forgotten.
+        let mut other = guess.clone();
+        other.insert("k600", 77, 3);
+        assert!(m.stale(&guess, &other));
+        // From a start whose only difference is a newer entry, the same keys are forgotten.
+        let mut newer = guess.clone();
+        newer.insert("k4000", 77, 999_999);
+        assert!(!m.stale(&guess, &newer));
+        let end = m.after(newer.clone());
+        assert_eq!(end.entries["k4000"].0, 77);
+        assert_eq!(end.forgotten, forgot);
     }
 
     #[test]
-    fn a_part_that_would_have_filled_its_real_start_is_stale() {
+    fn what_a_part_forgets_is_what_its_real_start_makes_it_forget() {
+        // The guess was emptier than the real start (the chunk before wrote keys the guess
+        // never saw): the part forgot nothing, the real start forgets its oldest eighth. The
+        // part looked up only recent keys, so it stands, and the state after it is the real
+        // start's run: forgotten entries gone and counted.
+        let cap = Memo::<u64>::CAP as u64;
+        let mut guess = Memo::default();
+        for i in 0..cap - 100 {
+            guess.insert(&format!("k{i:05}"), i, i);
+        }
+        let mut actual = guess.clone();
+        for i in cap - 100..cap {
+            actual.insert(&format!("k{i:05}"), i, i);
+        }
+        let mut part = guess.clone();
+        part.begin(true);
+        for i in 0..50 {
+            part.insert(&format!("n{i}"), i, 10_000 + i);
+        }
+        assert_eq!(part.get("k03990"), Some(&3990));
+        assert_eq!(part.get("n3"), Some(&3));
+        assert_eq!(part.forgotten(), Forgot::default());
+        assert!(!part.stale(&guess, &actual));
+        let end = part.after(actual.clone());
+        assert_eq!(end.entries.len(), cap as usize - (cap / 8) as usize + 50);
+        assert!(!end.entries.contains_key("k00000"));
+        assert!(end.entries.contains_key("k04095"));
+        assert!(end.entries.contains_key("n49"));
+        assert_eq!(
+            end.forgotten,
+            Forgot {
+                count: cap / 8,
+                first_line: Some(10_000),
+            }
+        );
+        // As one pass from the real start leaves it.
+        let mut one = actual.clone();
+        for i in 0..50 {
+            one.insert(&format!("n{i}"), i, 10_000 + i);
+        }
+        assert_eq!(end, one);
+        assert_eq!(one.forgotten().count, cap / 8);
+        // A lookup of an entry the real start forgets before it: converted again.
+        let mut part = guess.clone();
+        part.begin(true);
+        part.insert("n0", 0, 10_000);
+        assert_eq!(part.get("k00001"), Some(&1));
+        part.insert("n1", 1, 10_001);
+        assert!(part.stale(&guess, &actual));
+    }
+
+    #[test]
+    fn a_part_that_fills_its_real_start_stands_unless_it_read_what_that_forgets() {
         // The guess had room for the part's new keys; the real start was nearly full, so from
         // it the part would have forgotten entries (and said so).
         let mut guess = Memo::default();
@@ -495,7 +738,19 @@ mod tests {
         part.begin(true);
         part.insert("new1", 1, 1_000_000);
         part.insert("new2", 2, 1_000_001);
-        assert_eq!(part.forgotten(), 0);
+        assert_eq!(part.forgotten(), Forgot::default());
+        // It read nothing it did not write: it stands, and the forgetting is the real start's.
+        assert!(!part.stale(&guess, &actual));
+        assert_eq!(
+            part.after(actual.clone()).forgotten.count,
+            Memo::<u64>::CAP as u64 / 8
+        );
+        // Had it looked up an old key, it would not.
+        let mut part = guess.clone();
+        part.begin(true);
+        part.insert("new1", 1, 1_000_000);
+        part.insert("new2", 2, 1_000_001);
+        assert_eq!(part.get("k0"), Some(&0));
         assert!(part.stale(&guess, &actual));
         // With room in the real start too, it is not.
         let mut roomy = guess.clone();

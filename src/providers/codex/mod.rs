@@ -189,8 +189,8 @@ impl Remember for Seen {
         }
     }
 
-    fn forgotten(&mut self) -> u64 {
-        0
+    fn forgotten(&mut self) -> crate::providers::memo::Forgot {
+        Default::default()
     }
 }
 
