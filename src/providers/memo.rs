@@ -93,8 +93,12 @@ type Pick<V> = Arc<dyn Fn(&str, &V) -> bool + Send + Sync>;
 struct Track<V> {
     /// Keys written or removed, each with the order of its first write (0, 1, …).
     written: HashMap<u64, usize, ByHash>,
+    /// The keys of `written`, in that order.
+    written_keys: Vec<Arc<str>>,
     /// Keys read before this part wrote them.
     read: HashSet<u64, ByHash>,
+    /// The keys of `read`.
+    read_keys: Vec<Arc<str>>,
     /// Prefixes whose keys were all read ([`Memo::take_prefix`]), each with the number of
     /// keys this part had written before: the others under it came from the start.
     prefixes: BTreeMap<String, usize>,
@@ -113,7 +117,9 @@ impl<V> Default for Track<V> {
     fn default() -> Self {
         Track {
             written: HashMap::default(),
+            written_keys: Vec::new(),
             read: HashSet::default(),
+            read_keys: Vec::new(),
             prefixes: BTreeMap::new(),
             scans: Vec::new(),
             log: Vec::new(),
@@ -173,21 +179,26 @@ impl<V: Clone + PartialEq> Memo<V> {
     /// per key, and is told so as rarely.
     const FORGET: usize = 8;
 
-    /// Notes a lookup of `key`, which found a value if `hit`.
-    fn note_read(&mut self, key: &str, hit: bool) {
+    /// Notes a lookup of `key`, and whether it found a value.
+    fn note_read(&mut self, key: &str) {
         if let Some(t) = &mut self.track {
+            let found = self.entries.get_key_value(key).map(|(k, _)| k);
             let h = hash64(key);
-            if !t.written.contains_key(&h) {
-                t.read.insert(h);
+            if !t.written.contains_key(&h) && t.read.insert(h) {
+                t.read_keys
+                    .push(found.map_or_else(|| Arc::from(key), Arc::clone));
             }
-            t.log.push(Op::Read(h, hit));
+            t.log.push(Op::Read(h, found.is_some()));
         }
     }
 
     fn note_write(&mut self, key: &str) {
         if let Some(t) = &mut self.track {
             let n = t.written.len();
-            t.written.entry(hash64(key)).or_insert(n);
+            if let std::collections::hash_map::Entry::Vacant(v) = t.written.entry(hash64(key)) {
+                v.insert(n);
+                t.written_keys.push(Arc::from(key));
+            }
         }
     }
 
@@ -198,17 +209,13 @@ impl<V: Clone + PartialEq> Memo<V> {
 
     /// The value under `key`.
     pub fn get(&mut self, key: &str) -> Option<&V> {
-        if self.track.is_some() {
-            self.note_read(key, self.entries.contains_key(key));
-        }
+        self.note_read(key);
         self.entries.get(key).map(|e| &e.0)
     }
 
     /// The value under `key`, to change in place.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
-        if self.track.is_some() {
-            self.note_read(key, self.entries.contains_key(key));
-        }
+        self.note_read(key);
         self.note_write(key);
         self.entries.get_mut(key).map(|e| &mut Arc::make_mut(e).0)
     }
@@ -247,10 +254,8 @@ impl<V: Clone + PartialEq> Memo<V> {
 
     /// Takes the value under `key` out.
     pub fn remove(&mut self, key: &str) -> Option<V> {
-        if self.track.is_some() {
-            self.note_read(key, self.entries.contains_key(key));
-            self.note_removed(key);
-        }
+        self.note_read(key);
+        self.note_removed(key);
         self.note_write(key);
         self.entries.remove(key).map(|e| Arc::unwrap_or_clone(e).0)
     }
@@ -393,6 +398,8 @@ struct Shadow {
     /// The replay forgets the same keys, at the same moments, as the part did.
     same_forgets: bool,
     forgot: Forgot,
+    /// The keys the replay forgot.
+    gone: Vec<Arc<str>>,
 }
 
 impl Shadow {
@@ -404,6 +411,7 @@ impl Shadow {
             .collect();
         let (mut same_reads, mut same_forgets) = (true, true);
         let mut forgot = Forgot::default();
+        let mut all_gone = Vec::new();
         let mut theirs: Option<&Vec<u64>> = None;
         for op in &t.log {
             match op {
@@ -427,6 +435,7 @@ impl Shadow {
                         }
                         forgot.note(hs.len(), *line);
                         same_forgets &= theirs == Some(&hs);
+                        all_gone.extend(gone);
                     } else {
                         same_forgets &= theirs.is_none();
                     }
@@ -439,6 +448,7 @@ impl Shadow {
             same_reads,
             same_forgets,
             forgot,
+            gone: all_gone,
         }
     }
 }
@@ -479,7 +489,10 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         }
         let differ =
             |depends: &dyn Fn(&str, &V) -> bool| those(guess, depends) != those(actual, depends);
-        let read_differs = (!t.read.is_empty() && differ(&|k, _| t.read.contains(&hash64(k))))
+        let read_differs = t
+            .read_keys
+            .iter()
+            .any(|k| guess.entries.get(k) != actual.entries.get(k))
             || t.prefixes.iter().any(|(p, &own)| {
                 differ(&|k, _| k.starts_with(p.as_str()) && !Self::own_before(t, k, own))
             })
@@ -496,51 +509,40 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         let s = Shadow::replay(t, actual);
         !s.same_reads
             || (!s.same_forgets && (!t.prefixes.is_empty() || !t.scans.is_empty()))
-            || s.keys
+            || t.written_keys
                 .iter()
-                .any(|(h, (_, k))| t.written.contains_key(h) && !self.entries.contains_key(k))
+                .any(|k| s.keys.contains_key(&hash64(k)) && !self.entries.contains_key(k))
     }
 
     fn after(&self, before: Self) -> Self {
         let Some(t) = &self.track else {
             return self.clone();
         };
-        if Self::may_forget(t, &before) {
-            // The keys the replay on `before` keeps: the part's entry for a key it wrote, the
-            // start's for the others; and what the replay forgot.
-            let s = Shadow::replay(t, &before);
-            let entries = s
-                .keys
-                .iter()
-                .filter_map(|(h, (_, k))| {
-                    let from = if t.written.contains_key(h) {
-                        &self.entries
-                    } else {
-                        &before.entries
-                    };
-                    from.get(k).map(|e| (Arc::clone(k), Arc::clone(e)))
-                })
-                .collect();
-            return Memo {
-                entries,
-                forgotten: s.forgot,
-                track: None,
-            };
+        // Where forgetting happened, the replay on `before` says which keys stay.
+        let shadow = Self::may_forget(t, &before).then(|| Shadow::replay(t, &before));
+        let mut entries = before.entries;
+        if let Some(s) = &shadow {
+            for k in &s.gone {
+                entries.remove(k);
+            }
         }
         // The part's own entries at its end, the start's for every key it did not write.
-        let written = |k: &str| t.written.contains_key(&hash64(k));
-        let mut entries = before.entries;
-        if !t.written.is_empty() {
-            entries.retain(|k, _| !written(k));
-        }
-        for (k, e) in &self.entries {
-            if written(k) {
-                entries.insert(Arc::clone(k), Arc::clone(e));
+        for k in &t.written_keys {
+            let kept = shadow
+                .as_ref()
+                .is_none_or(|s| s.keys.contains_key(&hash64(k)));
+            match self.entries.get_key_value(k).filter(|_| kept) {
+                Some((k, e)) => {
+                    entries.insert(Arc::clone(k), Arc::clone(e));
+                }
+                None => {
+                    entries.remove(k);
+                }
             }
         }
         Memo {
             entries,
-            forgotten: Forgot::default(),
+            forgotten: shadow.map(|s| s.forgot).unwrap_or_default(),
             track: None,
         }
     }
