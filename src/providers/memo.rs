@@ -12,14 +12,18 @@
 //!   leaves the field out: it never guesses.
 //! - **The same output on any number of threads.** `--jobs` converts a chunk of lines from a
 //!   guess of the state before it. While [`Memo::begin`] tracks, a memo notes the keys its
-//!   chunk read without having written them first ([`Memo::read`]); the writer converts the
-//!   chunk again when one of them differs between the guess and the state the chunk really
-//!   starts from ([`Remember::stale`]), and otherwise puts the chunk's own writes on top of
-//!   that state ([`Remember::after`]). When forgetting may have happened (the part forgot
-//!   entries, or the real start was full enough to), the writer replays the keys the part
-//!   looked up, set and took on the real start ([`Shadow`]): the part stands when every
-//!   lookup finds there what it found, and the state after it is the replay's; how full the
-//!   guess was then does not matter.
+//!   chunk looked up without having written them first; the writer converts the chunk again
+//!   when one of them differs between the guess and the state the chunk really starts from
+//!   ([`Remember::stale`]), and otherwise puts the chunk's own writes on top of that state
+//!   ([`Remember::after`]). When forgetting may have happened (the part forgot entries, or
+//!   the real start was full enough to), the writer replays the keys the part looked up, set
+//!   and took on the real start ([`Shadow`]): the part stands when every lookup finds there
+//!   what it found, and the state after it is the replay's; how full the guess was then does
+//!   not matter.
+//!
+//! Entries are kept by the [`hash64`] of their key (with the key, checked on every lookup),
+//! so that a memo's `--jobs` bookkeeping and the writer's checks work on hashes alone; two
+//! keys of one memo that hash alike (odds of 2^-64 a pair) would share one entry.
 
 use crate::ids::{hash64, Prehashed};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -29,17 +33,26 @@ use std::sync::Arc;
 /// Sets and maps keyed by a [`hash64`] already computed.
 type ByHash = BuildHasherDefault<Prehashed>;
 
-/// An entry: the value, and the input line that wrote it. Keys and entries are shared between
-/// copies of a memo (`Arc`): `--jobs` copies the stream's memory for each chunk, and a long log
-/// keeps memos full, so that a copy that allocated per entry cost a third of two threads' time
-/// (Codex, 200 MB). An entry changed in place is copied first ([`Memo::get_mut`]).
-type Entry<V> = Arc<(V, u64)>;
+/// An entry: its key, its value, and the input line that wrote it.
+#[derive(Clone, Debug, PartialEq)]
+struct Item<V> {
+    key: Arc<str>,
+    value: V,
+    line: u64,
+}
+
+/// A memo's entries, by the hash of their key. Entries are shared between copies of a memo
+/// (`Arc`), and the map is a hash map, copied in one allocation: `--jobs` copies the stream's
+/// memory for each chunk, and a long log keeps memos full (Codex, 200 MB: copies that
+/// allocated per entry cost a third of two threads' time, and a tree's nodes a fifth). An
+/// entry changed in place is copied first ([`Memo::get_mut`]); what needs key order sorts.
+type Entries<V> = HashMap<u64, Arc<Item<V>>, ByHash>;
 
 /// A keyed memory: values by string key (a JSON-RPC id, a call id, a session id), each with
 /// the input line that wrote it.
 #[derive(Debug)]
 pub struct Memo<V> {
-    entries: BTreeMap<Arc<str>, Entry<V>>,
+    entries: Entries<V>,
     /// Entries forgotten to stay within [`Memo::CAP`], in this part of the stream.
     forgotten: Forgot,
     /// `--jobs` bookkeeping, when [`Memo::begin`] asked for it.
@@ -71,34 +84,30 @@ impl Forgot {
     }
 }
 
-/// What a part of the stream did to a memo's keys, in order: what a [`Shadow`] replays.
+/// What a part of the stream did to a memo's keys (by hash), in order: what a [`Shadow`]
+/// replays.
 #[derive(Debug)]
 enum Op {
-    /// A lookup of the key (by hash), and whether it found a value.
+    /// A lookup, and whether it found a value.
     Read(u64, bool),
-    /// A value set under the key (hash, key) at an input line.
+    /// A value set under the key at an input line.
     Insert(u64, Arc<str>, u64),
     /// The key's entry taken out.
     Remove(u64),
-    /// The keys forgotten (sorted hashes) just before the next `Insert`.
+    /// The keys forgotten (sorted) just before the next `Insert`.
     Forget(Vec<u64>),
 }
 
 /// The choice of a [`Memo::take_where`], kept to ask it again of another start.
 type Pick<V> = Arc<dyn Fn(&str, &V) -> bool + Send + Sync>;
 
-/// What a part of the stream did to a memo, beside its values. Keys are kept by their
-/// [`hash64`], so that noting a line's reads and writes allocates nothing; two keys of one
-/// memo that hash alike (odds of 2^-64 a pair) would count as one.
+/// What a part of the stream did to a memo, beside its values, by key hash: noting a line's
+/// reads and writes allocates nothing.
 struct Track<V> {
     /// Keys written or removed, each with the order of its first write (0, 1, …).
     written: HashMap<u64, usize, ByHash>,
-    /// The keys of `written`, in that order.
-    written_keys: Vec<Arc<str>>,
     /// Keys read before this part wrote them.
     read: HashSet<u64, ByHash>,
-    /// The keys of `read`.
-    read_keys: Vec<Arc<str>>,
     /// Prefixes whose keys were all read ([`Memo::take_prefix`]), each with the number of
     /// keys this part had written before: the others under it came from the start.
     prefixes: BTreeMap<String, usize>,
@@ -117,9 +126,7 @@ impl<V> Default for Track<V> {
     fn default() -> Self {
         Track {
             written: HashMap::default(),
-            written_keys: Vec::new(),
             read: HashSet::default(),
-            read_keys: Vec::new(),
             prefixes: BTreeMap::new(),
             scans: Vec::new(),
             log: Vec::new(),
@@ -142,6 +149,26 @@ impl<V> std::fmt::Debug for Track<V> {
     }
 }
 
+impl<V> Track<V> {
+    /// Notes a lookup of the key hashed `h`, and whether it found a value.
+    fn read(&mut self, h: u64, hit: bool) {
+        if !self.written.contains_key(&h) {
+            self.read.insert(h);
+        }
+        self.log.push(Op::Read(h, hit));
+    }
+
+    fn write(&mut self, h: u64) {
+        let n = self.written.len();
+        self.written.entry(h).or_insert(n);
+    }
+
+    /// Whether this part wrote the key hashed `h` before its `n`th first write.
+    fn own_before(&self, h: u64, n: usize) -> bool {
+        self.written.get(&h).is_some_and(|&o| o < n)
+    }
+}
+
 /// A copy of the values, without the `--jobs` bookkeeping of the part that made them: a copy
 /// is a start for another part, which begins its own ([`Memo::begin`]).
 impl<V: Clone> Clone for Memo<V> {
@@ -157,7 +184,7 @@ impl<V: Clone> Clone for Memo<V> {
 impl<V> Default for Memo<V> {
     fn default() -> Self {
         Memo {
-            entries: BTreeMap::new(),
+            entries: HashMap::default(),
             forgotten: Forgot::default(),
             track: None,
         }
@@ -179,45 +206,34 @@ impl<V: Clone + PartialEq> Memo<V> {
     /// per key, and is told so as rarely.
     const FORGET: usize = 8;
 
-    /// Notes a lookup of `key`, and whether it found a value.
-    fn note_read(&mut self, key: &str) {
-        if let Some(t) = &mut self.track {
-            let found = self.entries.get_key_value(key).map(|(k, _)| k);
-            let h = hash64(key);
-            if !t.written.contains_key(&h) && t.read.insert(h) {
-                t.read_keys
-                    .push(found.map_or_else(|| Arc::from(key), Arc::clone));
-            }
-            t.log.push(Op::Read(h, found.is_some()));
-        }
-    }
-
-    fn note_write(&mut self, key: &str) {
-        if let Some(t) = &mut self.track {
-            let n = t.written.len();
-            if let std::collections::hash_map::Entry::Vacant(v) = t.written.entry(hash64(key)) {
-                v.insert(n);
-                t.written_keys.push(Arc::from(key));
-            }
-        }
-    }
-
-    /// Whether this part wrote `key` before its `n`th first write.
-    fn own_before(t: &Track<V>, key: &str, n: usize) -> bool {
-        t.written.get(&hash64(key)).is_some_and(|&o| o < n)
+    /// The key's hash, and its entry if it has one.
+    fn find(&self, key: &str) -> (u64, Option<&Arc<Item<V>>>) {
+        let h = hash64(key);
+        (h, self.entries.get(&h).filter(|it| &*it.key == key))
     }
 
     /// The value under `key`.
     pub fn get(&mut self, key: &str) -> Option<&V> {
-        self.note_read(key);
-        self.entries.get(key).map(|e| &e.0)
+        let h = hash64(key);
+        let found = self.entries.get(&h).filter(|it| &*it.key == key);
+        if let Some(t) = &mut self.track {
+            t.read(h, found.is_some());
+        }
+        found.map(|it| &it.value)
     }
 
     /// The value under `key`, to change in place.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
-        self.note_read(key);
-        self.note_write(key);
-        self.entries.get_mut(key).map(|e| &mut Arc::make_mut(e).0)
+        let h = hash64(key);
+        if let Some(t) = &mut self.track {
+            let hit = self.entries.get(&h).is_some_and(|it| &*it.key == key);
+            t.read(h, hit);
+            t.write(h);
+        }
+        match self.entries.get_mut(&h) {
+            Some(it) if &*it.key == key => Some(&mut Arc::make_mut(it).value),
+            _ => None,
+        }
     }
 
     /// Whether `key` has a value.
@@ -225,45 +241,39 @@ impl<V: Clone + PartialEq> Memo<V> {
         self.get(key).is_some()
     }
 
-    /// Sets `key` to `value`, written at input line `line`; forgets the oldest entry when the
-    /// memo is full.
+    /// Sets `key` to `value`, written at input line `line`; forgets the oldest entries when
+    /// the memo is full.
     pub fn insert(&mut self, key: &str, value: V, line: u64) {
-        self.note_write(key);
-        if self.entries.len() >= Self::CAP && !self.entries.contains_key(key) {
+        let (h, found) = self.find(key);
+        let key: Arc<str> = found.map_or_else(|| Arc::from(key), |it| Arc::clone(&it.key));
+        if let Some(t) = &mut self.track {
+            t.write(h);
+        }
+        if self.entries.len() >= Self::CAP && !self.entries.contains_key(&h) {
             self.forget_oldest(Self::CAP / Self::FORGET, line);
         }
-        if self.track.is_some() {
-            let k = match self.entries.get_key_value(key) {
-                Some((k, _)) => Arc::clone(k),
-                None => Arc::from(key),
-            };
-            if let Some(t) = &mut self.track {
-                t.log.push(Op::Insert(hash64(key), Arc::clone(&k), line));
-                t.inserts += 1;
-            }
-            self.entries.insert(k, Arc::new((value, line)));
-            return;
+        if let Some(t) = &mut self.track {
+            t.log.push(Op::Insert(h, Arc::clone(&key), line));
+            t.inserts += 1;
         }
-        match self.entries.get_mut(key) {
-            Some(slot) => *slot = Arc::new((value, line)),
-            None => {
-                self.entries.insert(Arc::from(key), Arc::new((value, line)));
-            }
-        }
+        self.entries.insert(h, Arc::new(Item { key, value, line }));
     }
 
     /// Takes the value under `key` out.
     pub fn remove(&mut self, key: &str) -> Option<V> {
-        self.note_read(key);
-        self.note_removed(key);
-        self.note_write(key);
-        self.entries.remove(key).map(|e| Arc::unwrap_or_clone(e).0)
-    }
-
-    fn note_removed(&mut self, key: &str) {
+        let (h, found) = self.find(key);
+        let hit = found.is_some();
         if let Some(t) = &mut self.track {
-            t.log.push(Op::Remove(hash64(key)));
+            t.read(h, hit);
+            t.log.push(Op::Remove(h));
+            t.write(h);
         }
+        if !hit {
+            return None;
+        }
+        self.entries
+            .remove(&h)
+            .map(|it| Arc::unwrap_or_clone(it).value)
     }
 
     /// Takes out every entry `pick` chooses, in key order: what a part of the stream takes so
@@ -274,38 +284,32 @@ impl<V: Clone + PartialEq> Memo<V> {
     ) -> Vec<(String, V)> {
         if let Some(t) = &mut self.track {
             let own = t.written.len();
-            t.scans.push((Arc::new(pick), own));
-            let Some((pick, _)) = t.scans.last() else {
-                return Vec::new();
-            };
-            let pick = Arc::clone(pick);
+            let pick: Pick<V> = Arc::new(pick);
+            t.scans.push((Arc::clone(&pick), own));
             return self.take_chosen(|k, v| pick(k, v));
         }
         self.take_chosen(pick)
     }
 
+    /// Takes out the entries `pick` chooses, in key order.
     fn take_chosen(&mut self, pick: impl Fn(&str, &V) -> bool) -> Vec<(String, V)> {
-        let keys: Vec<Arc<str>> = self
+        let mut chosen: Vec<(Arc<str>, u64)> = self
             .entries
             .iter()
-            .filter(|(k, e)| pick(k, &e.0))
-            .map(|(k, _)| Arc::clone(k))
+            .filter(|(_, it)| pick(&it.key, &it.value))
+            .map(|(&h, it)| (Arc::clone(&it.key), h))
             .collect();
-        self.take_keys(keys)
-    }
-
-    /// Takes out the entries under `keys`.
-    fn take_keys(&mut self, keys: Vec<Arc<str>>) -> Vec<(String, V)> {
-        keys.into_iter()
-            .filter_map(|k| {
-                self.note_write(&k);
+        chosen.sort_unstable();
+        chosen
+            .into_iter()
+            .filter_map(|(k, h)| {
                 if let Some(t) = &mut self.track {
-                    let h = hash64(&k);
+                    t.write(h);
                     t.log.push(Op::Read(h, true));
                     t.log.push(Op::Remove(h));
                 }
-                let e = self.entries.remove(&k)?;
-                Some((k.to_string(), Arc::unwrap_or_clone(e).0))
+                let it = self.entries.remove(&h)?;
+                Some((k.to_string(), Arc::unwrap_or_clone(it).value))
             })
             .collect()
     }
@@ -319,16 +323,7 @@ impl<V: Clone + PartialEq> Memo<V> {
                 t.prefixes.insert(prefix.to_owned(), n);
             }
         }
-        let keys: Vec<Arc<str>> = self
-            .entries
-            .range::<str, _>((
-                std::ops::Bound::Included(prefix),
-                std::ops::Bound::Unbounded,
-            ))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, _)| Arc::clone(k))
-            .collect();
-        self.take_keys(keys)
+        self.take_chosen(|k, _| k.starts_with(prefix))
     }
 
     /// The number of entries.
@@ -343,23 +338,27 @@ impl<V: Clone + PartialEq> Memo<V> {
         self.entries.is_empty()
     }
 
+    /// The value under `key`, noting nothing.
+    #[cfg(test)]
+    fn peek(&self, key: &str) -> Option<&V> {
+        self.find(key).1.map(|it| &it.value)
+    }
+
     /// Forgets the `n` entries written at the earliest input lines (ties by key), to make room
     /// for a key set at input line `line`.
     fn forget_oldest(&mut self, n: usize, line: u64) {
-        let oldest: Vec<Arc<str>> = oldest(self.entries.iter().map(|(k, e)| (e.1, k)), n)
-            .into_iter()
-            .map(Arc::clone)
-            .collect();
+        let gone = oldest(
+            self.entries.iter().map(|(&h, it)| (it.line, &*it.key, h)),
+            n,
+        );
+        for h in &gone {
+            self.entries.remove(h);
+        }
+        self.forgotten.note(gone.len(), line);
         if let Some(t) = &mut self.track {
             t.forgot = true;
-            let mut hs: Vec<u64> = oldest.iter().map(|k| hash64(k)).collect();
-            hs.sort_unstable();
-            t.log.push(Op::Forget(hs));
+            t.log.push(Op::Forget(gone));
         }
-        for k in &oldest {
-            self.entries.remove(k);
-        }
-        self.forgotten.note(oldest.len(), line);
     }
 
     /// Entries forgotten to stay within the cap since the last call; counts again from 0.
@@ -374,10 +373,10 @@ impl<V: Clone + PartialEq> Memo<V> {
     }
 }
 
-/// The keys among `(line, key)` written at the `n` earliest lines (ties by key): the entries a
-/// full memo forgets.
-fn oldest<'k>(by_age: impl Iterator<Item = (u64, &'k Arc<str>)>, n: usize) -> Vec<&'k Arc<str>> {
-    let mut by_age: Vec<(u64, &Arc<str>)> = by_age.collect();
+/// The hashes of the `n` entries among `(line, key, hash)` written at the earliest lines
+/// (ties by key), sorted: the entries a full memo forgets.
+fn oldest<'k>(entries: impl Iterator<Item = (u64, &'k str, u64)>, n: usize) -> Vec<u64> {
+    let mut by_age: Vec<(u64, &str, u64)> = entries.collect();
     let n = n.min(by_age.len());
     if n == 0 {
         return Vec::new();
@@ -385,70 +384,83 @@ fn oldest<'k>(by_age: impl Iterator<Item = (u64, &'k Arc<str>)>, n: usize) -> Ve
     if n < by_age.len() {
         by_age.select_nth_unstable(n - 1);
     }
-    by_age[..n].iter().map(|(_, k)| *k).collect()
+    let mut gone: Vec<u64> = by_age[..n].iter().map(|&(_, _, h)| h).collect();
+    gone.sort_unstable();
+    gone
 }
 
 /// A part of the stream's key operations replayed on another start (the one it really
-/// starts from): which keys a memo holds at the end, with the line that wrote each, what it
-/// forgot on the way, and whether the part's lookups and forgettings would have gone the same.
+/// starts from): which keys a memo holds at the end, what it forgot on the way, and whether
+/// the part's lookups and forgettings would have gone the same. The start's entries are
+/// read, not copied: `over` holds the keys the replay set or took out.
 struct Shadow {
-    keys: HashMap<u64, (u64, Arc<str>), ByHash>,
+    /// Keys set (with their line and key) or taken out (`None`) by the replay.
+    over: HashMap<u64, Option<(u64, Arc<str>)>, ByHash>,
     /// Every lookup of the part finds a value here exactly when it found one.
     same_reads: bool,
     /// The replay forgets the same keys, at the same moments, as the part did.
     same_forgets: bool,
     forgot: Forgot,
     /// The keys the replay forgot.
-    gone: Vec<Arc<str>>,
+    gone: Vec<u64>,
 }
 
 impl Shadow {
     fn replay<V: Clone + PartialEq>(t: &Track<V>, start: &Memo<V>) -> Shadow {
-        let mut keys: HashMap<u64, (u64, Arc<str>), ByHash> = start
-            .entries
-            .iter()
-            .map(|(k, e)| (hash64(k), (e.1, Arc::clone(k))))
-            .collect();
-        let (mut same_reads, mut same_forgets) = (true, true);
-        let mut forgot = Forgot::default();
-        let mut all_gone = Vec::new();
+        let mut s = Shadow {
+            over: HashMap::default(),
+            same_reads: true,
+            same_forgets: true,
+            forgot: Forgot::default(),
+            gone: Vec::new(),
+        };
+        let mut len = start.entries.len();
         let mut theirs: Option<&Vec<u64>> = None;
         for op in &t.log {
             match op {
-                Op::Read(h, hit) => same_reads &= keys.contains_key(h) == *hit,
+                Op::Read(h, hit) => s.same_reads &= s.holds(start, *h) == *hit,
                 Op::Remove(h) => {
-                    keys.remove(h);
+                    len -= usize::from(s.holds(start, *h));
+                    s.over.insert(*h, None);
                 }
                 Op::Forget(hs) => theirs = Some(hs),
                 Op::Insert(h, k, line) => {
                     let theirs = theirs.take();
-                    if keys.len() >= Memo::<V>::CAP && !keys.contains_key(h) {
-                        let n = Memo::<V>::CAP / Memo::<V>::FORGET;
-                        let gone: Vec<Arc<str>> = oldest(keys.values().map(|(l, k)| (*l, k)), n)
-                            .into_iter()
-                            .map(Arc::clone)
-                            .collect();
-                        let mut hs: Vec<u64> = gone.iter().map(|k| hash64(k)).collect();
-                        hs.sort_unstable();
-                        for g in &hs {
-                            keys.remove(g);
+                    if len >= Memo::<V>::CAP && !s.holds(start, *h) {
+                        let from_start = start
+                            .entries
+                            .iter()
+                            .filter(|(h, _)| !s.over.contains_key(h))
+                            .map(|(&h, it)| (it.line, &*it.key, h));
+                        let set = s
+                            .over
+                            .iter()
+                            .filter_map(|(&h, v)| v.as_ref().map(|(l, k)| (*l, &**k, h)));
+                        let gone =
+                            oldest(from_start.chain(set), Memo::<V>::CAP / Memo::<V>::FORGET);
+                        s.forgot.note(gone.len(), *line);
+                        s.same_forgets &= theirs == Some(&gone);
+                        len -= gone.len();
+                        for g in &gone {
+                            s.over.insert(*g, None);
                         }
-                        forgot.note(hs.len(), *line);
-                        same_forgets &= theirs == Some(&hs);
-                        all_gone.extend(gone);
+                        s.gone.extend(gone);
                     } else {
-                        same_forgets &= theirs.is_none();
+                        s.same_forgets &= theirs.is_none();
                     }
-                    keys.insert(*h, (*line, Arc::clone(k)));
+                    len += usize::from(!s.holds(start, *h));
+                    s.over.insert(*h, Some((*line, Arc::clone(k))));
                 }
             }
         }
-        Shadow {
-            keys,
-            same_reads,
-            same_forgets,
-            forgot,
-            gone: all_gone,
+        s
+    }
+
+    /// Whether the replay holds the key hashed `h`.
+    fn holds<V>(&self, start: &Memo<V>, h: u64) -> bool {
+        match self.over.get(&h) {
+            Some(v) => v.is_some(),
+            None => start.entries.contains_key(&h),
         }
     }
 }
@@ -479,26 +491,34 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         let Some(t) = &self.track else {
             return guess != actual;
         };
-        // The entries of a start that the part depends on, as `(key, entry)` in key order:
-        // each one test of `depends` applies.
+        // The entries of a start that the part depends on, in key order: each one test of
+        // `depends` applies.
         fn those<V>(
             m: &Memo<V>,
-            mut depends: impl FnMut(&str, &V) -> bool,
-        ) -> Vec<(&Arc<str>, &Entry<V>)> {
-            m.entries.iter().filter(|(k, e)| depends(k, &e.0)).collect()
+            mut depends: impl FnMut(u64, &str, &V) -> bool,
+        ) -> Vec<&Arc<Item<V>>> {
+            let mut those: Vec<_> = m
+                .entries
+                .iter()
+                .filter(|(&h, it)| depends(h, &it.key, &it.value))
+                .map(|(_, it)| it)
+                .collect();
+            those.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+            those
         }
-        let differ =
-            |depends: &dyn Fn(&str, &V) -> bool| those(guess, depends) != those(actual, depends);
+        let differ = |depends: &dyn Fn(u64, &str, &V) -> bool| {
+            those(guess, depends) != those(actual, depends)
+        };
         let read_differs = t
-            .read_keys
+            .read
             .iter()
-            .any(|k| guess.entries.get(k) != actual.entries.get(k))
+            .any(|h| guess.entries.get(h) != actual.entries.get(h))
             || t.prefixes.iter().any(|(p, &own)| {
-                differ(&|k, _| k.starts_with(p.as_str()) && !Self::own_before(t, k, own))
+                differ(&|h, k, _| k.starts_with(p.as_str()) && !t.own_before(h, own))
             })
             || t.scans
                 .iter()
-                .any(|(pick, own)| differ(&|k, v| !Self::own_before(t, k, *own) && pick(k, v)));
+                .any(|(pick, own)| differ(&|h, k, v| !t.own_before(h, *own) && pick(k, v)));
         if read_differs || !Self::may_forget(t, actual) {
             return read_differs;
         }
@@ -509,9 +529,9 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         let s = Shadow::replay(t, actual);
         !s.same_reads
             || (!s.same_forgets && (!t.prefixes.is_empty() || !t.scans.is_empty()))
-            || t.written_keys
-                .iter()
-                .any(|k| s.keys.contains_key(&hash64(k)) && !self.entries.contains_key(k))
+            || t.written
+                .keys()
+                .any(|h| s.holds(actual, *h) && !self.entries.contains_key(h))
     }
 
     fn after(&self, before: Self) -> Self {
@@ -520,23 +540,25 @@ impl<V: Clone + PartialEq> Remember for Memo<V> {
         };
         // Where forgetting happened, the replay on `before` says which keys stay.
         let shadow = Self::may_forget(t, &before).then(|| Shadow::replay(t, &before));
+        let kept: Vec<(u64, bool)> = t
+            .written
+            .keys()
+            .map(|&h| (h, shadow.as_ref().is_none_or(|s| s.holds(&before, h))))
+            .collect();
         let mut entries = before.entries;
         if let Some(s) = &shadow {
-            for k in &s.gone {
-                entries.remove(k);
+            for h in &s.gone {
+                entries.remove(h);
             }
         }
         // The part's own entries at its end, the start's for every key it did not write.
-        for k in &t.written_keys {
-            let kept = shadow
-                .as_ref()
-                .is_none_or(|s| s.keys.contains_key(&hash64(k)));
-            match self.entries.get_key_value(k).filter(|_| kept) {
-                Some((k, e)) => {
-                    entries.insert(Arc::clone(k), Arc::clone(e));
+        for (h, kept) in kept {
+            match self.entries.get(&h).filter(|_| kept) {
+                Some(it) => {
+                    entries.insert(h, Arc::clone(it));
                 }
                 None => {
-                    entries.remove(k);
+                    entries.remove(&h);
                 }
             }
         }
@@ -600,8 +622,8 @@ mod tests {
         actual.insert("a", 9, 1);
         assert!(!part.stale(&guess, &actual));
         let end = part.after(actual.clone());
-        assert_eq!(end.entries.get("a").map(|e| e.0), Some(9));
-        assert_eq!(end.entries.get("b").map(|e| e.0), Some(2));
+        assert_eq!(end.peek("a"), Some(&9));
+        assert_eq!(end.peek("b"), Some(&2));
     }
 
     #[test]
@@ -668,7 +690,7 @@ mod tests {
         newer.insert("k4000", 77, 999_999);
         assert!(!m.stale(&guess, &newer));
         let end = m.after(newer.clone());
-        assert_eq!(end.entries["k4000"].0, 77);
+        assert_eq!(end.peek("k4000"), Some(&77));
         assert_eq!(end.forgotten, forgot);
     }
 
@@ -698,9 +720,9 @@ mod tests {
         assert!(!part.stale(&guess, &actual));
         let end = part.after(actual.clone());
         assert_eq!(end.entries.len(), cap as usize - (cap / 8) as usize + 50);
-        assert!(!end.entries.contains_key("k00000"));
-        assert!(end.entries.contains_key("k04095"));
-        assert!(end.entries.contains_key("n49"));
+        assert!(end.peek("k00000").is_none());
+        assert!(end.peek("k04095").is_some());
+        assert!(end.peek("n49").is_some());
         assert_eq!(
             end.forgotten,
             Forgot {
@@ -802,8 +824,8 @@ mod tests {
         let end = m.after(other.clone());
         assert!(end
             .entries
-            .keys()
-            .all(|k| !k.starts_with("s1/") || &**k == "s1/z"));
+            .values()
+            .all(|it| !it.key.starts_with("s1/") || &*it.key == "s1/z"));
     }
 
     #[test]
@@ -821,7 +843,7 @@ mod tests {
         assert!(!m.stale(&guess, &other));
         let end = m.after(other.clone());
         assert_eq!(
-            end.entries.keys().map(|k| &**k).collect::<Vec<_>>(),
+            end.entries.values().map(|it| &*it.key).collect::<Vec<_>>(),
             ["s2/z"]
         );
         // One it would choose: the part must be converted again.
@@ -835,7 +857,10 @@ mod tests {
         a.insert("x", vec![1], 1);
         a.insert("y", vec![2], 2);
         let mut b = a.clone();
-        assert!(Arc::ptr_eq(&a.entries["x"], &b.entries["x"]));
+        assert!(Arc::ptr_eq(
+            &a.entries[&hash64("x")],
+            &b.entries[&hash64("x")]
+        ));
         b.get_mut("x").unwrap().push(3);
         b.insert("y", vec![9], 5);
         assert_eq!(b.remove("y"), Some(vec![9]));
