@@ -337,7 +337,7 @@ impl<'o, W: Write> Converter<'o, W> {
             diag.end_input(name);
         } else {
             let lines = self.stats.provider_lines - lines;
-            let forgot = std::mem::take(&mut self.stats.forgot);
+            let forgot = self.forgotten();
             end_input(
                 self.opts,
                 name,
@@ -406,6 +406,15 @@ impl<'o, W: Write> Converter<'o, W> {
             memory,
         };
         (own, end)
+    }
+
+    /// What the memory forgot to stay within its caps since the last call (polled once per
+    /// input, not per line: the note comes at the end of the input).
+    pub fn forgotten(&mut self) -> Forgot {
+        if let Some(m) = self.memory.as_mut() {
+            self.stats.forgot.add(m.forgotten());
+        }
+        std::mem::take(&mut self.stats.forgot)
     }
 
     /// The number of the last event numbered.
@@ -583,9 +592,6 @@ impl<'o, W: Write> Converter<'o, W> {
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
                 self.memory = cx.memory.take();
-                if let Some(m) = self.memory.as_mut() {
-                    self.stats.forgot.add(m.forgotten());
-                }
                 match result {
                     Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),
                     Err(why) => {

@@ -75,7 +75,11 @@ impl Forgot {
     }
 
     /// Both counts, from the earlier first line.
+    #[inline]
     pub fn add(&mut self, other: Forgot) {
+        if other.count == 0 {
+            return;
+        }
         self.count += other.count;
         self.first_line = match (self.first_line, other.first_line) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -362,7 +366,11 @@ impl<V: Clone + PartialEq> Memo<V> {
     }
 
     /// Entries forgotten to stay within the cap since the last call; counts again from 0.
+    #[inline]
     pub fn forgotten(&mut self) -> Forgot {
+        if self.forgotten.count == 0 {
+            return Forgot::default();
+        }
         std::mem::take(&mut self.forgotten)
     }
 

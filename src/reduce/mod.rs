@@ -424,7 +424,7 @@ pub fn read_source(
         diag.end_input(&name);
     } else {
         let (lines, raw) = (conv.stats.provider_lines, conv.stats.provider_raw);
-        let forgot = std::mem::take(&mut conv.stats.forgot);
+        let forgot = conv.forgotten();
         crate::convert::end_input(opts, &name, lines, raw, forgot, diag);
     }
     Ok(())
