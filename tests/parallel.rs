@@ -446,3 +446,58 @@ fn a_full_memory_converts_the_same_on_several_threads() {
         let _ = std::fs::remove_file(&path);
     }
 }
+
+/// The same with ACP, whose turn ends take every call of a session (a scan of the memory, by
+/// prefix): a memory full of calls no turn ended, and turns ended, recent and old, whose calls
+/// were forgotten by then or not.
+#[test]
+fn a_full_memory_with_scans_converts_the_same_on_several_threads() {
+    let mut data = String::new();
+    for k in 0..4000u32 {
+        data.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{k},\"method\":\"session/prompt\",\
+             \"params\":{{\"sessionId\":\"s{k}\",\"prompt\":[]}}}}\n"
+        ));
+        for j in 0..3 {
+            data.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\
+                 \"sessionId\":\"s{k}\",\"update\":{{\"sessionUpdate\":\"tool_call\",\
+                 \"toolCallId\":\"c{k}-{j}\",\"status\":\"pending\",\"kind\":\"execute\"}}}}}}\n"
+            ));
+        }
+        for done in [
+            Some(k).filter(|k| k % 5 == 0),
+            k.checked_sub(3000).filter(|k| k % 5 == 1),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            data.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{done},\"result\":{{\"stopReason\":\"cancelled\"}}}}\n"
+            ));
+        }
+    }
+    let path = std::env::temp_dir().join(format!("insights-full-acp-{}.jsonl", std::process::id()));
+    std::fs::write(&path, &data).expect("write input");
+    let args = vec![
+        "--no-timestamp".to_string(),
+        path.to_string_lossy().into_owned(),
+    ];
+    let one = run(&args, "1", "1000000", None);
+    let err = String::from_utf8_lossy(&one.stderr).into_owned();
+    assert_eq!(err.matches("forgot ").count(), 1, "one note: {err}");
+    let out = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        out.contains("\"status\":\"cancelled\""),
+        "calls ended by a cancelled turn"
+    );
+    for (jobs, chunk) in [("2", "4096"), ("3", "65536"), ("2", "262144")] {
+        let many = run(&args, jobs, chunk, None);
+        assert_same(
+            &one,
+            &many,
+            &format!("--jobs {jobs}, chunks of {chunk} bytes"),
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}

@@ -791,6 +791,29 @@ mod tests {
     }
 
     #[test]
+    fn a_scan_after_forgetting_otherwise_than_the_real_start_is_stale() {
+        // The guess is full: the part forgets the oldest eighth, `p/old` among them, then
+        // takes every `p/` entry. The real start has room: it forgets nothing, and its take
+        // would have taken `p/old` too.
+        let cap = Memo::<u64>::CAP as u64;
+        let mut guess = Memo::default();
+        guess.insert("p/old", 0, 0);
+        for i in 1..cap {
+            guess.insert(&format!("k{i:05}"), i, i);
+        }
+        let mut actual = guess.clone();
+        actual.remove("k04095");
+        let mut part = guess.clone();
+        part.begin(true);
+        part.insert("new", 1, 10_000);
+        assert_eq!(part.forgotten().count, cap / 8);
+        assert!(part.take_prefix("p/").is_empty());
+        assert!(part.stale(&guess, &actual));
+        // From the guess itself, it stands.
+        assert!(!part.stale(&guess, &guess));
+    }
+
+    #[test]
     fn scans_take_in_key_order_and_depend_on_everything() {
         let mut m = Memo::default();
         m.insert("b", 2, 1);
