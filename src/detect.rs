@@ -202,7 +202,7 @@ impl<'a> Probe<'a> {
         Ok(p)
     }
 
-    /// [`Probe::read`] into a default probe, where it is: the probe is some 350 bytes, which
+    /// Reads the probe's members of `line` into a default probe, where it is: the probe is some 350 bytes, which
     /// a probe returned by value (in a `Result`) was copied twice to reach its caller.
     ///
     /// A line that gives one of the probe's fields twice is an error (``duplicate field

@@ -5,6 +5,11 @@
 //! `src/main.rs` only parses the command line and calls [`run`]. The modules are public so that
 //! the fuzz targets (`fuzz/`) can call into them; they are this program's internals, not a
 //! stable API.
+//!
+//! Their documentation is for people who work on the program: build it with
+//! `cargo doc --document-private-items`, where links to private items resolve.
+
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod cli;
 pub mod compat;

@@ -144,7 +144,7 @@ struct Done<N> {
     depended: bool,
     /// The state the chunk was converted from.
     start: StreamState,
-    /// What its lines set of the state themselves ([`Converter::own_state`]).
+    /// What its lines set of the state themselves ([`Converter::take_states`]).
     own: StreamState,
     /// The state it ended in, from `start`.
     end: StreamState,

@@ -233,7 +233,7 @@ fn sniff(p: &Probe) -> bool {
 }
 
 /// A line read in one pass down to a `session/update`'s update and an object result
-/// ([`jsonrpc::Message`]; before, `params`, `update` and `result` were captured raw and read
+/// ([`super::jsonrpc::Message`]; before, `params`, `update` and `result` were captured raw and read
 /// again). What needs a member as written (a notice's `params`, an unknown answer's
 /// `result`) reads the line again: those are rare.
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {

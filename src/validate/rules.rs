@@ -5,7 +5,7 @@
 //! a rule to a [`Findings`] list, which applies `--allow` and `--deny` ([`Policy`]). Its memory is
 //! the open state (tools, permissions, subagents, turns and streamed blocks not finished yet), plus
 //! what finds duplicates: the hash and line of every event id (17 to 18 bytes, see
-//! [`IdSet`](crate::ids::IdSet)) and an 8-byte hash of every finished call.
+//! [`IdSet`]) and an 8-byte hash of every finished call.
 
 use crate::ids::{hash64, hash_pair, Hash64, IdSet, Prehashed, Repeat};
 use serde_json::{Map, Value};

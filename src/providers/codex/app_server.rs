@@ -115,7 +115,7 @@ pub(super) struct Thread<'a> {
     agent_role: OptStr<'a>,
     ephemeral: Option<bool>,
     /// The members the event model has no field for, kept as `codex.*` extensions
-    /// ([`THREAD_EXTRAS`]).
+    /// ([`session_init`]).
     #[serde(borrow)]
     preview: Option<&'a RawValue>,
     #[serde(borrow)]
