@@ -9,7 +9,7 @@
 //! | `session/prompt` (client) | `turn_start`, `user_input` |
 //! | `session/prompt` result | `turn_complete` (`stopReason`, usage when the agent reports it; the session from the request), after the inferred ends of the turn's open calls (below) |
 //! | `session/cancel` (client) | `session_status` interrupted |
-//! | `session/set_mode` (client) | `session_mode` |
+//! | `session/set_mode` (client) | `notice` (the mode asked for); its answer: `session_mode` when it accepts, `error` when it refuses |
 //! | `session/update` `user_message_chunk` | `user_input` (a replay, `isSynthetic`) |
 //! | `agent_message_chunk`, `agent_thought_chunk` | `stream_delta` text / thinking (chunks pass on as they come; `reduce` joins them) |
 //! | `tool_call` | `tool_invocation` (+ `tool_completion` when it arrives finished); a second `tool_call` for a call already announced is a `tool_update` |
@@ -105,6 +105,8 @@ pub enum Request {
         /// `(optionId, kind)` of each option offered.
         options: Vec<(String, String)>,
     },
+    /// `session/set_mode`: the mode is the session's once the agent accepts it.
+    SetMode { session: String, mode: String },
     /// Any other request, by method: the session it named (`""` for none) and, for
     /// `session/new` and `session/load`, the `cwd` the session works in.
     Other {
@@ -248,13 +250,8 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         Some(Kind::Response) => {
             let known = match result {
                 Some(IfObject(Some(b))) => response(&env, *b, cx)?,
-                _ => {
-                    // An answer that is not an object (`null`) is no permission or prompt.
-                    if let Some(Request::Other { session, .. }) = answered(&env, Shape::Other, cx) {
-                        cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
-                    }
-                    false
-                }
+                // An answer that is not an object (`null`) is no permission or prompt.
+                _ => false,
             };
             if known {
                 Ok(())
@@ -285,9 +282,12 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                 .filter(|d| is_object(d))
                 .and_then(|d| serde_json::from_str(d.get()).ok());
             match &request {
-                Some(Request::Prompt { session } | Request::Permission { session, .. })
-                | Some(Request::Other { session, .. })
-                    if !session.is_empty() =>
+                Some(
+                    Request::Prompt { session }
+                    | Request::Permission { session, .. }
+                    | Request::Other { session, .. }
+                    | Request::SetMode { session, .. },
+                ) if !session.is_empty() =>
                 {
                     cx.session_id = Some(Cow::Owned(session.clone()));
                 }
@@ -309,6 +309,16 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             });
             ext.put_opt("acp.data", e.data.filter(|d| !is_null(d)));
             ext.put_opt("acp.code", e.code.map(Value::from));
+            // What failed: the method of the request it answers, when the stream holds it.
+            ext.put_opt(
+                "acp.method",
+                request.as_ref().map(|r| match r {
+                    Request::Prompt { .. } => "session/prompt".to_owned(),
+                    Request::Permission { .. } => "session/request_permission".to_owned(),
+                    Request::SetMode { .. } => "session/set_mode".to_owned(),
+                    Request::Other { method, .. } => method.clone(),
+                }),
+            );
             // A failed prompt ends its turn.
             if let Some(Request::Prompt { session }) = request {
                 end_turn_calls(&session, false, cx);
@@ -515,6 +525,10 @@ fn method_call<'a>(
                     })
                     .collect(),
             },
+            "session/set_mode" => Request::SetMode {
+                session,
+                mode: p.mode_id.as_deref().unwrap_or_default().to_owned(),
+            },
             _ => Request::Other {
                 method: method.to_owned(),
                 session,
@@ -574,12 +588,17 @@ fn method_call<'a>(
             });
             Ok(())
         }
-        "session/set_mode" => {
-            let ext = cx.push(SessionMode {
-                current_mode_id: p.mode_id.0.unwrap_or_default(),
-                available_modes: Vec::new(),
+        // Asked for: the mode changes when the agent's answer accepts it.
+        "session/set_mode" if env.kind() == Some(Kind::Request) => {
+            let ext = cx.push(Notice {
+                subtype: Cow::Borrowed("session/set_mode"),
+                message: Some(Cow::Owned(format!(
+                    "mode {} requested",
+                    p.mode_id.as_deref().unwrap_or_default()
+                ))),
             });
             ext.put("acp.requestId", env.id_text().into_owned());
+            ext.put_opt("acp.modeId", p.mode_id.0);
             Ok(())
         }
         "session/request_permission" => {
@@ -866,10 +885,27 @@ fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) 
                 .collect::<Vec<_>>()
         })
         .filter(|v| !v.is_empty());
-    cx.push(ToolInvocation {
+    let kind = tool_kind(u.kind.as_deref());
+    // What the call shows people before it ends (Gemini CLI: its description and working
+    // directory), `content` blocks; its `diff` blocks become `file_change`s when it ends.
+    let shown: Option<Value> = u
+        .content
+        .filter(|c| c.get().starts_with('['))
+        .and_then(|c| serde_json::from_str::<Vec<ToolContent>>(c.get()).ok())
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.ty.as_deref() == Some("content"))
+                .filter_map(|b| b.content)
+                .filter_map(|b| serde_json::from_str::<Value>(b.get()).ok())
+                .collect::<Vec<_>>()
+        })
+        .filter(|v| !v.is_empty())
+        .map(Value::Array);
+    let ext = cx.push(ToolInvocation {
         call_id,
         parent_call_id: parent.clone(),
-        kind: tool_kind(u.kind.as_deref()),
+        kind,
         tool_name: name.clone(),
         title: u.title.0.clone(),
         input: u
@@ -882,6 +918,11 @@ fn invoke<'a>(u: &Update<'a>, call_id: Str<'a>, name: Str<'a>, cx: &mut Cx<'a>) 
         mcp_tool: None,
         message_id: None,
     });
+    ext.put_opt("acp.content", shown);
+    // A kind the event model has no value for (`switch_mode`) is kept as the wire says it.
+    if kind == ToolKind::Other {
+        ext.put_opt("acp.kind", u.kind.0.clone().filter(|k| k != "other"));
+    }
     Call {
         name: name.into_owned(),
         parent: parent.map(Cow::into_owned),
@@ -897,19 +938,40 @@ fn parent_of<'a>(u: &Update<'a>) -> Option<Str<'a>> {
         .and_then(|c| c.parent_tool_use_id.0.clone())
 }
 
-/// Ends a call the wire left open, as the turn's end or the permission answer implies.
-fn infer_end<'a>(call_id: String, status: ToolCallStatus, cx: &mut Cx<'a>) {
+/// Ends a call the wire left open, as the turn's end or the permission answer implies, as
+/// its own end would: in the subagent call it was made in, and a subagent call ends its
+/// subagent too.
+fn infer_end<'a>(call_id: String, call: Call, status: ToolCallStatus, cx: &mut Cx<'a>) {
+    let call_id: Str<'a> = Cow::Owned(call_id);
+    let parent: Option<Str<'a>> = call.parent.map(Cow::Owned);
     let ext = cx.push(ToolCompletion {
-        call_id: Cow::Owned(call_id),
+        call_id: call_id.clone(),
         status,
         duration_ms: None,
         output: None,
         is_error: status != ToolCallStatus::Completed,
         content: None,
         locations: None,
-        parent_call_id: None,
+        parent_call_id: parent.clone(),
     });
     ext.put("insights.inferred", true);
+    if call.spawned {
+        let r = call.agent.unwrap_or_default();
+        let ext = cx.push(SubagentComplete {
+            call_id,
+            agent_id: r.id.map(Cow::Owned),
+            status: Some(Cow::Borrowed(match status {
+                ToolCallStatus::Cancelled => "cancelled",
+                _ => "failed",
+            })),
+            summary: r.summary.map(Cow::Owned),
+            duration_ms: r.duration_ms,
+            total_tokens: r.tokens,
+            tool_use_count: r.tool_uses,
+            parent_call_id: parent,
+        });
+        ext.put("insights.inferred", true);
+    }
 }
 
 fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
@@ -1260,7 +1322,7 @@ fn answered(env: &Envelope, shape: Shape, cx: &mut Cx) -> Option<Request> {
             (shape, r),
             (Shape::Outcome, Request::Permission { .. })
                 | (Shape::StopReason, Request::Prompt { .. })
-                | (Shape::Other, Request::Other { .. })
+                | (Shape::Other, Request::Other { .. } | Request::SetMode { .. })
                 | (Shape::Error, _)
         )
     };
@@ -1279,6 +1341,7 @@ fn answered(env: &Envelope, shape: Shape, cx: &mut Cx) -> Option<Request> {
 /// calls are then forgotten.
 fn end_turn_calls(session: &str, cancelled: bool, cx: &mut Cx) {
     let prefix = format!("{session}{SEP}");
+    let mut open: Vec<(String, Call, ToolCallStatus)> = Vec::new();
     for (key, call) in cx.memory().acp.calls.take_prefix(&prefix) {
         if call.ended {
             continue;
@@ -1288,7 +1351,26 @@ fn end_turn_calls(session: &str, cancelled: bool, cx: &mut Cx) {
             (false, Some(Decision::Deny | Decision::DenyAlways)) => ToolCallStatus::Failed,
             _ => continue,
         };
-        infer_end(key[prefix.len()..].to_owned(), status, cx);
+        open.push((key[prefix.len()..].to_owned(), call, status));
+    }
+    // A subagent's calls end before the subagent call that made them.
+    let depth = |c: &Call| {
+        let mut d = 0;
+        let mut parent = c.parent.as_deref();
+        while let Some(p) = parent.filter(|_| d < open.len()) {
+            d += 1;
+            parent = open.iter().find(|o| o.0 == p).and_then(|o| o.1.parent.as_deref());
+        }
+        d
+    };
+    let depths: Vec<usize> = open.iter().map(|o| depth(&o.1)).collect();
+    let mut order: Vec<usize> = (0..open.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(depths[i]));
+    let mut open: Vec<Option<(String, Call, ToolCallStatus)>> = open.into_iter().map(Some).collect();
+    for i in order {
+        if let Some((id, call, status)) = open[i].take() {
+            infer_end(id, call, status, cx);
+        }
     }
 }
 
@@ -1497,11 +1579,25 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
     Ok(true)
 }
 
-/// An answer kept as a notice, its `result` as written (the line read again).
+/// Another answer, its `result` as written (the line read again): an accepted
+/// `session/set_mode` is the session's new mode, any other a notice.
 fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let e: Envelope = serde_json::from_str(line)?;
-    if let Some(Request::Other { session, .. }) = answered(env, Shape::Other, cx) {
-        cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+    match answered(env, Shape::Other, cx) {
+        Some(Request::SetMode { session, mode }) => {
+            cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+            let ext = cx.push(SessionMode {
+                current_mode_id: Cow::Owned(mode),
+                available_modes: Vec::new(),
+            });
+            ext.put("acp.requestId", env.id_text().into_owned());
+            ext.put_opt("result", e.result.filter(|r| !is_null(r) && r.get() != "{}"));
+            return Ok(());
+        }
+        Some(Request::Other { session, .. }) => {
+            cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+        }
+        _ => {}
     }
     let ext = cx.push(Notice {
         subtype: Cow::Borrowed("response"),
@@ -1515,7 +1611,7 @@ fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{self, kinds};
+    use crate::test_support::{self, kinds, of_kind};
 
     /// One line's events; the line must be one detection takes for ACP.
     fn conv(line: &str) -> Vec<Value> {
@@ -1793,5 +1889,70 @@ mod tests {
             let probe: Probe = serde_json::from_str(line).unwrap();
             assert!(!sniff(&probe), "{line}");
         }
+    }
+
+    #[test]
+    fn a_subagent_call_left_open_by_a_cancel_ends_its_calls_then_its_subagent() {
+        // claude-agent-acp (a recording): an `Agent` call runs a `Bash` inside it; the client
+        // cancels; the wire ends neither.
+        let prompt = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#;
+        let agent = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"_meta":{"claudeCode":{"toolName":"Agent"}},"sessionUpdate":"tool_call","toolCallId":"ag","rawInput":{"description":"Wait","prompt":"Wait 30 s","subagent_type":"general-purpose"},"status":"pending","kind":"think","title":"Wait"}}}"#;
+        let bash = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"_meta":{"claudeCode":{"toolName":"Bash","parentToolUseId":"ag"}},"sessionUpdate":"tool_call","toolCallId":"b1","rawInput":{"command":"sleep 30"},"status":"pending","kind":"execute","title":"sleep 30"}}}"#;
+        let cancel = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#;
+        let done = r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}"#;
+        let ev = stream(&[prompt, agent, bash, cancel, done]);
+        let ends: Vec<(&str, &str, &Value)> = ev
+            .iter()
+            .filter(|e| matches!(e["event"].as_str(), Some("tool_completion" | "subagent_complete")))
+            .map(|e| (e["event"].as_str().unwrap(), e["callId"].as_str().unwrap(), &e["parentCallId"]))
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                ("tool_completion", "b1", &json!("ag")),
+                ("tool_completion", "ag", &Value::Null),
+                ("subagent_complete", "ag", &Value::Null),
+            ]
+        );
+        let sub = of_kind(&ev, "subagent_complete")[0];
+        assert_eq!(sub["status"], "cancelled");
+        assert_eq!(sub["extensions"]["insights.inferred"], true);
+        assert_eq!(kinds(&ev).last(), Some(&"turn_complete"));
+    }
+
+    #[test]
+    fn a_mode_changes_when_the_agent_accepts_it_not_when_the_client_asks() {
+        let ask = r#"{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":"s","modeId":"plan"}}"#;
+        let ev = stream(&[ask]);
+        assert_eq!(kinds(&ev), ["notice"]);
+        assert_eq!(ev[0]["extensions"]["acp.modeId"], "plan");
+        // Accepted (claude-agent-acp answers `{}`).
+        let ev = stream(&[ask, r#"{"jsonrpc":"2.0","id":3,"result":{}}"#]);
+        assert_eq!(kinds(&ev), ["notice", "session_mode"]);
+        assert_eq!(ev[1]["currentModeId"], "plan");
+        assert_eq!(ev[1]["sessionId"], "s");
+        // Refused (a recording: an unknown mode id): an error naming the request, no mode.
+        let ev = stream(&[
+            ask,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error","data":{"details":"Invalid Mode"}}}"#,
+        ]);
+        assert_eq!(kinds(&ev), ["notice", "error"]);
+        assert_eq!(ev[1]["extensions"]["acp.method"], "session/set_mode");
+        assert_eq!(ev[1]["sessionId"], "s");
+    }
+
+    #[test]
+    fn a_call_keeps_what_it_shows_and_a_kind_without_an_event_value() {
+        // Gemini CLI announces a command it runs without asking with its description.
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","status":"in_progress","title":"mkdir d2","content":[{"type":"content","content":{"type":"text","text":"[current working directory /w] (Make d2)"}}],"locations":[],"kind":"execute"}}}"#,
+        ]);
+        let inv = of_kind(&ev, "tool_invocation")[0];
+        assert_eq!(inv["extensions"]["acp.content"][0]["text"], "[current working directory /w] (Make d2)");
+        assert!(inv["extensions"].get("acp.kind").is_none());
+        let ev = stream(&[ASK]);
+        let inv = of_kind(&ev, "tool_invocation")[0];
+        assert_eq!(inv["kind"], "other");
+        assert_eq!(inv["extensions"]["acp.kind"], "switch_mode");
     }
 }

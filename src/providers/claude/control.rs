@@ -355,6 +355,7 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                     .0
                     .map(|v| v.into_iter().map(Cow::into_owned).collect()),
                 output_style: b.output_style.0.map(Cow::into_owned),
+                rest: initialize_rest(&line).map(|v| v.to_string()),
             };
             let lineno = cx.line;
             cx.memory().claude.init.insert("", answer, lineno);
@@ -393,8 +394,10 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                 agents: b.agents.0,
                 ..SessionInit::default()
             };
+            let rest = initialize_rest(&line);
             let ext = cx.push(init);
             ext.put_opt("claude.outputStyle", b.output_style.0);
+            ext.put_opt("claude.initialize", rest);
             ext.put("claude.requestId", request_id);
         }
         _ => {
@@ -408,21 +411,52 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                 request.map(|r| Cow::<str>::Owned(r.subtype)),
             );
             // Rare: the body is read again, whole, for the notice.
-            #[derive(Deserialize)]
-            struct Raw<'a> {
-                #[serde(borrow)]
-                response: RawEnvelope<'a>,
-            }
-            #[derive(Deserialize)]
-            struct RawEnvelope<'a> {
-                #[serde(borrow)]
-                response: Option<&'a RawValue>,
-            }
             let raw: Raw = line.read()?;
             ext.put_opt("response", raw.response.response.filter(|r| !is_null(r)));
         }
     }
     Ok(())
+}
+
+/// A control response's body as written.
+#[derive(Deserialize)]
+struct Raw<'a> {
+    #[serde(borrow)]
+    response: RawEnvelope<'a>,
+}
+
+#[derive(Deserialize)]
+struct RawEnvelope<'a> {
+    #[serde(borrow)]
+    response: Option<&'a RawValue>,
+}
+
+/// The members of an `initialize` answer that the session's init has no field for (the
+/// process id, the output styles on offer, the account's API provider, the agents'
+/// descriptions), as one object; `None` when there are none. Read once per session.
+fn initialize_rest(line: &Line<'_, '_>) -> Option<Value> {
+    let raw: Raw = line.read().ok()?;
+    let mut m: serde_json::Map<String, Value> =
+        serde_json::from_str(raw.response.response?.get()).ok()?;
+    for k in ["commands", "models", "output_style"] {
+        m.remove(k);
+    }
+    if let Some(Value::Object(a)) = m.get_mut("account") {
+        for k in ["email", "organization", "subscriptionType", "tokenSource", "apiKeySource"] {
+            a.remove(k);
+        }
+    }
+    if m.get("account").and_then(Value::as_object).is_some_and(|a| a.is_empty()) {
+        m.remove("account");
+    }
+    // Agents named only by name are the init's `agents`.
+    if m.get("agents")
+        .and_then(Value::as_array)
+        .is_some_and(|v| v.iter().all(Value::is_string))
+    {
+        m.remove("agents");
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
 }
 
 #[derive(Deserialize)]
@@ -553,7 +587,7 @@ mod tests {
     fn the_initialize_answer_goes_onto_the_session_init() {
         let ev = stream(&[
             r#"{"type":"control_request","request_id":"i1","request":{"subtype":"initialize"}}"#,
-            r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1","response":{"commands":[{"name":"compact","description":"Free up context","argumentHint":""}],"models":[{"value":"default"}],"account":{"email":"a@b","tokenSource":"none"}}}}"#,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1","response":{"commands":[{"name":"compact","description":"Free up context","argumentHint":""}],"models":[{"value":"default"}],"account":{"email":"a@b","tokenSource":"none","apiProvider":"firstParty"},"output_style":"default","available_output_styles":["default","Learning"],"pid":21069}}}"#,
             r#"{"type":"user","message":{"content":"hi"},"session_id":""}"#,
             r#"{"type":"system","subtype":"init","session_id":"s1","slash_commands":["compact"],"apiKeySource":"none"}"#,
             r#"{"type":"user","message":{"content":"again"},"session_id":""}"#,
@@ -569,6 +603,12 @@ mod tests {
         assert_eq!(inits[0]["account"]["email"], "a@b");
         assert_eq!(inits[0]["account"]["apiKeySource"], "none");
         assert_eq!(inits[0]["extensions"]["claude.initializeRequestId"], "i1");
+        // What the init has no field for stays, as the answer said it.
+        assert_eq!(
+            inits[0]["extensions"]["claude.initialize"],
+            serde_json::json!({"account": {"apiProvider": "firstParty"}, "available_output_styles": ["default", "Learning"], "pid": 21069})
+        );
+        assert_eq!(inits[0]["extensions"]["claude.outputStyle"], "default");
         let inputs = of_kind(&ev, "user_input");
         assert_eq!(inputs[0]["sessionId"], "", "not named yet");
         assert_eq!(inputs[1]["sessionId"], "s1");

@@ -212,6 +212,8 @@ pub struct InitAnswer {
     account: Option<[Option<String>; 5]>,
     agents: Option<Vec<String>>,
     output_style: Option<String>,
+    /// What else it said, as JSON text ([`control::initialize_rest`]).
+    rest: Option<String>,
 }
 
 /// Top-level `type`s Claude Code writes.

@@ -323,12 +323,17 @@ pub(crate) fn system<'a>(
                 None => None,
             };
             let answer_id = answer.as_ref().map(|a| a.request_id.clone());
+            let answer_rest: Option<Value> = answer
+                .as_ref()
+                .and_then(|a| a.rest.as_deref())
+                .and_then(|r| serde_json::from_str(r).ok());
             if let Some(a) = answer {
                 merge_answer(&mut init, a, &mut ext_style);
             }
             let ext = cx.push(init);
             ext.put_opt("claude.outputStyle", ext_style);
             ext.put_opt("claude.initializeRequestId", answer_id);
+            ext.put_opt("claude.initialize", answer_rest);
             ext.put_opt("claude.plugins", w.plugins.filter(|p| !is_null(p)));
             ext.put_opt("claude.fastModeState", w.fast_mode_state.0);
             ext.put_opt("claude.memoryPaths", w.memory_paths.filter(|p| !is_null(p)));

@@ -235,10 +235,22 @@ pub(super) fn user<'a>(
                     (_, Some(c)) => Some(Json::Raw(c)),
                     _ => None,
                 };
-                let content = b
-                    .content
-                    .filter(|c| c.get().starts_with('['))
-                    .map(Json::Raw);
+                // The result the model was given, as blocks: when `output` is the line's
+                // `tool_use_result`, a text result is one text block (as the API reads it).
+                let with_meta = meta.is_some_and(|m| !is_null(m));
+                let content = b.content.and_then(|c| {
+                    if c.get().starts_with('[') {
+                        Some(Json::Raw(c))
+                    } else if with_meta && c.get().starts_with('"') {
+                        let text: Str<'a> = serde_json::from_str(c.get()).ok()?;
+                        Some(Json::Array(vec![Json::Object(Pairs(vec![
+                            (Cow::Borrowed("type"), Json::Str(Cow::Borrowed("text"))),
+                            (Cow::Borrowed("text"), Json::Str(text)),
+                        ]))]))
+                    } else {
+                        None
+                    }
+                });
                 let call = cx.memory().claude.calls.remove(&call_id);
                 // An error result after an interrupt was asked for: the interrupt stopped
                 // the call ("User rejected tool use").
@@ -555,6 +567,25 @@ mod tests {
         assert_eq!(ev[0]["status"], "failed");
         assert_eq!(ev[0]["isError"], true);
         assert_eq!(ev[0]["output"], "Error: File does not exist.");
+    }
+
+    #[test]
+    fn the_text_the_model_was_given_stays_beside_the_tool_use_result() {
+        // Claude Code 2.1.197 (a recording): a Write's result.
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"File created successfully at: /w/c.ini"}]},"tool_use_result":{"type":"create","filePath":"/w/c.ini","content":"x\n","structuredPatch":[]}}"#,
+        );
+        assert_eq!(ev[0]["output"]["filePath"], "/w/c.ini");
+        assert_eq!(
+            ev[0]["content"],
+            serde_json::json!([{"type": "text", "text": "File created successfully at: /w/c.ini"}])
+        );
+        // Without `tool_use_result` the text is the output, once.
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"ok"}]}}"#,
+        );
+        assert_eq!(ev[0]["output"], "ok");
+        assert!(ev[0].get("content").is_none());
     }
 
     #[test]

@@ -543,7 +543,8 @@ fn remember_request(cx: &mut Cx<'_>, id: &str, call: Option<&str>, tool_call: bo
 }
 
 /// The changes of a file change, as its approval request shows them: what the item that
-/// started it said (path, kind, new path, the wire's diff).
+/// started it said, in the shape of its invocation's `changes` (path, the wire's kind, where
+/// a move goes, the wire's diff).
 fn changes_json<'a>(changes: &[Change]) -> Json<'a> {
     Json::Array(
         changes
@@ -556,13 +557,13 @@ fn changes_json<'a>(changes: &[Change]) -> Json<'a> {
                         Json::Str(Cow::Borrowed(match c.kind {
                             ChangeKind::Add => "add",
                             ChangeKind::Delete => "delete",
-                            ChangeKind::Move => "move",
+                            // A move is an update with a `move_path` on the wire.
                             _ => "update",
                         })),
                     ),
                 ];
                 if let Some(to) = &c.move_path {
-                    m.push((Cow::Borrowed("movePath"), Json::Str(Cow::Owned(to.clone()))));
+                    m.push((Cow::Borrowed("move_path"), Json::Str(Cow::Owned(to.clone()))));
                 }
                 if let Some(d) = &c.diff {
                     m.push((Cow::Borrowed("diff"), Json::Str(Cow::Owned(d.clone()))));
@@ -1584,6 +1585,34 @@ mod tests {
         let evs = stream(&lines);
         assert!(of_kind(&evs, "turn_complete")[0].get("usage").is_none());
         assert_eq!(turns[1]["usage"]["outputTokens"], 10);
+    }
+
+    #[test]
+    fn a_move_is_said_by_the_call_its_approval_and_its_file_change() {
+        // codex app-server 0.169 (a recording): a patch moving src/old.py to lib/new.py.
+        let change = r#"[{"path":"/w/src/old.py","kind":{"type":"update","move_path":"/w/lib/new.py"},"diff":"@@ -1 +1 @@\n-a\n+b\n\n\nMoved to: /w/lib/new.py"}]"#;
+        let item = |status: &str| format!(r#"{{"type":"fileChange","id":"f1","status":"{status}","changes":{change}}}"#);
+        let lines = [
+            format!(r#"{{"method":"item/started","params":{{"threadId":"a","turnId":"u","item":{}}}}}"#, item("inProgress")),
+            r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"a","turnId":"u","itemId":"f1"}}"#.to_owned(),
+            format!(r#"{{"method":"item/completed","params":{{"threadId":"a","turnId":"u","item":{}}}}}"#, item("completed")),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let evs = stream(&lines);
+        let moved = json!({"path": "/w/src/old.py", "kind": "update", "move_path": "/w/lib/new.py"});
+        let inv = of_kind(&evs, "tool_invocation")[0];
+        assert_eq!(inv["input"]["file_path"], "/w/src/old.py");
+        assert_eq!(inv["input"]["changes"][0]["move_path"], moved["move_path"]);
+        assert_eq!(inv["locations"], json!(["/w/src/old.py", "/w/lib/new.py"]));
+        let ask = of_kind(&evs, "permission_request")[0];
+        assert_eq!(ask["toolInput"]["changes"][0]["move_path"], moved["move_path"]);
+        assert_eq!(ask["toolInput"]["changes"][0]["kind"], "update");
+        let done = of_kind(&evs, "tool_completion")[0];
+        assert_eq!(done["output"], json!({"changes": [moved]}));
+        assert_eq!(done["locations"], inv["locations"]);
+        assert_eq!(done["extensions"]["codex.status"], "completed");
+        let fc = of_kind(&evs, "file_change")[0];
+        assert_eq!((&fc["changeKind"], &fc["movePath"]), (&json!("move"), &moved["move_path"]));
     }
 
     #[test]

@@ -158,6 +158,38 @@ struct ChangeKindWire<'a> {
     move_path: OptStr<'a>,
 }
 
+/// A file change item's `changes` as its call states them: `[{path, kind, move_path?,
+/// diff?}]`, `kind` the wire's `kind.type` (`update` for a move, whose `move_path` names
+/// where it goes); the diffs only in the invocation (the `file_change` events carry them).
+fn item_changes<'a>(changes: &[ChangeWire<'a>], diffs: bool) -> Json<'a> {
+    Json::Array(
+        changes
+            .iter()
+            .map(|c| {
+                let mut m = vec![
+                    (Cow::Borrowed("path"), Json::Str(c.path.clone())),
+                    (
+                        Cow::Borrowed("kind"),
+                        Json::Str(
+                            c.kind
+                                .as_ref()
+                                .and_then(|k| k.ty.0.clone())
+                                .unwrap_or(Cow::Borrowed("update")),
+                        ),
+                    ),
+                ];
+                if let Some(to) = c.kind.as_ref().and_then(|k| k.move_path.0.clone()) {
+                    m.push((Cow::Borrowed("move_path"), Json::Str(to)));
+                }
+                if diffs {
+                    m.push((Cow::Borrowed("diff"), or_null(c.diff.0.clone())));
+                }
+                Json::Object(Pairs(m))
+            })
+            .collect(),
+    )
+}
+
 /// The events of an item's `item/started` or `item/completed` (`done`), the first of them
 /// with the item's `startedAtMs` and `completedAtMs` as `codex.*` extensions (the wire's
 /// times of the item, beside the line's `emittedAtMs` that is the events' `timestamp`).
@@ -316,23 +348,28 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
         }
         "fileChange" => {
             let changes = it.changes.unwrap_or_default();
-            let paths: Vec<Str<'a>> = changes.iter().map(|c| c.path.clone()).collect();
+            // The files it touches: each path, and where a move takes it.
+            let paths: Vec<Str<'a>> = changes
+                .iter()
+                .flat_map(|c| {
+                    let to = c.kind.as_ref().and_then(|k| k.move_path.0.clone());
+                    std::iter::once(c.path.clone()).chain(to)
+                })
+                .collect();
             if !done {
                 let files = &changes;
-                let changes = changes
-                    .iter()
-                    .map(|c| {
-                        object([
-                            ("path", Json::Str(c.path.clone())),
-                            (
-                                "kind",
-                                or_null(c.kind.as_ref().and_then(|k| k.ty.0.clone())),
-                            ),
-                            ("diff", or_null(c.diff.0.clone())),
-                        ])
-                    })
-                    .collect();
-                let input = object([("changes", Json::Array(changes))]);
+                let mut input = vec![(
+                    Cow::Borrowed("file_path"),
+                    or_null(changes.first().map(|c| c.path.clone())),
+                )];
+                if changes.len() > 1 {
+                    input.push((
+                        Cow::Borrowed("paths"),
+                        Json::Array(changes.iter().map(|c| Json::Str(c.path.clone())).collect()),
+                    ));
+                }
+                input.push((Cow::Borrowed("changes"), item_changes(&changes, true)));
+                let input = Json::Object(Pairs(input));
                 let files = files
                     .iter()
                     .map(|c| {
@@ -354,7 +391,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     it.id,
                     ToolKind::Edit,
                     "FileChange",
-                    paths.first().cloned(),
+                    changes.first().map(|c| c.path.clone()),
                     input,
                 );
                 inv.locations = Some(paths);
@@ -362,19 +399,14 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             } else {
                 let call = close_call(cx, &it.id);
                 let ok = status == "completed";
-                let mut c = completion(
-                    it.id.clone(),
-                    ok,
-                    Some(object([(
-                        "status",
-                        Json::Str(Cow::Owned(status.to_owned())),
-                    )])),
-                );
+                let output = object([("changes", item_changes(&changes, false))]);
+                let mut c = completion(it.id.clone(), ok, Some(output));
                 if status == "declined" {
                     c.status = declined_status(call.as_ref());
                 }
                 c.locations = Some(paths);
-                cx.push(c);
+                let ext = cx.push(c);
+                ext.put("codex.status", status.to_owned());
                 if ok {
                     for ch in changes {
                         let kind = change_kind(ch.kind.as_ref().and_then(|k| k.ty.as_deref()));
