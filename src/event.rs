@@ -696,6 +696,22 @@ pub fn cancelled_turn<'s>(
         .find(|w| matches!(*w, "interrupted" | "cancelled"))
 }
 
+/// Whether a `turn_complete` of `provider` reports running totals of the agent process in
+/// `costUsd`, `modelUsage` and `durationApiMs`, rather than the turn's own figures.
+///
+/// Claude Code's `result` reports the process's totals so far (`total_cost_usd`, `modelUsage`,
+/// `duration_api_ms`), and the formats that follow it do the same: a turn's share is the
+/// increase since the previous report. ACP's answer to a prompt reports that prompt's own usage
+/// (claude-agent-acp's PromptResponse `usage`; Gemini CLI's `_meta.quota`, whose per-model
+/// `model_usage` is `modelUsage`: in a Gemini CLI session of three prompts, the second
+/// cancelled, the answers report 11,556 and then 11,649 input tokens, the second a request
+/// whose context holds the first prompt, not their sum), so provider `acp`'s figures are the
+/// turn's own. `usage` is always the turn's own. `reduce` and `replay` read turn_complete by
+/// this rule.
+pub fn running_turn_totals(provider: &str) -> bool {
+    provider != "acp"
+}
+
 /// Token counts; the first two are always written, as CC-Insights reads them with defaults.
 #[derive(Debug, Default, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -352,9 +352,10 @@ impl State {
         let (tokens, cost) = self.cursor.sessions[s]
             .account
             .turn_complete(ev, turn_model.as_deref().or(session_model.as_deref()));
+        let running = crate::event::running_turn_totals(ev.provider.as_deref().unwrap_or(""));
         let api_ms = self.cursor.sessions[s]
             .account
-            .report_api_ms(ev.duration_api_ms);
+            .report_api_ms(ev.duration_api_ms, running);
         self.window_from_models(s, ev, seq);
         let turn = &mut self.tree.sessions[s].turns[t];
         let cancelled =

@@ -1695,6 +1695,73 @@ fn running_totals_of_cost_and_models_are_not_summed() {
 }
 
 #[test]
+fn acp_turn_figures_are_each_prompt_s_own() {
+    // Wire fact: ACP's answer to a prompt reports that prompt's usage (claude-agent-acp's
+    // PromptResponse `usage`, Gemini CLI's `_meta.quota` per model). A Gemini CLI session of
+    // three prompts, the second cancelled: the answers report 11,556 / 5 and then 11,649 / 12,
+    // the third a request whose context already holds the first prompt, not a running total.
+    let tc = |input: u64, output: u64| {
+        json!({"event": "turn_complete", "provider": "acp", "subtype": "end_turn", "stopReason": "end_turn",
+               "usage": {"inputTokens": input, "outputTokens": output},
+               "modelUsage": {"gemini-3.8-flash": {"inputTokens": input, "outputTokens": output}}})
+    };
+    let log = |provider: &str| {
+        let mut log = vec![
+            json!({"event": "turn_start"}),
+            text("Hi."),
+            tc(11556, 5),
+            json!({"event": "turn_start"}),
+            json!({"event": "turn_complete", "subtype": "cancelled", "stopReason": "cancelled"}),
+            json!({"event": "turn_start"}),
+            text("Yes."),
+            tc(11649, 12),
+        ];
+        for e in &mut log {
+            e["provider"] = json!(provider);
+        }
+        log
+    };
+    let j = js(&reduce(&log("acp")));
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    let io = |t: &Value| (t["inputTokens"].clone(), t["outputTokens"].clone());
+    assert_eq!(io(&turns[0]["tokens"]), (json!(11556), json!(5)));
+    assert_eq!(io(&turns[1]["tokens"]), (json!(0), json!(0)));
+    assert_eq!(io(&turns[2]["tokens"]), (json!(11649), json!(12)));
+    let t = &j["totals"]["sessions"][0];
+    assert_eq!(io(t), (json!(23205), json!(17)));
+    assert_eq!(t["models"][0]["model"], "gemini-3.8-flash");
+    assert_eq!(io(&t["models"][0]), (json!(23205), json!(17)));
+    assert_eq!(io(&j["totals"]["all"]), (json!(23205), json!(17)));
+    // The same figures from Claude Code are running totals of its process.
+    let j = js(&reduce(&log("claude")));
+    assert_eq!(
+        io(&j["tree"]["sessions"][0]["turns"][2]["tokens"]),
+        (json!(93), json!(7))
+    );
+    assert_eq!(io(&j["totals"]["all"]), (json!(11649), json!(12)));
+}
+
+#[test]
+fn an_acp_turn_s_own_cost_and_api_time_are_not_differences() {
+    // The rule covers all of a turn_complete's figures: an own cost adds up, and so does an
+    // own API time.
+    let tc = |cost: f64, api: u64| json!({"event": "turn_complete", "provider": "acp", "costUsd": cost, "durationApiMs": api});
+    let j = js(&reduce(&[
+        text("a"),
+        tc(0.5, 300),
+        text("b"),
+        tc(0.25, 200),
+    ]));
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    assert_eq!(
+        (&turns[1]["costUsd"], &turns[1]["durationApiMs"]),
+        (&json!(0.25), &json!(200))
+    );
+    assert_eq!(j["totals"]["all"]["costUsd"], 0.75);
+    assert_eq!(j["totals"]["all"]["durationApiMs"], 500);
+}
+
+#[test]
 fn session_running_token_totals_count_once() {
     // Codex repeats the same usage line; `total` is the session's running total.
     let u = |i: u64, total: u64| json!({"event": "usage_update", "stepUsage": {"input_tokens": i}, "total": {"inputTokens": total, "outputTokens": 0}, "contextWindow": 100});

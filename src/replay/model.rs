@@ -23,7 +23,9 @@
 //!   spawned them (`depth`).
 //! * **Usage.** `usage_update` repeats per content block of one message, so it is never added
 //!   up: the last one of the main agent gives the context in use, and token and cost totals
-//!   come from `turn_complete` alone.
+//!   come from `turn_complete` alone. Its per-model figures, cost and API time are running
+//!   totals of the agent process, whose increase is the turn's, or (ACP's) the turn's own, by
+//!   the rule `reduce` follows ([`crate::event::running_turn_totals`]).
 //! * **Held blocks.** Before the first session header, prompts and one-line notes wait for it
 //!   (the first prompt of an SDK session, and Claude's SessionStart hooks, come before the
 //!   session's `session_init`). A subagent's `tool_completion` waits for one event, its
@@ -292,12 +294,47 @@ struct Session {
     cwd: Option<String>,
     mode: Option<String>,
     turns: u64,
-    /// Costs reported at the last turn's end, overall and per model.
-    cost: Option<f64>,
-    model_costs: HashMap<String, f64>,
+    /// The running totals of the cost reported at the last turn's end, overall and per model
+    /// ([`crate::event::running_turn_totals`]), each with the sum of earlier runs.
+    cost: Running,
+    models: HashMap<String, ModelRun>,
     /// `durationApiMs` reported at the last turn's end: a running total of the run, as the
     /// cost is (Claude Code adds every request of its process).
     api_ms: Option<u64>,
+}
+
+/// One running total a provider reports (the cost, a model's tokens): its last report in the
+/// current run of the agent process, and the sum of earlier runs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Running {
+    last: Option<f64>,
+    base: f64,
+}
+
+impl Running {
+    /// A new report: the turn's share of it (its increase since the last, or all of a report
+    /// of a new run: lower than the last, or `new_run`) and the session's total so far (`None`
+    /// at the first report, which is all the turn's).
+    fn report(&mut self, now: f64, new_run: bool) -> (f64, Option<f64>) {
+        let share = match self.last {
+            Some(last) if !new_run && now >= last => (now - last, Some(self.base + now)),
+            Some(last) => {
+                self.base += last;
+                (now, Some(self.base + now))
+            }
+            None => (now, None),
+        };
+        self.last = Some(now);
+        share
+    }
+}
+
+/// The running totals of one model's `modelUsage`.
+#[derive(Debug, Default, Clone, Copy)]
+struct ModelRun {
+    input: Running,
+    output: Running,
+    cost: Running,
 }
 
 #[derive(Debug)]
@@ -1498,15 +1535,10 @@ impl Model {
             .map(Map::iter)
             .map(Iterator::collect)
             .unwrap_or_default();
-        // After an earlier turn of the session, per-model counts above the turn's own are
-        // running totals of the session (Claude Code's), and so are the costs. (In a first
-        // turn they can be higher too: they include subagents.)
-        let model_sum = |k: &str| usage.iter().filter_map(|(_, u)| num(u, k)).sum::<u64>();
+        // Claude Code's per-model figures and costs are running totals of its process, ACP's
+        // the turn's own ([`crate::event::running_turn_totals`]).
+        let running = crate::event::running_turn_totals(st(ev, "provider").unwrap_or(""));
         let session = self.sessions.entry(sid).or_default();
-        let running = session.cost.is_some()
-            && tokens.as_ref().is_some_and(|t| {
-                model_sum("inputTokens") > t.input || model_sum("outputTokens") > t.output
-            });
         session.turns += 1;
         let turn_no = session.turns;
         let several = usage.len() > 1;
@@ -1519,27 +1551,51 @@ impl Model {
             Some((_, None)) => (usage.len() == 1).then_some(0),
             None => None,
         };
+        // As `reduce` reads them: a report in which a model is missing or any figure is lower
+        // than the last starts a new run of the agent process, counted whole.
+        let figures = |u: &Value| {
+            (
+                num(u, "inputTokens").unwrap_or(0) as f64,
+                num(u, "outputTokens").unwrap_or(0) as f64,
+                u.get("costUsd").and_then(Value::as_f64),
+            )
+        };
+        let new_run = running
+            && session.models.iter().any(|(name, m)| {
+                let Some((_, u)) = usage.iter().find(|(k, _)| *k == name) else {
+                    return true;
+                };
+                let (i, o, c) = figures(u);
+                let below = |r: &Running, now: f64| r.last.is_some_and(|l| now < l);
+                below(&m.input, i) || below(&m.output, o) || below(&m.cost, c.unwrap_or(0.0))
+            });
+        // (turn's share, session's total) of a reported figure.
+        let share = |r: &mut Running, now: f64, new_run: bool| -> (f64, Option<f64>) {
+            if running {
+                r.report(now, new_run)
+            } else {
+                (now, None)
+            }
+        };
         let mut models: Vec<ModelLine> = Vec::new();
         for (i, (name, u)) in usage.iter().enumerate() {
-            let reported = u.get("costUsd").and_then(Value::as_f64);
-            let before = session.model_costs.get(name.as_str()).copied();
+            let (input, output, reported) = figures(u);
+            let m = session.models.entry(name.to_string()).or_default();
+            let input = share(&mut m.input, input, new_run).0 as u64;
+            let output = share(&mut m.output, output, new_run).0 as u64;
             let (cost, session_cost) = match reported {
-                Some(c) if running => (before.map(|b| (c - b).max(0.0)), Some(c)),
-                c => (c, None),
+                Some(c) => {
+                    let (turn, total) = share(&mut m.cost, c, new_run);
+                    (Some(turn), total)
+                }
+                None => (None, None),
             };
-            if let Some(c) = reported {
-                session.model_costs.insert(name.to_string(), c);
-            }
+            let tokens = several.then_some((input, output));
             models.push(ModelLine {
                 name: clean(name),
                 cost,
                 session_cost,
-                tokens: several.then(|| {
-                    (
-                        num(u, "inputTokens").unwrap_or(0),
-                        num(u, "outputTokens").unwrap_or(0),
-                    )
-                }),
+                tokens,
                 context: (context_model == Some(i))
                     .then(|| {
                         turn.context
@@ -1560,19 +1616,21 @@ impl Model {
                 });
             }
         }
-        let reported = ev.get("costUsd").and_then(Value::as_f64);
-        let (cost, session_cost) = match reported {
-            Some(c) if running => (session.cost.map(|b| (c - b).max(0.0)), Some(c)),
-            Some(c) if c == 0.0 && models.is_empty() => (None, None),
-            c => (c, None),
+        let (cost, session_cost) = match ev.get("costUsd").and_then(Value::as_f64) {
+            Some(c) => {
+                let (turn, total) = share(&mut session.cost, c, false);
+                if c == 0.0 && models.is_empty() {
+                    (None, None)
+                } else {
+                    (Some(turn), total)
+                }
+            }
+            None => (None, None),
         };
-        if reported.is_some() {
-            session.cost = reported;
-        }
         // The turn's own API time: the increase of the run's total, or all of a lower report
-        // (a new run).
+        // (a new run); as it is where figures are the turn's own.
         let api_ms = num(ev, "durationApiMs").map(|ms| match session.api_ms.replace(ms) {
-            Some(last) if ms >= last => ms - last,
+            Some(last) if running && ms >= last => ms - last,
             _ => ms,
         });
         let denials = ev
@@ -2034,6 +2092,50 @@ mod tests {
         ]);
         let texts = b.iter().filter(|b| matches!(b, Block::Text { .. })).count();
         assert_eq!(texts, 1, "{b:?}");
+    }
+
+    /// The footers of a run, in order.
+    fn footers(events: &[Value]) -> Vec<Footer> {
+        run(events)
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::Footer(f) => Some(f),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn turn_figures_are_running_totals_of_claude_and_each_prompt_s_own_on_acp() {
+        // Claude Code's `result` reports its process's totals so far; ACP's answer to a prompt
+        // that prompt's own (crate::event::running_turn_totals).
+        let tc = |provider: &str, cost: f64, big: u64, small: u64| {
+            json!({"event":"turn_complete","provider":provider,"costUsd":cost,
+                   "usage":{"inputTokens":1,"outputTokens":1},
+                   "modelUsage":{"big":{"inputTokens":big,"outputTokens":2,"costUsd":cost},
+                                 "small":{"inputTokens":small,"outputTokens":1}}})
+        };
+        let f = footers(&[tc("claude", 0.5, 10, 4), tc("claude", 0.75, 25, 4)]);
+        assert_eq!((f[0].cost, f[0].session_cost), (Some(0.5), None));
+        assert_eq!((f[1].cost, f[1].session_cost), (Some(0.25), Some(0.75)));
+        assert_eq!(f[1].models[0].tokens, Some((15, 0)));
+        assert_eq!(f[1].models[1].tokens, Some((0, 0)));
+        assert_eq!(
+            (f[1].models[0].cost, f[1].models[0].session_cost),
+            (Some(0.25), Some(0.75))
+        );
+        // A lower report starts a new run (a resumed session in a new process): counted whole.
+        let f = footers(&[
+            tc("claude", 0.5, 10, 4),
+            tc("claude", 0.75, 25, 4),
+            tc("claude", 0.25, 3, 1),
+        ]);
+        assert_eq!((f[2].cost, f[2].session_cost), (Some(0.25), Some(1.0)));
+        assert_eq!(f[2].models[0].tokens, Some((3, 2)));
+        let f = footers(&[tc("acp", 0.5, 10, 4), tc("acp", 0.75, 25, 4)]);
+        assert_eq!((f[1].cost, f[1].session_cost), (Some(0.75), None));
+        assert_eq!(f[1].models[0].tokens, Some((25, 2)));
+        assert_eq!(f[1].models[1].tokens, Some((4, 1)));
     }
 
     #[test]
