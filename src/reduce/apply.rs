@@ -291,18 +291,25 @@ impl State {
         self.pending.sessions[s].turn = Some(index);
     }
 
-    /// A turn still running with nothing from the agent yet (only the prompt, if any).
+    /// A turn still running with nothing from the agent yet: only its prompt, if any, and
+    /// what is about the session rather than the turn (a mode change the client made before
+    /// the prompt: ACP's `session/set_mode` before the first `session/prompt`).
     fn fresh(&self, s: usize, t: usize) -> bool {
         let turn = &self.tree.sessions[s].turns[t];
         turn.tools == 0
-            && turn.children.iter().all(|n| {
-                matches!(&self.entries[n.entry as usize].body,
-                    Body::Message(m) if m.role == Role::User)
-            })
+            && turn
+                .children
+                .iter()
+                .all(|n| match &self.entries[n.entry as usize].body {
+                    Body::Message(m) => m.role == Role::User,
+                    Body::ModeChange(_) => true,
+                    _ => false,
+                })
     }
 
     /// turn_start: a new turn, unless the running one has nothing from the agent yet (it was
-    /// opened by its prompt or session_init), which it then names.
+    /// opened by its prompt or session_init, and session-level events since do not count),
+    /// which it then names.
     fn turn_start(&mut self, s: usize, ev: &Ev, seq: u64) {
         match self.open_turn_pos(s) {
             Some(t) if self.fresh(s, t) => {}

@@ -936,6 +936,59 @@ fn turn_start_names_a_fresh_turn_and_ends_a_busy_one() {
 }
 
 #[test]
+fn session_level_events_before_the_first_prompt_open_no_turn() {
+    // Wire fact (claude-agent-acp, testdata/acp-claude/plan-exit-deny.jsonl): the client sets
+    // the mode (`session/set_mode`, answered by a mode update, commands and configuration)
+    // after `session/new` and before its only `session/prompt`. One prompt, one turn.
+    let ev = |mut e: Value| {
+        e["provider"] = json!("acp");
+        e
+    };
+    let st = reduce(&[
+        ev(json!({"event": "session_init", "cwd": "/w"})),
+        ev(
+            json!({"event": "session_mode", "currentModeId": "default", "availableModes": [{"id": "default"}, {"id": "plan"}]}),
+        ),
+        ev(json!({"event": "config_options", "configOptions": [{"id": "mode"}]})),
+        ev(json!({"event": "session_mode", "currentModeId": "plan", "availableModes": []})),
+        ev(json!({"event": "available_commands", "availableCommands": [{"name": "a"}]})),
+        ev(json!({"event": "config_options", "configOptions": [{"id": "mode"}]})),
+        ev(json!({"event": "session_status", "status": "idle"})),
+        ev(json!({"event": "turn_start"})),
+        ev(json!({"event": "user_input", "text": "Plan how to add a README."})),
+        ev(text("Here is my plan.")),
+        ev(json!({"event": "turn_complete", "subtype": "end_turn", "stopReason": "end_turn"})),
+    ]);
+    let j = js(&st);
+    let turns = j["tree"]["sessions"][0]["turns"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(turns.len(), 1, "{turns:#?}");
+    assert_eq!(turns[0]["status"], "completed");
+    assert_eq!(j["totals"]["sessions"][0]["turns"], 1);
+    assert_eq!(j["pending"]["sessions"][0]["mode"], "plan");
+    let modes: Vec<_> = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "mode_change")
+        .collect();
+    assert_eq!(modes.len(), 1);
+    assert_eq!(
+        (&modes[0]["previousModeId"], &modes[0]["newModeId"]),
+        (&json!("default"), &json!("plan"))
+    );
+    // A turn with work in it is still ended by the next turn_start.
+    let st = reduce(&[
+        json!({"event": "turn_start"}),
+        json!({"event": "session_mode", "currentModeId": "plan", "availableModes": []}),
+        text("working"),
+        json!({"event": "turn_start"}),
+    ]);
+    let turns = js(&st)["tree"]["sessions"][0]["turns"].clone();
+    assert_eq!(turns[0]["status"], "incomplete");
+}
+
+#[test]
 fn events_without_a_session_wait_for_the_session_that_names_itself() {
     // Claude's SDK protocol: the prompt is read before the agent says which session it is.
     let st = reduce(&[
