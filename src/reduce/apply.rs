@@ -260,6 +260,7 @@ impl State {
 
     fn open_turn(&mut self, s: usize, ev: &Ev, seq: u64) {
         self.end_scopes(s);
+        self.status_at_boundary(s, true);
         let sess = &mut self.tree.sessions[s];
         let index = sess.turns.len() as u32 + 1;
         push_small(
@@ -337,6 +338,7 @@ impl State {
 
     fn close_turn(&mut self, s: usize, t: usize, seq: u64) {
         self.end_scopes(s);
+        self.status_at_boundary(s, false);
         // A subagent no call announced does not outlive its turn.
         self.cursor.sessions[s].subagents = Vec::new();
         let turn = &mut self.tree.sessions[s].turns[t];
@@ -582,6 +584,25 @@ impl State {
                 let i = self.push_entry(s, None, ev, seq, Body::Meta(Box::new(m)), false);
                 self.idx.per[s].meta = Some(i);
             }
+        }
+    }
+
+    /// A session's `status` is its last session_status while that holds: a turn boundary ends
+    /// the statuses about the other side of it. A turn that opens (`opening`) ends those about
+    /// the time between turns: `idle`, and `interrupted`, which told how an earlier turn was
+    /// stopped (ACP's `session/cancel`, Claude's interrupt). A turn that ends ends those about
+    /// its work: `running`, `requesting`, `compacting`, `requires_action`. Others (`error`,
+    /// `ended`, …) last until the next session_status. Once its status has ended, the session
+    /// has none until the next.
+    fn status_at_boundary(&mut self, s: usize, opening: bool) {
+        let node = &mut self.tree.sessions[s];
+        let ends = match node.status.as_deref() {
+            Some("idle" | "interrupted") => opening,
+            Some("running" | "requesting" | "compacting" | "requires_action") => !opening,
+            _ => false,
+        };
+        if ends {
+            node.status = None;
         }
     }
 

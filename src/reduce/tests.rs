@@ -989,6 +989,67 @@ fn session_level_events_before_the_first_prompt_open_no_turn() {
 }
 
 #[test]
+fn a_status_ends_at_the_turn_boundary_it_is_about() {
+    // Wire fact (Gemini CLI over ACP, testdata/acp-gemini/interrupt-sleep.jsonl): the client
+    // cancels prompt 1 (`session/cancel`: status interrupted), the agent answers it
+    // `cancelled`, and prompt 2 is answered `end_turn`. The session is not interrupted then.
+    let st = reduce(&[
+        json!({"event": "turn_start"}),
+        json!({"event": "user_input", "text": "Wait for the build."}),
+        call("c1"),
+        json!({"event": "session_status", "status": "interrupted"}),
+        json!({"event": "turn_complete", "subtype": "cancelled", "stopReason": "cancelled"}),
+    ]);
+    let j = js(&st);
+    assert_eq!(
+        j["tree"]["sessions"][0]["status"], "interrupted",
+        "until a turn opens"
+    );
+    assert_eq!(j["tree"]["sessions"][0]["turns"][0]["interrupted"], true);
+    let mut log = lines(&[
+        json!({"event": "turn_start"}),
+        json!({"event": "session_status", "status": "interrupted"}),
+        json!({"event": "turn_complete", "subtype": "cancelled", "stopReason": "cancelled"}),
+        json!({"event": "turn_start"}),
+    ]);
+    let j = js(&reduce_lines(&log));
+    assert!(j["tree"]["sessions"][0].get("status").is_none(), "{j:#}");
+    log.extend(lines(&[
+        json!({"event": "turn_complete", "subtype": "end_turn", "seq": 5, "id": "e5"}),
+    ]));
+    let j = js(&reduce_lines(&log));
+    assert!(j["tree"]["sessions"][0].get("status").is_none());
+    assert_eq!(j["tree"]["sessions"][0]["turns"][1]["status"], "completed");
+    // Claude's `requesting` is about the turn's work and ends with it; its SDK's `idle` and
+    // Codex's `idle` (which comes before the turn_complete) last until a turn opens; Codex's
+    // `running` (before its turn_start) lasts through the opening; `error` stays.
+    let status = |events: &[Value]| {
+        js(&reduce(events))["tree"]["sessions"][0]
+            .get("status")
+            .cloned()
+    };
+    let tc = json!({"event": "turn_complete"});
+    let st = |s: &str| json!({"event": "session_status", "status": s});
+    assert_eq!(status(&[text("a"), st("requesting"), tc.clone()]), None);
+    assert_eq!(
+        status(&[text("a"), st("idle"), tc.clone()]),
+        Some(json!("idle"))
+    );
+    assert_eq!(
+        status(&[text("a"), tc.clone(), st("idle"), text("b")]),
+        None
+    );
+    assert_eq!(
+        status(&[st("running"), json!({"event": "turn_start"})]),
+        Some(json!("running"))
+    );
+    assert_eq!(
+        status(&[text("a"), st("error"), tc.clone(), text("b")]),
+        Some(json!("error"))
+    );
+}
+
+#[test]
 fn events_without_a_session_wait_for_the_session_that_names_itself() {
     // Claude's SDK protocol: the prompt is read before the agent says which session it is.
     let st = reduce(&[
