@@ -429,11 +429,19 @@ impl State {
     // Session facts.
 
     fn session_init(&mut self, s: usize, ev: &Ev, seq: u64) {
-        let node = &mut self.tree.sessions[s];
         if ev.model.is_some() {
-            node.model = own(&ev.model);
+            // The running turn's model too, when the agent has done nothing in it yet or it
+            // has none: Claude names its model after it reads the prompt, in the session_init
+            // that opens the turn (`-p`) or follows the prompt that did (the SDK).
+            if let Some(t) = self.open_turn_pos(s) {
+                if self.fresh(s, t) || self.tree.sessions[s].turns[t].model.is_none() {
+                    self.tree.sessions[s].turns[t].model = own(&ev.model);
+                }
+            }
+            self.tree.sessions[s].model = own(&ev.model);
             self.pending.sessions[s].model = own(&ev.model);
         }
+        let node = &mut self.tree.sessions[s];
         if ev.cwd.is_some() {
             node.cwd = own(&ev.cwd);
         }

@@ -1050,6 +1050,52 @@ fn a_status_ends_at_the_turn_boundary_it_is_about() {
 }
 
 #[test]
+fn a_turn_carries_the_model_the_session_names_at_its_start() {
+    // Wire fact: Claude Code names its model in `system/init` after it reads the prompt. With
+    // `-p` that line opens the turn (testdata/claude/text-only.jsonl, line 1); the SDK writes
+    // the prompt first, and the init follows it (testdata/claude-sdk/two-prompts.jsonl).
+    let model = |events: &[Value]| {
+        let j = js(&reduce(events));
+        j["tree"]["sessions"][0]["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.get("model").cloned())
+            .collect::<Vec<_>>()
+    };
+    let m = Some(json!("opus"));
+    assert_eq!(
+        model(&[
+            json!({"event": "session_init", "model": "opus"}),
+            text("a"),
+            json!({"event": "turn_complete"}),
+        ]),
+        vec![m.clone()]
+    );
+    let sdk = [
+        json!({"event": "user_input", "sessionId": "", "text": "one"}),
+        json!({"event": "session_init", "model": "opus"}),
+        text("a"),
+        json!({"event": "turn_complete"}),
+        json!({"event": "user_input", "sessionId": "", "text": "two"}),
+        json!({"event": "session_init", "model": "sonnet"}),
+        text("b"),
+        json!({"event": "turn_complete"}),
+    ];
+    assert_eq!(model(&sdk), [m.clone(), Some(json!("sonnet"))]);
+    // Once the agent has worked in the turn, a model named later is the next turn's.
+    assert_eq!(
+        model(&[
+            json!({"event": "session_init", "model": "opus"}),
+            text("a"),
+            json!({"event": "session_init", "model": "sonnet"}),
+            json!({"event": "turn_complete"}),
+        ]),
+        [m]
+    );
+}
+
+#[test]
 fn events_without_a_session_wait_for_the_session_that_names_itself() {
     // Claude's SDK protocol: the prompt is read before the agent says which session it is.
     let st = reduce(&[
