@@ -648,7 +648,8 @@ impl State {
         self.push_entry(s, ev.parent(), ev, seq, body, true);
         let t = &mut self.totals.sessions[s];
         t.counts.compactions += 1;
-        if let Some(post) = ev.post_tokens {
+        // The main agent's context is what the compaction left, until its next request.
+        if let (None, Some(post)) = (ev.parent(), ev.post_tokens) {
             let c = t.context.get_or_insert_with(Context::default);
             c.used_tokens = post;
             c.seq = seq;

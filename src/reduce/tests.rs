@@ -1807,6 +1807,69 @@ fn usage_repeated_on_every_block_of_a_message_counts_once() {
 }
 
 #[test]
+fn reduce_and_replay_agree_on_the_context_in_use() {
+    // Wire fact: the context after a request is its whole prompt (input, cache read, cache
+    // creation) plus its output, which the next request reads back; claude-agent-acp's own
+    // `used` counts it so (testdata/acp-claude/bash-cancelled.jsonl: 20,026 when its first
+    // request starts, 20,047 when it ends). Claude's stream-json gives the parts
+    // (testdata/claude/*: `message.usage` of each assistant line).
+    let claude = [
+        json!({"event": "session_init", "model": "opus"}),
+        json!({"event": "usage_update", "messageId": "m1", "model": "opus",
+               "stepUsage": {"input_tokens": 15, "cache_creation_input_tokens": 19063,
+                             "cache_read_input_tokens": 0, "output_tokens": 1}}),
+        json!({"event": "usage_update", "messageId": "m2", "model": "opus",
+               "stepUsage": {"input_tokens": 11, "cache_creation_input_tokens": 65,
+                             "cache_read_input_tokens": 19159, "output_tokens": 1}}),
+        // A subagent's request is its own context.
+        json!({"event": "usage_update", "messageId": "s1", "parentCallId": "A",
+               "stepUsage": {"input_tokens": 5, "output_tokens": 1}, "contextTokens": 6}),
+        // An API error's usage of no tokens tells nothing.
+        json!({"event": "usage_update", "messageId": "m3", "stepUsage": {"input_tokens": 0, "output_tokens": 0}}),
+        json!({"event": "turn_complete", "usage": {"inputTokens": 26, "outputTokens": 2},
+               "modelUsage": {"opus": {"inputTokens": 26, "outputTokens": 2, "contextWindow": 1000000}}}),
+    ];
+    let acp = [
+        json!({"event": "usage_update", "provider": "acp", "stepUsage": {}, "contextTokens": 20026, "contextWindow": 1000000}),
+        json!({"event": "usage_update", "provider": "acp", "stepUsage": {}, "contextTokens": 20047}),
+        json!({"event": "turn_complete", "provider": "acp", "usage": {"inputTokens": 31, "outputTokens": 36}}),
+    ];
+    // After a compaction (Claude's `compact_boundary`, testdata/claude-sdk/compact.jsonl), what
+    // it left, until the next request.
+    let compacted = [
+        json!({"event": "usage_update", "messageId": "m1", "model": "opus",
+               "stepUsage": {"input_tokens": 21900, "output_tokens": 16}}),
+        json!({"event": "context_compaction", "trigger": "manual", "preTokens": 21916, "postTokens": 578}),
+        json!({"event": "turn_complete", "usage": {"inputTokens": 0, "outputTokens": 0},
+               "modelUsage": {"opus": {"inputTokens": 21900, "outputTokens": 16, "contextWindow": 1000000}}}),
+    ];
+    for (log, used) in [
+        (&claude[..], 19236),
+        (&acp[..], 20047),
+        (&compacted[..], 578),
+    ] {
+        let c = &js(&reduce(log))["totals"]["sessions"][0]["context"];
+        assert_eq!(
+            (&c["usedTokens"], &c["windowTokens"]),
+            (&json!(used), &json!(1000000))
+        );
+        let mut m = crate::replay::model::Model::new();
+        for e in lines(log) {
+            m.event(&serde_json::from_str(&e).unwrap());
+        }
+        m.finish();
+        let footer = m
+            .drain()
+            .find_map(|b| match b {
+                crate::replay::model::Block::Footer(f) => Some(f),
+                _ => None,
+            })
+            .expect("a footer");
+        assert_eq!(footer.models[0].context, Some((used, Some(1000000))));
+    }
+}
+
+#[test]
 fn turn_complete_totals_are_authoritative() {
     let st = reduce(&[
         text("x"),

@@ -16,10 +16,12 @@
 //!   block of a message; the last value of a message counts, once).
 //! * While a turn runs its tokens are that per-request estimate (or the `total` increase), and
 //!   the session's totals include it; `turn_complete` replaces it.
-//! * Context use is usage_update `contextTokens` when reported, else the size of the last
-//!   main-agent request (input, cache and output tokens of its `stepUsage`), or the tokens left
-//!   after a compaction; the window is the model's
-//!   (`contextWindow` of usage_update or of the session model's `modelUsage`).
+//! * Context use is that of the main agent's last usage_update by
+//!   [`crate::event::context_in_use`] (the one definition `replay` shows too): its
+//!   `contextTokens` when reported, else the size of the request (input, cache read, cache
+//!   creation and output tokens of its `stepUsage`); or the tokens left after a compaction.
+//!   The window is the model's (`contextWindow` of usage_update or of the session model's
+//!   `modelUsage`).
 
 use super::state::*;
 use super::view::{Ev, TokenUsage};
@@ -332,17 +334,14 @@ impl State {
             }
         }
         let ctx = &mut self.totals.sessions[s].context;
-        let used = step.input_tokens.unwrap_or(0)
-            + step.cache_read_input_tokens.unwrap_or(0)
-            + step.cache_creation_input_tokens.unwrap_or(0)
-            + step.output_tokens.unwrap_or(0);
-        // A request of no tokens (an API error) says nothing about the context.
-        if ev.parent().is_none() && used > 0 {
-            let c = ctx.get_or_insert_with(Context::default);
-            c.used_tokens = used;
-            c.seq = seq;
-        }
-        if let Some(used) = ev.context_tokens {
+        let used = crate::event::context_in_use(
+            ev.context_tokens,
+            step.input_tokens,
+            step.cache_read_input_tokens,
+            step.cache_creation_input_tokens,
+            step.output_tokens,
+        );
+        if let (None, Some(used)) = (ev.parent(), used) {
             let c = ctx.get_or_insert_with(Context::default);
             c.used_tokens = used;
             c.seq = seq;

@@ -22,7 +22,8 @@
 //! * **Subagents.** Events with `parentCallId` are nested one level deeper than the call that
 //!   spawned them (`depth`).
 //! * **Usage.** `usage_update` repeats per content block of one message, so it is never added
-//!   up: the last one of the main agent gives the context in use, and token and cost totals
+//!   up: the last one of the main agent gives the context in use (by the definition `reduce`
+//!   shares, [`crate::event::context_in_use`]), and token and cost totals
 //!   come from `turn_complete` alone. Its per-model figures, cost and API time are running
 //!   totals of the agent process, whose increase is the turn's, or (ACP's) the turn's own, by
 //!   the rule `reduce` follows ([`crate::event::running_turn_totals`]).
@@ -411,8 +412,17 @@ struct Turn {
     /// The turn's cumulative diff per path (Codex's `turn/diff/updated`): each replaces the
     /// one before; shown once, at the end of the turn, for paths no call has shown.
     cumulative: std::collections::BTreeMap<String, Block>,
-    /// The context in use at the main agent's last request, and that request's model.
-    context: Option<(u64, Option<String>)>,
+    /// The context in use at the main agent's last request.
+    context: Option<Ctx>,
+}
+
+/// The context in use at the main agent's last request ([`crate::event::context_in_use`]),
+/// that request's model, and the context window its usage_update named.
+#[derive(Debug)]
+struct Ctx {
+    used: u64,
+    model: Option<String>,
+    window: Option<u64>,
 }
 
 /// The transcript's state: sessions, tool calls, streams, the current turn.
@@ -636,6 +646,15 @@ impl Model {
             "permission_response" => self.permission_response(ev, depth),
             "plan_update" => self.plan_update(ev, depth),
             "context_compaction" => {
+                // The main agent's context is what the compaction left, until its next request.
+                if let (None, Some(used)) = (parent, num(ev, "postTokens")) {
+                    let window = self.turn.context.as_ref().and_then(|c| c.window);
+                    self.turn.context = Some(Ctx {
+                        used,
+                        model: None,
+                        window,
+                    });
+                }
                 self.emit(Block::Compaction {
                     trigger: st(ev, "trigger").map(clean).unwrap_or_default(),
                     pre: num(ev, "preTokens"),
@@ -649,14 +668,25 @@ impl Model {
             // The main agent's context; a subagent's is its own.
             "usage_update" if parent.is_none() => {
                 let u = ev.get("stepUsage").unwrap_or(&Value::Null);
-                let parts = [
+                let used = crate::event::context_in_use(
+                    num(ev, "contextTokens"),
                     num(u, "input_tokens"),
-                    num(u, "cache_creation_input_tokens"),
                     num(u, "cache_read_input_tokens"),
-                ];
-                let used: u64 = parts.iter().flatten().sum();
-                if used > 0 {
-                    self.turn.context = Some((used, st(ev, "model").map(str::to_string)));
+                    num(u, "cache_creation_input_tokens"),
+                    num(u, "output_tokens"),
+                );
+                let window = num(ev, "contextWindow");
+                match (used, &mut self.turn.context) {
+                    (Some(used), c) => {
+                        let window = window.or(c.as_ref().and_then(|c| c.window));
+                        *c = Some(Ctx {
+                            used,
+                            model: st(ev, "model").map(str::to_string),
+                            window,
+                        });
+                    }
+                    (None, Some(c)) => c.window = window.or(c.window),
+                    (None, None) => {}
                 }
             }
             "rate_limit_update" => self.rate_limit(ev),
@@ -1543,12 +1573,12 @@ impl Model {
         let turn_no = session.turns;
         let several = usage.len() > 1;
         let context_model = match &turn.context {
-            Some((_, Some(m))) => usage
+            Some(Ctx { model: Some(m), .. }) => usage
                 .iter()
                 .position(|(k, _)| *k == m)
                 .or_else(|| usage.iter().position(|(k, _)| k.starts_with(m.as_str())))
                 .or((usage.len() == 1).then_some(0)),
-            Some((_, None)) => (usage.len() == 1).then_some(0),
+            Some(Ctx { model: None, .. }) => (usage.len() == 1).then_some(0),
             None => None,
         };
         // As `reduce` reads them: a report in which a model is missing or any figure is lower
@@ -1600,19 +1630,19 @@ impl Model {
                     .then(|| {
                         turn.context
                             .as_ref()
-                            .map(|c| (c.0, num(u, "contextWindow")))
+                            .map(|c| (c.used, num(u, "contextWindow").or(c.window)))
                     })
                     .flatten(),
             });
         }
         if models.is_empty() {
-            if let Some((used, model)) = &turn.context {
+            if let Some(c) = &turn.context {
                 models.push(ModelLine {
-                    name: model.as_deref().map(clean).unwrap_or_default(),
+                    name: c.model.as_deref().map(clean).unwrap_or_default(),
                     cost: None,
                     session_cost: None,
                     tokens: None,
-                    context: Some((*used, None)),
+                    context: Some((c.used, c.window)),
                 });
             }
         }
@@ -2149,8 +2179,21 @@ mod tests {
         let Block::Footer(f) = &b[0] else {
             panic!("{b:?}")
         };
-        assert_eq!(f.models[0].context, Some((100, Some(1000))));
+        // 10 in, 90 cache read and the 1 output token now in the conversation.
+        assert_eq!(f.models[0].context, Some((101, Some(1000))));
         assert_eq!(f.tokens.as_ref().unwrap().input, 10);
+    }
+
+    #[test]
+    fn the_context_acp_reports_is_shown_with_its_window() {
+        // claude-agent-acp's usage_update `used` and `size`; its turn_complete has no
+        // modelUsage.
+        let b = footers(&[
+            json!({"event":"usage_update","provider":"acp","stepUsage":{},"contextTokens":20126,"contextWindow":1000000}),
+            json!({"event":"usage_update","provider":"acp","stepUsage":{},"contextTokens":20139}),
+            json!({"event":"turn_complete","provider":"acp","usage":{"inputTokens":31,"outputTokens":36}}),
+        ]);
+        assert_eq!(b[0].models[0].context, Some((20139, Some(1000000))));
     }
 
     #[test]
