@@ -1932,7 +1932,8 @@ fn window(mins: u64) -> String {
 /// The readable text of a tool's output: (output, errors).
 ///
 /// Known shapes: a string; `stdout`/`stderr` (shells); `file.content` (file reads); content
-/// blocks (`[{type: text, text}]`, MCP and subagents). Results that only echo an edit or a
+/// blocks, in a list (`[{type: text, text}]`, MCP and subagents) or one alone (ACP's
+/// cancelled shell call: `{type: text, text: "Command cancelled by user."}`). Results that only echo an edit or a
 /// plan (`structuredPatch`, `originalFile`, `newTodos`) show nothing: the diff or the plan is
 /// shown from its own event. Anything else is shown as compact JSON.
 pub fn output_text(v: &Value) -> (String, String) {
@@ -1959,6 +1960,9 @@ pub fn output_text(v: &Value) -> (String, String) {
             {
                 return (clean(c), String::new());
             }
+            if is_block(o) {
+                return (blocks_text(std::slice::from_ref(v)), String::new());
+            }
             if ["structuredPatch", "originalFile", "newTodos", "oldTodos"]
                 .iter()
                 .any(|k| o.contains_key(*k))
@@ -1972,6 +1976,15 @@ pub fn output_text(v: &Value) -> (String, String) {
             }
         }
         v => (compact(v), String::new()),
+    }
+}
+
+/// A content block: text (`{type: text, text}`) or an image.
+fn is_block(o: &Map<String, Value>) -> bool {
+    match o.get("type").and_then(Value::as_str) {
+        Some("text") => o.get("text").is_some_and(Value::is_string),
+        Some("image") => true,
+        _ => false,
     }
 }
 
@@ -2298,6 +2311,28 @@ mod tests {
         assert_eq!(
             output_text(&json!({"a":1,"b":[1,2]})),
             ("{\"a\": 1, \"b\": [1, 2]}".into(), String::new())
+        );
+    }
+
+    #[test]
+    fn an_output_that_is_one_content_block_shows_its_text() {
+        // Wire fact (testdata/acp-gemini/interrupt-sleep.jsonl, line 11): Gemini CLI over ACP
+        // ends a shell call the client cancelled with a `tool_call_update` whose `content` is
+        // one text block, `[{"type":"content","content":{"type":"text","text":"Command
+        // cancelled by user."}}]`: the converter gives that block as the completion's
+        // `output`.
+        assert_eq!(
+            output_text(&json!({"type":"text","text":"Command cancelled by user."})),
+            ("Command cancelled by user.".into(), String::new())
+        );
+        assert_eq!(
+            output_text(&json!({"type":"image","data":"…","mimeType":"image/png"})),
+            ("[image]".into(), String::new())
+        );
+        // Not a block: another `type` with a message is shown as it is.
+        assert_eq!(
+            output_text(&json!({"type":"text","text":1})).0,
+            "{\"type\": \"text\", \"text\": 1}"
         );
     }
 }
