@@ -696,6 +696,49 @@ pub fn cancelled_turn<'s>(
         .find(|w| matches!(*w, "interrupted" | "cancelled"))
 }
 
+/// Whether a `turn_complete` of `provider` reports running totals of the agent process in
+/// `costUsd`, `modelUsage` and `durationApiMs`, rather than the turn's own figures.
+///
+/// Claude Code's `result` reports the process's totals so far (`total_cost_usd`, `modelUsage`,
+/// `duration_api_ms`), and the formats that follow it do the same: a turn's share is the
+/// increase since the previous report. ACP's answer to a prompt reports that prompt's own usage
+/// (claude-agent-acp's PromptResponse `usage`; Gemini CLI's `_meta.quota`, whose per-model
+/// `model_usage` is `modelUsage`: in a Gemini CLI session of three prompts, the second
+/// cancelled, the answers report 11,556 and then 11,649 input tokens, the second a request
+/// whose context holds the first prompt, not their sum), so provider `acp`'s figures are the
+/// turn's own. `usage` is always the turn's own. `reduce` and `replay` read turn_complete by
+/// this rule.
+pub fn running_turn_totals(provider: &str) -> bool {
+    provider != "acp"
+}
+
+/// The context in use that a main agent's `usage_update` tells, by the one definition `reduce`
+/// (`context.usedTokens`) and `replay` (the footer's "context") share: the provider's own
+/// figure, `contextTokens`, where it reports one; else the size of the request's context as
+/// its `stepUsage` counts it (input, cache read and cache creation tokens) plus its output,
+/// which the conversation now holds as well. ACP's figure counts the output so:
+/// claude-agent-acp's `used` rises by a request's output while it streams (20,026 when its
+/// first request starts, 20,047 when it ends: `testdata/acp-claude/bash-cancelled.jsonl`,
+/// lines 7 and 14). `None` when the event tells nothing of it (a request of no tokens: an API
+/// error). A subagent's requests are its own context, not the main agent's: callers take
+/// only events without a `parentCallId`. After a `context_compaction` of the main agent, the
+/// context in use is its `postTokens` until the next request.
+pub fn context_in_use(
+    context_tokens: Option<u64>,
+    input: Option<u64>,
+    cache_read: Option<u64>,
+    cache_creation: Option<u64>,
+    output: Option<u64>,
+) -> Option<u64> {
+    context_tokens.or_else(|| {
+        let n = [input, cache_read, cache_creation, output]
+            .into_iter()
+            .flatten()
+            .fold(0u64, u64::saturating_add);
+        (n > 0).then_some(n)
+    })
+}
+
 /// Token counts; the first two are always written, as CC-Insights reads them with defaults.
 #[derive(Debug, Default, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

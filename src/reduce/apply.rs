@@ -260,6 +260,7 @@ impl State {
 
     fn open_turn(&mut self, s: usize, ev: &Ev, seq: u64) {
         self.end_scopes(s);
+        self.status_at_boundary(s, true);
         let sess = &mut self.tree.sessions[s];
         let index = sess.turns.len() as u32 + 1;
         push_small(
@@ -291,18 +292,25 @@ impl State {
         self.pending.sessions[s].turn = Some(index);
     }
 
-    /// A turn still running with nothing from the agent yet (only the prompt, if any).
+    /// A turn still running with nothing from the agent yet: only its prompt, if any, and
+    /// what is about the session rather than the turn (a mode change the client made before
+    /// the prompt: ACP's `session/set_mode` before the first `session/prompt`).
     fn fresh(&self, s: usize, t: usize) -> bool {
         let turn = &self.tree.sessions[s].turns[t];
         turn.tools == 0
-            && turn.children.iter().all(|n| {
-                matches!(&self.entries[n.entry as usize].body,
-                    Body::Message(m) if m.role == Role::User)
-            })
+            && turn
+                .children
+                .iter()
+                .all(|n| match &self.entries[n.entry as usize].body {
+                    Body::Message(m) => m.role == Role::User,
+                    Body::ModeChange(_) => true,
+                    _ => false,
+                })
     }
 
     /// turn_start: a new turn, unless the running one has nothing from the agent yet (it was
-    /// opened by its prompt or session_init), which it then names.
+    /// opened by its prompt or session_init, and session-level events since do not count),
+    /// which it then names.
     fn turn_start(&mut self, s: usize, ev: &Ev, seq: u64) {
         match self.open_turn_pos(s) {
             Some(t) if self.fresh(s, t) => {}
@@ -330,6 +338,7 @@ impl State {
 
     fn close_turn(&mut self, s: usize, t: usize, seq: u64) {
         self.end_scopes(s);
+        self.status_at_boundary(s, false);
         // A subagent no call announced does not outlive its turn.
         self.cursor.sessions[s].subagents = Vec::new();
         let turn = &mut self.tree.sessions[s].turns[t];
@@ -352,9 +361,10 @@ impl State {
         let (tokens, cost) = self.cursor.sessions[s]
             .account
             .turn_complete(ev, turn_model.as_deref().or(session_model.as_deref()));
+        let running = crate::event::running_turn_totals(ev.provider.as_deref().unwrap_or(""));
         let api_ms = self.cursor.sessions[s]
             .account
-            .report_api_ms(ev.duration_api_ms);
+            .report_api_ms(ev.duration_api_ms, running);
         self.window_from_models(s, ev, seq);
         let turn = &mut self.tree.sessions[s].turns[t];
         let cancelled =
@@ -419,11 +429,19 @@ impl State {
     // Session facts.
 
     fn session_init(&mut self, s: usize, ev: &Ev, seq: u64) {
-        let node = &mut self.tree.sessions[s];
         if ev.model.is_some() {
-            node.model = own(&ev.model);
+            // The running turn's model too, when the agent has done nothing in it yet or it
+            // has none: Claude names its model after it reads the prompt, in the session_init
+            // that opens the turn (`-p`) or follows the prompt that did (the SDK).
+            if let Some(t) = self.open_turn_pos(s) {
+                if self.fresh(s, t) || self.tree.sessions[s].turns[t].model.is_none() {
+                    self.tree.sessions[s].turns[t].model = own(&ev.model);
+                }
+            }
+            self.tree.sessions[s].model = own(&ev.model);
             self.pending.sessions[s].model = own(&ev.model);
         }
+        let node = &mut self.tree.sessions[s];
         if ev.cwd.is_some() {
             node.cwd = own(&ev.cwd);
         }
@@ -577,6 +595,25 @@ impl State {
         }
     }
 
+    /// A session's `status` is its last session_status while that holds: a turn boundary ends
+    /// the statuses about the other side of it. A turn that opens (`opening`) ends those about
+    /// the time between turns: `idle`, and `interrupted`, which told how an earlier turn was
+    /// stopped (ACP's `session/cancel`, Claude's interrupt). A turn that ends ends those about
+    /// its work: `running`, `requesting`, `compacting`, `requires_action`. Others (`error`,
+    /// `ended`, …) last until the next session_status. Once its status has ended, the session
+    /// has none until the next.
+    fn status_at_boundary(&mut self, s: usize, opening: bool) {
+        let node = &mut self.tree.sessions[s];
+        let ends = match node.status.as_deref() {
+            Some("idle" | "interrupted") => opening,
+            Some("running" | "requesting" | "compacting" | "requires_action") => !opening,
+            _ => false,
+        };
+        if ends {
+            node.status = None;
+        }
+    }
+
     fn session_status(&mut self, s: usize, ev: &Ev) {
         let Some(status) = ev.status.as_deref() else {
             return;
@@ -611,7 +648,8 @@ impl State {
         self.push_entry(s, ev.parent(), ev, seq, body, true);
         let t = &mut self.totals.sessions[s];
         t.counts.compactions += 1;
-        if let Some(post) = ev.post_tokens {
+        // The main agent's context is what the compaction left, until its next request.
+        if let (None, Some(post)) = (ev.parent(), ev.post_tokens) {
             let c = t.context.get_or_insert_with(Context::default);
             c.used_tokens = post;
             c.seq = seq;

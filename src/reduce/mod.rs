@@ -31,7 +31,13 @@
 //! `session_init` that names its session, or agent output (`text`, `stream_delta`,
 //! `tool_invocation`, `subagent_spawn`, `permission_request`, `plan_update`) while none is
 //! running. `turn_complete` closes it (and makes one if none was running). A prompt while a
-//! turn runs (an interruption notice, a queued prompt) joins that turn.
+//! turn runs (an interruption notice, a queued prompt) joins that turn. Session-level events
+//! (mode, configuration, commands, status, title) open no turn and are not the agent's work:
+//! a mode changed before the first prompt (ACP's `session/set_mode`) leaves the turn its
+//! `session_init` opened for the prompt's `turn_start` to name. A session's `status` (the last
+//! `session_status`) ends at the turn boundary it is about: `idle` and `interrupted` when a turn
+//! opens, a running turn's `running`, `requesting`, `compacting` and `requires_action` when it
+//! ends (`State::status_at_boundary`).
 //!
 //! # Exactly once
 //! Every event is applied at most once by its `id` (in its session): the state keeps a 64-bit

@@ -936,6 +936,166 @@ fn turn_start_names_a_fresh_turn_and_ends_a_busy_one() {
 }
 
 #[test]
+fn session_level_events_before_the_first_prompt_open_no_turn() {
+    // Wire fact (claude-agent-acp, testdata/acp-claude/plan-exit-deny.jsonl): the client sets
+    // the mode (`session/set_mode`, answered by a mode update, commands and configuration)
+    // after `session/new` and before its only `session/prompt`. One prompt, one turn.
+    let ev = |mut e: Value| {
+        e["provider"] = json!("acp");
+        e
+    };
+    let st = reduce(&[
+        ev(json!({"event": "session_init", "cwd": "/w"})),
+        ev(
+            json!({"event": "session_mode", "currentModeId": "default", "availableModes": [{"id": "default"}, {"id": "plan"}]}),
+        ),
+        ev(json!({"event": "config_options", "configOptions": [{"id": "mode"}]})),
+        ev(json!({"event": "session_mode", "currentModeId": "plan", "availableModes": []})),
+        ev(json!({"event": "available_commands", "availableCommands": [{"name": "a"}]})),
+        ev(json!({"event": "config_options", "configOptions": [{"id": "mode"}]})),
+        ev(json!({"event": "session_status", "status": "idle"})),
+        ev(json!({"event": "turn_start"})),
+        ev(json!({"event": "user_input", "text": "Plan how to add a README."})),
+        ev(text("Here is my plan.")),
+        ev(json!({"event": "turn_complete", "subtype": "end_turn", "stopReason": "end_turn"})),
+    ]);
+    let j = js(&st);
+    let turns = j["tree"]["sessions"][0]["turns"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(turns.len(), 1, "{turns:#?}");
+    assert_eq!(turns[0]["status"], "completed");
+    assert_eq!(j["totals"]["sessions"][0]["turns"], 1);
+    assert_eq!(j["pending"]["sessions"][0]["mode"], "plan");
+    let modes: Vec<_> = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "mode_change")
+        .collect();
+    assert_eq!(modes.len(), 1);
+    assert_eq!(
+        (&modes[0]["previousModeId"], &modes[0]["newModeId"]),
+        (&json!("default"), &json!("plan"))
+    );
+    // A turn with work in it is still ended by the next turn_start.
+    let st = reduce(&[
+        json!({"event": "turn_start"}),
+        json!({"event": "session_mode", "currentModeId": "plan", "availableModes": []}),
+        text("working"),
+        json!({"event": "turn_start"}),
+    ]);
+    let turns = js(&st)["tree"]["sessions"][0]["turns"].clone();
+    assert_eq!(turns[0]["status"], "incomplete");
+}
+
+#[test]
+fn a_status_ends_at_the_turn_boundary_it_is_about() {
+    // Wire fact (Gemini CLI over ACP, testdata/acp-gemini/interrupt-sleep.jsonl): the client
+    // cancels prompt 1 (`session/cancel`: status interrupted), the agent answers it
+    // `cancelled`, and prompt 2 is answered `end_turn`. The session is not interrupted then.
+    let st = reduce(&[
+        json!({"event": "turn_start"}),
+        json!({"event": "user_input", "text": "Wait for the build."}),
+        call("c1"),
+        json!({"event": "session_status", "status": "interrupted"}),
+        json!({"event": "turn_complete", "subtype": "cancelled", "stopReason": "cancelled"}),
+    ]);
+    let j = js(&st);
+    assert_eq!(
+        j["tree"]["sessions"][0]["status"], "interrupted",
+        "until a turn opens"
+    );
+    assert_eq!(j["tree"]["sessions"][0]["turns"][0]["interrupted"], true);
+    let mut log = lines(&[
+        json!({"event": "turn_start"}),
+        json!({"event": "session_status", "status": "interrupted"}),
+        json!({"event": "turn_complete", "subtype": "cancelled", "stopReason": "cancelled"}),
+        json!({"event": "turn_start"}),
+    ]);
+    let j = js(&reduce_lines(&log));
+    assert!(j["tree"]["sessions"][0].get("status").is_none(), "{j:#}");
+    log.extend(lines(&[
+        json!({"event": "turn_complete", "subtype": "end_turn", "seq": 5, "id": "e5"}),
+    ]));
+    let j = js(&reduce_lines(&log));
+    assert!(j["tree"]["sessions"][0].get("status").is_none());
+    assert_eq!(j["tree"]["sessions"][0]["turns"][1]["status"], "completed");
+    // Claude's `requesting` is about the turn's work and ends with it; its SDK's `idle` and
+    // Codex's `idle` (which comes before the turn_complete) last until a turn opens; Codex's
+    // `running` (before its turn_start) lasts through the opening; `error` stays.
+    let status = |events: &[Value]| {
+        js(&reduce(events))["tree"]["sessions"][0]
+            .get("status")
+            .cloned()
+    };
+    let tc = json!({"event": "turn_complete"});
+    let st = |s: &str| json!({"event": "session_status", "status": s});
+    assert_eq!(status(&[text("a"), st("requesting"), tc.clone()]), None);
+    assert_eq!(
+        status(&[text("a"), st("idle"), tc.clone()]),
+        Some(json!("idle"))
+    );
+    assert_eq!(
+        status(&[text("a"), tc.clone(), st("idle"), text("b")]),
+        None
+    );
+    assert_eq!(
+        status(&[st("running"), json!({"event": "turn_start"})]),
+        Some(json!("running"))
+    );
+    assert_eq!(
+        status(&[text("a"), st("error"), tc.clone(), text("b")]),
+        Some(json!("error"))
+    );
+}
+
+#[test]
+fn a_turn_carries_the_model_the_session_names_at_its_start() {
+    // Wire fact: Claude Code names its model in `system/init` after it reads the prompt. With
+    // `-p` that line opens the turn (testdata/claude/text-only.jsonl, line 1); the SDK writes
+    // the prompt first, and the init follows it (testdata/claude-sdk/two-prompts.jsonl).
+    let model = |events: &[Value]| {
+        let j = js(&reduce(events));
+        j["tree"]["sessions"][0]["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.get("model").cloned())
+            .collect::<Vec<_>>()
+    };
+    let m = Some(json!("opus"));
+    assert_eq!(
+        model(&[
+            json!({"event": "session_init", "model": "opus"}),
+            text("a"),
+            json!({"event": "turn_complete"}),
+        ]),
+        vec![m.clone()]
+    );
+    let sdk = [
+        json!({"event": "user_input", "sessionId": "", "text": "one"}),
+        json!({"event": "session_init", "model": "opus"}),
+        text("a"),
+        json!({"event": "turn_complete"}),
+        json!({"event": "user_input", "sessionId": "", "text": "two"}),
+        json!({"event": "session_init", "model": "sonnet"}),
+        text("b"),
+        json!({"event": "turn_complete"}),
+    ];
+    assert_eq!(model(&sdk), [m.clone(), Some(json!("sonnet"))]);
+    // Once the agent has worked in the turn, a model named later is the next turn's.
+    assert_eq!(
+        model(&[
+            json!({"event": "session_init", "model": "opus"}),
+            text("a"),
+            json!({"event": "session_init", "model": "sonnet"}),
+            json!({"event": "turn_complete"}),
+        ]),
+        [m]
+    );
+}
+
+#[test]
 fn events_without_a_session_wait_for_the_session_that_names_itself() {
     // Claude's SDK protocol: the prompt is read before the agent says which session it is.
     let st = reduce(&[
@@ -1647,6 +1807,69 @@ fn usage_repeated_on_every_block_of_a_message_counts_once() {
 }
 
 #[test]
+fn reduce_and_replay_agree_on_the_context_in_use() {
+    // Wire fact: the context after a request is its whole prompt (input, cache read, cache
+    // creation) plus its output, which the next request reads back; claude-agent-acp's own
+    // `used` counts it so (testdata/acp-claude/bash-cancelled.jsonl: 20,026 when its first
+    // request starts, 20,047 when it ends). Claude's stream-json gives the parts
+    // (testdata/claude/*: `message.usage` of each assistant line).
+    let claude = [
+        json!({"event": "session_init", "model": "opus"}),
+        json!({"event": "usage_update", "messageId": "m1", "model": "opus",
+               "stepUsage": {"input_tokens": 15, "cache_creation_input_tokens": 19063,
+                             "cache_read_input_tokens": 0, "output_tokens": 1}}),
+        json!({"event": "usage_update", "messageId": "m2", "model": "opus",
+               "stepUsage": {"input_tokens": 11, "cache_creation_input_tokens": 65,
+                             "cache_read_input_tokens": 19159, "output_tokens": 1}}),
+        // A subagent's request is its own context.
+        json!({"event": "usage_update", "messageId": "s1", "parentCallId": "A",
+               "stepUsage": {"input_tokens": 5, "output_tokens": 1}, "contextTokens": 6}),
+        // An API error's usage of no tokens tells nothing.
+        json!({"event": "usage_update", "messageId": "m3", "stepUsage": {"input_tokens": 0, "output_tokens": 0}}),
+        json!({"event": "turn_complete", "usage": {"inputTokens": 26, "outputTokens": 2},
+               "modelUsage": {"opus": {"inputTokens": 26, "outputTokens": 2, "contextWindow": 1000000}}}),
+    ];
+    let acp = [
+        json!({"event": "usage_update", "provider": "acp", "stepUsage": {}, "contextTokens": 20026, "contextWindow": 1000000}),
+        json!({"event": "usage_update", "provider": "acp", "stepUsage": {}, "contextTokens": 20047}),
+        json!({"event": "turn_complete", "provider": "acp", "usage": {"inputTokens": 31, "outputTokens": 36}}),
+    ];
+    // After a compaction (Claude's `compact_boundary`, testdata/claude-sdk/compact.jsonl), what
+    // it left, until the next request.
+    let compacted = [
+        json!({"event": "usage_update", "messageId": "m1", "model": "opus",
+               "stepUsage": {"input_tokens": 21900, "output_tokens": 16}}),
+        json!({"event": "context_compaction", "trigger": "manual", "preTokens": 21916, "postTokens": 578}),
+        json!({"event": "turn_complete", "usage": {"inputTokens": 0, "outputTokens": 0},
+               "modelUsage": {"opus": {"inputTokens": 21900, "outputTokens": 16, "contextWindow": 1000000}}}),
+    ];
+    for (log, used) in [
+        (&claude[..], 19236),
+        (&acp[..], 20047),
+        (&compacted[..], 578),
+    ] {
+        let c = &js(&reduce(log))["totals"]["sessions"][0]["context"];
+        assert_eq!(
+            (&c["usedTokens"], &c["windowTokens"]),
+            (&json!(used), &json!(1000000))
+        );
+        let mut m = crate::replay::model::Model::new();
+        for e in lines(log) {
+            m.event(&serde_json::from_str(&e).unwrap());
+        }
+        m.finish();
+        let footer = m
+            .drain()
+            .find_map(|b| match b {
+                crate::replay::model::Block::Footer(f) => Some(f),
+                _ => None,
+            })
+            .expect("a footer");
+        assert_eq!(footer.models[0].context, Some((used, Some(1000000))));
+    }
+}
+
+#[test]
 fn turn_complete_totals_are_authoritative() {
     let st = reduce(&[
         text("x"),
@@ -1692,6 +1915,73 @@ fn running_totals_of_cost_and_models_are_not_summed() {
     assert_eq!(t["inputTokens"], 29);
     assert_eq!(t["models"][0]["costUsd"], 1.0);
     assert_eq!(t["context"]["windowTokens"], 1000);
+}
+
+#[test]
+fn acp_turn_figures_are_each_prompt_s_own() {
+    // Wire fact: ACP's answer to a prompt reports that prompt's usage (claude-agent-acp's
+    // PromptResponse `usage`, Gemini CLI's `_meta.quota` per model). A Gemini CLI session of
+    // three prompts, the second cancelled: the answers report 11,556 / 5 and then 11,649 / 12,
+    // the third a request whose context already holds the first prompt, not a running total.
+    let tc = |input: u64, output: u64| {
+        json!({"event": "turn_complete", "provider": "acp", "subtype": "end_turn", "stopReason": "end_turn",
+               "usage": {"inputTokens": input, "outputTokens": output},
+               "modelUsage": {"gemini-3.8-flash": {"inputTokens": input, "outputTokens": output}}})
+    };
+    let log = |provider: &str| {
+        let mut log = vec![
+            json!({"event": "turn_start"}),
+            text("Hi."),
+            tc(11556, 5),
+            json!({"event": "turn_start"}),
+            json!({"event": "turn_complete", "subtype": "cancelled", "stopReason": "cancelled"}),
+            json!({"event": "turn_start"}),
+            text("Yes."),
+            tc(11649, 12),
+        ];
+        for e in &mut log {
+            e["provider"] = json!(provider);
+        }
+        log
+    };
+    let j = js(&reduce(&log("acp")));
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    let io = |t: &Value| (t["inputTokens"].clone(), t["outputTokens"].clone());
+    assert_eq!(io(&turns[0]["tokens"]), (json!(11556), json!(5)));
+    assert_eq!(io(&turns[1]["tokens"]), (json!(0), json!(0)));
+    assert_eq!(io(&turns[2]["tokens"]), (json!(11649), json!(12)));
+    let t = &j["totals"]["sessions"][0];
+    assert_eq!(io(t), (json!(23205), json!(17)));
+    assert_eq!(t["models"][0]["model"], "gemini-3.8-flash");
+    assert_eq!(io(&t["models"][0]), (json!(23205), json!(17)));
+    assert_eq!(io(&j["totals"]["all"]), (json!(23205), json!(17)));
+    // The same figures from Claude Code are running totals of its process.
+    let j = js(&reduce(&log("claude")));
+    assert_eq!(
+        io(&j["tree"]["sessions"][0]["turns"][2]["tokens"]),
+        (json!(93), json!(7))
+    );
+    assert_eq!(io(&j["totals"]["all"]), (json!(11649), json!(12)));
+}
+
+#[test]
+fn an_acp_turn_s_own_cost_and_api_time_are_not_differences() {
+    // The rule covers all of a turn_complete's figures: an own cost adds up, and so does an
+    // own API time.
+    let tc = |cost: f64, api: u64| json!({"event": "turn_complete", "provider": "acp", "costUsd": cost, "durationApiMs": api});
+    let j = js(&reduce(&[
+        text("a"),
+        tc(0.5, 300),
+        text("b"),
+        tc(0.25, 200),
+    ]));
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    assert_eq!(
+        (&turns[1]["costUsd"], &turns[1]["durationApiMs"]),
+        (&json!(0.25), &json!(200))
+    );
+    assert_eq!(j["totals"]["all"]["costUsd"], 0.75);
+    assert_eq!(j["totals"]["all"]["durationApiMs"], 500);
 }
 
 #[test]

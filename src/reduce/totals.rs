@@ -1,26 +1,31 @@
 //! Tokens, cost and context: the accounting rules.
 //!
-//! * `turn_complete` is authoritative. Its `costUsd` and `modelUsage` are **running totals**
-//!   of the agent process (Claude reports `total_cost_usd` and `modelUsage` for the whole
-//!   session so far): a turn's share is the increase since the previous report, and a report
-//!   lower than the previous one starts a new run (a resumed session in a new process), whose
-//!   figures add to the earlier runs'.
+//! * `turn_complete` is authoritative. Its `costUsd`, `modelUsage` and `durationApiMs` are
+//!   **running totals** of the agent process (Claude reports `total_cost_usd` and `modelUsage`
+//!   for the whole session so far): a turn's share is the increase since the previous report,
+//!   and a report lower than the previous one starts a new run (a resumed session in a new
+//!   process), whose figures add to the earlier runs'. **Except ACP's** (provider `acp`):
+//!   its answer to a prompt reports that prompt's own usage, so its figures are the turn's own
+//!   and add up ([`crate::event::running_turn_totals`], the one rule `replay` follows too).
 //! * usage_update `costUsd` (ACP) is the same running total of the cost as turn_complete's.
 //! * usage_update `total` (Codex) is a running total of the session's tokens in the same way.
-//! * A turn's tokens are, in this order of preference: the increase of the per-model running
-//!   totals (subagents included), the increase of `total` during the turn, the turn's own
-//!   `usage`, or the sum of the per-request usage_update `stepUsage` of the turn with one value
-//!   per `messageId` (Claude repeats the same usage on every content block of a message; the
-//!   last value of a message counts, once).
+//! * A turn's tokens are, in this order of preference: its per-model figures (the increase of
+//!   the running totals, subagents included; ACP's own), the increase of `total` during the
+//!   turn, the turn's own `usage`, or the sum of the per-request usage_update `stepUsage` of
+//!   the turn with one value per `messageId` (Claude repeats the same usage on every content
+//!   block of a message; the last value of a message counts, once).
 //! * While a turn runs its tokens are that per-request estimate (or the `total` increase), and
 //!   the session's totals include it; `turn_complete` replaces it.
-//! * Context use is usage_update `contextTokens` when reported, else the size of the last
-//!   main-agent request (input, cache and output tokens of its `stepUsage`), or the tokens left
-//!   after a compaction; the window is the model's
-//!   (`contextWindow` of usage_update or of the session model's `modelUsage`).
+//! * Context use is that of the main agent's last usage_update by
+//!   [`crate::event::context_in_use`] (the one definition `replay` shows too): its
+//!   `contextTokens` when reported, else the size of the request (input, cache read, cache
+//!   creation and output tokens of its `stepUsage`); or the tokens left after a compaction.
+//!   The window is the model's (`contextWindow` of usage_update or of the session model's
+//!   `modelUsage`).
 
 use super::state::*;
 use super::view::{Ev, TokenUsage};
+use crate::event::running_turn_totals;
 
 fn tokens(u: &TokenUsage) -> Tokens {
     Tokens {
@@ -65,10 +70,15 @@ impl Account {
     /// The turn's tokens and cost from its `turn_complete`; `model` names the model the turn's
     /// tokens are attributed to when no per-model figures are reported.
     pub fn turn_complete(&mut self, ev: &Ev, model: Option<&str>) -> (Tokens, Option<f64>) {
-        if let Some(c) = ev.cost_usd {
-            self.report_cost(c);
-        }
-        let cost = self.settle_cost();
+        let running = running_turn_totals(ev.provider.as_deref().unwrap_or(""));
+        let own_cost = match ev.cost_usd {
+            Some(c) if running => {
+                self.report_cost(c);
+                None
+            }
+            c => c,
+        };
+        let cost = self.settle_cost(own_cost);
         let mut reported: Vec<ModelTotals> = ev
             .model_usage
             .iter()
@@ -88,7 +98,15 @@ impl Account {
         let turn_total = self.turn_total.take();
         self.live = Vec::new();
         let model = model.or(self.last_model.as_deref()).map(str::to_owned);
-        let t = if !reported.is_empty() {
+        let t = if !reported.is_empty() && !running {
+            // The turn's own per-model figures (ACP's): added to the session's.
+            let t = sum_tokens(&reported);
+            for m in &reported {
+                merge_model(&mut self.extra_models, m);
+            }
+            self.extra.add(&t);
+            t
+        } else if !reported.is_empty() {
             let reset = self.run_models.iter().any(|old| {
                 match reported.iter().find(|n| n.model == old.model) {
                     None => true,
@@ -140,12 +158,13 @@ impl Account {
     }
 
     /// The cost of the turn that ends: the increase of the running totals reported during
-    /// it, or else the sum of its requests' own costs (which then add to the session's).
-    fn settle_cost(&mut self) -> Option<f64> {
+    /// it, or else `own` (a turn_complete's own cost) or the sum of its requests' own costs,
+    /// which then add to the session's.
+    fn settle_cost(&mut self, own: Option<f64>) -> Option<f64> {
         match self.turn_cost.take() {
             Some(c) => Some(c),
             None => {
-                let step = self.live_cost();
+                let step = own.or_else(|| self.live_cost());
                 self.extra_cost = add_cost(self.extra_cost, step).map(dollars);
                 step
             }
@@ -167,9 +186,13 @@ impl Account {
 
     /// The turn's own API time from a turn_complete's `durationApiMs`, a running total of the
     /// run as `costUsd` is (Claude Code adds every request of its process): its increase, or
-    /// the whole report when it is lower than the last (a new run).
-    pub fn report_api_ms(&mut self, ms: Option<u64>) -> Option<u64> {
+    /// the whole report when it is lower than the last (a new run). A provider whose figures
+    /// are the turn's own (`running` false) reports it as it is.
+    pub fn report_api_ms(&mut self, ms: Option<u64>, running: bool) -> Option<u64> {
         let ms = ms?;
+        if !running {
+            return Some(ms);
+        }
         let own = match self.run_api_ms {
             Some(r) if ms >= r => ms - r,
             _ => ms,
@@ -208,7 +231,7 @@ impl Account {
                 l
             }
         };
-        let cost = self.settle_cost();
+        let cost = self.settle_cost(None);
         self.live = Vec::new();
         (t, cost)
     }
@@ -311,17 +334,14 @@ impl State {
             }
         }
         let ctx = &mut self.totals.sessions[s].context;
-        let used = step.input_tokens.unwrap_or(0)
-            + step.cache_read_input_tokens.unwrap_or(0)
-            + step.cache_creation_input_tokens.unwrap_or(0)
-            + step.output_tokens.unwrap_or(0);
-        // A request of no tokens (an API error) says nothing about the context.
-        if ev.parent().is_none() && used > 0 {
-            let c = ctx.get_or_insert_with(Context::default);
-            c.used_tokens = used;
-            c.seq = seq;
-        }
-        if let Some(used) = ev.context_tokens {
+        let used = crate::event::context_in_use(
+            ev.context_tokens,
+            step.input_tokens,
+            step.cache_read_input_tokens,
+            step.cache_creation_input_tokens,
+            step.output_tokens,
+        );
+        if let (None, Some(used)) = (ev.parent(), used) {
             let c = ctx.get_or_insert_with(Context::default);
             c.used_tokens = used;
             c.seq = seq;

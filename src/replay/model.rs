@@ -22,8 +22,11 @@
 //! * **Subagents.** Events with `parentCallId` are nested one level deeper than the call that
 //!   spawned them (`depth`).
 //! * **Usage.** `usage_update` repeats per content block of one message, so it is never added
-//!   up: the last one of the main agent gives the context in use, and token and cost totals
-//!   come from `turn_complete` alone.
+//!   up: the last one of the main agent gives the context in use (by the definition `reduce`
+//!   shares, [`crate::event::context_in_use`]), and token and cost totals
+//!   come from `turn_complete` alone. Its per-model figures, cost and API time are running
+//!   totals of the agent process, whose increase is the turn's, or (ACP's) the turn's own, by
+//!   the rule `reduce` follows ([`crate::event::running_turn_totals`]).
 //! * **Held blocks.** Before the first session header, prompts and one-line notes wait for it
 //!   (the first prompt of an SDK session, and Claude's SessionStart hooks, come before the
 //!   session's `session_init`). A subagent's `tool_completion` waits for one event, its
@@ -292,12 +295,47 @@ struct Session {
     cwd: Option<String>,
     mode: Option<String>,
     turns: u64,
-    /// Costs reported at the last turn's end, overall and per model.
-    cost: Option<f64>,
-    model_costs: HashMap<String, f64>,
+    /// The running totals of the cost reported at the last turn's end, overall and per model
+    /// ([`crate::event::running_turn_totals`]), each with the sum of earlier runs.
+    cost: Running,
+    models: HashMap<String, ModelRun>,
     /// `durationApiMs` reported at the last turn's end: a running total of the run, as the
     /// cost is (Claude Code adds every request of its process).
     api_ms: Option<u64>,
+}
+
+/// One running total a provider reports (the cost, a model's tokens): its last report in the
+/// current run of the agent process, and the sum of earlier runs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Running {
+    last: Option<f64>,
+    base: f64,
+}
+
+impl Running {
+    /// A new report: the turn's share of it (its increase since the last, or all of a report
+    /// of a new run: lower than the last, or `new_run`) and the session's total so far (`None`
+    /// at the first report, which is all the turn's).
+    fn report(&mut self, now: f64, new_run: bool) -> (f64, Option<f64>) {
+        let share = match self.last {
+            Some(last) if !new_run && now >= last => (now - last, Some(self.base + now)),
+            Some(last) => {
+                self.base += last;
+                (now, Some(self.base + now))
+            }
+            None => (now, None),
+        };
+        self.last = Some(now);
+        share
+    }
+}
+
+/// The running totals of one model's `modelUsage`.
+#[derive(Debug, Default, Clone, Copy)]
+struct ModelRun {
+    input: Running,
+    output: Running,
+    cost: Running,
 }
 
 #[derive(Debug)]
@@ -374,8 +412,17 @@ struct Turn {
     /// The turn's cumulative diff per path (Codex's `turn/diff/updated`): each replaces the
     /// one before; shown once, at the end of the turn, for paths no call has shown.
     cumulative: std::collections::BTreeMap<String, Block>,
-    /// The context in use at the main agent's last request, and that request's model.
-    context: Option<(u64, Option<String>)>,
+    /// The context in use at the main agent's last request.
+    context: Option<Ctx>,
+}
+
+/// The context in use at the main agent's last request ([`crate::event::context_in_use`]),
+/// that request's model, and the context window its usage_update named.
+#[derive(Debug)]
+struct Ctx {
+    used: u64,
+    model: Option<String>,
+    window: Option<u64>,
 }
 
 /// The transcript's state: sessions, tool calls, streams, the current turn.
@@ -599,6 +646,15 @@ impl Model {
             "permission_response" => self.permission_response(ev, depth),
             "plan_update" => self.plan_update(ev, depth),
             "context_compaction" => {
+                // The main agent's context is what the compaction left, until its next request.
+                if let (None, Some(used)) = (parent, num(ev, "postTokens")) {
+                    let window = self.turn.context.as_ref().and_then(|c| c.window);
+                    self.turn.context = Some(Ctx {
+                        used,
+                        model: None,
+                        window,
+                    });
+                }
                 self.emit(Block::Compaction {
                     trigger: st(ev, "trigger").map(clean).unwrap_or_default(),
                     pre: num(ev, "preTokens"),
@@ -612,14 +668,25 @@ impl Model {
             // The main agent's context; a subagent's is its own.
             "usage_update" if parent.is_none() => {
                 let u = ev.get("stepUsage").unwrap_or(&Value::Null);
-                let parts = [
+                let used = crate::event::context_in_use(
+                    num(ev, "contextTokens"),
                     num(u, "input_tokens"),
-                    num(u, "cache_creation_input_tokens"),
                     num(u, "cache_read_input_tokens"),
-                ];
-                let used: u64 = parts.iter().flatten().sum();
-                if used > 0 {
-                    self.turn.context = Some((used, st(ev, "model").map(str::to_string)));
+                    num(u, "cache_creation_input_tokens"),
+                    num(u, "output_tokens"),
+                );
+                let window = num(ev, "contextWindow");
+                match (used, &mut self.turn.context) {
+                    (Some(used), c) => {
+                        let window = window.or(c.as_ref().and_then(|c| c.window));
+                        *c = Some(Ctx {
+                            used,
+                            model: st(ev, "model").map(str::to_string),
+                            window,
+                        });
+                    }
+                    (None, Some(c)) => c.window = window.or(c.window),
+                    (None, None) => {}
                 }
             }
             "rate_limit_update" => self.rate_limit(ev),
@@ -1498,81 +1565,102 @@ impl Model {
             .map(Map::iter)
             .map(Iterator::collect)
             .unwrap_or_default();
-        // After an earlier turn of the session, per-model counts above the turn's own are
-        // running totals of the session (Claude Code's), and so are the costs. (In a first
-        // turn they can be higher too: they include subagents.)
-        let model_sum = |k: &str| usage.iter().filter_map(|(_, u)| num(u, k)).sum::<u64>();
+        // Claude Code's per-model figures and costs are running totals of its process, ACP's
+        // the turn's own ([`crate::event::running_turn_totals`]).
+        let running = crate::event::running_turn_totals(st(ev, "provider").unwrap_or(""));
         let session = self.sessions.entry(sid).or_default();
-        let running = session.cost.is_some()
-            && tokens.as_ref().is_some_and(|t| {
-                model_sum("inputTokens") > t.input || model_sum("outputTokens") > t.output
-            });
         session.turns += 1;
         let turn_no = session.turns;
         let several = usage.len() > 1;
         let context_model = match &turn.context {
-            Some((_, Some(m))) => usage
+            Some(Ctx { model: Some(m), .. }) => usage
                 .iter()
                 .position(|(k, _)| *k == m)
                 .or_else(|| usage.iter().position(|(k, _)| k.starts_with(m.as_str())))
                 .or((usage.len() == 1).then_some(0)),
-            Some((_, None)) => (usage.len() == 1).then_some(0),
+            Some(Ctx { model: None, .. }) => (usage.len() == 1).then_some(0),
             None => None,
+        };
+        // As `reduce` reads them: a report in which a model is missing or any figure is lower
+        // than the last starts a new run of the agent process, counted whole.
+        let figures = |u: &Value| {
+            (
+                num(u, "inputTokens").unwrap_or(0) as f64,
+                num(u, "outputTokens").unwrap_or(0) as f64,
+                u.get("costUsd").and_then(Value::as_f64),
+            )
+        };
+        let new_run = running
+            && session.models.iter().any(|(name, m)| {
+                let Some((_, u)) = usage.iter().find(|(k, _)| *k == name) else {
+                    return true;
+                };
+                let (i, o, c) = figures(u);
+                let below = |r: &Running, now: f64| r.last.is_some_and(|l| now < l);
+                below(&m.input, i) || below(&m.output, o) || below(&m.cost, c.unwrap_or(0.0))
+            });
+        // (turn's share, session's total) of a reported figure.
+        let share = |r: &mut Running, now: f64, new_run: bool| -> (f64, Option<f64>) {
+            if running {
+                r.report(now, new_run)
+            } else {
+                (now, None)
+            }
         };
         let mut models: Vec<ModelLine> = Vec::new();
         for (i, (name, u)) in usage.iter().enumerate() {
-            let reported = u.get("costUsd").and_then(Value::as_f64);
-            let before = session.model_costs.get(name.as_str()).copied();
+            let (input, output, reported) = figures(u);
+            let m = session.models.entry(name.to_string()).or_default();
+            let input = share(&mut m.input, input, new_run).0 as u64;
+            let output = share(&mut m.output, output, new_run).0 as u64;
             let (cost, session_cost) = match reported {
-                Some(c) if running => (before.map(|b| (c - b).max(0.0)), Some(c)),
-                c => (c, None),
+                Some(c) => {
+                    let (turn, total) = share(&mut m.cost, c, new_run);
+                    (Some(turn), total)
+                }
+                None => (None, None),
             };
-            if let Some(c) = reported {
-                session.model_costs.insert(name.to_string(), c);
-            }
+            let tokens = several.then_some((input, output));
             models.push(ModelLine {
                 name: clean(name),
                 cost,
                 session_cost,
-                tokens: several.then(|| {
-                    (
-                        num(u, "inputTokens").unwrap_or(0),
-                        num(u, "outputTokens").unwrap_or(0),
-                    )
-                }),
+                tokens,
                 context: (context_model == Some(i))
                     .then(|| {
                         turn.context
                             .as_ref()
-                            .map(|c| (c.0, num(u, "contextWindow")))
+                            .map(|c| (c.used, num(u, "contextWindow").or(c.window)))
                     })
                     .flatten(),
             });
         }
         if models.is_empty() {
-            if let Some((used, model)) = &turn.context {
+            if let Some(c) = &turn.context {
                 models.push(ModelLine {
-                    name: model.as_deref().map(clean).unwrap_or_default(),
+                    name: c.model.as_deref().map(clean).unwrap_or_default(),
                     cost: None,
                     session_cost: None,
                     tokens: None,
-                    context: Some((*used, None)),
+                    context: Some((c.used, c.window)),
                 });
             }
         }
-        let reported = ev.get("costUsd").and_then(Value::as_f64);
-        let (cost, session_cost) = match reported {
-            Some(c) if running => (session.cost.map(|b| (c - b).max(0.0)), Some(c)),
-            Some(c) if c == 0.0 && models.is_empty() => (None, None),
-            c => (c, None),
+        let (cost, session_cost) = match ev.get("costUsd").and_then(Value::as_f64) {
+            Some(c) => {
+                let (turn, total) = share(&mut session.cost, c, false);
+                if c == 0.0 && models.is_empty() {
+                    (None, None)
+                } else {
+                    (Some(turn), total)
+                }
+            }
+            None => (None, None),
         };
-        if reported.is_some() {
-            session.cost = reported;
-        }
         // The turn's own API time: the increase of the run's total, or all of a lower report
-        // (a new run).
+        // (a new run); as it is where figures are the turn's own.
         let api_ms = num(ev, "durationApiMs").map(|ms| match session.api_ms.replace(ms) {
-            Some(last) if ms >= last => ms - last,
+            Some(last) if running && ms >= last => ms - last,
             _ => ms,
         });
         let denials = ev
@@ -1844,7 +1932,8 @@ fn window(mins: u64) -> String {
 /// The readable text of a tool's output: (output, errors).
 ///
 /// Known shapes: a string; `stdout`/`stderr` (shells); `file.content` (file reads); content
-/// blocks (`[{type: text, text}]`, MCP and subagents). Results that only echo an edit or a
+/// blocks, in a list (`[{type: text, text}]`, MCP and subagents) or one alone (ACP's
+/// cancelled shell call: `{type: text, text: "Command cancelled by user."}`). Results that only echo an edit or a
 /// plan (`structuredPatch`, `originalFile`, `newTodos`) show nothing: the diff or the plan is
 /// shown from its own event. Anything else is shown as compact JSON.
 pub fn output_text(v: &Value) -> (String, String) {
@@ -1871,6 +1960,9 @@ pub fn output_text(v: &Value) -> (String, String) {
             {
                 return (clean(c), String::new());
             }
+            if is_block(o) {
+                return (blocks_text(std::slice::from_ref(v)), String::new());
+            }
             if ["structuredPatch", "originalFile", "newTodos", "oldTodos"]
                 .iter()
                 .any(|k| o.contains_key(*k))
@@ -1884,6 +1976,15 @@ pub fn output_text(v: &Value) -> (String, String) {
             }
         }
         v => (compact(v), String::new()),
+    }
+}
+
+/// A content block: text (`{type: text, text}`) or an image.
+fn is_block(o: &Map<String, Value>) -> bool {
+    match o.get("type").and_then(Value::as_str) {
+        Some("text") => o.get("text").is_some_and(Value::is_string),
+        Some("image") => true,
+        _ => false,
     }
 }
 
@@ -2036,6 +2137,50 @@ mod tests {
         assert_eq!(texts, 1, "{b:?}");
     }
 
+    /// The footers of a run, in order.
+    fn footers(events: &[Value]) -> Vec<Footer> {
+        run(events)
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::Footer(f) => Some(f),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn turn_figures_are_running_totals_of_claude_and_each_prompt_s_own_on_acp() {
+        // Claude Code's `result` reports its process's totals so far; ACP's answer to a prompt
+        // that prompt's own (crate::event::running_turn_totals).
+        let tc = |provider: &str, cost: f64, big: u64, small: u64| {
+            json!({"event":"turn_complete","provider":provider,"costUsd":cost,
+                   "usage":{"inputTokens":1,"outputTokens":1},
+                   "modelUsage":{"big":{"inputTokens":big,"outputTokens":2,"costUsd":cost},
+                                 "small":{"inputTokens":small,"outputTokens":1}}})
+        };
+        let f = footers(&[tc("claude", 0.5, 10, 4), tc("claude", 0.75, 25, 4)]);
+        assert_eq!((f[0].cost, f[0].session_cost), (Some(0.5), None));
+        assert_eq!((f[1].cost, f[1].session_cost), (Some(0.25), Some(0.75)));
+        assert_eq!(f[1].models[0].tokens, Some((15, 0)));
+        assert_eq!(f[1].models[1].tokens, Some((0, 0)));
+        assert_eq!(
+            (f[1].models[0].cost, f[1].models[0].session_cost),
+            (Some(0.25), Some(0.75))
+        );
+        // A lower report starts a new run (a resumed session in a new process): counted whole.
+        let f = footers(&[
+            tc("claude", 0.5, 10, 4),
+            tc("claude", 0.75, 25, 4),
+            tc("claude", 0.25, 3, 1),
+        ]);
+        assert_eq!((f[2].cost, f[2].session_cost), (Some(0.25), Some(1.0)));
+        assert_eq!(f[2].models[0].tokens, Some((3, 2)));
+        let f = footers(&[tc("acp", 0.5, 10, 4), tc("acp", 0.75, 25, 4)]);
+        assert_eq!((f[1].cost, f[1].session_cost), (Some(0.75), None));
+        assert_eq!(f[1].models[0].tokens, Some((25, 2)));
+        assert_eq!(f[1].models[1].tokens, Some((4, 1)));
+    }
+
     #[test]
     fn usage_updates_are_not_added_up() {
         let u = json!({"event":"usage_update","stepUsage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1},"model":"m1","messageId":"x"});
@@ -2047,8 +2192,21 @@ mod tests {
         let Block::Footer(f) = &b[0] else {
             panic!("{b:?}")
         };
-        assert_eq!(f.models[0].context, Some((100, Some(1000))));
+        // 10 in, 90 cache read and the 1 output token now in the conversation.
+        assert_eq!(f.models[0].context, Some((101, Some(1000))));
         assert_eq!(f.tokens.as_ref().unwrap().input, 10);
+    }
+
+    #[test]
+    fn the_context_acp_reports_is_shown_with_its_window() {
+        // claude-agent-acp's usage_update `used` and `size`; its turn_complete has no
+        // modelUsage.
+        let b = footers(&[
+            json!({"event":"usage_update","provider":"acp","stepUsage":{},"contextTokens":20126,"contextWindow":1000000}),
+            json!({"event":"usage_update","provider":"acp","stepUsage":{},"contextTokens":20139}),
+            json!({"event":"turn_complete","provider":"acp","usage":{"inputTokens":31,"outputTokens":36}}),
+        ]);
+        assert_eq!(b[0].models[0].context, Some((20139, Some(1000000))));
     }
 
     #[test]
@@ -2153,6 +2311,28 @@ mod tests {
         assert_eq!(
             output_text(&json!({"a":1,"b":[1,2]})),
             ("{\"a\": 1, \"b\": [1, 2]}".into(), String::new())
+        );
+    }
+
+    #[test]
+    fn an_output_that_is_one_content_block_shows_its_text() {
+        // Wire fact (testdata/acp-gemini/interrupt-sleep.jsonl, line 11): Gemini CLI over ACP
+        // ends a shell call the client cancelled with a `tool_call_update` whose `content` is
+        // one text block, `[{"type":"content","content":{"type":"text","text":"Command
+        // cancelled by user."}}]`: the converter gives that block as the completion's
+        // `output`.
+        assert_eq!(
+            output_text(&json!({"type":"text","text":"Command cancelled by user."})),
+            ("Command cancelled by user.".into(), String::new())
+        );
+        assert_eq!(
+            output_text(&json!({"type":"image","data":"…","mimeType":"image/png"})),
+            ("[image]".into(), String::new())
+        );
+        // Not a block: another `type` with a message is shown as it is.
+        assert_eq!(
+            output_text(&json!({"type":"text","text":1})).0,
+            "{\"type\": \"text\", \"text\": 1}"
         );
     }
 }
