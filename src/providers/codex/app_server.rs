@@ -427,9 +427,16 @@ pub(super) fn method_call<'a>(
             }
             let errors = t.error.and_then(|e| e.message.0).map(|m| vec![m]);
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
+            // The contract's words: `success`, `error_api` for a failed turn; an interrupted
+            // one says so (the wire's status stays in `stopReason`).
+            let subtype = match &*status {
+                "completed" => Cow::Borrowed("success"),
+                "failed" => Cow::Borrowed("error_api"),
+                _ => status.clone(),
+            };
             cx.push(TurnComplete {
                 is_error: failed,
-                subtype: Some(status.clone()),
+                subtype: Some(subtype),
                 errors: if failed { errors } else { None },
                 duration_ms: count(t.duration_ms),
                 stop_reason: Some(status),

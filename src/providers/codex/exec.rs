@@ -185,7 +185,7 @@ pub(super) fn exec<'a>(line: Line<'a, '_>, ty: &'a str, cx: &mut Cx<'a>) -> Resu
             }
             cx.push(TurnComplete {
                 is_error: true,
-                subtype: Some(Cow::Borrowed("error")),
+                subtype: Some(Cow::Borrowed("error_api")),
                 errors: Some(vec![msg]),
                 ..TurnComplete::default()
             });
