@@ -234,9 +234,14 @@ struct ResponseBody<'a> {
     models: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     account: Option<AccountWire<'a>>,
-    #[serde(borrow, default)]
-    agents: crate::wire::NameList<'a>,
+    /// The agents on offer as written (names, or objects with a description too).
+    #[serde(borrow)]
+    agents: Option<&'a RawValue>,
     output_style: OptStr<'a>,
+    #[serde(borrow)]
+    available_output_styles: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pid: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -257,6 +262,7 @@ struct AccountWire<'a> {
     subscription_type: OptStr<'a>,
     token_source: OptStr<'a>,
     api_key_source: OptStr<'a>,
+    api_provider: OptStr<'a>,
 }
 
 pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
@@ -321,6 +327,7 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
         {
             // The initialize answer before the session is announced: it goes onto the
             // session's init.
+            let rest = initialize_rest(&b).and_then(|v| serde_json::to_string(&v).ok());
             let answer = InitAnswer {
                 request_id: request_id.to_string(),
                 commands: b.commands.map(|v| {
@@ -350,12 +357,10 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                     ]
                     .map(|f| f.0.map(Cow::into_owned))
                 }),
-                agents: b
-                    .agents
-                    .0
+                agents: agent_names(b.agents)
                     .map(|v| v.into_iter().map(Cow::into_owned).collect()),
                 output_style: b.output_style.0.map(Cow::into_owned),
-                rest: initialize_rest(&line).map(|v| v.to_string()),
+                rest,
             };
             let lineno = cx.line;
             cx.memory().claude.init.insert("", answer, lineno);
@@ -368,6 +373,7 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
             ext.put("claude.requestId", request_id);
         }
         Some(b) if b.commands.is_some() || b.models.is_some() || b.account.is_some() => {
+            let rest = initialize_rest(&b);
             let init = SessionInit {
                 slash_commands: b.commands.map(|v| {
                     v.into_iter()
@@ -391,10 +397,9 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                     token_source: a.token_source.0,
                     api_key_source: a.api_key_source.0,
                 }),
-                agents: b.agents.0,
+                agents: agent_names(b.agents),
                 ..SessionInit::default()
             };
-            let rest = initialize_rest(&line);
             let ext = cx.push(init);
             ext.put_opt("claude.outputStyle", b.output_style.0);
             ext.put_opt("claude.initialize", rest);
@@ -432,31 +437,31 @@ struct RawEnvelope<'a> {
 }
 
 /// The members of an `initialize` answer that the session's init has no field for (the
-/// process id, the output styles on offer, the account's API provider, the agents'
-/// descriptions), as one object; `None` when there are none. Read once per session.
-fn initialize_rest(line: &Line<'_, '_>) -> Option<Value> {
-    let raw: Raw = line.read().ok()?;
-    let mut m: serde_json::Map<String, Value> =
-        serde_json::from_str(raw.response.response?.get()).ok()?;
-    for k in ["commands", "models", "output_style"] {
-        m.remove(k);
-    }
-    if let Some(Value::Object(a)) = m.get_mut("account") {
-        for k in ["email", "organization", "subscriptionType", "tokenSource", "apiKeySource"] {
-            a.remove(k);
+/// process id, the output styles on offer, the account's API provider, the agents with their
+/// descriptions), as one object, their values as written; `None` when there are none.
+fn initialize_rest<'a>(b: &ResponseBody<'a>) -> Option<Json<'a>> {
+    let mut rest: Vec<(Str<'a>, Json<'a>)> = Vec::new();
+    let mut raw = |k: &'static str, v: Option<&'a RawValue>| {
+        if let Some(v) = v.filter(|v| !is_null(v)) {
+            rest.push((Cow::Borrowed(k), Json::Raw(v)));
         }
-    }
-    if m.get("account").and_then(Value::as_object).is_some_and(|a| a.is_empty()) {
-        m.remove("account");
-    }
+    };
     // Agents named only by name are the init's `agents`.
-    if m.get("agents")
-        .and_then(Value::as_array)
-        .is_some_and(|v| v.iter().all(Value::is_string))
-    {
-        m.remove("agents");
+    raw("agents", b.agents.filter(|a| a.get().contains('{')));
+    raw("available_output_styles", b.available_output_styles);
+    raw("pid", b.pid);
+    if let Some(p) = b.account.as_ref().and_then(|a| a.api_provider.0.clone()) {
+        rest.push((
+            Cow::Borrowed("account"),
+            Json::Object(Pairs(vec![(Cow::Borrowed("apiProvider"), Json::Str(p))])),
+        ));
     }
-    (!m.is_empty()).then_some(Value::Object(m))
+    (!rest.is_empty()).then_some(Json::Object(Pairs(rest)))
+}
+
+/// The names of the agents an `initialize` answer offers.
+fn agent_names<'a>(agents: Option<&'a RawValue>) -> Option<Vec<Str<'a>>> {
+    agents.and_then(|a| serde_json::from_str::<crate::wire::NameList>(a.get()).ok()?.0)
 }
 
 #[derive(Deserialize)]

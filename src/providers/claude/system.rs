@@ -323,10 +323,10 @@ pub(crate) fn system<'a>(
                 None => None,
             };
             let answer_id = answer.as_ref().map(|a| a.request_id.clone());
-            let answer_rest: Option<Value> = answer
+            let answer_rest = answer
                 .as_ref()
-                .and_then(|a| a.rest.as_deref())
-                .and_then(|r| serde_json::from_str(r).ok());
+                .and_then(|a| a.rest.clone())
+                .and_then(|r| RawValue::from_string(r).ok());
             if let Some(a) = answer {
                 merge_answer(&mut init, a, &mut ext_style);
             }
