@@ -14,6 +14,12 @@ noisy machine weighs on both alike.
 For `convert`, it also prints the output's size, NEW / OLD, and the time per output byte, NEW /
 OLD: when a change makes the events say more, the second tells whether the converter got slower
 at its work or only has more of it to write.
+
+    python3 benches/compare.py OLD NEW --instructions --mb 5
+
+counts the instructions each binary runs instead (valgrind's callgrind; `--jobs 1` commands
+only), which does not depend on how busy the machine is: the figure to compare on a shared or
+noisy machine, where times of a few percent apart say nothing.
 """
 
 import argparse
@@ -41,6 +47,18 @@ def once(binary, args, path):
     return time.perf_counter() - t0
 
 
+def instructions(binary, args, path):
+    """Instructions one run executes (callgrind), output to /dev/null."""
+    out = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", binary, *args, path],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    ).stderr
+    for line in out.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1])
+    sys.exit(f"no instruction count from valgrind for {binary}")
+
+
 def output_bytes(binary, args, path):
     """The size of one run's standard output."""
     out = subprocess.run([binary, *args, path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -54,11 +72,21 @@ def main():
     ap.add_argument("--mb", type=int, default=50, help="size of each input in MB (default 50)")
     ap.add_argument("--repeat", type=int, default=5, help="runs of each binary (default 5)")
     ap.add_argument("--only", help="a provider of bench.INPUTS to run alone")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions (valgrind) instead of timing; one-thread commands")
     a = ap.parse_args()
+    commands = COMMANDS
+    if a.instructions:
+        commands = {
+            "convert -j1": COMMANDS["convert -j1"],
+            "validate": COMMANDS["validate"],
+            "reduce -j1": ["reduce", "--jobs", "1"],
+        }
     with tempfile.TemporaryDirectory() as tmp:
+        unit = "Minstr" if a.instructions else "s"
         print(
-            f"{'input':8} {'command':12} {'old s':>8} {'new s':>8} {'new/old':>8}"
-            f" {'bytes n/o':>10} {'s/byte n/o':>11}"
+            f"{'input':8} {'command':12} {'old ' + unit:>8} {'new ' + unit:>8} {'new/old':>8}"
+            f" {'bytes n/o':>10} {unit + '/byte n/o':>11}"
         )
         worst = 0.0
         for name, dirs in bench.INPUTS.items():
@@ -66,9 +94,12 @@ def main():
                 continue
             path = os.path.join(tmp, f"{name}.jsonl")
             bench.generate(path, dirs, a.mb, seed=7)
-            for label, args in COMMANDS.items():
+            for label, args in commands.items():
                 old, new = [], []
-                for _ in range(a.repeat):
+                if a.instructions:
+                    old.append(instructions(a.old, args, path) / 1e6)
+                    new.append(instructions(a.new, args, path) / 1e6)
+                for _ in range(0 if a.instructions else a.repeat):
                     old.append(once(a.old, args, path))
                     new.append(once(a.new, args, path))
                 ratio = min(new) / min(old)

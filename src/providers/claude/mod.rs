@@ -130,6 +130,9 @@ crate::providers::memo::remember! {
         /// The subagents results named, by session and agent id (a result's `agentId`):
         /// a subagent's own session file names only its agent id.
         pub agents: Memo<Agent>,
+        /// The call each task was started for (`task_started`), by task id, until its
+        /// notification: later task lines may name the task alone.
+        pub tasks: Memo<String>,
     }
 }
 

@@ -437,6 +437,21 @@ pub(crate) fn system<'a>(
                 _ => None,
             };
             let status = w.status.0.or(patch_status);
+            // The task's call: the line's own, else the one its `task_started` named.
+            let task = w.task_id.as_deref().unwrap_or_default().to_owned();
+            let call_id: Option<Str<'_>> = match (&w.tool_use_id.0, task.is_empty()) {
+                (Some(c), false) if phase == TaskPhase::Started => {
+                    let line = cx.line;
+                    cx.memory().claude.tasks.insert(&task, c.to_string(), line);
+                    Some(c.clone())
+                }
+                (Some(c), _) => Some(c.clone()),
+                (None, false) => cx.memory().claude.tasks.get(&task).cloned().map(Cow::Owned),
+                (None, true) => None,
+            };
+            if phase == TaskPhase::Notification && !task.is_empty() {
+                cx.memory().claude.tasks.remove(&task);
+            }
             let mut ended = None;
             if let Some(call) = w.tool_use_id.as_deref() {
                 let agent =
@@ -454,7 +469,7 @@ pub(crate) fn system<'a>(
             let ext = cx.push(TaskUpdate {
                 task_id: w.task_id.0.clone().unwrap_or_default(),
                 phase,
-                call_id: w.tool_use_id.0.clone(),
+                call_id,
                 status: status.clone(),
                 description: w.description.0,
                 agent_type: w.subagent_type.0,
@@ -559,7 +574,7 @@ pub(crate) fn system<'a>(
 mod tests {
     use super::super::tests::{conv, stream, INIT};
     use crate::test_support::of_kind;
-    use serde_json::Value;
+    use serde_json::{json, Value};
 
     /// A compact boundary's metadata that the event has no field for goes to
     /// `claude.compactMetadata`, as written and in its order; none when there is none.
@@ -598,6 +613,22 @@ mod tests {
         assert_eq!(ev[0]["event"], "notice");
         assert_eq!(ev[0]["subtype"], "system/files_persisted");
         assert_eq!(ev[0]["extensions"]["files"][0], "a");
+    }
+
+    #[test]
+    fn a_task_line_that_names_the_task_alone_is_its_calls() {
+        // Claude Code 2.1.197 (a recording): `task_updated` carries the task id only.
+        let ev = stream(&[
+            INIT,
+            r#"{"type":"system","subtype":"task_started","task_id":"ta","tool_use_id":"call_a","task_type":"local_agent","session_id":"s1"}"#,
+            r#"{"type":"system","subtype":"task_updated","task_id":"ta","patch":{"status":"running"},"session_id":"s1"}"#,
+            r#"{"type":"system","subtype":"task_notification","task_id":"ta","tool_use_id":"call_a","status":"completed","session_id":"s1"}"#,
+            r#"{"type":"system","subtype":"task_updated","task_id":"ta","session_id":"s1"}"#,
+            r#"{"type":"system","subtype":"task_updated","task_id":"tz","session_id":"s1"}"#,
+        ]);
+        let calls: Vec<&Value> = of_kind(&ev, "task_update").iter().map(|t| &t["callId"]).collect();
+        // After its notification, and for a task never started here: unknown.
+        assert_eq!(calls, [&json!("call_a"), &json!("call_a"), &json!("call_a"), &Value::Null, &Value::Null]);
     }
 
     #[test]

@@ -52,6 +52,13 @@ struct ToolUseResult<'a> {
     ty: OptStr<'a>,
     #[serde(rename = "structuredPatch", borrow)]
     structured_patch: Option<Vec<Hunk<'a>>>,
+    /// NotebookEdit's result: the notebook, and its whole text before and after.
+    #[serde(borrow)]
+    notebook_path: OptStr<'a>,
+    #[serde(borrow)]
+    original_file: OptStr<'a>,
+    #[serde(borrow)]
+    updated_file: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -398,6 +405,25 @@ pub(super) fn user<'a>(
                             call_id: Some(call_id.clone()),
                             parent_call_id: parent.clone(),
                         });
+                    } else if let (Some(path), Some(after)) =
+                        (&info.notebook_path.0, &info.updated_file.0)
+                    {
+                        // A notebook edit states the whole file before and after.
+                        changed = true;
+                        let before = info.original_file.as_deref().filter(|b| !b.is_empty());
+                        cx.push(FileChange {
+                            path: path.clone(),
+                            change_kind: if before.is_none() {
+                                ChangeKind::Add
+                            } else {
+                                ChangeKind::Update
+                            },
+                            move_path: None,
+                            diff: Some(Cow::Owned(crate::diff::unified(path, before, after))),
+                            cumulative: false,
+                            call_id: Some(call_id.clone()),
+                            parent_call_id: parent.clone(),
+                        });
                     }
                 }
                 // A result that carries no change (a subagent's): the change the call's
@@ -586,6 +612,23 @@ mod tests {
         );
         assert_eq!(ev[0]["output"], "ok");
         assert!(ev[0].get("content").is_none());
+    }
+
+    #[test]
+    fn a_notebook_edit_changes_its_notebook() {
+        // Claude Code 2.1.197 (a recording): NotebookEdit's result states the whole file.
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"Updated cell c1"}]},"tool_use_result":{"new_source":"b","cell_id":"c1","notebook_path":"/w/nb.ipynb","original_file":"{\n \"source\": \"a\"\n}\n","updated_file":"{\n \"source\": \"b\"\n}\n"}}"#,
+        );
+        let fc = &ev[1];
+        assert_eq!(fc["event"], "file_change");
+        assert_eq!(fc["path"], "/w/nb.ipynb");
+        assert_eq!(fc["changeKind"], "update");
+        assert_eq!(
+            fc["diff"],
+            "--- a/w/nb.ipynb\n+++ b/w/nb.ipynb\n@@ -1,3 +1,3 @@\n {\n- \"source\": \"a\"\n+ \"source\": \"b\"\n }\n"
+        );
+        assert!(fc.get("extensions").is_none());
     }
 
     #[test]

@@ -382,15 +382,18 @@ pub(super) fn method_call<'a>(
             let u = p
                 .token_usage
                 .ok_or_else(|| Unmapped("tokenUsage/updated without tokenUsage".into()))?;
+            let mut step = u.last.as_ref();
+            let mut repeated = None;
             if let Some(total) = &u.total {
                 let last = u.last.as_ref().map(TokenBreakdown::totals);
-                usage_reported(cx, p.turn_id.as_deref(), total.totals(), last);
+                if !usage_reported(cx, p.turn_id.as_deref(), total.totals(), last) {
+                    // The total did not move: `last` is the request counted before, again.
+                    repeated = step.take();
+                }
             }
-            cx.push(UsageUpdate {
+            let ext = cx.push(UsageUpdate {
                 step_usage: Json::Value(
-                    u.last
-                        .as_ref()
-                        .map(TokenBreakdown::step_usage)
+                    step.map(TokenBreakdown::step_usage)
                         .unwrap_or_else(|| json!({})),
                 ),
                 total: u.total.as_ref().map(TokenBreakdown::tokens),
@@ -401,6 +404,7 @@ pub(super) fn method_call<'a>(
                 model: None,
                 message_id: None,
             });
+            ext.put_opt("codex.repeatedLast", repeated.map(|l| Json::Value(l.step_usage())));
         }
         "turn/started" => {
             if let Some(t) = p.turn {

@@ -616,10 +616,13 @@ fn usage_turn_started(cx: &mut Cx<'_>, turn: &str) {
 }
 
 /// This line's thread reported its running total (and the usage of the request it counts).
-fn usage_reported(cx: &mut Cx<'_>, turn: Option<&str>, total: Totals, last: Option<Totals>) {
+/// Whether the total changed: a report that repeats the last one (after a cancelled request)
+/// counts no new request.
+fn usage_reported(cx: &mut Cx<'_>, turn: Option<&str>, total: Totals, last: Option<Totals>) -> bool {
     let key = line_thread(cx).unwrap_or_default();
     let line = cx.line;
     let m = &mut cx.memory().codex.usage;
+    let grew = m.get(&key).is_none_or(|r| r.now != Some(total));
     match m.get_mut(&key) {
         Some(r) => {
             if let Some(t) = turn.filter(|t| *t != r.turn) {
@@ -648,6 +651,7 @@ fn usage_reported(cx: &mut Cx<'_>, turn: Option<&str>, total: Totals, last: Opti
             line,
         ),
     }
+    grew
 }
 
 /// `a - b`, both reported (a total cannot shrink: `None` if it did).
@@ -1507,6 +1511,24 @@ mod tests {
     }
 
     #[test]
+    fn a_report_that_repeats_the_total_is_no_new_request() {
+        // codex app-server 0.169 (a recording): after a cancelled request the running total
+        // is reported again, unchanged, with the earlier request's `last`.
+        let report = |t: &str| {
+            format!(
+                r#"{{"method":"thread/tokenUsage/updated","params":{{"threadId":"a","turnId":"{t}","tokenUsage":{{"total":{{"totalTokens":9516,"inputTokens":9505,"cachedInputTokens":0,"outputTokens":11}},"last":{{"totalTokens":9516,"inputTokens":9505,"cachedInputTokens":0,"outputTokens":11}}}}}}}}"#
+            )
+        };
+        let (first, again) = (report("u1"), report("u2"));
+        let evs = stream(&[&first, &again]);
+        let ups = of_kind(&evs, "usage_update");
+        assert_eq!(ups[0]["stepUsage"]["input_tokens"], 9505);
+        assert_eq!(ups[1]["stepUsage"], json!({}));
+        assert_eq!(ups[1]["total"]["inputTokens"], 9505);
+        assert_eq!(ups[1]["extensions"]["codex.repeatedLast"]["input_tokens"], 9505);
+    }
+
+    #[test]
     fn a_turn_uses_what_the_running_total_gained_across_it() {
         fn usage(turn: &str, total: [u64; 3], last: [u64; 3]) -> String {
             let b = |t: [u64; 3]| {
@@ -1549,6 +1571,8 @@ mod tests {
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
         let turns = of_kind(&evs, "turn_complete");
+        let steps: Vec<&Value> = of_kind(&evs, "usage_update").iter().map(|u| &u["stepUsage"]).collect();
+        assert_eq!(steps[0]["input_tokens"], 100);
         assert_eq!(turns[0]["usage"]["inputTokens"], 150);
         assert_eq!(turns[0]["usage"]["cacheReadTokens"], 100);
         assert_eq!(turns[0]["usage"]["outputTokens"], 12);
