@@ -215,7 +215,7 @@ pub struct InitAnswer {
     account: Option<[Option<String>; 5]>,
     agents: Option<Vec<String>>,
     output_style: Option<String>,
-    /// What else it said, as JSON text ([`control::initialize_rest`]).
+    /// What else it said, as JSON text (`initialize_rest` in `control.rs`).
     rest: Option<String>,
 }
 
