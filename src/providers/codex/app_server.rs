@@ -1018,7 +1018,12 @@ mod tests {
             r#"{"id":2,"result":{"thread":{"id":"a","path":"/h/.codex/sessions/r.jsonl","cwd":"/w","source":"vscode","originator":"o","gitInfo":null},"model":"m","approvalPolicy":"never"}}"#,
             r#"{"method":"item/started","params":{"threadId":"a","turnId":"u","item":{"type":"commandExecution","id":"c","command":"ls","cwd":"/w","processId":"70866","source":"agent","status":"inProgress"}}}"#,
             r#"{"method":"account/rateLimits/updated","params":{"rateLimits":{"limitId":"codex","limitName":null,"primary":{"windowMinutes":300},"secondary":null,"credits":null}}}"#,
+            // After an approval the command runs under another process and source.
+            r#"{"method":"item/completed","params":{"threadId":"a","turnId":"u","item":{"type":"commandExecution","id":"c","command":"ls","cwd":"/w","processId":"70871","source":"unifiedExecStartup","status":"completed","exitCode":0,"aggregatedOutput":""}}}"#,
         ]);
+        let done = &of_kind(&evs, "tool_completion")[0]["extensions"];
+        assert_eq!(done["codex.processId"], "70871");
+        assert_eq!(done["codex.source"], "unifiedExecStartup");
         let init = &of_kind(&evs, "session_init")[0]["extensions"];
         assert_eq!(init["codex.path"], "/h/.codex/sessions/r.jsonl");
         assert_eq!(init["codex.source"], "vscode");

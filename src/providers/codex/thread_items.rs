@@ -344,6 +344,12 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 }
                 let ext = cx.push(c);
                 ext.put("codex.status", it.status.0.unwrap_or_default());
+                if !unstarted {
+                    // Known only once the command ran (a command that waited for approval
+                    // has no process when it starts).
+                    ext.put_opt("codex.processId", it.process_id.filter(|v| !is_null(v)));
+                    ext.put_opt("codex.source", it.source.filter(|v| !is_null(v)));
+                }
             }
         }
         "fileChange" => {
