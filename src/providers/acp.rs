@@ -1156,7 +1156,14 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
                 call_id: call_id.clone(),
                 agent_id: r.id.map(Cow::Owned),
                 status: Some(Cow::Owned(r.status.unwrap_or_else(|| {
-                    (if failed { "failed" } else { "completed" }).to_owned()
+                    (if stopped {
+                        "cancelled"
+                    } else if failed {
+                        "failed"
+                    } else {
+                        "completed"
+                    })
+                    .to_owned()
                 }))),
                 summary: r.summary.map(Cow::Owned),
                 duration_ms: r.duration_ms,
@@ -1353,17 +1360,43 @@ fn end_turn_calls(session: &str, cancelled: bool, cx: &mut Cx) {
         };
         open.push((key[prefix.len()..].to_owned(), call, status));
     }
-    // A subagent's calls end before the subagent call that made them.
-    let depth = |c: &Call| {
-        let mut d = 0;
-        let mut parent = c.parent.as_deref();
-        while let Some(p) = parent.filter(|_| d < open.len()) {
-            d += 1;
-            parent = open.iter().find(|o| o.0 == p).and_then(|o| o.1.parent.as_deref());
+    // A subagent's calls end before the subagent call that made them: deepest first. Depths
+    // are worked out once per call (a chain of parents from the wire, maybe a cycle, costs
+    // its length once, not once per call).
+    let index: std::collections::HashMap<&str, usize> =
+        open.iter().enumerate().map(|(i, o)| (o.0.as_str(), i)).collect();
+    let mut depths: Vec<Option<usize>> = vec![None; open.len()];
+    let mut on_chain = vec![false; open.len()];
+    for start in 0..open.len() {
+        // Up the chain until a call whose depth is known, a call not open, or a loop.
+        let mut chain = vec![start];
+        on_chain[start] = true;
+        let mut base = 0;
+        while let Some(&i) = chain.last() {
+            let Some(p) = open[i].1.parent.as_deref() else {
+                break;
+            };
+            match index.get(p) {
+                Some(&j) if depths[j].is_some() => {
+                    base = depths[j].unwrap_or(0) + 1;
+                    break;
+                }
+                Some(&j) if !on_chain[j] => {
+                    on_chain[j] = true;
+                    chain.push(j);
+                }
+                // A parent that is not open (ended, or never seen), or a loop.
+                _ => {
+                    base = 1;
+                    break;
+                }
+            }
         }
-        d
-    };
-    let depths: Vec<usize> = open.iter().map(|o| depth(&o.1)).collect();
+        for (k, &i) in chain.iter().rev().enumerate() {
+            depths[i].get_or_insert(base + k);
+            on_chain[i] = false;
+        }
+    }
     let mut order: Vec<usize> = (0..open.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(depths[i]));
     let mut open: Vec<Option<(String, Call, ToolCallStatus)>> = open.into_iter().map(Some).collect();
@@ -1918,6 +1951,33 @@ mod tests {
         assert_eq!(sub["status"], "cancelled");
         assert_eq!(sub["extensions"]["insights.inferred"], true);
         assert_eq!(kinds(&ev).last(), Some(&"turn_complete"));
+    }
+
+    #[test]
+    fn a_cancel_ends_a_long_chain_of_calls_deepest_first_and_a_loop_once() {
+        // Parents come from the wire: a chain 3,000 deep (each call made in the one before),
+        // and two calls that name each other.
+        let call = |id: &str, parent: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"_meta":{{"claudeCode":{{"toolName":"Bash","parentToolUseId":"{parent}"}}}},"sessionUpdate":"tool_call","toolCallId":"{id}","status":"pending","kind":"execute"}}}}}}"#
+            )
+        };
+        let mut lines = vec![r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#.to_owned()];
+        lines.extend((0..3000).map(|i| call(&format!("c{i}"), &format!("c{}", i.max(1) - 1))));
+        lines.push(call("x", "y"));
+        lines.push(call("y", "x"));
+        lines.push(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#.to_owned());
+        lines.push(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}"#.to_owned());
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let ev = stream(&lines);
+        let ended: Vec<&str> = of_kind(&ev, "tool_completion")
+            .iter()
+            .map(|e| e["callId"].as_str().unwrap())
+            .collect();
+        assert_eq!(ended.len(), 3002);
+        assert_eq!(ended[0], "c2999");
+        let at = |id: &str| ended.iter().position(|c| *c == id).unwrap();
+        assert!(at("c2") < at("c1") && at("c1") < at("c0"));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!   process), whose figures add to the earlier runs'. **Except ACP's** (provider `acp`):
 //!   its answer to a prompt reports that prompt's own usage, so its figures are the turn's own
 //!   and add up ([`crate::event::running_turn_totals`], the one rule `replay` follows too).
-//! * usage_update `costUsd` (ACP) is the same running total of the cost as turn_complete's.
+//! * usage_update `costUsd` (ACP) is a running total of the session's cost (ACP's turn_complete
+//!   carries none).
 //! * usage_update `total` (Codex) is a running total of the session's tokens in the same way.
 //! * A turn's tokens are, in this order of preference: its per-model figures (the increase of
 //!   the running totals, subagents included; ACP's own), the increase of `total` during the

@@ -453,7 +453,7 @@ pub(crate) fn system<'a>(
                 cx.memory().claude.tasks.remove(&task);
             }
             let mut ended = None;
-            if let Some(call) = w.tool_use_id.as_deref() {
+            if let Some(call) = call_id.as_deref() {
                 let agent =
                     w.task_type.as_deref() == Some("local_agent") || w.subagent_type.is_some();
                 match phase {
@@ -469,7 +469,7 @@ pub(crate) fn system<'a>(
             let ext = cx.push(TaskUpdate {
                 task_id: w.task_id.0.clone().unwrap_or_default(),
                 phase,
-                call_id,
+                call_id: call_id.clone(),
                 status: status.clone(),
                 description: w.description.0,
                 agent_type: w.subagent_type.0,
@@ -487,7 +487,7 @@ pub(crate) fn system<'a>(
             if let Some(sub) = ended {
                 // A background subagent: its call returned at launch, it ends here.
                 cx.push(SubagentComplete {
-                    call_id: w.tool_use_id.0.unwrap_or_default(),
+                    call_id: call_id.unwrap_or_default(),
                     agent_id: sub.agent_id.map(Cow::Owned).or(w.task_id.0),
                     status,
                     summary: w.summary.0,

@@ -396,19 +396,19 @@ pub(in crate::providers) fn legacy<'a>(
                 );
                 return Ok(());
             };
+            let mut step = info.last_token_usage.as_ref();
+            let mut repeated = None;
             if let Some(total) = &info.total_token_usage {
                 let last = info.last_token_usage.as_ref().map(exec_totals);
                 let turn = cx.turn_id.clone();
-                usage_reported(cx, turn.as_deref(), exec_totals(total), last);
+                if !usage_reported(cx, turn.as_deref(), exec_totals(total), last) {
+                    // The total did not move: `last` is the request counted before, again.
+                    repeated = step.take();
+                }
             }
             let tot = info.total_token_usage.as_ref().map(tokens);
-            cx.push(UsageUpdate {
-                step_usage: Json::Value(
-                    info.last_token_usage
-                        .as_ref()
-                        .map(exec_usage_snake)
-                        .unwrap_or_else(|| json!({})),
-                ),
+            let ext = cx.push(UsageUpdate {
+                step_usage: Json::Value(step.map(exec_usage_snake).unwrap_or_else(|| json!({}))),
                 total: tot,
                 context_window: count(info.model_context_window),
                 context_tokens: None,
@@ -417,6 +417,7 @@ pub(in crate::providers) fn legacy<'a>(
                 model: None,
                 message_id: None,
             });
+            ext.put_opt("codex.repeatedLast", repeated.map(|l| Json::Value(exec_usage_snake(l))));
         }
         "turn_diff" => {
             let files = split_diff(m.unified_diff.as_deref().unwrap_or(""));

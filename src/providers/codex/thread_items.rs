@@ -342,11 +342,12 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 if status == "declined" {
                     c.status = declined_status(call.as_ref());
                 }
+                let ran = !unstarted && status != "declined";
                 let ext = cx.push(c);
                 ext.put("codex.status", it.status.0.unwrap_or_default());
-                if !unstarted {
-                    // Known only once the command ran (a command that waited for approval
-                    // has no process when it starts).
+                if ran {
+                    // The process and source it ran under, which may not be those it started
+                    // with (after an approval).
                     ext.put_opt("codex.processId", it.process_id.filter(|v| !is_null(v)));
                     ext.put_opt("codex.source", it.source.filter(|v| !is_null(v)));
                 }
