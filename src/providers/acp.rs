@@ -287,8 +287,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                     | Request::Permission { session, .. }
                     | Request::Other { session, .. }
                     | Request::SetMode { session, .. },
-                ) if !session.is_empty() =>
-                {
+                ) if !session.is_empty() => {
                     cx.session_id = Some(Cow::Owned(session.clone()));
                 }
                 _ => {}
@@ -1329,7 +1328,10 @@ fn answered(env: &Envelope, shape: Shape, cx: &mut Cx) -> Option<Request> {
             (shape, r),
             (Shape::Outcome, Request::Permission { .. })
                 | (Shape::StopReason, Request::Prompt { .. })
-                | (Shape::Other, Request::Other { .. } | Request::SetMode { .. })
+                | (
+                    Shape::Other,
+                    Request::Other { .. } | Request::SetMode { .. }
+                )
                 | (Shape::Error, _)
         )
     };
@@ -1363,8 +1365,11 @@ fn end_turn_calls(session: &str, cancelled: bool, cx: &mut Cx) {
     // A subagent's calls end before the subagent call that made them: deepest first. Depths
     // are worked out once per call (a chain of parents from the wire, maybe a cycle, costs
     // its length once, not once per call).
-    let index: std::collections::HashMap<&str, usize> =
-        open.iter().enumerate().map(|(i, o)| (o.0.as_str(), i)).collect();
+    let index: std::collections::HashMap<&str, usize> = open
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.0.as_str(), i))
+        .collect();
     let mut depths: Vec<Option<usize>> = vec![None; open.len()];
     let mut on_chain = vec![false; open.len()];
     for start in 0..open.len() {
@@ -1399,7 +1404,8 @@ fn end_turn_calls(session: &str, cancelled: bool, cx: &mut Cx) {
     }
     let mut order: Vec<usize> = (0..open.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(depths[i]));
-    let mut open: Vec<Option<(String, Call, ToolCallStatus)>> = open.into_iter().map(Some).collect();
+    let mut open: Vec<Option<(String, Call, ToolCallStatus)>> =
+        open.into_iter().map(Some).collect();
     for i in order {
         if let Some((id, call, status)) = open[i].take() {
             infer_end(id, call, status, cx);
@@ -1624,7 +1630,10 @@ fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Resu
                 available_modes: Vec::new(),
             });
             ext.put("acp.requestId", env.id_text().into_owned());
-            ext.put_opt("result", e.result.filter(|r| !is_null(r) && r.get() != "{}"));
+            ext.put_opt(
+                "result",
+                e.result.filter(|r| !is_null(r) && r.get() != "{}"),
+            );
             return Ok(());
         }
         Some(Request::Other { session, .. }) => {
@@ -1936,8 +1945,19 @@ mod tests {
         let ev = stream(&[prompt, agent, bash, cancel, done]);
         let ends: Vec<(&str, &str, &Value)> = ev
             .iter()
-            .filter(|e| matches!(e["event"].as_str(), Some("tool_completion" | "subagent_complete")))
-            .map(|e| (e["event"].as_str().unwrap(), e["callId"].as_str().unwrap(), &e["parentCallId"]))
+            .filter(|e| {
+                matches!(
+                    e["event"].as_str(),
+                    Some("tool_completion" | "subagent_complete")
+                )
+            })
+            .map(|e| {
+                (
+                    e["event"].as_str().unwrap(),
+                    e["callId"].as_str().unwrap(),
+                    &e["parentCallId"],
+                )
+            })
             .collect();
         assert_eq!(
             ends,
@@ -1966,7 +1986,9 @@ mod tests {
         lines.extend((0..3000).map(|i| call(&format!("c{i}"), &format!("c{}", i.max(1) - 1))));
         lines.push(call("x", "y"));
         lines.push(call("y", "x"));
-        lines.push(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#.to_owned());
+        lines.push(
+            r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#.to_owned(),
+        );
         lines.push(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}"#.to_owned());
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let ev = stream(&lines);
@@ -2008,7 +2030,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","status":"in_progress","title":"mkdir d2","content":[{"type":"content","content":{"type":"text","text":"[current working directory /w] (Make d2)"}}],"locations":[],"kind":"execute"}}}"#,
         ]);
         let inv = of_kind(&ev, "tool_invocation")[0];
-        assert_eq!(inv["extensions"]["acp.content"][0]["text"], "[current working directory /w] (Make d2)");
+        assert_eq!(
+            inv["extensions"]["acp.content"][0]["text"],
+            "[current working directory /w] (Make d2)"
+        );
         assert!(inv["extensions"].get("acp.kind").is_none());
         let ev = stream(&[ASK]);
         let inv = of_kind(&ev, "tool_invocation")[0];

@@ -357,8 +357,7 @@ pub(super) fn control_response<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Resul
                     ]
                     .map(|f| f.0.map(Cow::into_owned))
                 }),
-                agents: agent_names(b.agents)
-                    .map(|v| v.into_iter().map(Cow::into_owned).collect()),
+                agents: agent_names(b.agents).map(|v| v.into_iter().map(Cow::into_owned).collect()),
                 output_style: b.output_style.0.map(Cow::into_owned),
                 rest,
             };
@@ -461,7 +460,11 @@ fn initialize_rest<'a>(b: &ResponseBody<'a>) -> Option<Json<'a>> {
 
 /// The names of the agents an `initialize` answer offers.
 fn agent_names<'a>(agents: Option<&'a RawValue>) -> Option<Vec<Str<'a>>> {
-    agents.and_then(|a| serde_json::from_str::<crate::wire::NameList>(a.get()).ok()?.0)
+    agents.and_then(|a| {
+        serde_json::from_str::<crate::wire::NameList>(a.get())
+            .ok()?
+            .0
+    })
 }
 
 #[derive(Deserialize)]

@@ -626,9 +626,21 @@ mod tests {
             r#"{"type":"system","subtype":"task_updated","task_id":"ta","session_id":"s1"}"#,
             r#"{"type":"system","subtype":"task_updated","task_id":"tz","session_id":"s1"}"#,
         ]);
-        let calls: Vec<&Value> = of_kind(&ev, "task_update").iter().map(|t| &t["callId"]).collect();
+        let calls: Vec<&Value> = of_kind(&ev, "task_update")
+            .iter()
+            .map(|t| &t["callId"])
+            .collect();
         // After its notification, and for a task never started here: unknown.
-        assert_eq!(calls, [&json!("call_a"), &json!("call_a"), &json!("call_a"), &Value::Null, &Value::Null]);
+        assert_eq!(
+            calls,
+            [
+                &json!("call_a"),
+                &json!("call_a"),
+                &json!("call_a"),
+                &Value::Null,
+                &Value::Null
+            ]
+        );
     }
 
     #[test]

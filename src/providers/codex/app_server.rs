@@ -404,7 +404,10 @@ pub(super) fn method_call<'a>(
                 model: None,
                 message_id: None,
             });
-            ext.put_opt("codex.repeatedLast", repeated.map(|l| Json::Value(l.step_usage())));
+            ext.put_opt(
+                "codex.repeatedLast",
+                repeated.map(|l| Json::Value(l.step_usage())),
+            );
         }
         "turn/started" => {
             if let Some(t) = p.turn {

@@ -417,7 +417,10 @@ pub(in crate::providers) fn legacy<'a>(
                 model: None,
                 message_id: None,
             });
-            ext.put_opt("codex.repeatedLast", repeated.map(|l| Json::Value(exec_usage_snake(l))));
+            ext.put_opt(
+                "codex.repeatedLast",
+                repeated.map(|l| Json::Value(exec_usage_snake(l))),
+            );
         }
         "turn_diff" => {
             let files = split_diff(m.unified_diff.as_deref().unwrap_or(""));

@@ -563,7 +563,10 @@ fn changes_json<'a>(changes: &[Change]) -> Json<'a> {
                     ),
                 ];
                 if let Some(to) = &c.move_path {
-                    m.push((Cow::Borrowed("move_path"), Json::Str(Cow::Owned(to.clone()))));
+                    m.push((
+                        Cow::Borrowed("move_path"),
+                        Json::Str(Cow::Owned(to.clone())),
+                    ));
                 }
                 if let Some(d) = &c.diff {
                     m.push((Cow::Borrowed("diff"), Json::Str(Cow::Owned(d.clone()))));
@@ -618,7 +621,12 @@ fn usage_turn_started(cx: &mut Cx<'_>, turn: &str) {
 /// This line's thread reported its running total (and the usage of the request it counts).
 /// Whether the total changed: a report that repeats the last one (after a cancelled request)
 /// counts no new request.
-fn usage_reported(cx: &mut Cx<'_>, turn: Option<&str>, total: Totals, last: Option<Totals>) -> bool {
+fn usage_reported(
+    cx: &mut Cx<'_>,
+    turn: Option<&str>,
+    total: Totals,
+    last: Option<Totals>,
+) -> bool {
     let key = line_thread(cx).unwrap_or_default();
     let line = cx.line;
     let m = &mut cx.memory().codex.usage;
@@ -1525,7 +1533,10 @@ mod tests {
         assert_eq!(ups[0]["stepUsage"]["input_tokens"], 9505);
         assert_eq!(ups[1]["stepUsage"], json!({}));
         assert_eq!(ups[1]["total"]["inputTokens"], 9505);
-        assert_eq!(ups[1]["extensions"]["codex.repeatedLast"]["input_tokens"], 9505);
+        assert_eq!(
+            ups[1]["extensions"]["codex.repeatedLast"]["input_tokens"],
+            9505
+        );
     }
 
     #[test]
@@ -1571,7 +1582,10 @@ mod tests {
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
         let turns = of_kind(&evs, "turn_complete");
-        let steps: Vec<&Value> = of_kind(&evs, "usage_update").iter().map(|u| &u["stepUsage"]).collect();
+        let steps: Vec<&Value> = of_kind(&evs, "usage_update")
+            .iter()
+            .map(|u| &u["stepUsage"])
+            .collect();
         assert_eq!(steps[0]["input_tokens"], 100);
         assert_eq!(turns[0]["usage"]["inputTokens"], 150);
         assert_eq!(turns[0]["usage"]["cacheReadTokens"], 100);
@@ -1615,7 +1629,9 @@ mod tests {
     fn a_move_is_said_by_the_call_its_approval_and_its_file_change() {
         // codex app-server 0.169 (a recording): a patch moving src/old.py to lib/new.py.
         let change = r#"[{"path":"/w/src/old.py","kind":{"type":"update","move_path":"/w/lib/new.py"},"diff":"@@ -1 +1 @@\n-a\n+b\n\n\nMoved to: /w/lib/new.py"}]"#;
-        let item = |status: &str| format!(r#"{{"type":"fileChange","id":"f1","status":"{status}","changes":{change}}}"#);
+        let item = |status: &str| {
+            format!(r#"{{"type":"fileChange","id":"f1","status":"{status}","changes":{change}}}"#)
+        };
         let lines = [
             format!(r#"{{"method":"item/started","params":{{"threadId":"a","turnId":"u","item":{}}}}}"#, item("inProgress")),
             r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"a","turnId":"u","itemId":"f1"}}"#.to_owned(),
@@ -1623,20 +1639,27 @@ mod tests {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let evs = stream(&lines);
-        let moved = json!({"path": "/w/src/old.py", "kind": "update", "move_path": "/w/lib/new.py"});
+        let moved =
+            json!({"path": "/w/src/old.py", "kind": "update", "move_path": "/w/lib/new.py"});
         let inv = of_kind(&evs, "tool_invocation")[0];
         assert_eq!(inv["input"]["file_path"], "/w/src/old.py");
         assert_eq!(inv["input"]["changes"][0]["move_path"], moved["move_path"]);
         assert_eq!(inv["locations"], json!(["/w/src/old.py", "/w/lib/new.py"]));
         let ask = of_kind(&evs, "permission_request")[0];
-        assert_eq!(ask["toolInput"]["changes"][0]["move_path"], moved["move_path"]);
+        assert_eq!(
+            ask["toolInput"]["changes"][0]["move_path"],
+            moved["move_path"]
+        );
         assert_eq!(ask["toolInput"]["changes"][0]["kind"], "update");
         let done = of_kind(&evs, "tool_completion")[0];
         assert_eq!(done["output"], json!({"changes": [moved]}));
         assert_eq!(done["locations"], inv["locations"]);
         assert_eq!(done["extensions"]["codex.status"], "completed");
         let fc = of_kind(&evs, "file_change")[0];
-        assert_eq!((&fc["changeKind"], &fc["movePath"]), (&json!("move"), &moved["move_path"]));
+        assert_eq!(
+            (&fc["changeKind"], &fc["movePath"]),
+            (&json!("move"), &moved["move_path"])
+        );
     }
 
     #[test]
