@@ -660,7 +660,7 @@ pub(super) fn method_call<'a>(
                     .calls
                     .get(id)
                     .filter(|c| c.invoked)
-                    .map(|c| ("changes", changes_json(&c.changes))),
+                    .map(|c| ("changes", changes_json(&c.changes, true))),
                 _ => None,
             };
             let first_path = changes.as_ref().and_then(|(_, c)| match c {

@@ -545,7 +545,8 @@ fn remember_request(cx: &mut Cx<'_>, id: &str, call: Option<&str>, tool_call: bo
 /// The changes of a file change, as its approval request shows them: what the item that
 /// started it said, in the shape of its invocation's `changes` (path, the wire's kind, where
 /// a move goes, the wire's diff).
-fn changes_json<'a>(changes: &[Change]) -> Json<'a> {
+/// Without `diffs`, the diffs are left out (a completion's output: its `file_change`s carry them).
+fn changes_json<'a>(changes: &[Change], diffs: bool) -> Json<'a> {
     Json::Array(
         changes
             .iter()
@@ -568,7 +569,7 @@ fn changes_json<'a>(changes: &[Change]) -> Json<'a> {
                         Json::Str(Cow::Owned(to.clone())),
                     ));
                 }
-                if let Some(d) = &c.diff {
+                if let Some(d) = c.diff.as_ref().filter(|_| diffs) {
                     m.push((Cow::Borrowed("diff"), Json::Str(Cow::Owned(d.clone()))));
                 }
                 Json::Object(Pairs(m))

@@ -2,6 +2,7 @@
 //! line's pass), and the items of a resumed thread's history.
 
 use super::app_server::said;
+use super::changes_json;
 use super::diff::git_diff;
 use super::{
     change_kind, close_call, collab_end, command_text, completion, declined_status, delta,
@@ -156,38 +157,6 @@ struct ChangeKindWire<'a> {
     #[serde(rename = "type", borrow)]
     ty: OptStr<'a>,
     move_path: OptStr<'a>,
-}
-
-/// A file change item's `changes` as its call states them: `[{path, kind, move_path?,
-/// diff?}]`, `kind` the wire's `kind.type` (`update` for a move, whose `move_path` names
-/// where it goes); the diffs only in the invocation (the `file_change` events carry them).
-fn item_changes<'a>(changes: &[ChangeWire<'a>], diffs: bool) -> Json<'a> {
-    Json::Array(
-        changes
-            .iter()
-            .map(|c| {
-                let mut m = vec![
-                    (Cow::Borrowed("path"), Json::Str(c.path.clone())),
-                    (
-                        Cow::Borrowed("kind"),
-                        Json::Str(
-                            c.kind
-                                .as_ref()
-                                .and_then(|k| k.ty.0.clone())
-                                .unwrap_or(Cow::Borrowed("update")),
-                        ),
-                    ),
-                ];
-                if let Some(to) = c.kind.as_ref().and_then(|k| k.move_path.0.clone()) {
-                    m.push((Cow::Borrowed("move_path"), Json::Str(to)));
-                }
-                if diffs {
-                    m.push((Cow::Borrowed("diff"), or_null(c.diff.0.clone())));
-                }
-                Json::Object(Pairs(m))
-            })
-            .collect(),
-    )
 }
 
 /// The events of an item's `item/started` or `item/completed` (`done`), the first of them
@@ -363,8 +332,25 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                     std::iter::once(c.path.clone()).chain(to)
                 })
                 .collect();
+            // The changes as the memory keeps them: one shape for the call's input, its output
+            // and its approval request (`changes_json`).
+            let files: Vec<Change> = changes
+                .iter()
+                .map(|c| {
+                    let to = c.kind.as_ref().and_then(|k| k.move_path.as_deref());
+                    let kind = match to {
+                        Some(_) => ChangeKind::Move,
+                        None => change_kind(c.kind.as_ref().and_then(|k| k.ty.as_deref())),
+                    };
+                    Change {
+                        path: c.path.to_string(),
+                        kind,
+                        move_path: to.map(str::to_owned),
+                        diff: c.diff.as_deref().map(str::to_owned),
+                    }
+                })
+                .collect();
             if !done {
-                let files = &changes;
                 let mut input = vec![(
                     Cow::Borrowed("file_path"),
                     or_null(changes.first().map(|c| c.path.clone())),
@@ -375,24 +361,8 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                         Json::Array(changes.iter().map(|c| Json::Str(c.path.clone())).collect()),
                     ));
                 }
-                input.push((Cow::Borrowed("changes"), item_changes(&changes, true)));
+                input.push((Cow::Borrowed("changes"), changes_json(&files, true)));
                 let input = Json::Object(Pairs(input));
-                let files = files
-                    .iter()
-                    .map(|c| {
-                        let to = c.kind.as_ref().and_then(|k| k.move_path.as_deref());
-                        let kind = match to {
-                            Some(_) => ChangeKind::Move,
-                            None => change_kind(c.kind.as_ref().and_then(|k| k.ty.as_deref())),
-                        };
-                        Change {
-                            path: c.path.to_string(),
-                            kind,
-                            move_path: to.map(str::to_owned),
-                            diff: c.diff.as_deref().map(str::to_owned),
-                        }
-                    })
-                    .collect();
                 open_call(cx, &it.id, "FileChange", files);
                 let mut inv = tool_invocation(
                     it.id,
@@ -406,7 +376,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
             } else {
                 let call = close_call(cx, &it.id);
                 let ok = status == "completed";
-                let output = object([("changes", item_changes(&changes, false))]);
+                let output = object([("changes", changes_json(&files, false))]);
                 let mut c = completion(it.id.clone(), ok, Some(output));
                 if status == "declined" {
                     c.status = declined_status(call.as_ref());
