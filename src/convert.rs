@@ -1088,6 +1088,7 @@ mod tests {
             jsonrpc: false,
             sniff: |_| true,
             convert: boom,
+            reading: crate::providers::Reading::PLAIN,
             caps: crate::providers::Capabilities::default(),
         }));
         let mut o = opts();

@@ -707,9 +707,9 @@ pub fn cancelled_turn<'s>(
 /// cancelled, the answers report 11,556 and then 11,649 input tokens, the second a request
 /// whose context holds the first prompt, not their sum), so provider `acp`'s figures are the
 /// turn's own. `usage` is always the turn's own. `reduce` and `replay` read turn_complete by
-/// this rule.
+/// this rule, which each provider declares ([`crate::providers::Reading::running_turn_totals`]).
 pub fn running_turn_totals(provider: &str) -> bool {
-    provider != "acp"
+    crate::providers::reading(provider).running_turn_totals
 }
 
 /// The context in use that a main agent's `usage_update` tells, by the one definition `reduce`

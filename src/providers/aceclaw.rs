@@ -51,6 +51,11 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: true,
     sniff,
     convert,
+    reading: super::Reading {
+        event_cursor: true,
+        positional_subagents: true,
+        ..super::Reading::PLAIN
+    },
     caps: Capabilities {
         streaming_deltas: true,
         tool_calls: true,

@@ -57,6 +57,11 @@ pub const PROVIDER: Provider = Provider {
     sniff,
     convert,
     // Capabilities: filled in by the `insights providers` change from this file's mapping; check.
+    // Its answer to a prompt reports that prompt's own usage and cost.
+    reading: super::Reading {
+        running_turn_totals: false,
+        ..super::Reading::PLAIN
+    },
     caps: super::Capabilities {
         streaming_deltas: true,
         tool_calls: true,

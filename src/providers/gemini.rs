@@ -37,6 +37,7 @@ pub const PROVIDER: Provider = Provider {
     convert,
     // Capabilities: filled in by the `insights providers` change from this file's mapping
     // (ask_user, MCP names, invoke_agent, write_todos); check.
+    reading: super::Reading::PLAIN,
     caps: super::Capabilities {
         streaming_deltas: true,
         tool_calls: true,

@@ -41,8 +41,46 @@ pub struct Provider {
     pub sniff: fn(&Probe) -> bool,
     /// Maps one line to events, or says why it cannot.
     pub convert: for<'a> fn(&'a str, &Probe<'a>, &mut Cx<'a>) -> Result<(), Unmapped>,
+    /// What `reduce` and `replay` must know of the format that its events do not say.
+    pub reading: Reading,
     /// What the wire format carries that `insights` maps to typed events.
     pub caps: Capabilities,
+}
+
+/// How the commands that read events (`reduce`, `replay`) must read a provider's: the few
+/// things its events do not say themselves. Declared on the provider, so that no command names
+/// one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    /// Its events carry a position in its own stream (`extensions`, `reduce`'s cursor) and the
+    /// plan-step extensions, which `reduce` reads (AceClaw's bridge numbers its events).
+    pub event_cursor: bool,
+    /// Its subagents are announced by no call: the events between `subagent_spawn` and
+    /// `subagent_complete` are the subagent's by their place (AceClaw).
+    pub positional_subagents: bool,
+    /// Its thinking may carry the extension that marks raw reasoning apart from the summary
+    /// (Codex).
+    pub raw_reasoning: bool,
+    /// Its `turn_complete` cost, `modelUsage` and `durationApiMs` are running totals of the
+    /// agent process, a turn's share being their increase; when false they are the turn's own
+    /// and add up (ACP answers each prompt with that prompt's usage).
+    pub running_turn_totals: bool,
+}
+
+impl Reading {
+    /// What most providers are: nothing special, running totals on `turn_complete`.
+    pub const PLAIN: Reading = Reading {
+        event_cursor: false,
+        positional_subagents: false,
+        raw_reasoning: false,
+        running_turn_totals: true,
+    };
+}
+
+/// How to read the events of `provider` (a provider's `name`); [`Reading::PLAIN`] for a name
+/// no provider has.
+pub fn reading(provider: &str) -> Reading {
+    by_name(provider).map_or(Reading::PLAIN, |p| p.reading)
 }
 
 /// A provider's capability matrix (the adapter contract's list), as `insights providers`

@@ -38,6 +38,7 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: false,
     sniff,
     convert,
+    reading: super::Reading::PLAIN,
     caps: Capabilities {
         streaming_deltas: true,
         tool_calls: true,

@@ -649,7 +649,8 @@ impl State {
         };
         // AceClaw's subagents are announced by no call (the wire names none; the converter
         // takes the agent type for `callId`): the events until its end are its by their place.
-        let positional = ev.provider.as_deref() == Some(POSITIONAL_SUBAGENTS)
+        let positional = crate::providers::reading(ev.provider.as_deref().unwrap_or(""))
+            .positional_subagents
             && !self.idx.per[s].calls.contains_key(call_id);
         let i = self.call_entry(s, ev, seq, call_id);
         if positional {
@@ -1037,10 +1038,6 @@ fn span_ms(t: &ToolCall) -> Option<u64> {
     let end = crate::time::millis(t.ended_at.as_deref()?)?;
     u64::try_from(end - start).ok()
 }
-
-/// The provider whose subagents no call announces: their events are theirs by their place,
-/// between `subagent_spawn` and `subagent_complete` (`formats/aceclaw.md`, quirk 2).
-const POSITIONAL_SUBAGENTS: &str = "aceclaw";
 
 /// RULE 6: whether a decision refuses the call. Denials are counted from the decision the
 /// answer carries (`deny`, `deny_always`), never from `allowed` or the option picked.

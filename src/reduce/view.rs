@@ -267,19 +267,17 @@ pub const PLAN_ID_KEY: &str = "aceclaw.planId";
 pub const STEP_INDEX_KEY: &str = "aceclaw.stepIndex";
 /// The extension naming the plan step an event's work belongs to (the wire's `parentStepId`).
 pub const PARENT_STEP_KEY: &str = "aceclaw.parentStepId";
-/// The provider whose events carry [`CURSOR_KEY`] and the other AceClaw keys [`Exts`] reads.
-pub const PROVIDER_OF_CURSOR: &str = "aceclaw";
 /// The extension (`true`) that marks Codex's raw reasoning (the `content` of a reasoning item,
 /// `item/reasoning/textDelta`, `agent_reasoning_raw_content*`): its thinking without it is the
 /// reasoning's summary.
 pub const RAW_REASONING_KEY: &str = "codex.rawReasoning";
-/// The provider whose thinking may carry [`RAW_REASONING_KEY`].
-pub const PROVIDER_OF_RAW_REASONING: &str = "codex";
 
-/// Whether the view reads the `extensions` of an event of `provider` and type `event`.
+/// Whether the view reads the `extensions` of an event of `provider` and type `event`: the
+/// provider says ([`crate::providers::Reading`]) whether its events carry [`CURSOR_KEY`] and the
+/// other plan keys [`Exts`] reads, or its thinking [`RAW_REASONING_KEY`].
 pub fn reads_extensions(provider: &str, event: &str) -> bool {
-    provider == PROVIDER_OF_CURSOR
-        || provider == PROVIDER_OF_RAW_REASONING && matches!(event, "text" | "stream_delta")
+    let r = crate::providers::reading(provider);
+    r.event_cursor || r.raw_reasoning && matches!(event, "text" | "stream_delta")
 }
 
 /// `extensions` as the view reads it, only where [`reads_extensions`] says: AceClaw's cursor

@@ -93,6 +93,7 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: false,
     sniff,
     convert,
+    reading: super::Reading::PLAIN,
     caps: super::Capabilities {
         streaming_deltas: true,
         tool_calls: true,

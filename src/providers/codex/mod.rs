@@ -72,6 +72,10 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: true,
     sniff,
     convert,
+    reading: super::Reading {
+        raw_reasoning: true,
+        ..super::Reading::PLAIN
+    },
     caps: super::Capabilities {
         streaming_deltas: true,
         tool_calls: true,
