@@ -365,7 +365,7 @@ pub(crate) fn convert_as<'a>(
 /// Names the line's session: its own `session_id`, else the one the stream named last (the
 /// SDK's control lines and prompts name none). `system` and `result` lines update it; an
 /// init that names no session announces one the stream has not named.
-fn track_session(cx: &mut Cx<'_>, ty: &str, subtype: Option<&str>) {
+pub(crate) fn track_session(cx: &mut Cx<'_>, ty: &str, subtype: Option<&str>) {
     let line = cx.line;
     match cx.session_id.clone() {
         Some(sid) => {

@@ -2,7 +2,7 @@
 //! converter infers from their lines (the session's announcement, its turns, the call a
 //! subagent's file belongs to), and what `insights usage` and `insights sessions` read of a line.
 
-use super::user::INTERRUPT_TEXTS;
+use super::user::{cli_text, content_text, INTERRUPT_TEXTS};
 use super::{session_key, turn_mut, Agent, FileTurn, WireUsage};
 use crate::event::*;
 use crate::providers::Cx;
@@ -42,15 +42,23 @@ impl FileMeta<'_> {
         self.is_sidechain.unwrap_or(false)
     }
 
+    /// The text of a user line that is a message, not a tool's result and not one the CLI
+    /// adds (`isMeta`, a compaction summary): empty for images alone.
+    fn said(&self) -> Option<String> {
+        let c = self.message.as_ref().and_then(|m| m.content)?;
+        let t = c.get();
+        let message = t.starts_with('"') || (t.starts_with('[') && !t.contains(r#""tool_result""#));
+        if !message || self.is_meta.unwrap_or(false) || self.is_compact_summary.unwrap_or(false) {
+            return None;
+        }
+        Some(content_text(c).unwrap_or_default())
+    }
+
     /// A prompt a person wrote: a user line of text, not a tool's result, not one the CLI
-    /// adds (`isMeta`, a compaction summary). Interrupt texts count: they end the turn.
+    /// adds or writes itself (`isMeta`, a compaction summary, an interrupt notice, a local
+    /// command's output).
     fn prompt(&self) -> bool {
-        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
-            return false;
-        };
-        let c = c.get();
-        let text = c.starts_with('"') || (c.starts_with('[') && !c.contains(r#""tool_result""#));
-        text && !self.is_meta.unwrap_or(false) && !self.is_compact_summary.unwrap_or(false)
+        self.said().is_some_and(|t| !cli_text(&t))
     }
 
     /// A call's result that says the person stopped it (`toolUseResult` "User rejected tool
@@ -61,11 +69,16 @@ impl FileMeta<'_> {
             .is_some_and(|r| r.get() == r#""User rejected tool use""#)
     }
 
+    /// The CLI's notice that an interrupt stopped the turn.
     fn interrupt(&self) -> bool {
-        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
-            return false;
-        };
-        INTERRUPT_TEXTS.iter().any(|t| c.get().contains(t))
+        self.said()
+            .is_some_and(|t| INTERRUPT_TEXTS.contains(&t.as_str()))
+    }
+
+    /// A user line the CLI added itself (`isMeta`: a skill's or command's expansion, a
+    /// caveat; a compaction summary), which the stream would not show as a person's.
+    fn added_by_cli(&self) -> bool {
+        self.is_meta.unwrap_or(false) || self.is_compact_summary.unwrap_or(false)
     }
 }
 
@@ -127,7 +140,7 @@ pub(super) fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Op
             set_file_turn(cx, &key, FileTurn::default());
         }
     }
-    if ty == "user" && f.prompt() && !f.interrupt() {
+    if ty == "user" && f.prompt() {
         if cx.memory().claude.files.get(&key).is_some_and(|t| t.open) {
             // The file says nothing of how the turn before ended.
             let ext = cx.push(TurnComplete::default());
@@ -164,13 +177,20 @@ pub(super) fn file_after<'a>(
     }
     if ty == "user" {
         link_subagents(text, cx);
+        if f.added_by_cli() {
+            for (b, _) in cx.events.iter_mut() {
+                if let Body::UserInput(u) = b {
+                    u.is_synthetic = true;
+                }
+            }
+        }
     }
     if f.sidechain() {
         drop_reported_error(f, cx);
         return;
     }
     let key = session_key(cx);
-    if ty == "user" && f.prompt() && f.interrupt() {
+    if ty == "user" && f.interrupt() {
         // As the wire's result says of an interrupted turn.
         let ext = cx.push(TurnComplete {
             is_error: true,
@@ -358,9 +378,10 @@ pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a
         (Some("user"), None) => {
             let content = msg.content?.get();
             let person = match content.as_bytes().first() {
-                Some(b'"') => serde_json::from_str::<Str>(content)
-                    .is_ok_and(|t| !INTERRUPT_TEXTS.contains(&&*t)),
-                Some(b'[') => !content.contains(r#""tool_result""#),
+                Some(b'"' | b'[') if !content.contains(r#""tool_result""#) => msg
+                    .content
+                    .and_then(content_text)
+                    .is_none_or(|t| !cli_text(&t)),
                 _ => false,
             };
             f.prompt = person
