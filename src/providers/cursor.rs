@@ -5,7 +5,8 @@
 //! from Cursor's documentation (cursor.com/docs/cli/reference/output-format), the example
 //! lines in `../shared/formats/others.md`, and the shapes other projects parse (sources in
 //! `testdata/cursor/README.md`); not checked against a recording (Cursor's agent needs
-//! Cursor's service). Each line maps on its own:
+//! Cursor's service). Each line maps on its own (a line that names no session is the one the
+//! stream named last, its `system/init`'s, as for Claude Code):
 //!
 //! | line | events |
 //! |---|---|
