@@ -643,6 +643,38 @@ mod tests {
         out
     }
 
+    /// Subagent files are named by random ids: they are read in the order they started, a
+    /// session's own file first; elsewhere path order holds.
+    #[test]
+    fn subagent_files_come_in_the_order_they_started() {
+        let dir = std::env::temp_dir().join(format!("insights-subagents-{}", std::process::id()));
+        let subs = dir.join("s1").join("subagents");
+        std::fs::create_dir_all(&subs).unwrap();
+        let line = |t: &str| format!("{{\"type\":\"user\",\"timestamp\":\"{t}\"}}\n");
+        std::fs::write(dir.join("s1.jsonl"), line("2026-01-01T00:00:00.000Z")).unwrap();
+        std::fs::write(subs.join("agent-a.jsonl"), line("2026-01-01T00:00:02.000Z")).unwrap();
+        std::fs::write(subs.join("agent-b.jsonl"), line("2026-01-01T00:00:01.000Z")).unwrap();
+        std::fs::write(subs.join("agent-c.jsonl"), "not json\n").unwrap();
+        let mut found = Vec::new();
+        jsonl_files(&dir, &mut |p| found.push(p), &mut |d, e| {
+            panic!("{d:?}: {e}")
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+        let names: Vec<String> = found
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "s1.jsonl",
+                "agent-b.jsonl",
+                "agent-a.jsonl",
+                "agent-c.jsonl"
+            ]
+        );
+    }
+
     #[test]
     fn crlf_bom_and_missing_newline() {
         let got = lines(b"\xEF\xBB\xBF{\"a\":1}\r\n\n{}", 100);
