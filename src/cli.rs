@@ -198,8 +198,9 @@ pub struct ConvertArgs {
     /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
     /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
     ///
-    /// A directory's files are read in path order, hidden folders included (every command
-    /// reads directories so); symbolic links to directories are not followed.
+    /// A directory's files are read in path order (Claude Code's subagent files in the order
+    /// they started), hidden folders included (every command reads directories so); symbolic
+    /// links to directories are not followed.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -304,8 +305,8 @@ pub struct InputArgs {
     /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
     /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
     ///
-    /// A directory's files are read in path order, hidden folders included; symbolic links to
-    /// directories are not followed.
+    /// A directory's files are read in path order (Claude Code's subagent files in the order
+    /// they started), hidden folders included; symbolic links to directories are not followed.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 

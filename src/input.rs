@@ -523,9 +523,9 @@ pub fn read_as_blocks(input: &[u8], max: usize, size: usize, step: usize) -> io:
 
 /// Replaces each directory by the `*.jsonl` files below it (hidden directories too: the
 /// agents keep their sessions in `.claude`, `.codex`, `.gemini`), in path order (a session
-/// file before the folder of its name); every
-/// command reads directories so. A directory that
-/// cannot be read is reported on `diag`.
+/// file before the folder of its name; Claude Code's subagent files in the order they
+/// started); every command reads directories so. A directory that cannot be read is
+/// reported on `diag`.
 pub fn expand_dirs(sources: &[Source], diag: &mut crate::diag::Diag) -> Vec<Source> {
     expand_dirs_or(sources, diag, &mut |dir, diag| {
         diag.note(&format!("{}: no *.jsonl files", dir.display()))
@@ -562,7 +562,8 @@ fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
 }
 
 /// Calls `found` with each `*.jsonl` file below `dir`, in path order (a session file
-/// before the folder of its name), and `failed` with each directory that cannot be read.
+/// before the folder of its name; the files of a `subagents` folder in the order their
+/// first lines' times say), and `failed` with each directory that cannot be read.
 pub fn jsonl_files(
     dir: &Path,
     found: &mut dyn FnMut(PathBuf),
@@ -590,6 +591,13 @@ pub fn jsonl_files(
         }
         key
     });
+    // A session's subagents (`<session>/subagents/agent-<id>.jsonl`) are named by a random
+    // agent id: they are read in the order they started (their first line's time), so a
+    // subagent's own subagents come after it, where its file names the call that started
+    // them. Files without a time keep their place after those with one.
+    if dir.file_name().is_some_and(|n| n == "subagents") {
+        entries.sort_by_cached_key(|e| first_line_millis(&e.path()).unwrap_or(i64::MAX));
+    }
     for e in entries {
         let path: PathBuf = e.path();
         // Symbolic links to directories are not followed (no cycles); links to files are.
@@ -600,6 +608,21 @@ pub fn jsonl_files(
             found(path);
         }
     }
+}
+
+/// The time (`timestamp`, in Unix milliseconds) of a JSON Lines file's first line, when it
+/// has one; at most the first 1 MiB is read.
+fn first_line_millis(path: &Path) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Timed<'a> {
+        #[serde(borrow)]
+        timestamp: Option<std::borrow::Cow<'a, str>>,
+    }
+    let mut line = Vec::new();
+    let file = File::open(path).ok()?;
+    read_until_newline(&mut BufReader::new(file.take(1 << 20)), &mut line).ok()?;
+    let t: Timed = serde_json::from_slice(&line).ok()?;
+    crate::time::millis(&t.timestamp?)
 }
 
 #[cfg(test)]
@@ -618,6 +641,38 @@ mod tests {
             out.push((v, r.unterminated()));
         }
         out
+    }
+
+    /// Subagent files are named by random ids: they are read in the order they started, a
+    /// session's own file first; elsewhere path order holds.
+    #[test]
+    fn subagent_files_come_in_the_order_they_started() {
+        let dir = std::env::temp_dir().join(format!("insights-subagents-{}", std::process::id()));
+        let subs = dir.join("s1").join("subagents");
+        std::fs::create_dir_all(&subs).unwrap();
+        let line = |t: &str| format!("{{\"type\":\"user\",\"timestamp\":\"{t}\"}}\n");
+        std::fs::write(dir.join("s1.jsonl"), line("2026-01-01T00:00:00.000Z")).unwrap();
+        std::fs::write(subs.join("agent-a.jsonl"), line("2026-01-01T00:00:02.000Z")).unwrap();
+        std::fs::write(subs.join("agent-b.jsonl"), line("2026-01-01T00:00:01.000Z")).unwrap();
+        std::fs::write(subs.join("agent-c.jsonl"), "not json\n").unwrap();
+        let mut found = Vec::new();
+        jsonl_files(&dir, &mut |p| found.push(p), &mut |d, e| {
+            panic!("{d:?}: {e}")
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+        let names: Vec<String> = found
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "s1.jsonl",
+                "agent-b.jsonl",
+                "agent-a.jsonl",
+                "agent-c.jsonl"
+            ]
+        );
     }
 
     #[test]

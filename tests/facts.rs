@@ -12,7 +12,9 @@
 //! - `calls`: `tool_invocation`s grouped by `callId`, in the order first invoked: `toolName`, the
 //!   `status` of its `tool_completion`, and the `decision` of the `permission_response` to the
 //!   `permission_request` whose `toolUseId` is the call (or of a response that names the call
-//!   itself), else `deny` when a `turn_complete`'s `permissionDenials` names it. A call must be invoked exactly once and completed at most once, and no
+//!   itself), else `deny` when a `turn_complete`'s `permissionDenials` names it; and, when the
+//!   facts give a call's `parent`, the `toolName` of the call its invocation's `parentCallId`
+//!   names (`null`: none, at top level). A call must be invoked exactly once and completed at most once, and no
 //!   `tool_completion` or `tool_update` may name a call before (or without) its invocation.
 //! - `files`: the set of `(path, changeKind)` of `file_change` events that are not `cumulative`;
 //!   and no call reports the same change of a file twice.
@@ -239,6 +241,8 @@ fn check_turns(ev: &Events, facts: &Value, out: &mut Vec<String>) {
 #[derive(Default)]
 struct Call {
     tool: String,
+    /// The invocation's `parentCallId`: the call (a subagent's) it runs inside.
+    parent: Option<String>,
     invocations: usize,
     completions: Vec<String>,
     permission: Option<String>,
@@ -261,6 +265,7 @@ fn check_calls(ev: &Events, facts: &Value, out: &mut Vec<String>) {
                 if c.invocations == 0 {
                     order.push(id.to_string());
                     c.tool = str_of(&e["toolName"]);
+                    c.parent = e["parentCallId"].as_str().map(str::to_owned);
                 } else {
                     out.push(format!("call {id} ({}) invoked again by {}", c.tool, at(e)));
                 }
@@ -317,25 +322,46 @@ fn check_calls(ev: &Events, facts: &Value, out: &mut Vec<String>) {
         Some(p) => format!("{tool} {status} (permission {p})"),
         None => format!("{tool} {status}"),
     };
+    // `parent` (when the facts give it, `null` too): the tool of the call the call runs
+    // inside, by its invocation's `parentCallId`.
+    let inside = |s: String, parent: Option<&str>| match parent {
+        Some(p) => format!("{s} inside {p}"),
+        None => format!("{s} at top level"),
+    };
     let want_s: Vec<String> = want
         .iter()
         .map(|c| {
-            show(
+            let s = show(
                 &str_of(&c["tool"]),
                 &str_of(&c["status"]),
                 c["permission"].as_str(),
-            )
+            );
+            match c.get("parent") {
+                Some(p) => inside(s, p.as_str()),
+                None => s,
+            }
         })
         .collect();
     let got_s: Vec<String> = got
         .iter()
-        .map(|c| {
+        .zip(want.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(c, fact)| {
             let status = c
                 .completions
                 .last()
                 .cloned()
                 .unwrap_or_else(|| "never completed".into());
-            show(&c.tool, &status, c.permission.as_deref())
+            let s = show(&c.tool, &status, c.permission.as_deref());
+            if fact.is_some_and(|f| f.get("parent").is_some()) {
+                let parent = c.parent.as_ref().map(|id| {
+                    calls
+                        .get(id)
+                        .map_or_else(|| format!("unknown call {id}"), |p| p.tool.clone())
+                });
+                inside(s, parent.as_deref())
+            } else {
+                s
+            }
         })
         .collect();
     if want_s != got_s {

@@ -5,7 +5,8 @@
 //! from Cursor's documentation (cursor.com/docs/cli/reference/output-format), the example
 //! lines in `../shared/formats/others.md`, and the shapes other projects parse (sources in
 //! `testdata/cursor/README.md`); not checked against a recording (Cursor's agent needs
-//! Cursor's service). Each line maps on its own:
+//! Cursor's service). Each line maps on its own (a line that names no session is the one the
+//! stream named last, its `system/init`'s, as for Claude Code):
 //!
 //! | line | events |
 //! |---|---|
@@ -120,12 +121,14 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     }
 }
 
-/// `session_id` and the line's time (`timestamp_ms`).
+/// `session_id` (else, as for Claude Code, the one the stream named last) and the line's
+/// time (`timestamp_ms`).
 fn envelope<'a>(probe: &Probe<'a>, cx: &mut Cx<'a>) {
     cx.session_id = probe
         .session_id
         .and_then(|r| r.str())
         .filter(|s| !s.is_empty());
+    claude::track_session(cx, probe.ty().unwrap_or(""), probe.subtype());
     if let Some(ms) = probe
         .member("timestamp_ms")
         .and_then(|t| serde_json::from_str::<Count>(t.get()).ok())
@@ -541,6 +544,23 @@ mod tests {
     /// One line's events; the line must be one detection takes for this provider.
     fn conv(line: &str) -> Vec<Value> {
         test_support::convert_sniffed(&PROVIDER, line)
+    }
+
+    #[test]
+    fn lines_that_name_no_session_are_the_announced_one_s() {
+        let ev = test_support::convert_stream(
+            &PROVIDER,
+            &[
+                r#"{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/w","session_id":"s1","model":"Auto","permissionMode":"default"}"#,
+                r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#,
+                r#"{"type":"thinking","subtype":"delta","text":"I ","timestamp_ms":1}"#,
+                r#"{"type":"tool_call","subtype":"started","call_id":"c1","tool_call":{"shellToolCall":{"args":{"command":"pwd"}}},"timestamp_ms":2}"#,
+            ],
+        );
+        assert_eq!(ev.len(), 4, "{ev:#?}");
+        for e in &ev {
+            assert_eq!(e["sessionId"], "s1", "{e}");
+        }
     }
 
     #[test]

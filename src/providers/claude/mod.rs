@@ -42,7 +42,10 @@
 //! prompt comes first. A call whose result is "User rejected tool use" was stopped by an
 //! interrupt: `cancelled`. A subagent's lines name only their `agentId`: they get the
 //! `parentCallId` of the call whose result named that agent when the stream has read it (a
-//! directory is read session file first), else `extensions."claude.agentId"`. The API error
+//! directory is read session file first, then its subagents' files in the order they started),
+//! else `extensions."claude.agentId"`. The CLI's own user texts (interrupt notices, local
+//! command output, caveats) and the lines it adds (`isMeta`, a compaction summary) are
+//! synthetic `user_input`, never prompts. The API error
 //! message that ends a subagent's file gives no `error` when its call's result stated it.
 //!
 //! Amp and Qwen Code write the same format with their own tools; `amp.rs` and `qwen.rs` map
@@ -366,7 +369,7 @@ pub(crate) fn convert_as<'a>(
 /// Names the line's session: its own `session_id`, else the one the stream named last (the
 /// SDK's control lines and prompts name none). `system` and `result` lines update it; an
 /// init that names no session announces one the stream has not named.
-fn track_session(cx: &mut Cx<'_>, ty: &str, subtype: Option<&str>) {
+pub(crate) fn track_session(cx: &mut Cx<'_>, ty: &str, subtype: Option<&str>) {
     let line = cx.line;
     match cx.session_id.clone() {
         Some(sid) => {

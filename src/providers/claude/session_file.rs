@@ -2,7 +2,7 @@
 //! converter infers from their lines (the session's announcement, its turns, the call a
 //! subagent's file belongs to), and what `insights usage` and `insights sessions` read of a line.
 
-use super::user::INTERRUPT_TEXTS;
+use super::user::{cli_text, content_text, INTERRUPT_TEXTS};
 use super::{session_key, turn_mut, Agent, FileTurn, WireUsage};
 use crate::event::*;
 use crate::providers::Cx;
@@ -42,15 +42,23 @@ impl FileMeta<'_> {
         self.is_sidechain.unwrap_or(false)
     }
 
+    /// The text of a user line that is a message, not a tool's result and not one the CLI
+    /// adds (`isMeta`, a compaction summary): empty for images alone.
+    fn said(&self) -> Option<String> {
+        let c = self.message.as_ref().and_then(|m| m.content)?;
+        let t = c.get();
+        let message = t.starts_with('"') || (t.starts_with('[') && !t.contains(r#""tool_result""#));
+        if !message || self.is_meta.unwrap_or(false) || self.is_compact_summary.unwrap_or(false) {
+            return None;
+        }
+        Some(content_text(c).unwrap_or_default())
+    }
+
     /// A prompt a person wrote: a user line of text, not a tool's result, not one the CLI
-    /// adds (`isMeta`, a compaction summary). Interrupt texts count: they end the turn.
+    /// adds or writes itself (`isMeta`, a compaction summary, an interrupt notice, a local
+    /// command's output).
     fn prompt(&self) -> bool {
-        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
-            return false;
-        };
-        let c = c.get();
-        let text = c.starts_with('"') || (c.starts_with('[') && !c.contains(r#""tool_result""#));
-        text && !self.is_meta.unwrap_or(false) && !self.is_compact_summary.unwrap_or(false)
+        self.said().is_some_and(|t| !cli_text(&t))
     }
 
     /// A call's result that says the person stopped it (`toolUseResult` "User rejected tool
@@ -61,11 +69,16 @@ impl FileMeta<'_> {
             .is_some_and(|r| r.get() == r#""User rejected tool use""#)
     }
 
+    /// The CLI's notice that an interrupt stopped the turn.
     fn interrupt(&self) -> bool {
-        let Some(c) = self.message.as_ref().and_then(|m| m.content) else {
-            return false;
-        };
-        INTERRUPT_TEXTS.iter().any(|t| c.get().contains(t))
+        self.said()
+            .is_some_and(|t| INTERRUPT_TEXTS.contains(&t.as_str()))
+    }
+
+    /// A user line the CLI added itself (`isMeta`: a skill's or command's expansion, a
+    /// caveat; a compaction summary), which the stream would not show as a person's.
+    fn added_by_cli(&self) -> bool {
+        self.is_meta.unwrap_or(false) || self.is_compact_summary.unwrap_or(false)
     }
 }
 
@@ -127,7 +140,7 @@ pub(super) fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Op
             set_file_turn(cx, &key, FileTurn::default());
         }
     }
-    if ty == "user" && f.prompt() && !f.interrupt() {
+    if ty == "user" && f.prompt() {
         if cx.memory().claude.files.get(&key).is_some_and(|t| t.open) {
             // The file says nothing of how the turn before ended.
             let ext = cx.push(TurnComplete::default());
@@ -164,13 +177,20 @@ pub(super) fn file_after<'a>(
     }
     if ty == "user" {
         link_subagents(text, cx);
+        if f.added_by_cli() {
+            for (b, _) in cx.events.iter_mut() {
+                if let Body::UserInput(u) = b {
+                    u.is_synthetic = true;
+                }
+            }
+        }
     }
     if f.sidechain() {
         drop_reported_error(f, cx);
         return;
     }
     let key = session_key(cx);
-    if ty == "user" && f.prompt() && f.interrupt() {
+    if ty == "user" && f.interrupt() {
         // As the wire's result says of an interrupted turn.
         let ext = cx.push(TurnComplete {
             is_error: true,
@@ -358,9 +378,10 @@ pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a
         (Some("user"), None) => {
             let content = msg.content?.get();
             let person = match content.as_bytes().first() {
-                Some(b'"') => serde_json::from_str::<Str>(content)
-                    .is_ok_and(|t| !INTERRUPT_TEXTS.contains(&&*t)),
-                Some(b'[') => !content.contains(r#""tool_result""#),
+                Some(b'"' | b'[') if !content.contains(r#""tool_result""#) => msg
+                    .content
+                    .and_then(content_text)
+                    .is_none_or(|t| !cli_text(&t)),
                 _ => false,
             };
             f.prompt = person
@@ -393,6 +414,46 @@ mod tests {
         r#"{"isSidechain":true,"agentId":"a598c8bae7c5a66c7","type":"user","message":{"role":"user","content":"Read README.md and summarise it in one line."},"uuid":"6f7b8e10-584c-4793-b43b-abd340bf6148","timestamp":"2026-11-27T01:48:01.467Z","cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
         r#"{"isSidechain":true,"agentId":"a598c8bae7c5a66c7","type":"assistant","uuid":"3e53a8f9-e950-4abc-811d-e38bc75256e0","timestamp":"2026-11-27T01:48:03.374Z","message":{"id":"217db081-1d7e-460b-9560-7748d7011d4a","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","type":"message","usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"content":[{"type":"text","text":"API Error: 529 Overloaded (scripted). This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:35175)."}]},"requestId":"req_011L7UHipNTxguUP1u3YFvt2ARD","error":"server_error","isApiErrorMessage":true,"apiErrorStatus":529,"cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
     ];
+
+    /// The CLI's own user texts are no prompts for `sessions`, and synthetic in the events.
+    #[test]
+    fn the_cli_s_own_user_texts_are_no_prompts() {
+        let line = |content: &str, extra: &str| {
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":{content}}},"sessionId":"s1","timestamp":"2026-11-27T01:48:01.461Z"{extra}}}"#
+            )
+        };
+        let texts = [
+            r#""[Request interrupted by user]""#,
+            r#"[{"type":"text","text":"[Request interrupted by user for tool use]"}]"#,
+            r#""<local-command-stdout>Compacted </local-command-stdout>""#,
+            r#""<local-command-caveat>Caveat: The messages below were generated by the user while running local commands.</local-command-caveat>""#,
+        ];
+        for t in texts {
+            let l = line(t, "");
+            assert!(super::line_facts(&l).is_none(), "{l}");
+            let ev = stream(&[&l]);
+            let input = of_kind(&ev, "user_input");
+            assert_eq!(input[0]["isSynthetic"], true, "{l}");
+            assert!(of_kind(&ev, "turn_start").is_empty(), "{l}");
+        }
+        // What the CLI adds itself (`isMeta`) is synthetic too.
+        let l = line(
+            r#""Base directory for this skill: /x""#,
+            r#","isMeta":true"#,
+        );
+        assert!(super::line_facts(&l).is_none());
+        assert_eq!(
+            of_kind(&stream(&[&l]), "user_input")[0]["isSynthetic"],
+            true
+        );
+        // A person's prompt is one.
+        let l = line(r#""Say hello.""#, "");
+        assert!(super::line_facts(&l).is_some_and(|f| f.prompt));
+        let ev = stream(&[&l]);
+        assert_eq!(of_kind(&ev, "turn_start").len(), 1);
+        assert!(of_kind(&ev, "user_input")[0].get("isSynthetic").is_none());
+    }
 
     #[test]
     fn a_subagent_s_api_error_is_stated_once_across_its_files() {
