@@ -127,7 +127,7 @@ fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
         },
         &mut |d, e| {
             if e.kind() != std::io::ErrorKind::NotFound {
-                eprintln!("insights: {}: {e}", d.display());
+                eprintln!("insights: {}: {}", d.display(), crate::diag::io_words(&e));
             }
         },
     );

@@ -91,7 +91,7 @@ pub fn check_source(src: &Source, cx: &Context, pipelined: bool) -> FileReport {
         Ok(r) => check_reader(r, name, cx, pipelined),
         Err(e) => FileReport {
             name,
-            io_error: Some(e.to_string()),
+            io_error: Some(crate::diag::io_words(&e)),
             ..FileReport::default()
         },
     }
@@ -345,7 +345,7 @@ fn read_log(
             Ok(Some(l)) => l,
             Ok(None) => break,
             Err(e) => {
-                r.read.io_error = Some(e.to_string());
+                r.read.io_error = Some(crate::diag::io_words(&e));
                 break;
             }
         };
@@ -356,10 +356,7 @@ fn read_log(
                 r.unreadable(
                     lineno,
                     None,
-                    format!(
-                        "line is {len} bytes, over the limit of {} (raise it with --max-line-bytes)",
-                        cx.opts.max_line
-                    ),
+                    crate::convert::too_long(len, cx.opts.max_line),
                 );
             }
             Line::Ok => r.line(&buf, lineno, rdr.unterminated(), name),

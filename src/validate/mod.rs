@@ -148,7 +148,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let mut lines = 0;
     each_report(&sources, &cx, |r| {
         if let Some(e) = &r.io_error {
-            diag.io_error(&r.name, e);
+            diag.input_failed(&r.name, e);
         }
         lines += r.lines;
         reporter.file(&mut out.w, &r)?;
