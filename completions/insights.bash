@@ -586,11 +586,11 @@ _insights() {
                     return 0
                     ;;
                 --deny)
-                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event mostly-raw" -- "${cur}"))
                     return 0
                     ;;
                 --allow)
-                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event mostly-raw" -- "${cur}"))
                     return 0
                     ;;
                 --color)

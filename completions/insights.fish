@@ -118,7 +118,8 @@ diff-unified\t''
 session-init-anonymous\t''
 stream-unfinished\t''
 stream-open-at-end\t''
-raw-event\t''"
+raw-event\t''
+mostly-raw\t''"
 complete -c insights -n "__fish_insights_using_subcommand validate" -l allow -d 'Silence a rule: its findings are neither reported nor counted; `warnings` silences every warning rule. Repeatable. Wins over --deny' -r -f -a "warnings\t''
 unreadable-line\t''
 schema\t''
@@ -142,7 +143,8 @@ diff-unified\t''
 session-init-anonymous\t''
 stream-unfinished\t''
 stream-open-at-end\t''
-raw-event\t''"
+raw-event\t''
+mostly-raw\t''"
 complete -c insights -n "__fish_insights_using_subcommand validate" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"

@@ -143,6 +143,13 @@ pub struct Stats {
 /// to the provider's converter become `raw` events, and there are at least this many.
 pub const WRONG_FROM_MIN_LINES: u64 = 10;
 
+/// Whether `raw` lines of `lines` are most of them (more than half): the input is not what
+/// the converter was asked to read. `convert` warns so (with [`WRONG_FROM_MIN_LINES`]), and
+/// `validate`'s rule `mostly-raw` fails the log.
+pub fn mostly_raw(lines: u64, raw: u64) -> bool {
+    raw > lines / 2
+}
+
 /// The message for a line of `len` bytes over the `--max-line-bytes` limit `max`, with a limit
 /// that would take it: the power of two at or above `len`, in the unit `--max-line-bytes`
 /// reads (`128M`).
@@ -187,7 +194,7 @@ pub fn end_input(
         );
     }
     if let Some(p) = opts.forced {
-        if lines >= WRONG_FROM_MIN_LINES && raw > lines / 2 {
+        if lines >= WRONG_FROM_MIN_LINES && mostly_raw(lines, raw) {
             diag.warning(
                 name,
                 &format!(
