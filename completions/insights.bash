@@ -455,7 +455,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__sessions)
-            opts="-j -h --root --agent --since --until --project --tz --prices --json --jobs --color --help"
+            opts="-j -h --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -485,6 +485,10 @@ _insights() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --timezone)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --prices)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -509,7 +513,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__usage)
-            opts="-j -h --by --root --agent --since --until --project --tz --prices --json --jobs --color --help"
+            opts="-j -h --by --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -540,6 +544,10 @@ _insights() {
                     return 0
                     ;;
                 --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timezone)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

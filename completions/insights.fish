@@ -205,20 +205,21 @@ complete -c insights -n "__fish_insights_using_subcommand schema" -l color -d 'W
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
 gemini\t''"
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD, in --tz)' -r
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -d 'Only projects whose directory contains TEXT' -r
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l tz -d 'The time zone of days, weeks and months: UTC (the default), local, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l json -d 'Write JSON instead of a table'
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l allow-empty -d 'Accept finding nothing: exit 0 when the places read hold no session with usage'
 complete -c insights -n "__fish_insights_using_subcommand sessions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand usage" -l by -d 'Group by these keys, in order (separate with commas): day, week (its Monday), month, session, model, project (the working directory), agent' -r -f -a "day\t''
 week\t''
@@ -227,20 +228,21 @@ session\t''
 model\t''
 project\t''
 agent\t''"
-complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
 gemini\t''"
-complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD, in --tz)' -r
-complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d 'Only projects whose directory contains TEXT' -r
-complete -c insights -n "__fish_insights_using_subcommand usage" -l tz -d 'The time zone of days, weeks and months: UTC (the default), local, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l json -d 'Write JSON instead of a table'
+complete -c insights -n "__fish_insights_using_subcommand usage" -l allow-empty -d 'Accept finding nothing: exit 0 when the places read hold no session with usage'
 complete -c insights -n "__fish_insights_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand completions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
