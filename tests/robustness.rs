@@ -133,6 +133,16 @@ fn insights_with_signals(action: libc::sighandler_t) -> Command {
     c
 }
 
+/// Starts `c` with `args`, its standard streams piped.
+fn spawn_piped(mut c: Command, args: &[&str]) -> std::process::Child {
+    c.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn insights")
+}
+
 /// Waits at most 20 s for a child to end, and returns its status.
 fn wait_for(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
     let start = Instant::now();
@@ -244,13 +254,10 @@ fn a_signal_ends_a_run_waiting_for_input_at_once() {
         (libc::SIGTERM, &b""[..], "2"),
         (libc::SIGINT, &b"{\"type\":\"user\",\"mess"[..], "2"),
     ] {
-        let mut child = insights_with_default_signals()
-            .args(["--no-timestamp", "--jobs", jobs])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn insights");
+        let mut child = spawn_piped(
+            insights_with_default_signals(),
+            &["--no-timestamp", "--jobs", jobs],
+        );
         let mut stdin = child.stdin.take().unwrap();
         let mut stdout = child.stdout.take().unwrap();
         let input = std::fs::read(root().join(TEXT_ONLY)).unwrap();
@@ -294,13 +301,10 @@ fn a_signal_ends_a_run_waiting_for_input_at_once() {
 #[cfg(unix)]
 #[test]
 fn an_inherited_ignored_signal_stays_ignored() {
-    let mut child = insights_with_signals(libc::SIG_IGN)
-        .args(["--no-timestamp", "--line-buffered"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn insights");
+    let mut child = spawn_piped(
+        insights_with_signals(libc::SIG_IGN),
+        &["--no-timestamp", "--line-buffered"],
+    );
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut next_line = || {
