@@ -455,7 +455,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__sessions)
-            opts="-j -h --root --agent --since --until --project --tz --prices --json --jobs --color --help"
+            opts="-j -h --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -485,6 +485,10 @@ _insights() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --timezone)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --prices)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -509,7 +513,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__usage)
-            opts="-j -h --by --root --agent --since --until --project --tz --prices --json --jobs --color --help"
+            opts="-j -h --by --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -540,6 +544,10 @@ _insights() {
                     return 0
                     ;;
                 --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timezone)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -586,11 +594,11 @@ _insights() {
                     return 0
                     ;;
                 --deny)
-                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event mostly-raw" -- "${cur}"))
                     return 0
                     ;;
                 --allow)
-                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "warnings unreadable-line schema too-deep seq-order id-unique session-init-first tool-unknown-call tool-invoked-twice tool-completed-twice tool-open-at-end permission-unknown-request permission-answered-twice permission-unanswered subagent-unknown subagent-completed-twice subagent-open-at-end turn-unstarted turn-open-at-end diff-unified session-init-anonymous stream-unfinished stream-open-at-end raw-event mostly-raw" -- "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -35,7 +35,7 @@ gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
 complete -c insights -n "__fish_insights_needs_command" -l compat -d 'Restrict output to a consumer\'s event types' -r -f -a "cc-insights\t'Only the 17 event types of CC-Insights; additions folded or dropped'"
-complete -c insights -n "__fish_insights_needs_command" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_needs_command" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
 complete -c insights -n "__fish_insights_needs_command" -s j -l jobs -d 'Convert on N threads; the output is the same, byte for byte' -r
 complete -c insights -n "__fish_insights_needs_command" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
@@ -69,7 +69,7 @@ gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
 complete -c insights -n "__fish_insights_using_subcommand convert" -l compat -d 'Restrict output to a consumer\'s event types' -r -f -a "cc-insights\t'Only the 17 event types of CC-Insights; additions folded or dropped'"
-complete -c insights -n "__fish_insights_using_subcommand convert" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand convert" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
 complete -c insights -n "__fish_insights_using_subcommand convert" -s j -l jobs -d 'Convert on N threads; the output is the same, byte for byte' -r
 complete -c insights -n "__fish_insights_using_subcommand convert" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
@@ -91,7 +91,7 @@ codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy code
 gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
-complete -c insights -n "__fish_insights_using_subcommand validate" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand validate" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
 complete -c insights -n "__fish_insights_using_subcommand validate" -l format -d 'How to report: text (`file:line: level: rule: message`), json (one document) or github (GitHub Actions annotations)' -r -f -a "text\t'One line per finding, `FILE:LINE[:COLUMN]: LEVEL: RULE: MESSAGE`, then the conversion totals and a summary line; coloured on a terminal (see --color)'
 json\t'One JSON document: per log the counts, the conversion and every finding, then the totals'
 github\t'GitHub Actions workflow commands: `::error` or `::warning`, then `file=FILE,line=LINE`, `,col=COLUMN` when known, and `,title=RULE::MESSAGE`'"
@@ -118,7 +118,8 @@ diff-unified\t''
 session-init-anonymous\t''
 stream-unfinished\t''
 stream-open-at-end\t''
-raw-event\t''"
+raw-event\t''
+mostly-raw\t''"
 complete -c insights -n "__fish_insights_using_subcommand validate" -l allow -d 'Silence a rule: its findings are neither reported nor counted; `warnings` silences every warning rule. Repeatable. Wins over --deny' -r -f -a "warnings\t''
 unreadable-line\t''
 schema\t''
@@ -142,7 +143,8 @@ diff-unified\t''
 session-init-anonymous\t''
 stream-unfinished\t''
 stream-open-at-end\t''
-raw-event\t''"
+raw-event\t''
+mostly-raw\t''"
 complete -c insights -n "__fish_insights_using_subcommand validate" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
@@ -158,7 +160,7 @@ codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy code
 gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
-complete -c insights -n "__fish_insights_using_subcommand replay" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand replay" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
 complete -c insights -n "__fish_insights_using_subcommand replay" -l format -d 'Output format: terminal, markdown or html' -r -f -a "terminal\t'Laid out for a terminal, coloured per --color'
 markdown\t'Markdown for issues and pull requests: prompts quoted, outputs and diffs in fenced code blocks, thinking in a collapsed `<details>`, no colour'
 html\t'One self-contained HTML page (inline CSS, no script, nothing fetched): a summary of the sessions at the top, tool calls whose output folds open, coloured diffs, folded thinking, subagents indented under their call; everything the agent or a tool wrote is escaped'"
@@ -183,7 +185,7 @@ codex\t'Codex: exec --json, app-server JSON-RPC v2 (client tee too), legacy code
 gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
-complete -c insights -n "__fish_insights_using_subcommand reduce" -l max-line-bytes -d 'Longest input line accepted, in bytes; longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
 complete -c insights -n "__fish_insights_using_subcommand reduce" -l view -d 'What to print: `state` (JSON) or `summary` (a table per session)' -r -f -a "state\t'The state as JSON (the default)'
 summary\t'A table per session: each turn\'s status, tool calls, tokens, cost and duration, the session\'s totals, context use and what is pending'"
 complete -c insights -n "__fish_insights_using_subcommand reduce" -l from-state -d 'Continue from a state `insights reduce` wrote: events it applied (by `id`) are skipped' -r -F
@@ -203,20 +205,21 @@ complete -c insights -n "__fish_insights_using_subcommand schema" -l color -d 'W
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
 gemini\t''"
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD, in --tz)' -r
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -d 'Only projects whose directory contains TEXT' -r
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l tz -d 'The time zone of days, weeks and months: UTC (the default), local, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l json -d 'Write JSON instead of a table'
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l allow-empty -d 'Accept finding nothing: exit 0 when the places read hold no session with usage'
 complete -c insights -n "__fish_insights_using_subcommand sessions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand usage" -l by -d 'Group by these keys, in order (separate with commas): day, week (its Monday), month, session, model, project (the working directory), agent' -r -f -a "day\t''
 week\t''
@@ -225,20 +228,21 @@ session\t''
 model\t''
 project\t''
 agent\t''"
-complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
 gemini\t''"
-complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD, in --tz)' -r
-complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d 'Only projects whose directory contains TEXT' -r
-complete -c insights -n "__fish_insights_using_subcommand usage" -l tz -d 'The time zone of days, weeks and months: UTC (the default), local, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l json -d 'Write JSON instead of a table'
+complete -c insights -n "__fish_insights_using_subcommand usage" -l allow-empty -d 'Accept finding nothing: exit 0 when the places read hold no session with usage'
 complete -c insights -n "__fish_insights_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand completions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'

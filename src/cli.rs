@@ -265,10 +265,12 @@ pub struct ConvertArgs {
     #[arg(long, value_enum, value_name = "CONSUMER")]
     pub compat: Option<Compat>,
 
-    /// Longest input line accepted, in bytes; longer lines are reported and skipped.
+    /// Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and
+    /// skipped.
     ///
-    /// The default is 64 MiB.
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    /// BYTES is a number, or a number followed by K, M or G (or KiB, MiB, GiB: powers of
+    /// 1024) or KB, MB, GB (powers of 1000).
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_bytes)]
     pub max_line_bytes: usize,
 
     /// Mask secrets in every string of the output, `raw` included, as `[REDACTED:KIND]`.
@@ -315,10 +317,12 @@ pub struct InputArgs {
     #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = from_values())]
     pub from: String,
 
-    /// Longest input line accepted, in bytes; longer lines are reported and skipped.
+    /// Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and
+    /// skipped.
     ///
-    /// The default is 64 MiB.
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    /// BYTES is a number, or a number followed by K, M or G (or KiB, MiB, GiB: powers of
+    /// 1024) or KB, MB, GB (powers of 1000).
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_bytes)]
     pub max_line_bytes: usize,
 }
 
@@ -349,6 +353,36 @@ pub fn forced(from: &str) -> anyhow::Result<Option<&'static crate::providers::Pr
             .map(Some)
             .ok_or_else(|| anyhow::anyhow!("unknown provider {name:?}")),
     }
+}
+
+/// A byte size as the options take it: a number, optionally followed by `K`, `M` or `G` (or
+/// `KiB`, `MiB`, `GiB`: powers of 1024, as `sort -S` and `head -c` read them) or `KB`, `MB`,
+/// `GB` (powers of 1000); the letters in either case. Every option that is a byte size parses
+/// with it.
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a number of bytes such as 1048576, 100M or 1GiB"))?;
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        _ => {
+            return Err(format!(
+                "{s:?}: unknown unit {unit:?} (use K, M or G, KiB, MiB, GiB, or KB, MB, GB)"
+            ))
+        }
+    };
+    n.checked_mul(mult)
+        .and_then(|b| usize::try_from(b).ok())
+        .ok_or_else(|| format!("{s:?}: too large"))
 }
 
 /// Files as sources; none means standard input.
@@ -390,6 +424,38 @@ mod tests {
         assert!(cli.command.is_none());
         assert_eq!(cli.convert.files.len(), 2);
         assert_eq!(cli.convert.from, "claude");
+    }
+
+    #[test]
+    fn byte_sizes_take_units() {
+        for (s, n) in [
+            ("40", 40),
+            ("100M", 100 << 20),
+            ("100m", 100 << 20),
+            ("64MiB", 64 << 20),
+            ("2K", 2048),
+            ("2KB", 2000),
+            ("1G", 1 << 30),
+            ("1gb", 1_000_000_000),
+            ("0", 0),
+        ] {
+            assert_eq!(parse_bytes(s), Ok(n), "{s}");
+        }
+        for s in [
+            "",
+            "M",
+            "1.5M",
+            "-1",
+            "10X",
+            "99999999999999999999",
+            "18446744073709551615G",
+        ] {
+            assert!(parse_bytes(s).is_err(), "{s}");
+        }
+        let cli = Cli::try_parse_from(["insights", "--max-line-bytes", "100M"]).unwrap();
+        assert_eq!(cli.convert.max_line_bytes, 100 << 20);
+        let cli = Cli::try_parse_from(["insights"]).unwrap();
+        assert_eq!(cli.convert.max_line_bytes, 64 << 20);
     }
 
     #[test]

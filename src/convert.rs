@@ -143,6 +143,30 @@ pub struct Stats {
 /// to the provider's converter become `raw` events, and there are at least this many.
 pub const WRONG_FROM_MIN_LINES: u64 = 10;
 
+/// Whether `raw` lines of `lines` are most of them (more than half): the input is not what
+/// the converter was asked to read. `convert` warns so (with [`WRONG_FROM_MIN_LINES`]), and
+/// `validate`'s rule `mostly-raw` fails the log.
+pub fn mostly_raw(lines: u64, raw: u64) -> bool {
+    raw > lines / 2
+}
+
+/// The message for a line of `len` bytes over the `--max-line-bytes` limit `max`, with a limit
+/// that would take it: the power of two at or above `len`, in the unit `--max-line-bytes`
+/// reads (`128M`).
+pub fn too_long(len: u64, max: usize) -> String {
+    let fit = len.max(1).checked_next_power_of_two().unwrap_or(len);
+    let unit = [(30, "G"), (20, "M"), (10, "K")]
+        .into_iter()
+        .find(|&(shift, _)| fit >= 1 << shift && fit % (1 << shift) == 0);
+    let suggested = match unit {
+        Some((shift, u)) => format!("{}{u}", fit >> shift),
+        None => fit.to_string(),
+    };
+    format!(
+        "line is {len} bytes, over the limit of {max} (raise it with --max-line-bytes {suggested})"
+    )
+}
+
 /// The end of one input read to its end: the count of its unreadable lines not shown
 /// ([`Diag::end_input`]), what the converter forgot to stay within its caps (`forgot`, one
 /// note at the line where forgetting began: the same on any number of threads), and a
@@ -170,7 +194,7 @@ pub fn end_input(
         );
     }
     if let Some(p) = opts.forced {
-        if lines >= WRONG_FROM_MIN_LINES && raw > lines / 2 {
+        if lines >= WRONG_FROM_MIN_LINES && mostly_raw(lines, raw) {
             diag.warning(
                 name,
                 &format!(
@@ -364,15 +388,7 @@ impl<'o, W: Write> Converter<'o, W> {
         self.stats.lines += 1;
         let ok = match line {
             Line::TooLong { len } => {
-                diag.bad_line(
-                    name,
-                    lineno,
-                    None,
-                    &format!(
-                        "line is {len} bytes, over the limit of {} (raise it with --max-line-bytes)",
-                        self.opts.max_line
-                    ),
-                );
+                diag.bad_line(name, lineno, None, &too_long(len, self.opts.max_line));
                 false
             }
             Line::Ok => self

@@ -14,6 +14,42 @@ use std::io::{self, Write};
 /// Unreadable lines of one input reported one by one; further ones are only counted.
 pub const SHOWN_PER_INPUT: u64 = 20;
 
+/// An I/O error as people read it: what failed in words, `no such file or directory`, without
+/// the `(os error 2)` the standard library adds to every error of the system, and starting
+/// in lower case as the rest of a diagnostic does. Errors that are not the system's (a message
+/// of our own, a kind without an errno) keep their own words. Every diagnostic and every error
+/// message that shows an I/O error words it here, so the wording is the same for every kind.
+pub fn io_words(e: &io::Error) -> String {
+    let text = e.to_string();
+    let Some(code) = e.raw_os_error() else {
+        return text;
+    };
+    let text = text
+        .strip_suffix(&format!(" (os error {code})"))
+        .unwrap_or(&text);
+    let mut chars = text.chars();
+    match chars.next() {
+        // Not an acronym ("IO error"): lower the first letter only when the second is lower.
+        Some(c) if chars.next().is_some_and(char::is_lowercase) => c
+            .to_lowercase()
+            .chain(text[c.len_utf8()..].chars())
+            .collect(),
+        _ => text.to_owned(),
+    }
+}
+
+/// An error and its causes, `context: cause: cause`, as `{:#}` writes them, but with every
+/// I/O error among them in words ([`io_words`]). What `main` prints.
+pub fn error_words(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(|cause| match cause.downcast_ref::<io::Error>() {
+            Some(io) => io_words(io),
+            None => cause.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 pub struct Diag {
     color: bool,
     /// Kept in memory instead of written (a chunk of `--jobs`), to be printed in order.
@@ -208,11 +244,16 @@ impl Diag {
         ));
     }
 
-    /// An input that could not be opened or read.
-    pub fn io_error(&mut self, file: &str, err: &dyn std::fmt::Display) {
+    /// An input that could not be opened or read, the error in words ([`io_words`]).
+    pub fn io_error(&mut self, file: &str, err: &io::Error) {
+        self.input_failed(file, &io_words(err));
+    }
+
+    /// An input that could not be opened or read, `why` said already in words.
+    pub fn input_failed(&mut self, file: &str, why: &str) {
         self.io_errors += 1;
         self.write(format_args!(
-            "{} {file}: {} {err}",
+            "{} {file}: {} {why}",
             self.prefix(),
             self.label("error:", false)
         ));
@@ -247,6 +288,24 @@ mod tests {
             let kept = self.kept.as_ref().expect("a kept sink").borrow();
             kept.iter().map(|s| s.text.as_str()).collect()
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn io_errors_are_in_words() {
+        let gone = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(io_words(&gone), "no such file or directory");
+        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(io_words(&denied), "permission denied");
+        let dir = io::Error::from_raw_os_error(libc::EISDIR);
+        assert_eq!(io_words(&dir), "is a directory");
+        let own = io::Error::new(io::ErrorKind::InvalidData, "Line too long");
+        assert_eq!(io_words(&own), "Line too long");
+        let e = anyhow::Error::new(gone).context("cannot open x.json");
+        assert_eq!(
+            error_words(&e),
+            "cannot open x.json: no such file or directory"
+        );
     }
 
     #[test]

@@ -14,7 +14,10 @@ fn main() -> ExitCode {
             // Help and version go to standard output: a failure to write them is an error too.
             if let Err(w) = e.print() {
                 if w.kind() != std::io::ErrorKind::BrokenPipe {
-                    eprintln!("insights: cannot write to standard output: {w}");
+                    eprintln!(
+                        "insights: cannot write to standard output: {}",
+                        insights::diag::io_words(&w)
+                    );
                     return ExitCode::from(2);
                 }
             }
@@ -25,7 +28,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("insights: {e:#}");
+            eprintln!("insights: {}", insights::diag::error_words(&e));
             ExitCode::from(2)
         }
     }

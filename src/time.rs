@@ -1,4 +1,5 @@
-//! RFC 3339 timestamps without a calendar crate: formatting the clock, checking provider times.
+//! RFC 3339 timestamps without a calendar crate: formatting the clock, checking provider times,
+//! and the days of `usage` and `sessions` in a time zone ([`Zone`], [`parse_day`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -245,6 +246,126 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Days since 1970-01-01 as YYYY-MM-DD.
+pub fn format_day(d: i64) -> String {
+    let (y, m, day) = civil_from_days(d);
+    format!("{y:04}-{m:02}-{day:02}")
+}
+
+/// A day as `--since` and `--until` take it, in days since 1970-01-01: `YYYY-MM-DD`, or
+/// `YYYYMMDD` as ccusage also takes it.
+pub fn parse_day(s: &str) -> Result<i64, String> {
+    let b = s.as_bytes();
+    let dashed = if b.len() == 8 && b.iter().all(u8::is_ascii_digit) {
+        format!("{}-{}-{}", &s[..4], &s[4..6], &s[6..])
+    } else {
+        s.to_owned()
+    };
+    let t = parse(&format!("{dashed}T00:00:00Z"))
+        .ok_or_else(|| format!("{s:?}: expected a day as YYYY-MM-DD or YYYYMMDD"))?;
+    Ok(days_from_civil(
+        i64::from(t.year),
+        i64::from(t.month),
+        i64::from(t.day),
+    ))
+}
+
+/// The time zone that days are counted in (`usage --tz`).
+#[derive(Debug)]
+pub enum Zone {
+    /// A fixed offset from UTC, in milliseconds.
+    Fixed(i64),
+    /// The C library's zone: `TZ` as set from `--tz NAME`, or the system's for `local` (`TZ`
+    /// when set, else `/etc/localtime`, else UTC).
+    System,
+}
+
+impl Zone {
+    /// `UTC` (or `Z`), `local`, an offset such as `+09:00`, or a name from
+    /// `/usr/share/zoneinfo` such as `Europe/Paris`. Call it before any thread starts: a
+    /// name is set as `TZ` for the C library.
+    pub fn parse(s: &str) -> Result<Zone, String> {
+        if s.eq_ignore_ascii_case("utc") || s == "Z" {
+            return Ok(Zone::Fixed(0));
+        }
+        if let Some(rest) = s.strip_prefix(['+', '-']) {
+            let sign = if s.starts_with('-') { -1 } else { 1 };
+            let (h, m) = rest.split_once(':').unwrap_or((rest, "0"));
+            let bad = || format!("--tz {s:?}: expected an offset such as +09:00");
+            let (Ok(h), Ok(m)) = (h.parse::<i64>(), m.parse::<i64>()) else {
+                return Err(bad());
+            };
+            if h > 23 || m > 59 {
+                return Err(bad());
+            }
+            return Ok(Zone::Fixed(sign * (h * 60 + m) * 60_000));
+        }
+        if s != "local" {
+            if s.contains("..")
+                || !std::path::Path::new("/usr/share/zoneinfo")
+                    .join(s)
+                    .is_file()
+            {
+                return Err(format!(
+                    "--tz {s:?}: no such time zone (try local, UTC, +09:00 or Europe/Paris)"
+                ));
+            }
+            // Set before any thread starts: the C library reads it in tzset().
+            std::env::set_var("TZ", s);
+        }
+        #[cfg(unix)]
+        {
+            extern "C" {
+                // POSIX; the libc crate does not declare it.
+                fn tzset();
+            }
+            // SAFETY: tzset reads TZ; no other thread runs yet.
+            unsafe { tzset() };
+            Ok(Zone::System)
+        }
+        #[cfg(not(unix))]
+        if s == "local" {
+            Ok(Zone::Fixed(0))
+        } else {
+            Err(format!(
+                "--tz {s:?}: only local (UTC here), UTC and offsets on this system"
+            ))
+        }
+    }
+
+    /// The day (days since 1970-01-01) of a time (milliseconds since the epoch) in this zone.
+    pub fn day(&self, ms: i64) -> i64 {
+        (ms + self.offset(ms)).div_euclid(86_400_000)
+    }
+
+    /// A time as `YYYY-MM-DD HH:MM` in this zone (the tables of `sessions`).
+    pub fn minute(&self, ms: i64) -> String {
+        let local = ms + self.offset(ms);
+        let m = local.div_euclid(60_000);
+        let (day, min) = (m.div_euclid(1440), m.rem_euclid(1440));
+        format!("{} {:02}:{:02}", format_day(day), min / 60, min % 60)
+    }
+
+    fn offset(&self, ms: i64) -> i64 {
+        match self {
+            Zone::Fixed(o) => *o,
+            #[cfg(unix)]
+            Zone::System => {
+                let t = ms.div_euclid(1000) as libc::time_t;
+                // SAFETY: localtime_r writes only the tm it is given.
+                let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+                if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+                    0
+                } else {
+                    tm.tm_gmtoff * 1000
+                }
+            }
+            #[cfg(not(unix))]
+            Zone::System => 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,5 +452,34 @@ mod tests {
         let t = parse("2026-11-22t02:19:59z").unwrap();
         assert!(!t.upper);
         assert!(parse("2026-11-22T02:19:59+01:00").unwrap().upper);
+    }
+
+    #[test]
+    fn days_come_in_both_forms() {
+        let d = parse_day("2026-11-26").unwrap();
+        assert_eq!(parse_day("20261126"), Ok(d));
+        assert_eq!(format_day(d), "2026-11-26");
+        for bad in [
+            "26.11.2026",
+            "2026-13-01",
+            "20261131",
+            "2026112",
+            "2026-11-26T00:00:00Z",
+        ] {
+            assert!(parse_day(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fixed_zones_move_the_day_and_the_minute() {
+        // 2026-11-26T05:30:00Z
+        let t = millis("2026-11-26T05:30:00Z").unwrap();
+        let la = Zone::parse("-08:00").unwrap();
+        assert_eq!(format_day(la.day(t)), "2026-11-25");
+        assert_eq!(la.minute(t), "2026-11-25 21:30");
+        let utc = Zone::parse("UTC").unwrap();
+        assert_eq!(utc.minute(t), "2026-11-26 05:30");
+        assert!(Zone::parse("+24:00").is_err());
+        assert!(Zone::parse("Mars/Olympus").is_err());
     }
 }

@@ -9,7 +9,13 @@ testdata/session-files/ (Claude Code, Codex and Gemini CLI, written by the real 
 20.0.24 is installed from npm into a cache folder when npm is there; without npm, or when
 the install fails (no network), it prints why and exits 0 with "skipped".
 
-Differences by design (README, "Usage and cost"), allowed here:
+Both tools run with the same TZ and neither is told a zone, so that days are compared as each
+counts them by default (the local zone): UTC, America/Los_Angeles and Pacific/Kiritimati (where
+the recorded sessions, written around 13:00 UTC, fall on the next day). In that last zone the
+first day is compared again with --since and --until, given to both as YYYYMMDD and as
+YYYY-MM-DD.
+
+Differences by design (README, "Coming from ccusage"), allowed here:
 - insights' `outputTokens` counts reasoning for every agent; ccusage's Gemini output does not
   (its thoughts are only in its total): insights' output minus reasoning is compared there.
 - a model one of the two cannot price is compared on tokens only.
@@ -28,6 +34,7 @@ CACHE = os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "insights-ccusage", VERSION
 )
 AGENTS = ["claude", "codex", "gemini"]
+ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
 def ccusage():
@@ -59,12 +66,20 @@ def build_home(dest):
                     shutil.copytree(os.path.join(src, d), os.path.join(dest, d), dirs_exist_ok=True)
 
 
-def ccusage_rows(exe, home, agent):
-    env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
+def day_args(days, form):
+    """--since and --until for (first, last) days written as YYYY-MM-DD, in `form`."""
+    if days is None:
+        return []
+    first, last = (d.replace("-", "") if form == "YYYYMMDD" else d for d in days)
+    return ["--since", first, "--until", last]
+
+
+def ccusage_rows(exe, home, agent, tz, days=None, form=None):
+    env = dict(os.environ, HOME=home, TZ=tz, NO_COLOR="1")
     for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME"):
         env.pop(var, None)
     out = subprocess.run(
-        [exe, agent, "daily", "--json", "--offline", "--timezone", "UTC"],
+        [exe, agent, "daily", "--json", "--offline"] + day_args(days, form),
         env=env, capture_output=True, text=True, check=True,
     ).stdout
     rows = {}
@@ -89,10 +104,12 @@ def ccusage_rows(exe, home, agent):
     return rows
 
 
-def insights_rows(binary, home, agent):
+def insights_rows(binary, home, agent, tz, days=None, form=None):
+    # --allow-empty: an agent without files in this home is no error here, as for ccusage.
     out = subprocess.run(
-        [binary, "usage", "--root", home, "--agent", agent, "--by", "day,model", "--json"],
-        capture_output=True, text=True, check=True,
+        [binary, "usage", "--root", home, "--agent", agent, "--by", "day,model", "--json",
+         "--allow-empty"] + day_args(days, form),
+        env=dict(os.environ, TZ=tz), capture_output=True, text=True, check=True,
     ).stdout
     rows = {}
     for r in json.loads(out)["rows"]:
@@ -107,25 +124,48 @@ def insights_rows(binary, home, agent):
     return rows
 
 
+def compare_rows(what, ours, theirs, failures):
+    """Compares day-model rows; returns how many were compared."""
+    checked = 0
+    for key in sorted(set(theirs) | set(ours)):
+        a, b = ours.get(key), theirs.get(key)
+        if a is None or b is None:
+            failures.append(f"{what} {key}: insights {a}, ccusage {b}")
+            continue
+        checked += 1
+        for k in ("input", "output", "cacheRead", "cacheCreation"):
+            if a[k] != b[k]:
+                failures.append(f"{what} {key} {k}: insights {a[k]}, ccusage {b[k]}")
+        ca, cb = a["cost"], b["cost"]
+        if ca is not None and cb:
+            if abs(ca - cb) > 0.01 * cb:
+                failures.append(f"{what} {key} cost: insights {ca}, ccusage {cb}")
+    return checked
+
+
 def compare(binary, home, exe):
     failures, checked = [], 0
-    for agent in AGENTS:
-        theirs = ccusage_rows(exe, home, agent)
-        ours = insights_rows(binary, home, agent)
-        for key in sorted(set(theirs) | set(ours)):
-            a, b = ours.get(key), theirs.get(key)
-            if a is None or b is None:
-                failures.append(f"{agent} {key}: insights {a}, ccusage {b}")
+    for tz in ZONES:
+        for agent in AGENTS:
+            what = f"TZ={tz} {agent}"
+            theirs = ccusage_rows(exe, home, agent, tz)
+            ours = insights_rows(binary, home, agent, tz)
+            checked += compare_rows(what, ours, theirs, failures)
+            print(f"{what}: {len(ours)} day-model rows from insights, {len(theirs)} from ccusage")
+            # The day forms in the zone that moves the day (each ccusage run takes a second).
+            if not ours or tz != "Pacific/Kiritimati":
                 continue
-            checked += 1
-            for k in ("input", "output", "cacheRead", "cacheCreation"):
-                if a[k] != b[k]:
-                    failures.append(f"{agent} {key} {k}: insights {a[k]}, ccusage {b[k]}")
-            ca, cb = a["cost"], b["cost"]
-            if ca is not None and cb:
-                if abs(ca - cb) > 0.01 * cb:
-                    failures.append(f"{agent} {key} cost: insights {ca}, ccusage {cb}")
-        print(f"{agent}: {len(ours)} day-model rows from insights, {len(theirs)} from ccusage")
+            first = min(day for day, _ in ours)
+            for form in ("YYYYMMDD", "YYYY-MM-DD"):
+                days = (first, first)
+                theirs_f = ccusage_rows(exe, home, agent, tz, days, form)
+                ours_f = insights_rows(binary, home, agent, tz, days, form)
+                if not ours_f:
+                    failures.append(f"{what} --since/--until {form} {first}: no rows")
+                expected = {k: v for k, v in ours.items() if k[0] == first}
+                if ours_f != expected:
+                    failures.append(f"{what} --since/--until {form} {first}: not that day's rows")
+                checked += compare_rows(f"{what} {form}", ours_f, theirs_f, failures)
     return failures, checked
 
 

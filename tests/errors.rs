@@ -535,8 +535,8 @@ fn an_over_long_line_is_reported_and_the_next_one_converted() {
     assert_eq!(
         stderr(&out),
         format!(
-            "insights: <stdin>:1: error: line is {n} bytes, over the limit of 100 (raise it with --max-line-bytes)\n\
-             insights: <stdin>:4: error: line is {n} bytes, over the limit of 100 (raise it with --max-line-bytes)\n"
+            "insights: <stdin>:1: error: line is {n} bytes, over the limit of 100 (raise it with --max-line-bytes 256)\n\
+             insights: <stdin>:4: error: line is {n} bytes, over the limit of 100 (raise it with --max-line-bytes 256)\n"
         )
     );
     let lines: Vec<u64> = events(&out)
@@ -544,6 +544,14 @@ fn an_over_long_line_is_reported_and_the_next_one_converted() {
         .map(|e| e["line"].as_u64().unwrap())
         .collect();
     assert_eq!(lines, [2, 3], "a line of exactly the limit is accepted");
+    // The limit the message suggests takes the line, and so do the units it is written in.
+    for limit in ["256", "1K", "1KiB", "1kb"] {
+        let out = run(
+            &["--no-timestamp", "--max-line-bytes", limit],
+            input.as_bytes(),
+        );
+        assert_eq!(code(&out), 0, "--max-line-bytes {limit}: {}", stderr(&out));
+    }
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn a_full_disk_is_reported_with_status_2_by_every_command() {
         assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
         assert_eq!(
             stderr(&out),
-            "insights: cannot write to standard output: No space left on device (os error 28)\n",
+            "insights: cannot write to standard output: no space left on device\n",
             "{args:?}"
         );
     }
@@ -101,6 +101,46 @@ fn signal(child: &std::process::Child, signo: libc::c_int) {
     // SAFETY: kill(2) on the pid of a child that has not been waited for.
     let r = unsafe { libc::kill(child.id() as libc::pid_t, signo) };
     assert_eq!(r, 0, "kill: {}", std::io::Error::last_os_error());
+}
+
+/// `insights` with the signals it handles (SIGINT, SIGTERM, SIGHUP) at their default action,
+/// as an interactive shell starts it. A child inherits an ignored signal: under `nohup`
+/// SIGHUP is ignored, in a background job of a non-interactive shell SIGINT is, and insights
+/// keeps an ignored signal ignored (src/signals.rs). The tests that send a signal must not
+/// depend on how the test run itself was started.
+#[cfg(unix)]
+fn insights_with_default_signals() -> Command {
+    insights_with_signals(libc::SIG_DFL)
+}
+
+/// `insights` with SIGINT, SIGTERM and SIGHUP set to `action` (`SIG_DFL` or `SIG_IGN`) in the
+/// child before it runs.
+#[cfg(unix)]
+fn insights_with_signals(action: libc::sighandler_t) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = insights();
+    // SAFETY: signal(2) is async-signal-safe, so it may run between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            for signo in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                if libc::signal(signo, action) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    c
+}
+
+/// Starts `c` with `args`, its standard streams piped.
+fn spawn_piped(mut c: Command, args: &[&str]) -> std::process::Child {
+    c.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn insights")
 }
 
 /// Waits at most 20 s for a child to end, and returns its status.
@@ -140,7 +180,7 @@ fn interrupted_runs_leave_only_whole_lines(signo: libc::c_int, trials: u64) {
     }
     let input = std::sync::Arc::new(input);
     for trial in 0..trials {
-        let mut child = insights()
+        let mut child = insights_with_default_signals()
             .args(["--no-timestamp", "--block-buffered"])
             .stdin(Stdio::piped())
             .stdout(std::fs::File::create(&path).unwrap())
@@ -214,13 +254,10 @@ fn a_signal_ends_a_run_waiting_for_input_at_once() {
         (libc::SIGTERM, &b""[..], "2"),
         (libc::SIGINT, &b"{\"type\":\"user\",\"mess"[..], "2"),
     ] {
-        let mut child = insights()
-            .args(["--no-timestamp", "--jobs", jobs])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn insights");
+        let mut child = spawn_piped(
+            insights_with_default_signals(),
+            &["--no-timestamp", "--jobs", jobs],
+        );
         let mut stdin = child.stdin.take().unwrap();
         let mut stdout = child.stdout.take().unwrap();
         let input = std::fs::read(root().join(TEXT_ONLY)).unwrap();
@@ -258,6 +295,40 @@ fn a_signal_ends_a_run_waiting_for_input_at_once() {
     }
 }
 
+/// A run that inherits ignored signals (`nohup insights …`, whose meaning is "keep running
+/// when the terminal hangs up"; a background job ignores SIGINT) keeps them ignored: SIGHUP
+/// and SIGINT change nothing, the run goes on converting, and ends when its input ends.
+#[cfg(unix)]
+#[test]
+fn an_inherited_ignored_signal_stays_ignored() {
+    let mut child = spawn_piped(
+        insights_with_signals(libc::SIG_IGN),
+        &["--no-timestamp", "--line-buffered"],
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut next_line = || {
+        let mut l = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut l).expect("read output");
+        l
+    };
+    stdin.write_all(b"{\"type\":\"keep_alive\"}\n").unwrap();
+    stdin.flush().unwrap();
+    assert!(next_line().contains("\"keep_alive\""));
+    for signo in [libc::SIGHUP, libc::SIGINT] {
+        signal(&child, signo);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+    stdin.write_all(b"{\"type\":\"keep_alive\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let second = next_line();
+    assert!(second.contains("\"seq\":2"), "{second}");
+    drop(stdin);
+    let status = wait_for(&mut child, "end of input");
+    assert_eq!(status.code(), Some(0));
+}
+
 /// `--jobs 2` on a regular file, which the workers read themselves: a signal stops them at a
 /// block boundary, what was read is written (whole lines, numbered on from 1), and the run ends
 /// with the signal's status.
@@ -271,7 +342,7 @@ fn a_signal_stops_threads_reading_a_file() {
     }
     let path = std::env::temp_dir().join(format!("insights-sigfile-{}.jsonl", std::process::id()));
     std::fs::write(&path, &input).expect("write input");
-    let mut child = insights()
+    let mut child = insights_with_default_signals()
         .args(["--no-timestamp", "--jobs", "2"])
         .arg(&path)
         .env("INSIGHTS_CHUNK_BYTES", "65536")
@@ -318,7 +389,7 @@ fn a_100_mb_line_is_reported_and_the_next_one_converted() {
     assert_eq!(
         stderr(&out),
         format!(
-            "insights: <stdin>:1: error: line is {} bytes, over the limit of 67108864 (raise it with --max-line-bytes)\n",
+            "insights: <stdin>:1: error: line is {} bytes, over the limit of 67108864 (raise it with --max-line-bytes 128M)\n",
             line.len()
         )
     );

@@ -165,13 +165,134 @@ fn days_follow_the_time_zone_and_the_filters() {
     assert_eq!(v["totals"]["inputTokens"], 0);
     let v = json_of(&["usage", NESTED, "--agent", "codex", "--json"]);
     assert_eq!(v["rows"].as_array().unwrap().len(), 0);
-    for bad in [["--tz", "Mars/Olympus"], ["--since", "26.11.2026"]] {
+    // ccusage's day form too.
+    let v = json_of(&["usage", NESTED, "--since", "20261127", "--json"]);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 0);
+    let v = json_of(&[
+        "usage", NESTED, "--since", "20261126", "--until", "20261126", "--json",
+    ]);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    for bad in [
+        ["--tz", "Mars/Olympus"],
+        ["--since", "26.11.2026"],
+        ["--until", "20261131"],
+    ] {
         let out = insights()
             .args(["usage", NESTED])
             .args(bad)
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+/// Days are the local time zone's unless `--tz` says otherwise, as ccusage counts them: 13:12
+/// UTC on the 26th is the 27th at Kiritimati (+14:00), the 26th in Los Angeles.
+#[test]
+fn days_are_local_by_default() {
+    let home = root().join(NESTED);
+    let home = home.to_str().unwrap();
+    for (tz, day, minute) in [
+        ("Pacific/Kiritimati", "2026-11-27", "2026-11-27 03:12"),
+        ("America/Los_Angeles", "2026-11-26", "2026-11-26 05:12"),
+        ("UTC", "2026-11-26", "2026-11-26 13:12"),
+    ] {
+        let out = insights()
+            .env("TZ", tz)
+            .args(["usage", "--root", home, "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["rows"][0]["day"], day, "TZ={tz}");
+        // --tz wins over TZ.
+        let v = json_of(&["usage", "--root", home, "--tz", tz, "--json"]);
+        assert_eq!(v["rows"][0]["day"], day, "--tz {tz}");
+        let out = insights()
+            .env("TZ", tz)
+            .args(["sessions", "--root", home])
+            .output()
+            .unwrap();
+        let table = String::from_utf8(out.stdout).unwrap();
+        assert!(table.contains(minute), "TZ={tz}: {table}");
+    }
+}
+
+/// `--root` repeats; a root or path that does not exist is status 2; a home without session
+/// files, or files without usage (stream captures), are status 1 with the places looked in
+/// named, or 0 with --allow-empty; filters that keep nothing are a note and status 0.
+#[test]
+fn roots_repeat_and_nothing_found_is_said() {
+    let (nested, patch) = (root().join(NESTED), root().join(PATCH));
+    let (nested, patch) = (nested.to_str().unwrap(), patch.to_str().unwrap());
+    let both = json_of(&[
+        "usage", "--root", nested, "--root", patch, "--by", "agent", "--json",
+    ]);
+    let agents: Vec<&str> = both["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["claude", "codex"]);
+    let one = |home: &str| {
+        json_of(&["usage", "--root", home, "--json"])["totals"]["totalTokens"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(
+        both["totals"]["totalTokens"].as_u64().unwrap(),
+        one(nested) + one(patch)
+    );
+    let run = |args: &[&str]| insights().args(args).output().unwrap();
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    for cmd in ["usage", "sessions"] {
+        let o = run(&[cmd, "--root", "/nonexistent"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", err(&o));
+        assert_eq!(
+            err(&o),
+            "insights: --root /nonexistent: no such file or directory\n"
+        );
+        let empty = temp(&format!("empty-{cmd}"));
+        let e = empty.to_str().unwrap();
+        let o = run(&[cmd, "--root", e]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", err(&o));
+        assert!(o.stdout.is_empty(), "{cmd}");
+        let what = if cmd == "usage" {
+            "token usage"
+        } else {
+            "sessions"
+        };
+        assert!(
+            err(&o).starts_with(&format!(
+                "insights: no {what} found (--allow-empty accepts this)\n\
+                 insights: looked in {e}/.config/claude/projects (missing), {e}/.claude/projects \
+                 (missing), {e}/.codex/sessions (missing)"
+            )),
+            "{cmd}: {}",
+            err(&o)
+        );
+        let o = run(&[cmd, "--root", e, "--allow-empty", "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", err(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v.is_object(), "{cmd}: JSON all the same");
+        std::fs::remove_dir_all(&empty).unwrap();
+        // Stream captures are not session files.
+        let o = run(&[cmd, "testdata/codex-exec"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", err(&o));
+        assert!(
+            err(&o).contains("insights: looked in testdata/codex-exec (")
+                && err(&o).contains("a stream capture"),
+            "{cmd}: {}",
+            err(&o)
+        );
+        // Filters that keep nothing are an answer.
+        let o = run(&[cmd, nested, "--since", "2030-01-01"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", err(&o));
+        assert!(
+            err(&o).contains("none that --since keeps"),
+            "{cmd}: {}",
+            err(&o)
+        );
     }
 }
 

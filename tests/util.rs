@@ -16,6 +16,8 @@ pub fn insights() -> Command {
     for v in ["NO_COLOR", "CLICOLOR_FORCE", "TERM", "COLUMNS"] {
         c.env_remove(v);
     }
+    // `usage` and `sessions` count days in the local zone by default.
+    c.env("TZ", "UTC");
     c
 }
 

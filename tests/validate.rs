@@ -257,6 +257,55 @@ fn an_unreadable_input_is_status_2_and_the_rest_is_still_checked() {
     assert!(report["files"][0]["ioError"].is_string(), "{report}");
 }
 
+/// A check does not pass on a log it could not read: Claude Code output validated as Codex's,
+/// and lines that are no agent's output, fail with one `mostly-raw` error that names the cause.
+#[test]
+fn a_log_of_mostly_raw_lines_fails() {
+    let out = run(
+        &[
+            "validate",
+            "--from",
+            "codex",
+            "testdata/claude/subagent.jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with(
+            "testdata/claude/subagent.jsonl:1: error: mostly-raw: 13 of 13 lines fell back to \
+             raw events: is --from codex right for this log?"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).contains("raw-event"), "{}", stdout(&out));
+    let foo = "{\"foo\":1}\n".repeat(21);
+    let out = run(&["validate"], foo.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("mostly-raw: 21 of 21 lines"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).ends_with("1 file, 21 events, 1 error, 0 warnings\n"));
+    // Raw on purpose: allowed, each line is a raw-event warning again.
+    let out = run(&["validate", "--allow", "mostly-raw"], foo.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).ends_with("1 file, 21 events, 0 errors, 21 warnings\n"));
+    // Its own provider's output, and normalized events, pass as before.
+    let out = run(
+        &[
+            "validate",
+            "--from",
+            "claude",
+            "testdata/claude/subagent.jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
 #[test]
 fn usage_errors_are_status_2() {
     for args in [

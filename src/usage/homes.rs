@@ -47,9 +47,30 @@ pub struct Found {
     pub project: Option<String>,
 }
 
-/// The standard places under `root` (a home directory), or under the agents' own
-/// variables and `$HOME` when there is no root.
-pub fn standard(root: Option<&Path>) -> Vec<Found> {
+/// The session files in the standard places under each of `roots` (home directories), or
+/// under the agents' own variables and `$HOME` when there is none; and the places looked in.
+pub fn standard(roots: &[PathBuf]) -> (Vec<Found>, Vec<PathBuf>) {
+    let mut places = Vec::new();
+    if roots.is_empty() {
+        places = standard_places(None);
+    }
+    for r in roots {
+        for p in standard_places(Some(r)) {
+            if !places.contains(&p) {
+                places.push(p);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for (dir, agent) in &places {
+        walk(dir, Some(*agent), &mut found);
+    }
+    (found, places.into_iter().map(|(dir, _)| dir).collect())
+}
+
+/// The standard places under `root` (a home directory), or under the agents' own variables
+/// and `$HOME` when there is no root, with the agent whose files they hold.
+fn standard_places(root: Option<&Path>) -> Vec<(PathBuf, Agent)> {
     let home = root
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
@@ -82,22 +103,18 @@ pub fn standard(root: Option<&Path>) -> Vec<Found> {
     let codex = var("CODEX_HOME")
         .map(PathBuf::from)
         .or_else(|| home.as_ref().map(|h| h.join(".codex")));
-    let mut found = Vec::new();
-    for dir in claude {
-        walk(&dir.join("projects"), Some(Agent::Claude), &mut found);
-    }
+    let mut places: Vec<(PathBuf, Agent)> = claude
+        .into_iter()
+        .map(|dir| (dir.join("projects"), Agent::Claude))
+        .collect();
     if let Some(c) = codex {
-        walk(&c.join("sessions"), Some(Agent::Codex), &mut found);
-        walk(&c.join("archived_sessions"), Some(Agent::Codex), &mut found);
+        places.push((c.join("sessions"), Agent::Codex));
+        places.push((c.join("archived_sessions"), Agent::Codex));
     }
     if let Some(h) = &home {
-        walk(
-            &h.join(".gemini").join("tmp"),
-            Some(Agent::Gemini),
-            &mut found,
-        );
+        places.push((h.join(".gemini").join("tmp"), Agent::Gemini));
     }
-    found
+    places
 }
 
 /// Files and directories named on the command line; a directory stands for the `*.jsonl`
@@ -127,7 +144,7 @@ fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
         },
         &mut |d, e| {
             if e.kind() != std::io::ErrorKind::NotFound {
-                eprintln!("insights: {}: {e}", d.display());
+                eprintln!("insights: {}: {}", d.display(), crate::diag::io_words(&e));
             }
         },
     );

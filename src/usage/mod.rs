@@ -15,6 +15,7 @@ mod table;
 pub use facts::{FileMemo, LineFacts, Tokens};
 pub use homes::Agent;
 
+use crate::time::{format_day, parse_day, Zone};
 use anyhow::{anyhow, bail, Context};
 use scan::{Entry, Scan};
 use serde_json::{json, Map, Value};
@@ -39,22 +40,22 @@ pub struct Source {
     pub paths: Vec<PathBuf>,
 
     /// Read the standard places under DIR instead of your home (another machine's home,
-    /// a backup).
+    /// a backup); repeat it to read several homes.
     ///
     /// The agents' variables (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, CODEX_HOME) are then
-    /// ignored.
+    /// ignored. A DIR that does not exist is an error (status 2).
     #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
+    pub root: Vec<PathBuf>,
 
     /// Only this agent (repeat or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub agent: Vec<Agent>,
 
-    /// Only what happened on or after this day (YYYY-MM-DD, in --tz).
+    /// Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz).
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
 
-    /// Only what happened on or before this day (YYYY-MM-DD, in --tz).
+    /// Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz).
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
 
@@ -62,9 +63,15 @@ pub struct Source {
     #[arg(long, value_name = "TEXT")]
     pub project: Option<String>,
 
-    /// The time zone of days, weeks and months: UTC (the default), local, an offset such
-    /// as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris.
-    #[arg(long, value_name = "ZONE", default_value = "UTC")]
+    /// The time zone of days, weeks and months: local (the default: TZ, else
+    /// /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo
+    /// such as Europe/Paris.
+    #[arg(
+        long,
+        visible_alias = "timezone",
+        value_name = "ZONE",
+        default_value = "local"
+    )]
     pub tz: String,
 
     /// Prices to use over the shipped table, model by model (data/prices.json's shape).
@@ -78,6 +85,13 @@ pub struct Source {
     /// Threads reading files (default: one per core).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
+
+    /// Accept finding nothing: exit 0 when the places read hold no session with usage.
+    ///
+    /// Without it, finding nothing to count (no session file, or none that holds usage) is
+    /// exit status 1, after a message that names the places looked in.
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 const AFTER_HELP: &str = "\
@@ -85,14 +99,17 @@ Examples:
   insights usage                            # every agent, by day, from the standard places
   insights usage --by day,model --since 2026-11-01
   insights usage --by month,agent --json
-  insights usage --root /mnt/old-laptop/home/me --by project
-  insights usage ~/.codex/sessions --tz Europe/Paris
+  insights usage --root /mnt/old-laptop/home/me --root /mnt/desktop/home/me --by project
+  insights usage ~/.codex/sessions --tz Europe/Paris --since 20261101
 
+Days are those of the local time zone unless --tz says otherwise, as ccusage counts them.
 Tokens: input is uncached input; output includes reasoning; reasoning is the part of output
-the agent reports as reasoning. Cost: the agent's own figure, else the shipped price table
-(data/prices.json); unknown (? or null) for a model it has no price for.
+the agent reports as reasoning; total is input, output, cache read and cache write. Cost: the
+agent's own figure, else the shipped price table (data/prices.json); unknown (? or null) for
+a model it has no price for.
 
-Exit status: 0 done, 2 usage or I/O error.";
+Exit status: 0 done, 1 no usage found (no session file, or none with usage) unless
+--allow-empty, 2 usage or I/O error (a path or --root that does not exist).";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -141,25 +158,39 @@ pub struct Loaded {
     pub costs: Vec<Option<f64>>,
     pub zone: Zone,
     pub unpriced: BTreeSet<String>,
+    /// Where the files were looked for: the standard places, or the paths given.
+    pub looked: Vec<PathBuf>,
 }
 
 pub fn load(src: &Source) -> anyhow::Result<Loaded> {
-    let zone = Zone::parse(&src.tz)?;
-    let since = src.since.as_deref().map(parse_day).transpose()?;
-    let until = src.until.as_deref().map(parse_day).transpose()?;
+    let zone = Zone::parse(&src.tz).map_err(|e| anyhow!(e))?;
+    let day = |s: &Option<String>| {
+        s.as_deref()
+            .map(parse_day)
+            .transpose()
+            .map_err(|e| anyhow!(e))
+    };
+    let (since, until) = (day(&src.since)?, day(&src.until)?);
     let prices = prices::Prices::load(src.prices.as_deref())?;
-    let files = if src.paths.is_empty() {
-        homes::standard(src.root.as_deref())
+    let (files, looked) = if src.paths.is_empty() {
+        for r in &src.root {
+            match std::fs::metadata(r) {
+                Err(e) => bail!("--root {}: {}", r.display(), crate::diag::io_words(&e)),
+                Ok(m) if !m.is_dir() => bail!("--root {}: not a directory", r.display()),
+                Ok(_) => {}
+            }
+        }
+        homes::standard(&src.root)
     } else {
-        if src.root.is_some() {
+        if !src.root.is_empty() {
             bail!("--root reads the standard places: give it or paths, not both");
         }
         for p in &src.paths {
-            if !p.exists() {
-                bail!("{}: no such file or directory", p.display());
+            if let Err(e) = std::fs::metadata(p) {
+                bail!("{}: {}", p.display(), crate::diag::io_words(&e));
             }
         }
-        homes::given(&src.paths)
+        (homes::given(&src.paths), src.paths.clone())
     };
     let jobs = src.jobs.map(usize::from).unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -212,6 +243,7 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
         costs,
         zone,
         unpriced,
+        looked,
     })
 }
 
@@ -292,6 +324,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         s
+    } else if groups.is_empty() {
+        // Nothing to tabulate: standard error says why (`outcome`).
+        String::new()
     } else {
         let mut head: Vec<String> = args.by.iter().map(|k| k.name().to_owned()).collect();
         head.extend(
@@ -301,6 +336,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 "cache read",
                 "cache write",
                 "reasoning",
+                "total tokens",
                 "cost (USD)",
             ]
             .map(str::to_owned),
@@ -314,6 +350,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 t.cache_read,
                 t.cache_creation,
                 t.reasoning,
+                t.total(),
             ] {
                 r.push(table::thousands(n));
             }
@@ -324,12 +361,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let mut foot = vec![String::new(); args.by.len()];
         foot[0] = "total".to_owned();
         let mut right = vec![false; args.by.len()];
-        right.extend([true; 6]);
+        right.extend([true; 7]);
         table::render(&head, &right, &rows, Some(&row(foot, &total)))
     };
     write_out(&text)?;
     report(&l);
-    Ok(ExitCode::SUCCESS)
+    let found = l.scan.entries.iter().any(|e| e.response);
+    Ok(outcome(
+        &l,
+        &args.source,
+        "token usage",
+        found,
+        !groups.is_empty(),
+    ))
 }
 
 /// What a command read that it could not count, on standard error.
@@ -343,6 +387,73 @@ pub fn report(l: &Loaded) {
             "insights: no price for {} (cost shown as unknown; add them with --prices FILE)",
             names.join(", ")
         );
+    }
+}
+
+/// How a run of `usage` or `sessions` ends, from what it found: `found`, whether the files
+/// read hold anything of `what` it counts (`"token usage"`, `"sessions"`), before the filters;
+/// `shown`, whether its output has a row. Finding nothing is said on standard error, with the
+/// places looked in and what each held, and is status 1 unless `--allow-empty` (ccusage says
+/// "No usage data found." and exits 0; a script or a typo in a path deserves a status). When
+/// the files hold something but the filters kept none of it, a note says so and the status is
+/// 0: that is an answer (nothing on that day), not a failure to find.
+pub fn outcome(l: &Loaded, src: &Source, what: &str, found: bool, shown: bool) -> ExitCode {
+    if found {
+        if !shown {
+            let filters: Vec<&str> = [
+                ("--since", src.since.is_some()),
+                ("--until", src.until.is_some()),
+                ("--agent", !src.agent.is_empty()),
+                ("--project", src.project.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(f, on)| on.then_some(f))
+            .collect();
+            eprintln!(
+                "insights: note: the {} files read hold {what}, but none that {} keeps",
+                l.scan.files.len(),
+                filters.join(" and ")
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
+    let places: Vec<String> = l
+        .looked
+        .iter()
+        .map(|place| {
+            let n = l
+                .scan
+                .files
+                .iter()
+                .filter(|f| f.path.starts_with(place))
+                .count();
+            let held = match n {
+                _ if !place.exists() => "missing".to_owned(),
+                0 => "no *.jsonl files".to_owned(),
+                1 => "1 file".to_owned(),
+                n => format!("{n} files"),
+            };
+            format!("{} ({held})", place.display())
+        })
+        .collect();
+    let accept = if src.allow_empty {
+        ""
+    } else {
+        " (--allow-empty accepts this)"
+    };
+    eprintln!("insights: no {what} found{accept}");
+    eprintln!("insights: looked in {}", places.join(", "));
+    if !l.scan.files.is_empty() {
+        eprintln!(
+            "insights: these commands read the agents' own session files; a stream capture \
+             (claude -p --output-format stream-json, codex exec --json) is not one: \
+             `insights reduce FILE` totals its tokens"
+        );
+    }
+    if src.allow_empty {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 
@@ -366,89 +477,4 @@ fn group_key(l: &Loaded, e: &Entry, key: Key) -> String {
     }
     .filter(|s| !s.is_empty())
     .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// Days since 1970-01-01 as YYYY-MM-DD.
-pub fn format_day(d: i64) -> String {
-    let (y, m, day) = crate::time::civil_from_days(d);
-    format!("{y:04}-{m:02}-{day:02}")
-}
-
-fn parse_day(s: &str) -> anyhow::Result<i64> {
-    let t = crate::time::parse(&format!("{s}T00:00:00Z"))
-        .ok_or_else(|| anyhow!("{s:?}: expected a day as YYYY-MM-DD"))?;
-    Ok(crate::time::days_from_civil(
-        i64::from(t.year),
-        i64::from(t.month),
-        i64::from(t.day),
-    ))
-}
-
-/// The time zone that days are counted in.
-pub enum Zone {
-    Fixed(i64),
-    /// The C library's zone: `TZ` as set from `--tz`, or the system's for `local`.
-    System,
-}
-
-impl Zone {
-    fn parse(s: &str) -> anyhow::Result<Zone> {
-        if s.eq_ignore_ascii_case("utc") || s == "Z" {
-            return Ok(Zone::Fixed(0));
-        }
-        if let Some(rest) = s.strip_prefix(['+', '-']) {
-            let sign = if s.starts_with('-') { -1 } else { 1 };
-            let (h, m) = rest.split_once(':').unwrap_or((rest, "0"));
-            let (Ok(h), Ok(m)) = (h.parse::<i64>(), m.parse::<i64>()) else {
-                bail!("--tz {s:?}: expected an offset such as +09:00");
-            };
-            if h > 23 || m > 59 {
-                bail!("--tz {s:?}: expected an offset such as +09:00");
-            }
-            return Ok(Zone::Fixed(sign * (h * 60 + m) * 60_000));
-        }
-        if s != "local" {
-            if s.contains("..") || !PathBuf::from("/usr/share/zoneinfo").join(s).is_file() {
-                bail!("--tz {s:?}: no such time zone (try UTC, local, +09:00 or Europe/Paris)");
-            }
-            // Set before any thread starts: the C library reads it in tzset().
-            std::env::set_var("TZ", s);
-        }
-        #[cfg(unix)]
-        {
-            extern "C" {
-                // POSIX; the libc crate does not declare it.
-                fn tzset();
-            }
-            // SAFETY: tzset reads TZ; no other thread runs yet.
-            unsafe { tzset() };
-            Ok(Zone::System)
-        }
-        #[cfg(not(unix))]
-        bail!("--tz {s:?}: only UTC and offsets on this system")
-    }
-
-    /// The day (days since 1970-01-01) of a time in this zone.
-    pub fn day(&self, ms: i64) -> i64 {
-        (ms + self.offset(ms)).div_euclid(86_400_000)
-    }
-
-    fn offset(&self, ms: i64) -> i64 {
-        match self {
-            Zone::Fixed(o) => *o,
-            #[cfg(unix)]
-            Zone::System => {
-                let t = ms.div_euclid(1000) as libc::time_t;
-                // SAFETY: localtime_r writes only the tm it is given.
-                let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-                if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-                    0
-                } else {
-                    tm.tm_gmtoff * 1000
-                }
-            }
-            #[cfg(not(unix))]
-            Zone::System => 0,
-        }
-    }
 }

@@ -156,7 +156,11 @@ fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
     let file = match std::fs::File::open(&f.path) {
         Ok(file) => file,
         Err(e) => {
-            part.error = Some(format!("{}: {e}", f.path.display()));
+            part.error = Some(format!(
+                "{}: {}",
+                f.path.display(),
+                crate::diag::io_words(&e)
+            ));
             return part;
         }
     };
@@ -173,7 +177,11 @@ fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                part.error = Some(format!("{}: {e}", f.path.display()));
+                part.error = Some(format!(
+                    "{}: {}",
+                    f.path.display(),
+                    crate::diag::io_words(&e)
+                ));
                 break;
             }
         }

@@ -11,7 +11,8 @@ Examples:
   insights sessions --agent codex --since 2026-11-20
   insights sessions --project myrepo --json | jq -r '.sessions[].paths[]'
 
-Exit status: 0 done, 2 usage or I/O error.";
+Exit status: 0 done, 1 no sessions found (no session file, or none with a session) unless
+--allow-empty, 2 usage or I/O error (a path or --root that does not exist).";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -110,9 +111,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let rows: Vec<Vec<String>> = list
             .iter()
             .map(|((agent, id), s)| {
-                let last = time(s.last)
-                    .map(|t| t[..16].replace('T', " "))
-                    .unwrap_or_default();
+                let last = s.last.map(|t| l.zone.minute(t)).unwrap_or_default();
                 vec![
                     last,
                     agent.name().to_owned(),
@@ -127,13 +126,20 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             })
             .collect();
         let right = [false, false, false, false, true, false, true, true, false];
-        let mut t = table::render(&head, &right, &rows, None);
         if rows.is_empty() {
-            t = "no session files found\n".to_owned();
+            String::new()
+        } else {
+            table::render(&head, &right, &rows, None)
         }
-        t
     };
     write_out(&text)?;
     super::report(&l);
-    Ok(ExitCode::SUCCESS)
+    let found = !l.scan.entries.is_empty();
+    Ok(super::outcome(
+        &l,
+        &args.source,
+        "sessions",
+        found,
+        !sessions.is_empty(),
+    ))
 }

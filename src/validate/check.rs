@@ -12,7 +12,7 @@
 //! then runs the rules in input order.
 
 use super::fast::{EventFacts, FastSchema};
-use super::rules::{Checker, Facts, Finding, Findings, Policy, Rule, StoredFacts};
+use super::rules::{Checker, Facts, Finding, Findings, Level, Policy, Rule, StoredFacts};
 use crate::convert::{Converter, Options};
 use crate::detect::{Probe, Route};
 use crate::diag::Diag;
@@ -91,7 +91,7 @@ pub fn check_source(src: &Source, cx: &Context, pipelined: bool) -> FileReport {
         Ok(r) => check_reader(r, name, cx, pipelined),
         Err(e) => FileReport {
             name,
-            io_error: Some(e.to_string()),
+            io_error: Some(crate::diag::io_words(&e)),
             ..FileReport::default()
         },
     }
@@ -294,7 +294,7 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
             *h.reasons.entry(reason).or_default() += n;
         }
     }
-    FileReport {
+    let mut report = FileReport {
         name,
         lines: read.lines,
         events: read.events,
@@ -304,7 +304,64 @@ pub fn check_reader(reader: impl Read, name: String, cx: &Context, pipelined: bo
         omitted: judged.omitted,
         health,
         io_error: read.io_error,
+    };
+    if let Some(first) = judged.first_raw {
+        mostly_raw(&mut report, judged.raw_lines, first, cx);
     }
+    report
+}
+
+/// The rule `mostly-raw`: when more than half of the log's lines fell back to `raw` events
+/// (`raw_lines` of them, the first at line `first`), the log is not what it was taken for (the
+/// wrong `--from`, or not an agent's output at all), and one error says so, at the first raw
+/// line, in place of a `raw-event` warning for each line (the conversion lines still count
+/// them by reason). Allowed (`--allow mostly-raw`, a log raw on purpose), the warnings stay.
+fn mostly_raw(report: &mut FileReport, raw_lines: u64, first: u64, cx: &Context) {
+    let Some(level) = cx.policy.level(Rule::MostlyRaw) else {
+        return;
+    };
+    if !crate::convert::mostly_raw(report.lines, raw_lines) {
+        return;
+    }
+    // The raw-event findings it replaces, listed and omitted, all of one level.
+    if let Some(raw_level) = cx.policy.level(Rule::RawEvent) {
+        let listed = report.findings.len();
+        report.findings.retain(|f| f.rule != Rule::RawEvent);
+        let mut n = (listed - report.findings.len()) as u64;
+        report.omitted.retain(|&(r, more)| {
+            n += if r == Rule::RawEvent { more } else { 0 };
+            r != Rule::RawEvent
+        });
+        match raw_level {
+            Level::Error => report.errors -= n,
+            Level::Warning => report.warnings -= n,
+        }
+    }
+    let lines = report.lines;
+    let message = match cx.opts.forced {
+        Some(p) => format!(
+            "{raw_lines} of {lines} lines fell back to raw events: is --from {0} right for this \
+             log? (--allow mostly-raw accepts a log that is raw on purpose)",
+            p.name
+        ),
+        None => format!(
+            "{raw_lines} of {lines} lines fell back to raw events: no provider recognises most \
+             of this log; is it an agent's output? (name its provider with --from; --allow \
+             mostly-raw accepts a log that is raw on purpose)"
+        ),
+    };
+    match level {
+        Level::Error => report.errors += 1,
+        Level::Warning => report.warnings += 1,
+    }
+    report.findings.push(Finding {
+        line: first,
+        column: None,
+        rule: Rule::MostlyRaw,
+        level,
+        pointer: None,
+        message,
+    });
 }
 
 /// What the reading stage counted.
@@ -345,7 +402,7 @@ fn read_log(
             Ok(Some(l)) => l,
             Ok(None) => break,
             Err(e) => {
-                r.read.io_error = Some(e.to_string());
+                r.read.io_error = Some(crate::diag::io_words(&e));
                 break;
             }
         };
@@ -356,10 +413,7 @@ fn read_log(
                 r.unreadable(
                     lineno,
                     None,
-                    format!(
-                        "line is {len} bytes, over the limit of {} (raise it with --max-line-bytes)",
-                        cx.opts.max_line
-                    ),
+                    crate::convert::too_long(len, cx.opts.max_line),
                 );
             }
             Line::Ok => r.line(&buf, lineno, rdr.unterminated(), name),
@@ -599,6 +653,9 @@ struct Judged {
     /// Of the converted events, which it checked.
     raw: BTreeMap<&'static str, RawCount>,
     unreadable: u64,
+    /// Lines with a `raw` event (converted, or InsightsEvents already), and the first of them.
+    raw_lines: u64,
+    first_raw: Option<u64>,
 }
 
 /// The judging stage: converted events against the schema, the schema violations found
@@ -609,6 +666,10 @@ struct Judge<'a> {
     checker: Checker,
     raw: BTreeMap<&'static str, RawCount>,
     unreadable: u64,
+    /// Lines with a `raw` event, the first of them and the last (a line counts once).
+    raw_lines: u64,
+    first_raw: Option<u64>,
+    last_raw: u64,
 }
 
 impl<'a> Judge<'a> {
@@ -619,6 +680,9 @@ impl<'a> Judge<'a> {
             checker: Checker::new(),
             raw: BTreeMap::new(),
             unreadable: 0,
+            raw_lines: 0,
+            first_raw: None,
+            last_raw: 0,
         }
     }
 
@@ -673,6 +737,11 @@ impl<'a> Judge<'a> {
                 .push_at(Rule::Schema, line, None, Some(at), message);
         }
         if let Some(f) = facts {
+            if f.event == "raw" && self.last_raw != line {
+                self.raw_lines += 1;
+                self.first_raw.get_or_insert(line);
+                self.last_raw = line;
+            }
             self.checker.event(&f, line, normalized, &mut self.findings);
         }
     }
@@ -717,6 +786,8 @@ impl<'a> Judge<'a> {
             findings: self.findings.list,
             raw: self.raw,
             unreadable: self.unreadable,
+            raw_lines: self.raw_lines,
+            first_raw: self.first_raw,
         }
     }
 }
@@ -862,6 +933,24 @@ mod tests {
         );
         assert_eq!(rules(&r), [(2, "raw-event")]);
         assert_eq!(levels(&r), (0, 1));
+    }
+
+    #[test]
+    fn a_log_of_mostly_raw_lines_fails_once_in_place_of_its_raw_warnings() {
+        let r = run("{\"foo\":1}\n{\"type\":\"keep_alive\"}\n{\"foo\":2}\n");
+        assert_eq!(rules(&r), [(1, "mostly-raw")]);
+        assert_eq!(levels(&r), (1, 0));
+        assert_eq!((r.errors, r.warnings), (1, 0));
+        assert!(
+            r.findings[0]
+                .message
+                .starts_with("2 of 3 lines fell back to raw events"),
+            "{}",
+            r.findings[0].message
+        );
+        // Half of the lines is not most of them.
+        let r = run("{\"foo\":1}\n{\"type\":\"keep_alive\"}\n");
+        assert_eq!(rules(&r), [(1, "raw-event")]);
     }
 
     #[test]

@@ -39,7 +39,8 @@ Examples:
   insights validate --format github logs/        # annotations in a GitHub Actions run
   insights validate --deny warnings --allow raw-event logs/
 
-Exit status: 0 valid, 1 findings at error level, 2 usage or I/O error, or nothing to
+Exit status: 0 valid, 1 findings at error level (mostly-raw: a log that is mostly raw
+lines, the wrong --from or no agent's output), 2 usage or I/O error, or nothing to
 check (a directory without *.jsonl files, inputs without a line) unless --allow-empty.";
 
 #[derive(Debug, clap::Args, Clone)]
@@ -148,7 +149,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let mut lines = 0;
     each_report(&sources, &cx, |r| {
         if let Some(e) = &r.io_error {
-            diag.io_error(&r.name, e);
+            diag.input_failed(&r.name, e);
         }
         lines += r.lines;
         reporter.file(&mut out.w, &r)?;

@@ -104,6 +104,8 @@ rules! {
         "a block still streaming at the end of the log";
     RawEvent = "raw-event", Warning,
         "a raw event: input that no provider could map";
+    MostlyRaw = "mostly-raw", Error,
+        "most lines fell back to raw events: wrong --from, or not an agent's output";
 }
 
 impl Rule {
