@@ -201,6 +201,9 @@ pub enum Block {
         output: String,
         /// Standard error, or the error text of a call that did not succeed.
         errors: String,
+        /// The permission decision just above already said how the call ended (denied,
+        /// cancelled): writers leave out the status word, so that each call has one.
+        decided: bool,
     },
     Diff {
         depth: usize,
@@ -209,6 +212,9 @@ pub enum Block {
         change: String,
         move_path: Option<String>,
         diff: Option<String>,
+        /// The change was proposed and never made (its approval was declined or cancelled):
+        /// writers mark it as not applied.
+        proposed: bool,
     },
     Permission {
         depth: usize,
@@ -356,6 +362,8 @@ struct Call {
     /// A `tool_update` refined the head (ACP sends the command or path after the call
     /// began): the call's next block shows the head again.
     refined: bool,
+    /// The change its input proposed was shown, marked not applied.
+    proposed: bool,
 }
 
 impl Call {
@@ -373,6 +381,7 @@ impl Call {
             done: false,
             seen: Instant::now(),
             refined: false,
+            proposed: false,
         }
     }
 }
@@ -593,6 +602,16 @@ impl Model {
         clean(p)
     }
 
+    /// A diff as the transcript shows it: header paths of files under the session's
+    /// directory relative to it (`a/src/x.rs`), so that `git apply` takes it there; others
+    /// from the root, as git writes them (`a/etc/x`, for `git apply` run from `/`).
+    fn diff_text(&self, diff: &str) -> String {
+        match self.cwd().map(|c| c.trim_matches('/')).filter(|c| !c.is_empty()) {
+            Some(root) => clean(&crate::diff::rebase(diff, &format!("{root}/"), "")),
+            None => clean(diff),
+        }
+    }
+
     /// Reads one event (a parsed InsightsEvent line).
     pub fn event(&mut self, ev: &Value) {
         let kind = st(ev, "event").unwrap_or("");
@@ -799,6 +818,7 @@ impl Model {
                     duration_ms: None,
                     output: String::new(),
                     errors: String::new(),
+                    decided: false,
                 },
             );
         }
@@ -973,7 +993,10 @@ impl Model {
             .filter(|t| !t.is_empty())
             .filter(|t| {
                 let rt = self.rel(t);
-                rt != salient && !salient.contains(t.as_str()) && !t.contains(salient.as_str())
+                rt != salient
+                    && !salient.contains(t.as_str())
+                    && !salient.contains(rt.as_str())
+                    && !t.contains(salient.as_str())
             });
         ToolHead {
             kind: clean(kind),
@@ -1007,18 +1030,19 @@ impl Model {
             }
             return out;
         }
-        if let Some(p) = path {
-            return self.rel(p);
-        }
+        // A change of several files (Codex's patch) names them all, not its first.
         if let Some(changes) = o.get("changes").and_then(Value::as_array) {
             let paths: Vec<String> = changes
                 .iter()
                 .filter_map(|c| st(c, "path"))
                 .map(|p| self.rel(p))
                 .collect();
-            if !paths.is_empty() {
+            if paths.len() > 1 || (path.is_none() && !paths.is_empty()) {
                 return paths.join(", ");
             }
+        }
+        if let Some(p) = path {
+            return self.rel(p);
         }
         if let Some(u) = s("url").or(s("query")) {
             return clean(u);
@@ -1147,6 +1171,13 @@ impl Model {
         {
             errors.clear();
         }
+        // The decision above said it already: one status per call.
+        let decided = card.attached
+            && match (status, c.decision.as_deref()) {
+                (Status::Denied, Some(d)) => d.starts_with("deny"),
+                (Status::Cancelled, Some(d)) => d == "cancelled",
+                _ => false,
+            };
         let depth = c.depth;
         let block = Block::ToolEnd {
             depth,
@@ -1155,6 +1186,7 @@ impl Model {
             duration_ms,
             output,
             errors,
+            decided,
         };
         if c.spawned {
             self.held = Some(Held {
@@ -1230,7 +1262,8 @@ impl Model {
                 path: path.clone(),
                 change: st(ev, "changeKind").map(clean).unwrap_or_default(),
                 move_path,
-                diff: st(ev, "diff").map(clean),
+                diff: st(ev, "diff").map(|d| self.diff_text(d)),
+                proposed: false,
             };
             self.turn.cumulative.insert(path, block);
             return;
@@ -1244,7 +1277,8 @@ impl Model {
                 path,
                 change: st(ev, "changeKind").map(clean).unwrap_or_default(),
                 move_path,
-                diff: st(ev, "diff").map(clean),
+                diff: st(ev, "diff").map(|d| self.diff_text(d)),
+                proposed: false,
             },
         );
     }
@@ -1278,6 +1312,14 @@ impl Model {
                 },
             );
             self.emit_card(Some(&call), Block::ToolStart { depth, head });
+        }
+        if let (Some(c), Some(i)) = (
+            self.calls.get_mut(&call),
+            ev.get("toolInput").filter(|i| !i.is_null()),
+        ) {
+            if c.input.is_empty() || c.input == "{}" {
+                c.input = compact(i);
+            }
         }
         let card = self.card(&call).expect("call exists");
         let depth = self.calls[&call].depth;
@@ -1318,6 +1360,7 @@ impl Model {
             }
             None => depth,
         };
+        let refused = decision.starts_with("deny") || decision == "cancelled";
         self.emit_card(
             call.as_deref().filter(|_| card.is_some()),
             Block::Decision {
@@ -1327,6 +1370,69 @@ impl Model {
                 message,
             },
         );
+        if let Some(id) = call.filter(|_| refused) {
+            self.proposed(&id);
+        }
+    }
+
+    /// Shows, once, the change a call's input proposed and its refused approval kept from
+    /// being made, marked not applied: Codex's `changes` (each file with its diff, or the
+    /// content it adds or deletes), or an edit tool's `old_string`/`new_string` or `content`
+    /// ([`crate::providers::edits::from_input`]).
+    fn proposed(&mut self, id: &str) {
+        let Some(c) = self.calls.get_mut(id) else {
+            return;
+        };
+        if c.proposed || c.input.is_empty() {
+            return;
+        }
+        c.proposed = true;
+        let depth = c.depth;
+        let input = c.input.clone();
+        let mut files: Vec<(String, String, Option<String>, String)> = Vec::new();
+        let value: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+        if let Some(changes) = value.get("changes").and_then(Value::as_array) {
+            for ch in changes {
+                let Some(path) = st(ch, "path") else { continue };
+                let body = st(ch, "diff").unwrap_or("");
+                let kind = st(ch, "kind").unwrap_or("update");
+                let to = st(ch, "move_path").map(str::to_string);
+                let diff = match kind {
+                    "add" => crate::diff::unified(path, None, body),
+                    "delete" => crate::diff::unified(path, Some(body), ""),
+                    _ if body.starts_with("@@") => {
+                        crate::diff::headers(path, false) + body.trim_end_matches('\n') + "\n"
+                    }
+                    _ => body.to_string(),
+                };
+                let kind = if to.is_some() { "move" } else { kind };
+                files.push((path.to_string(), kind.to_string(), to, diff));
+            }
+        } else if let Some(e) = crate::providers::edits::from_input(&input, false, false)
+            .or_else(|| crate::providers::edits::from_input(&input, true, false))
+        {
+            let old = e.old.as_deref().filter(|o| !o.is_empty());
+            let kind = if e.old.as_deref() == Some("") {
+                "add"
+            } else {
+                "update"
+            };
+            let diff = crate::diff::unified(&e.path, old, &e.new);
+            files.push((e.path, kind.to_string(), None, diff));
+        }
+        for (path, kind, to, diff) in files {
+            let card = self.card(id);
+            let block = Block::Diff {
+                depth,
+                card,
+                path: self.rel(&path),
+                change: clean(&kind),
+                move_path: to.map(|t| self.rel(&t)),
+                diff: (!diff.trim().is_empty()).then(|| self.diff_text(&diff)),
+                proposed: true,
+            };
+            self.emit_card(Some(id), block);
+        }
     }
 
     fn plan_update(&mut self, ev: &Value, depth: usize) {
@@ -1525,10 +1631,7 @@ impl Model {
 
     fn notice(&mut self, ev: &Value, depth: usize) {
         let sub = st(ev, "subtype").unwrap_or("");
-        if sub.starts_with("control_request/")
-            || sub.starts_with("control_response/")
-            || matches!(sub, "keep_alive" | "system/status")
-        {
+        if bookkeeping(ev, sub) {
             return;
         }
         // Without a message a notice is protocol chatter (Codex sends dozens per turn).
@@ -1918,6 +2021,26 @@ impl Model {
     }
 }
 
+/// A notice that only describes the protocol, not the conversation: control messages
+/// (`control_request/…`, `control_response/…`), keep-alives and heartbeats, status pings, and
+/// messages the converter marks as announced already by another event (Codex's
+/// `thread/started` after the `thread/start` answer, `codex.alreadyAnnounced`). Transcripts
+/// leave them out.
+fn bookkeeping(ev: &Value, sub: &str) -> bool {
+    sub.starts_with("control_request/")
+        || sub.starts_with("control_response/")
+        || sub.ends_with("keep_alive")
+        || sub.ends_with("heartbeat")
+        || sub == "system/status"
+        || ev
+            .get("extensions")
+            .and_then(Value::as_object)
+            .is_some_and(|x| {
+                x.iter()
+                    .any(|(k, v)| k.ends_with("alreadyAnnounced") && *v == Value::Bool(true))
+            })
+}
+
 /// A rate-limit window for people (`5h`, `7d`, `90min`).
 fn window(mins: u64) -> String {
     if mins % 1440 == 0 {
@@ -1963,9 +2086,16 @@ pub fn output_text(v: &Value) -> (String, String) {
             if is_block(o) {
                 return (blocks_text(std::slice::from_ref(v)), String::new());
             }
-            if ["structuredPatch", "originalFile", "newTodos", "oldTodos"]
-                .iter()
-                .any(|k| o.contains_key(*k))
+            // Codex's file change answers with the list of its changes, shown from their
+            // own `file_change`s.
+            let changes_only = o.len() == 1
+                && o.get("changes")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().all(|c| c.get("path").is_some()));
+            if changes_only
+                || ["structuredPatch", "originalFile", "newTodos", "oldTodos"]
+                    .iter()
+                    .any(|k| o.contains_key(*k))
             {
                 return (String::new(), String::new());
             }

@@ -504,15 +504,17 @@ impl<W: Write> Term<W> {
                 text,
                 synthetic,
             } => {
-                self.begin(Gap::Unit, *depth)?;
                 if *synthetic {
+                    // Not the user's: a dimmed note, never a `❯` prompt.
+                    self.begin(Gap::Small, *depth)?;
                     let t = if self.lay.full {
                         text.clone()
                     } else {
-                        truncate(&one_line(text), self.avail(*depth, 2))
+                        truncate(&one_line(text), self.avail(*depth, 4))
                     };
-                    self.para(*depth, 0, ("❯ ", pal.dim), &t, pal.dim)
+                    self.para(*depth, 2, ("· ", pal.dim), &t, pal.dim)
                 } else {
+                    self.begin(Gap::Unit, *depth)?;
                     self.para(*depth, 0, ("❯ ", pal.user), text, pal.prompt)
                 }
             }
@@ -561,9 +563,15 @@ impl<W: Write> Term<W> {
                 duration_ms,
                 output,
                 errors,
+                decided,
             } => {
                 self.card_begin(*depth, Some(card))?;
-                self.status_line(*depth, *status, None, *duration_ms, &[])?;
+                if !*decided {
+                    self.status_line(*depth, *status, None, *duration_ms, &[])?;
+                } else if !(output.trim().is_empty() && errors.trim().is_empty()) {
+                    // The decision gave the status; the result is told apart from a diff above.
+                    self.put(*depth, 4, &[("result", pal.dim)])?;
+                }
                 let err_style = if *status == Status::Ok {
                     pal.warn
                 } else {
@@ -608,6 +616,7 @@ impl<W: Write> Term<W> {
                 change,
                 move_path,
                 diff,
+                proposed,
             } => {
                 self.card_begin(*depth, card.as_ref())?;
                 let what = match change.as_str() {
@@ -616,6 +625,12 @@ impl<W: Write> Term<W> {
                     "move" => "  (moved)",
                     _ => "",
                 };
+                let what = if *proposed {
+                    format!("{what}  (proposed, not applied)")
+                } else {
+                    what.to_string()
+                };
+                let what = what.as_str();
                 let target = match move_path {
                     Some(m) => format!("{path} → {m}"),
                     None => path.clone(),
