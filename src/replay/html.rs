@@ -63,6 +63,8 @@ struct Summary {
     tools: u64,
     errors: u64,
     denials: u64,
+    /// Input lines that could not be read, `FILE:LINE:COL: why`.
+    unreadable: Vec<String>,
     /// Approvals cancelled (not denied: nobody said no).
     cancels: u64,
 }
@@ -669,6 +671,11 @@ impl<W: Write> Html<W> {
         self.put(0, &t)
     }
 
+    /// Input lines that could not be read (`FILE:LINE:COL: why`), named in the summary.
+    pub fn unreadable(&mut self, lines: &[String]) {
+        self.sum.unreadable.extend_from_slice(lines);
+    }
+
     /// Ends the page: the summary (shown first), then the closing tags.
     pub fn finish(&mut self) -> io::Result<()> {
         self.begin()?;
@@ -722,9 +729,22 @@ impl<W: Write> Html<W> {
             .iter()
             .map(|(k, v)| format!("<div><dt>{k}</dt><dd>{v}</dd></div>"))
             .collect();
+        let mut bad = String::new();
+        if !s.unreadable.is_empty() {
+            let n = s.unreadable.len();
+            bad = format!(
+                "<div class=\"error\">✗ {n} input line{} could not be read; the transcript goes on without {}:<ul>{}</ul></div>",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it" } else { "them" },
+                s.unreadable
+                    .iter()
+                    .map(|l| format!("<li><code>{}</code></li>", esc(l)))
+                    .collect::<String>()
+            );
+        }
         write!(
             self.w,
-            "<section class=\"summary\"><h1>Transcript</h1><dl>{dl}</dl></section>\n</main></body></html>\n"
+            "<section class=\"summary\"><h1>Transcript</h1><dl>{dl}</dl>{bad}</section>\n</main></body></html>\n"
         )?;
         self.w.flush()
     }

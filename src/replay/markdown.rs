@@ -86,6 +86,30 @@ impl<W: Write> Markdown<W> {
     }
 
     /// Ends the transcript: closes a line left open.
+    /// Names the input lines that could not be read (`FILE:LINE:COL: why`), after the
+    /// transcript.
+    pub fn unreadable(&mut self, lines: &[String]) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.start(0)?;
+        let n = lines.len();
+        self.line(
+            0,
+            &format!(
+                "**✗ {n} input line{} could not be read** (the transcript goes on without {}):",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it" } else { "them" }
+            ),
+            false,
+        )?;
+        self.line(0, "", false)?;
+        for l in lines {
+            self.line(0, &format!("* {}", code(&super::text::clean(l))), false)?;
+        }
+        Ok(())
+    }
+
     pub fn finish(&mut self) -> io::Result<()> {
         self.close()?;
         self.w.flush()

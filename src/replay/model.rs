@@ -67,6 +67,9 @@ pub enum Status {
     Interrupted,
     /// No result when the input ended.
     Running,
+    /// Started in the background (Claude Code's `run_in_background`): its end, when the
+    /// input tells it, is drawn where it comes.
+    Background,
 }
 
 /// The tone of a one-line status message.
@@ -364,6 +367,8 @@ struct Call {
     refined: bool,
     /// The change its input proposed was shown, marked not applied.
     proposed: bool,
+    /// The end of the background task it started was shown.
+    task_ended: bool,
 }
 
 impl Call {
@@ -382,6 +387,7 @@ impl Call {
             seen: Instant::now(),
             refined: false,
             proposed: false,
+            task_ended: false,
         }
     }
 }
@@ -456,6 +462,10 @@ pub struct Model {
     turn: Turn,
     /// The call whose card the last block belongs to.
     last_call: Option<String>,
+    /// A call that began without its input (ACP agents send it in a `tool_update` right
+    /// after): its head is drawn once that comes, or before anything else is drawn, so that
+    /// each call has one card.
+    pending: Option<String>,
     out: Vec<Block>,
 }
 
@@ -524,7 +534,18 @@ impl Model {
         self.out.drain(..)
     }
 
+    /// Draws the head of the call that waited for its input, if any.
+    fn start_pending(&mut self) {
+        if let Some(id) = self.pending.take() {
+            if let Some(c) = self.calls.get(&id) {
+                let (depth, head) = (c.depth, c.head.clone());
+                self.emit_card(Some(&id), Block::ToolStart { depth, head });
+            }
+        }
+    }
+
     fn emit(&mut self, b: Block) {
+        self.start_pending();
         if self.headers == 0 {
             let early = matches!(
                 b,
@@ -606,7 +627,11 @@ impl Model {
     /// directory relative to it (`a/src/x.rs`), so that `git apply` takes it there; others
     /// from the root, as git writes them (`a/etc/x`, for `git apply` run from `/`).
     fn diff_text(&self, diff: &str) -> String {
-        match self.cwd().map(|c| c.trim_matches('/')).filter(|c| !c.is_empty()) {
+        match self
+            .cwd()
+            .map(|c| c.trim_matches('/'))
+            .filter(|c| !c.is_empty())
+        {
             Some(root) => clean(&crate::diff::rebase(diff, &format!("{root}/"), "")),
             None => clean(diff),
         }
@@ -626,6 +651,17 @@ impl Model {
     }
 
     fn dispatch(&mut self, kind: &str, ev: &Value) {
+        if self.pending.is_some() {
+            match kind {
+                "tool_update" if st(ev, "callId") == self.pending.as_deref() => {
+                    self.tool_update(ev);
+                    return self.start_pending();
+                }
+                "stream_delta" | "usage_update" | "tool_update" | "turn_start" | "notice"
+                | "config_options" | "available_commands" | "session_mode" => {}
+                _ => self.start_pending(),
+            }
+        }
         let parent = st(ev, "parentCallId");
         let depth = self.depth_of(parent);
         // Other content ends the text its agent was streaming: when no final `text` came for
@@ -796,6 +832,7 @@ impl Model {
 
     /// Ends the cards of calls without a result, at the end of their turn or of the input.
     fn close_calls(&mut self) {
+        self.start_pending();
         for id in std::mem::take(&mut self.order) {
             let Some(card) = self.card(&id) else { continue };
             let c = self.calls.get_mut(&id).expect("call exists");
@@ -1110,7 +1147,13 @@ impl Model {
                 ..Call::new(head.clone(), depth)
             },
         );
-        if !continues {
+        let no_input = ev
+            .get("input")
+            .is_none_or(|i| i.is_null() || i.as_object().is_some_and(Map::is_empty));
+        if !continues && no_input {
+            self.start_pending();
+            self.pending = Some(id.to_string());
+        } else if !continues {
             self.emit_card(Some(id), Block::ToolStart { depth, head });
         }
     }
@@ -1138,7 +1181,9 @@ impl Model {
         let c = self.calls.get_mut(id).expect("call exists");
         c.done = true;
         let denied = c.decision.as_deref().is_some_and(|d| d.starts_with("deny"));
+        let background = c.input.contains("\"run_in_background\": true");
         let status = match st(ev, "status") {
+            Some("completed") if background => Status::Background,
             Some("completed") => Status::Ok,
             _ if denied => Status::Denied,
             Some("cancelled") => Status::Cancelled,
@@ -1559,8 +1604,8 @@ impl Model {
     }
 
     fn task_update(&mut self, ev: &Value, depth: usize) {
-        if st(ev, "callId").is_some_and(|c| self.calls.contains_key(c)) {
-            return; // a subagent's task: its card tells the story
+        if let Some(id) = st(ev, "callId").filter(|c| self.calls.contains_key(*c)) {
+            return self.task_end(id, ev);
         }
         let phase = st(ev, "phase").unwrap_or("");
         if !matches!(phase, "started" | "notification") {
@@ -1578,6 +1623,45 @@ impl Model {
             depth,
             text: format!("task {}: {status}", one_line(&what)),
         });
+    }
+
+    /// The end of a task a call started, drawn where it comes: a background command killed,
+    /// failed or finished after its call returned (and its turn ended). A subagent's task is
+    /// told by its card (`subagent_complete`), a task that ends before its call returns by
+    /// the call's result.
+    fn task_end(&mut self, id: &str, ev: &Value) {
+        let Some(c) = self.calls.get(id) else { return };
+        if c.spawned || c.task_ended || !c.done {
+            return;
+        }
+        let status = match st(ev, "status") {
+            Some("completed" | "success") => Status::Ok,
+            Some("killed" | "stopped" | "cancelled") => Status::Cancelled,
+            Some("failed" | "error") => Status::Failed,
+            _ => return,
+        };
+        let description = text_of(ev, "description");
+        let output = text_of(ev, "summary")
+            .filter(|s| Some(s) != description.as_ref() && *s != c.head.salient)
+            .unwrap_or_default();
+        let duration_ms = ev.get("usage").and_then(|u| num(u, "duration_ms"));
+        let depth = c.depth;
+        let Some(card) = self.card(id) else { return };
+        if let Some(c) = self.calls.get_mut(id) {
+            c.task_ended = true;
+        }
+        self.emit_card(
+            Some(id),
+            Block::ToolEnd {
+                depth,
+                card,
+                status,
+                duration_ms,
+                output,
+                errors: String::new(),
+                decided: false,
+            },
+        );
     }
 
     fn hook(&mut self, ev: &Value, depth: usize) {

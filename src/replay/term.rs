@@ -136,6 +136,7 @@ pub fn status_word(s: Status) -> (&'static str, &'static str) {
         Status::Cancelled => ("◌", "cancelled"),
         Status::Interrupted => ("✗", "interrupted"),
         Status::Running => ("◌", "no result"),
+        Status::Background => ("◐", "running in background"),
     }
 }
 
@@ -836,6 +837,7 @@ impl<W: Write> Term<W> {
             Status::Ok => pal.ok,
             Status::Failed | Status::Denied => pal.bad,
             Status::Cancelled | Status::Interrupted | Status::Running => pal.warn,
+            Status::Background => pal.dim,
         };
         let head = format!("{g} {}", word.unwrap_or(w));
         let mut more: Vec<String> = duration_ms.map(duration).into_iter().collect();
