@@ -590,7 +590,14 @@ fn exit_statuses_follow_convert() {
         let out = replay(bad, b"");
         assert_eq!(out.status.code(), Some(2), "{bad:?} is a usage error");
     }
-    assert_eq!(replay(&[], b"").status.code(), Some(0), "empty input");
+    // Nothing to show is said, with the status of `validate`'s nothing to check.
+    for empty in [&b""[..], b"\n\n"] {
+        let out = replay(&[], empty);
+        assert_eq!(out.status.code(), Some(2), "empty input");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("error: no events"), "{stderr}");
+    }
 }
 
 #[test]

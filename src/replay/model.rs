@@ -657,8 +657,8 @@ impl Model {
                     self.tool_update(ev);
                     return self.start_pending();
                 }
-                "stream_delta" | "usage_update" | "tool_update" | "turn_start" | "notice"
-                | "config_options" | "available_commands" | "session_mode" => {}
+                "stream_delta" | "usage_update" | "tool_update" | "turn_start"
+                | "config_options" | "available_commands" => {}
                 _ => self.start_pending(),
             }
         }

@@ -194,6 +194,9 @@ pub struct Term<W: Write> {
     ticker: usize,
     /// Asks the terminal its width before each block, to follow a resize.
     width_of: Option<fn() -> Option<usize>>,
+    /// The last block was a diff: an output after it is labelled, not to be read as part
+    /// of it.
+    after_diff: bool,
 }
 
 impl<W: Write> Term<W> {
@@ -207,6 +210,7 @@ impl<W: Write> Term<W> {
             prev_depth: 0,
             ticker: 0,
             width_of: None,
+            after_diff: false,
         }
     }
 
@@ -486,6 +490,12 @@ impl<W: Write> Term<W> {
         if let Some(w) = self.width_of.and_then(|f| f()) {
             self.lay.width = w;
         }
+        let r = self.draw(b);
+        self.after_diff = matches!(b, Block::Diff { .. });
+        r
+    }
+
+    fn draw(&mut self, b: &Block) -> io::Result<()> {
         let pal = self.pal.clone();
         match b {
             Block::Header(h) => self.header(h),
@@ -569,7 +579,8 @@ impl<W: Write> Term<W> {
                 self.card_begin(*depth, Some(card))?;
                 if !*decided {
                     self.status_line(*depth, *status, None, *duration_ms, &[])?;
-                } else if !(output.trim().is_empty() && errors.trim().is_empty()) {
+                } else if self.after_diff && !(output.trim().is_empty() && errors.trim().is_empty())
+                {
                     // The decision gave the status; the result is told apart from a diff above.
                     self.put(*depth, 4, &[("result", pal.dim)])?;
                 }
