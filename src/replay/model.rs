@@ -466,6 +466,10 @@ pub struct Model {
     /// after): its head is drawn once that comes, or before anything else is drawn, so that
     /// each call has one card.
     pending: Option<String>,
+    /// A call whose permission request came before its `tool_use` and named no parent while
+    /// a subagent ran (Claude's SDK asks before it reports a subagent's call): its blocks wait
+    /// for the call, which says where it belongs, or until anything else is drawn.
+    parked: Option<(String, Vec<Block>)>,
     out: Vec<Block>,
 }
 
@@ -544,7 +548,24 @@ impl Model {
         }
     }
 
+    /// Draws the blocks of a parked call, nested `depth` when its call said where it belongs.
+    fn unpark(&mut self, depth: Option<usize>) {
+        let Some((id, blocks)) = self.parked.take() else {
+            return;
+        };
+        if let (Some(d), Some(c)) = (depth, self.calls.get_mut(&id)) {
+            c.depth = d;
+        }
+        for mut b in blocks {
+            if let Some(d) = depth {
+                set_depth(&mut b, d);
+            }
+            self.emit_card(Some(&id), b);
+        }
+    }
+
     fn emit(&mut self, b: Block) {
+        self.unpark(None);
         self.start_pending();
         if self.headers == 0 {
             let early = matches!(
@@ -584,6 +605,13 @@ impl Model {
     }
 
     fn emit_card(&mut self, call: Option<&str>, b: Block) {
+        if let (Some(c), Some((id, blocks))) = (call, &mut self.parked) {
+            if c == id {
+                blocks.push(b);
+                self.last_call = Some(c.to_string());
+                return;
+            }
+        }
         self.emit(b);
         if let Some(c) = call.and_then(|c| self.calls.get_mut(c)) {
             c.refined = false;
@@ -810,6 +838,7 @@ impl Model {
 
     /// The end of the input: held blocks, cut-off streams and calls without a result.
     pub fn finish(&mut self) {
+        self.unpark(None);
         if let Some(Held { call, block }) = self.held.take() {
             self.emit_card(Some(&call), block);
         }
@@ -1134,16 +1163,26 @@ impl Model {
             StreamKind::ToolInput,
             Some(id),
         );
+        if self.parked.as_ref().is_some_and(|(p, _)| p == id) {
+            self.unpark(Some(depth));
+        }
         // A call whose card a permission request opened just now goes on in it.
         let continues = self.last_call.as_deref() == Some(id);
-        if !self.calls.contains_key(id) {
+        let before = self.calls.remove(id);
+        if before.is_none() {
             self.order.push(id.to_string());
         }
+        let (decision, decision_message, proposed) = before
+            .map(|c| (c.decision, c.decision_message, c.proposed))
+            .unwrap_or_default();
         self.calls.insert(
             id.to_string(),
             Call {
                 started_ms: st(ev, "timestamp").and_then(crate::time::millis),
                 input: ev.get("input").map(compact).unwrap_or_default(),
+                decision,
+                decision_message,
+                proposed,
                 ..Call::new(head.clone(), depth)
             },
         );
@@ -1347,6 +1386,11 @@ impl Model {
             let has_call = st(ev, "toolUseId").is_some();
             if has_call {
                 self.order.push(call.clone());
+            }
+            let subagent_runs = self.calls.values().any(|c| c.spawned && !c.done);
+            if has_call && subagent_runs && st(ev, "parentCallId").is_none() {
+                self.unpark(None);
+                self.parked = Some((call.clone(), Vec::new()));
             }
             self.calls.insert(
                 call.clone(),
@@ -2105,6 +2149,21 @@ impl Model {
     }
 }
 
+/// Moves a block about a call to `depth` (the call turned out to be a subagent's).
+fn set_depth(b: &mut Block, d: usize) {
+    match b {
+        Block::ToolStart { depth, .. }
+        | Block::ToolEnd { depth, .. }
+        | Block::Permission { depth, .. }
+        | Block::Decision { depth, .. }
+        | Block::Diff { depth, .. }
+        | Block::Plan { depth, .. }
+        | Block::Hook { depth, .. }
+        | Block::Status { depth, .. } => *depth = d,
+        _ => {}
+    }
+}
+
 /// A notice that only describes the protocol, not the conversation: control messages
 /// (`control_request/…`, `control_response/…`), keep-alives and heartbeats, status pings, and
 /// messages the converter marks as announced already by another event (Codex's
@@ -2241,7 +2300,16 @@ mod tests {
             panic!("{b:?}")
         };
         assert_eq!(card.head.salient, "rm -rf .cache");
-        assert!(!card.attached, "the head is shown again with the command");
+        // The head waited for the command: one card, drawn with it.
+        assert!(card.attached);
+        let starts: Vec<&str> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolStart { head, .. } => Some(head.salient.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, ["rm -rf .cache"]);
     }
 
     #[test]
@@ -2548,5 +2616,187 @@ mod tests {
             output_text(&json!({"type":"text","text":1})).0,
             "{\"type\": \"text\", \"text\": 1}"
         );
+    }
+    #[test]
+    fn a_subagent_s_call_asked_for_before_its_tool_use_is_nested() {
+        // Claude's SDK: the `can_use_tool` request names no parent and can come before the
+        // subagent's `tool_use`.
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"a","kind":"think","toolName":"Agent","input":{"description":"Count"}}),
+            json!({"event":"subagent_spawn","callId":"a"}),
+            json!({"event":"permission_request","requestId":"r","toolName":"Bash","toolKind":"execute","toolInput":{"command":"ls"},"toolUseId":"b"}),
+            json!({"event":"permission_response","requestId":"r","decision":"allow","toolUseId":"b"}),
+            json!({"event":"tool_invocation","callId":"b","parentCallId":"a","kind":"execute","toolName":"Bash","input":{"command":"ls"}}),
+            json!({"event":"tool_completion","callId":"b","parentCallId":"a","status":"completed","output":"2"}),
+        ]);
+        let depths: Vec<(String, usize)> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolStart { depth, head } => Some((head.name.clone(), *depth)),
+                Block::Permission { depth, .. } => Some(("permission".into(), *depth)),
+                Block::Decision { depth, .. } => Some(("decision".into(), *depth)),
+                Block::ToolEnd { depth, card, .. } => Some((card.head.name.clone(), *depth)),
+                _ => None,
+            })
+            .collect();
+        let want = [
+            ("Agent", 0),
+            ("Bash", 1),
+            ("permission", 1),
+            ("decision", 1),
+            ("Bash", 1),
+            ("Agent", 0),
+        ];
+        let want: Vec<(String, usize)> = want.iter().map(|(n, d)| (n.to_string(), *d)).collect();
+        assert_eq!(depths, want, "{b:?}");
+    }
+
+    #[test]
+    fn a_change_of_several_files_names_them_all_and_echoes_no_json() {
+        let b = run(&[
+            json!({"event":"session_init","sessionId":"s","cwd":"/w"}),
+            json!({"event":"tool_invocation","sessionId":"s","callId":"c","kind":"edit","toolName":"FileChange","title":"/w/a",
+                   "input":{"file_path":"/w/a","changes":[{"path":"/w/a","kind":"update"},{"path":"/w/b","kind":"add"}]}}),
+            json!({"event":"tool_completion","sessionId":"s","callId":"c","status":"completed",
+                   "output":{"changes":[{"path":"/w/a","kind":"update"},{"path":"/w/b","kind":"add"}]}}),
+        ]);
+        let Some(Block::ToolStart { head, .. }) =
+            b.iter().find(|x| matches!(x, Block::ToolStart { .. }))
+        else {
+            panic!("{b:?}")
+        };
+        assert_eq!(
+            (head.salient.as_str(), head.title.as_deref()),
+            ("a, b", None)
+        );
+        let Some(Block::ToolEnd { output, .. }) =
+            b.iter().find(|x| matches!(x, Block::ToolEnd { .. }))
+        else {
+            panic!("{b:?}")
+        };
+        assert_eq!(output, "");
+    }
+
+    #[test]
+    fn diffs_name_files_under_the_session_s_directory_relative_to_it() {
+        let b = run(&[
+            json!({"event":"session_init","sessionId":"s","cwd":"/home/dev/work"}),
+            json!({"event":"file_change","sessionId":"s","path":"/home/dev/work/a.txt","changeKind":"move","movePath":"/home/dev/work/b.txt",
+                   "diff":"diff --git a/home/dev/work/a.txt b/home/dev/work/b.txt\nrename from home/dev/work/a.txt\nrename to home/dev/work/b.txt\n--- a/home/dev/work/a.txt\n+++ b/home/dev/work/b.txt\n@@ -1 +1 @@\n--- a/home/dev/work/kept\n+x\n"}),
+            json!({"event":"file_change","sessionId":"s","path":"/etc/x","changeKind":"update",
+                   "diff":"--- a/etc/x\n+++ b/etc/x\n@@ -1 +1 @@\n-a\n+b\n"}),
+        ]);
+        let diffs: Vec<&str> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::Diff { diff, .. } => diff.as_deref(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            diffs[0],
+            "diff --git a/a.txt b/b.txt\nrename from a.txt\nrename to b.txt\n--- a/a.txt\n+++ b/b.txt\n@@ -1 +1 @@\n--- a/home/dev/work/kept\n+x\n",
+            "headers relative, hunk lines kept"
+        );
+        assert_eq!(diffs[1], "--- a/etc/x\n+++ b/etc/x\n@@ -1 +1 @@\n-a\n+b\n");
+    }
+
+    #[test]
+    fn a_refused_change_shows_what_it_proposed_and_one_status() {
+        for decision in ["deny", "cancelled"] {
+            let b = run(&[
+                json!({"event":"session_init","sessionId":"s","cwd":"/w"}),
+                json!({"event":"tool_invocation","sessionId":"s","callId":"c","kind":"edit","toolName":"FileChange",
+                       "input":{"file_path":"/w/a","changes":[{"path":"/w/a","kind":"update","diff":"@@ -1 +1 @@\n-x\n+y\n"},{"path":"/w/n","kind":"add","diff":"new\n"}]}}),
+                json!({"event":"permission_request","sessionId":"s","requestId":"0","toolName":"FileChange","toolKind":"edit","toolUseId":"c"}),
+                json!({"event":"permission_response","sessionId":"s","requestId":"0","decision":decision,"toolUseId":"c"}),
+                json!({"event":"tool_completion","sessionId":"s","callId":"c","status": if decision == "deny" {"failed"} else {"cancelled"}}),
+            ]);
+            let proposed: Vec<(&str, &str, bool)> = b
+                .iter()
+                .filter_map(|x| match x {
+                    Block::Diff {
+                        path,
+                        change,
+                        diff,
+                        proposed,
+                        ..
+                    } => Some((path.as_str(), change.as_str(), *proposed && diff.is_some())),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                proposed,
+                [("a", "update", true), ("n", "add", true)],
+                "{decision}"
+            );
+            let Some(Block::ToolEnd { decided, .. }) =
+                b.iter().find(|x| matches!(x, Block::ToolEnd { .. }))
+            else {
+                panic!("{b:?}")
+            };
+            assert!(decided, "{decision}: the decision is the call's one status");
+        }
+        // Claude's Write: its content.
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"w","kind":"edit","toolName":"Write","input":{"file_path":"/w/n.md","content":"# N\n"}}),
+            json!({"event":"permission_request","requestId":"1","toolName":"Write","toolKind":"edit","toolUseId":"w"}),
+            json!({"event":"permission_response","requestId":"1","decision":"deny","toolUseId":"w"}),
+        ]);
+        assert!(b.iter().any(|x| matches!(x, Block::Diff { proposed: true, diff: Some(d), .. } if d.contains("+# N"))), "{b:?}");
+    }
+
+    #[test]
+    fn a_background_task_that_ends_after_its_turn_is_drawn_where_it_ends() {
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"c","kind":"execute","toolName":"Bash","input":{"command":"sleep 99","run_in_background":true}}),
+            json!({"event":"tool_completion","callId":"c","status":"completed","output":"Command running in background with ID: b1"}),
+            json!({"event":"task_update","taskId":"b1","phase":"started","callId":"c","description":"sleep 99"}),
+            json!({"event":"turn_complete"}),
+            json!({"event":"task_update","taskId":"b1","phase":"updated","callId":"c","status":"killed"}),
+            json!({"event":"task_update","taskId":"b1","phase":"notification","callId":"c","status":"stopped","summary":"sleep 99"}),
+        ]);
+        let ends: Vec<Status> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolEnd { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ends, [Status::Background, Status::Cancelled], "{b:?}");
+        assert!(
+            matches!(b.last(), Some(Block::ToolEnd { .. })),
+            "after the footer: {b:?}"
+        );
+    }
+
+    #[test]
+    fn an_acp_call_whose_input_comes_later_has_one_card() {
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"c","kind":"edit","toolName":"Edit","title":"Edit","input":{}}),
+            json!({"event":"usage_update","stepUsage":{}}),
+            json!({"event":"tool_update","callId":"c","title":"Edit a.md","input":{"file_path":"a.md","old_string":"x","new_string":"y"}}),
+            json!({"event":"tool_completion","callId":"c","status":"completed"}),
+        ]);
+        let heads: Vec<(&str, bool)> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolStart { head, .. } => Some((head.salient.as_str(), true)),
+                Block::ToolEnd { card, .. } => Some((card.head.salient.as_str(), card.attached)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(heads, [("a.md", true), ("a.md", true)], "{b:?}");
+    }
+
+    #[test]
+    fn notices_about_the_protocol_are_left_out() {
+        let b = run(&[
+            json!({"event":"notice","subtype":"thread/started","message":"announced by the thread/start answer","extensions":{"codex.alreadyAnnounced":true}}),
+            json!({"event":"notice","subtype":"stream.heartbeat","message":"thinking"}),
+            json!({"event":"notice","subtype":"control_response/initialize","message":"kept"}),
+            json!({"event":"notice","subtype":"session/set_mode","message":"mode plan requested"}),
+        ]);
+        assert_eq!(b.len(), 1, "{b:?}");
     }
 }
