@@ -64,6 +64,9 @@ pub struct Diag {
     input_bad: u64,
     /// One of them looked binary: invalid UTF-8 or a NUL byte.
     input_binary: bool,
+    /// When set, every unreadable line reported is also kept here, as `FILE:LINE[:COL]: why`
+    /// (and the count of those not shown): for `replay`, whose transcript names them.
+    pub unreadable: Option<Vec<String>>,
 }
 
 /// A message kept in memory; `bad_line`: it reports an unreadable line (and counts towards
@@ -83,6 +86,7 @@ impl Diag {
             errors: 0,
             input_bad: 0,
             input_binary: false,
+            unreadable: None,
         }
     }
 
@@ -186,6 +190,9 @@ impl Diag {
             Some(c) => format!("{file}:{line}:{c}"),
             None => format!("{file}:{line}"),
         };
+        if let Some(u) = &mut self.unreadable {
+            u.push(format!("{loc}: {msg}"));
+        }
         self.say(
             format_args!(
                 "{} {loc}: {} {msg}",
@@ -213,6 +220,9 @@ impl Diag {
                 ""
             };
             let lines = if more == 1 { "line" } else { "lines" };
+            if let Some(u) = &mut self.unreadable {
+                u.push(format!("{file}: {more} more {lines} could not be read"));
+            }
             self.write(format_args!(
                 "{} {file}: {} {more} more {lines} could not be read (not shown){hint}",
                 self.prefix(),

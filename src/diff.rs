@@ -26,6 +26,68 @@ pub fn headers(path: &str, new_file: bool) -> String {
     format!("--- {from}\n+++ b{p}\n")
 }
 
+/// A diff whose header paths (`diff --git a/… b/…`, `--- a/…`, `+++ b/…`, `rename from/to`,
+/// `copy from/to`) start with `from` has that start replaced by `to`; other paths, and the
+/// hunks, are kept. The paths are those after `a/`/`b/`, written from the root as insights
+/// writes them (`a/home/dev/x` for `/home/dev/x`, as `git diff --no-index` does).
+///
+/// Codex names a turn's files relative to its directory, and the converter writes them from
+/// the root (`from` empty, `to` the directory); a transcript names files under the session's
+/// directory relative to it (`from` the directory, `to` empty), so that `git apply` takes
+/// the diff there. A file outside it keeps its path from the root, which `git apply` takes
+/// from `/`.
+pub fn rebase(diff: &str, from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(diff.len() + 6 * to.len());
+    let mut header = true;
+    let path = |out: &mut String, p: &str| match p.strip_prefix(from) {
+        Some(rest) if !rest.is_empty() => {
+            out.push_str(to);
+            out.push_str(rest);
+        }
+        _ => out.push_str(p),
+    };
+    for l in diff.split_inclusive('\n') {
+        if l.starts_with("diff --git ") {
+            header = true;
+        } else if header && l.starts_with("@@") {
+            header = false;
+        }
+        if !header {
+            out.push_str(l);
+            continue;
+        }
+        const LEADS: [&str; 6] = [
+            "--- a/",
+            "+++ b/",
+            "rename from ",
+            "rename to ",
+            "copy from ",
+            "copy to ",
+        ];
+        if let Some((lead, rest)) = LEADS
+            .iter()
+            .find_map(|lead| l.strip_prefix(lead).map(|r| (*lead, r)))
+        {
+            out.push_str(lead);
+            path(&mut out, rest);
+            continue;
+        }
+        match l
+            .strip_prefix("diff --git a/")
+            .and_then(|r| r.split_once(" b/"))
+        {
+            Some((a, b)) => {
+                out.push_str("diff --git a/");
+                path(&mut out, a);
+                out.push_str(" b/");
+                path(&mut out, b);
+            }
+            None => out.push_str(l),
+        }
+    }
+    out
+}
+
 /// A unified diff from `old` to `new` of `path`, with three lines of context. `old` `None`
 /// means the file is new.
 ///

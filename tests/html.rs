@@ -206,3 +206,37 @@ fn pages_load_and_fit_in_a_real_browser() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn a_page_names_the_lines_it_could_not_read() {
+    // A log with an unreadable line: the page's summary names it (file, line, why), read
+    // in a browser when there is one.
+    let dir = std::env::temp_dir().join(format!("insights-html-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("run.jsonl");
+    let good = std::fs::read_to_string(root().join("testdata/claude/text-only.jsonl")).unwrap();
+    let mut lines: Vec<&str> = good.lines().collect();
+    lines.insert(1, "{\"type\": truncated");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let page = html_of(&[log.to_str().unwrap()]);
+    let want = format!("{}:2:", log.display());
+    assert!(page.contains(&want), "{page}");
+    if let Some(exe) = chromium() {
+        let f = dir.join("page.html");
+        std::fs::write(&f, &page).unwrap();
+        let dom = browser(&exe, &dir.join("profile"))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", f.display()))
+            .output()
+            .expect("run chromium");
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        let summary = dom.split("class=\"summary\"").nth(1).unwrap_or("");
+        assert!(
+            summary.contains("could not be read") && summary.contains(&want),
+            "not in the rendered summary:\n{dom}"
+        );
+    } else {
+        eprintln!("Chromium not installed: the page was checked as text only");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

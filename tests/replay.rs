@@ -590,7 +590,14 @@ fn exit_statuses_follow_convert() {
         let out = replay(bad, b"");
         assert_eq!(out.status.code(), Some(2), "{bad:?} is a usage error");
     }
-    assert_eq!(replay(&[], b"").status.code(), Some(0), "empty input");
+    // Nothing to show is said, with the status of `validate`'s nothing to check.
+    for empty in [&b""[..], b"\n\n"] {
+        let out = replay(&[], empty);
+        assert_eq!(out.status.code(), Some(2), "empty input");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("error: no events"), "{stderr}");
+    }
 }
 
 #[test]
@@ -763,6 +770,119 @@ fn redact_masks_secrets_in_transcripts() {
         assert!(
             text.contains("[REDACTED:anthropic-key]"),
             "{format}: {text}"
+        );
+    }
+}
+
+/// The ```` ```diff ```` blocks of a Markdown transcript, in order.
+fn diff_blocks(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    for l in md.lines() {
+        match &mut cur {
+            None if l.trim_start_matches('`') == "diff" && l.starts_with("```") => {
+                cur = Some(String::new())
+            }
+            Some(d) if !l.is_empty() && l.chars().all(|c| c == '`') => {
+                out.push(std::mem::take(d));
+                cur = None;
+            }
+            Some(d) => {
+                d.push_str(l);
+                d.push('\n');
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn the_diffs_of_a_transcript_apply_with_git_in_the_session_s_directory() {
+    // Codex's patch of four files (update, add, delete, move) and a declined change, as
+    // recorded: each diff the transcript shows applies with `git apply` to the files as they
+    // were, in the session's directory (its header paths are relative to it).
+    if !std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: git is not available");
+        return;
+    }
+    for (case, want) in [
+        ("testdata/codex-app-server/multi-patch.jsonl", 4),
+        ("testdata/codex-app-server/patch-declined.jsonl", 1),
+    ] {
+        let md = clean_run(case, &["--format", "markdown", "--full", case], b"");
+        let diffs = diff_blocks(&md);
+        assert_eq!(diffs.len(), want, "{case}:\n{md}");
+        let dir =
+            std::env::temp_dir().join(format!("insights-replay-git-{}-{want}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("config.txt"), "name = demo\ndebug = false\n").unwrap();
+        std::fs::write(dir.join("obsolete.txt"), "remove me\n").unwrap();
+        std::fs::write(dir.join("src/old_name.py"), "print(\"old\")\n").unwrap();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(&dir)
+                .output()
+                .expect("git")
+        };
+        git(&["init", "-q", "."]);
+        for d in &diffs {
+            assert!(!d.contains("a/home/"), "{case}: a path from the root:\n{d}");
+            let f = dir.join("change.diff");
+            std::fs::write(&f, d).unwrap();
+            let out = git(&["apply", "--check", f.to_str().unwrap()]);
+            assert!(
+                out.status.success(),
+                "{case}: git apply --check refused\n{d}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn synthetic_inputs_are_never_prompts() {
+    // The converters mark what the agent or the harness wrote on the user's behalf
+    // (`<environment_context>`, interrupt markers, compaction summaries) `isSynthetic`.
+    let events = jsonl(&[
+        json!({"event":"session_init","sessionId":"s","provider":"codex","cwd":"/w"}),
+        json!({"event":"user_input","sessionId":"s","text":"<environment_context>\n  <cwd>/w</cwd>\n</environment_context>","isSynthetic":true}),
+        json!({"event":"user_input","sessionId":"s","text":"Real prompt"}),
+    ]);
+    for format in ["terminal", "markdown", "html"] {
+        let out = clean_run(format, &["--format", format, "--color", "never"], &events);
+        let synthetic = out
+            .lines()
+            .find(|l| l.contains("environment"))
+            .unwrap_or_else(|| panic!("{format}: not shown at all:\n{out}"));
+        assert!(
+            !synthetic.contains('❯'),
+            "{format}: drawn as a prompt: {synthetic}"
+        );
+        assert!(out.contains('❯'), "{format}: the real prompt:\n{out}");
+    }
+}
+
+#[test]
+fn unreadable_lines_are_named_in_markdown_and_html() {
+    let text = capture_lines("testdata/claude/text-only.jsonl");
+    let input = format!("{}\nnot json\n{}\n{}\n", text[0], text[1], text[2]);
+    for format in ["markdown", "html"] {
+        let out = replay(&["--format", format], input.as_bytes());
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let page = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            page.contains("1 input line could not be read")
+                && page.contains("&lt;stdin&gt;:2:1: not JSON")
+                || page.contains("`<stdin>:2:1: not JSON"),
+            "{format}:\n{page}"
         );
     }
 }

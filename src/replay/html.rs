@@ -34,7 +34,7 @@ code{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:v
 .meta,.mute{color:var(--mute);font-size:.85rem}
 .prompt{display:flex;gap:.5rem;background:var(--me);border-left:3px solid #0969da;border-radius:6px;padding:.35rem .6rem}
 .prompt pre{margin:0;background:none;border:0;padding:0;font:inherit;white-space:pre-wrap}
-.prompt.synth{opacity:.7;font-size:.9rem}
+.synth{font-size:.85rem}
 .text{white-space:pre-wrap}
 .tool{border:1px solid var(--line);border-radius:6px;padding:.3rem .6rem}
 .head b{font-family:ui-monospace,monospace}.glyph{display:inline-block;min-width:1.2em;color:var(--mute)}
@@ -63,6 +63,10 @@ struct Summary {
     tools: u64,
     errors: u64,
     denials: u64,
+    /// Input lines that could not be read, `FILE:LINE:COL: why`.
+    unreadable: Vec<String>,
+    /// Approvals cancelled (not denied: nobody said no).
+    cancels: u64,
 }
 
 pub struct Html<W: Write> {
@@ -207,11 +211,20 @@ impl<W: Write> Html<W> {
                 text,
                 synthetic,
             } => {
-                let class = if *synthetic { "prompt synth" } else { "prompt" };
-                let t = format!(
-                    "<div class=\"{class}\"><span class=\"mute\">❯</span><pre>{}</pre></div>",
-                    esc(text.trim_end())
-                );
+                // A synthetic input is not the user's: a dimmed note that folds open, never a
+                // `❯` prompt.
+                let t = if *synthetic {
+                    format!(
+                        "<details class=\"synth mute\"><summary>· {}</summary>{}</details>",
+                        esc(&super::text::truncate(&one_line(text), 100)),
+                        self.pre("input", text)
+                    )
+                } else {
+                    format!(
+                        "<div class=\"prompt\"><span class=\"mute\">❯</span><pre>{}</pre></div>",
+                        esc(text.trim_end())
+                    )
+                };
                 self.put(*depth, &t)
             }
             Block::Text { depth, text } => {
@@ -262,21 +275,27 @@ impl<W: Write> Html<W> {
                 duration_ms,
                 output,
                 errors,
+                decided,
             } => {
                 let (g, w) = status_word(*status);
                 let class = status_class(*status);
-                let mut s = format!(
-                    "{}<span class=\"{class}\">{g} {w}</span>",
-                    self.card_head(Some(card))
-                );
-                if let Some(d) = duration_ms {
-                    s.push_str(&format!(" · {}", duration(*d)));
+                let mut s = self.card_head(Some(card));
+                if *decided {
+                    s.push_str("<span class=\"mute\">output</span>");
+                } else {
+                    s.push_str(&format!("<span class=\"{class}\">{g} {w}</span>"));
+                    if let Some(d) = duration_ms {
+                        s.push_str(&format!(" · {}", duration(*d)));
+                    }
                 }
                 let body = [output.trim_end(), errors.trim_end()]
                     .into_iter()
                     .filter(|s| !s.is_empty())
                     .collect::<Vec<_>>()
                     .join("\n");
+                if body.trim().is_empty() && *decided {
+                    return Ok(());
+                }
                 let t = if body.trim().is_empty() {
                     format!("<div class=\"result\">{s}</div>")
                 } else {
@@ -335,6 +354,7 @@ impl<W: Write> Html<W> {
                 change,
                 move_path,
                 diff,
+                proposed,
             } => {
                 let mut s = format!(
                     "{}± <code>{}</code>",
@@ -348,6 +368,9 @@ impl<W: Write> Html<W> {
                     "add" => s.push_str(" <span class=\"ok\">new file</span>"),
                     "delete" => s.push_str(" <span class=\"bad\">deleted</span>"),
                     _ => {}
+                }
+                if *proposed {
+                    s.push_str(" <span class=\"warn\">proposed, not applied</span>");
                 }
                 let t = match diff {
                     Some(d) => format!(
@@ -387,7 +410,9 @@ impl<W: Write> Html<W> {
                 message,
             } => {
                 let (g, w, allowed) = decision_word(decision);
-                if !allowed {
+                if decision == "cancelled" {
+                    self.sum.cancels += 1;
+                } else if !allowed {
                     self.sum.denials += 1;
                 }
                 let class = if allowed { "ok" } else { "bad" };
@@ -646,6 +671,11 @@ impl<W: Write> Html<W> {
         self.put(0, &t)
     }
 
+    /// Input lines that could not be read (`FILE:LINE:COL: why`), named in the summary.
+    pub fn unreadable(&mut self, lines: &[String]) {
+        self.sum.unreadable.extend_from_slice(lines);
+    }
+
     /// Ends the page: the summary (shown first), then the closing tags.
     pub fn finish(&mut self) -> io::Result<()> {
         self.begin()?;
@@ -689,13 +719,32 @@ impl<W: Write> Html<W> {
                 format!("<span class=\"bad\">{}</span>", s.denials),
             ));
         }
+        if s.cancels > 0 {
+            items.push((
+                "cancelled",
+                format!("<span class=\"warn\">{}</span>", s.cancels),
+            ));
+        }
         let dl: String = items
             .iter()
             .map(|(k, v)| format!("<div><dt>{k}</dt><dd>{v}</dd></div>"))
             .collect();
+        let mut bad = String::new();
+        if !s.unreadable.is_empty() {
+            let n = s.unreadable.len();
+            bad = format!(
+                "<div class=\"error\">✗ {n} input line{} could not be read; the transcript goes on without {}:<ul>{}</ul></div>",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it" } else { "them" },
+                s.unreadable
+                    .iter()
+                    .map(|l| format!("<li><code>{}</code></li>", esc(l)))
+                    .collect::<String>()
+            );
+        }
         write!(
             self.w,
-            "<section class=\"summary\"><h1>Transcript</h1><dl>{dl}</dl></section>\n</main></body></html>\n"
+            "<section class=\"summary\"><h1>Transcript</h1><dl>{dl}</dl>{bad}</section>\n</main></body></html>\n"
         )?;
         self.w.flush()
     }

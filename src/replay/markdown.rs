@@ -86,6 +86,30 @@ impl<W: Write> Markdown<W> {
     }
 
     /// Ends the transcript: closes a line left open.
+    /// Names the input lines that could not be read (`FILE:LINE:COL: why`), after the
+    /// transcript.
+    pub fn unreadable(&mut self, lines: &[String]) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.start(0)?;
+        let n = lines.len();
+        self.line(
+            0,
+            &format!(
+                "**✗ {n} input line{} could not be read** (the transcript goes on without {}):",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it" } else { "them" }
+            ),
+            false,
+        )?;
+        self.line(0, "", false)?;
+        for l in lines {
+            self.line(0, &format!("* {}", code(&super::text::clean(l))), false)?;
+        }
+        Ok(())
+    }
+
     pub fn finish(&mut self) -> io::Result<()> {
         self.close()?;
         self.w.flush()
@@ -238,12 +262,13 @@ impl<W: Write> Markdown<W> {
             } => {
                 self.start(*depth)?;
                 if *synthetic {
+                    // Not the user's: a note in italics, never a `❯` prompt.
                     let t = if self.lay.full {
                         one_line(text)
                     } else {
                         truncate(&one_line(text), SHORT)
                     };
-                    self.line(*depth, &format!("> *❯ {}*", escape(&t)), false)
+                    self.line(*depth, &format!("*· {}*", escape(&t)), false)
                 } else {
                     let quoted: Vec<String> = text
                         .trim_end_matches('\n')
@@ -320,14 +345,17 @@ impl<W: Write> Markdown<W> {
                 duration_ms,
                 output,
                 errors,
+                decided,
             } => {
                 self.card(*depth, Some(card))?;
-                let (g, w) = status_word(*status);
-                let mut t = format!("{g} {w}");
-                if let Some(d) = duration_ms {
-                    t.push_str(&format!(" · {}", duration(*d)));
+                if !*decided {
+                    let (g, w) = status_word(*status);
+                    let mut t = format!("{g} {w}");
+                    if let Some(d) = duration_ms {
+                        t.push_str(&format!(" · {}", duration(*d)));
+                    }
+                    self.line(*depth, &t, true)?;
                 }
-                self.line(*depth, &t, true)?;
                 let body = [output.trim_end(), errors.trim_end()]
                     .into_iter()
                     .filter(|s| !s.is_empty())
@@ -369,6 +397,7 @@ impl<W: Write> Markdown<W> {
                 change,
                 move_path,
                 diff,
+                proposed,
             } => {
                 self.card(*depth, card.as_ref())?;
                 let mut t = format!("± {}", code(path));
@@ -379,6 +408,9 @@ impl<W: Write> Markdown<W> {
                     "add" => t.push_str(" (new file)"),
                     "delete" => t.push_str(" (deleted)"),
                     _ => {}
+                }
+                if *proposed {
+                    t.push_str(" *(proposed, not applied)*");
                 }
                 self.line(*depth, &t, true)?;
                 match diff {

@@ -255,9 +255,17 @@ impl<W: Write> Replay<W> {
         Ok(())
     }
 
-    fn finish(&mut self) -> io::Result<()> {
+    /// The end of the input. `unreadable` names the input lines that could not be read
+    /// (`FILE:LINE:COL: why`): Markdown and HTML, which are read away from the terminal that
+    /// showed them on standard error, name them too.
+    fn finish(&mut self, unreadable: &[String]) -> io::Result<()> {
         self.model.finish();
         self.write_blocks()?;
+        match &mut self.sink {
+            Sink::Markdown(m) => m.unreadable(unreadable)?,
+            Sink::Html(h) => h.unreadable(unreadable),
+            Sink::Term(_) => {}
+        }
         self.sink.finish()
     }
 }
@@ -305,17 +313,20 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let follow = args.follow;
     let reader = std::thread::spawn(move || {
         let mut diag = Diag::new(color_err);
+        diag.unreadable = Some(Vec::new());
         let sources = crate::input::expand_dirs(&sources, &mut diag);
         let send = |line: &[u8]| {
             tx.send(line.to_vec())
                 .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
         };
         let r = read(&sources, &opts, follow, &mut diag, send);
-        (r, diag.io_errors, diag.bad_lines)
+        let unreadable = diag.unreadable.take().unwrap_or_default();
+        (r, diag.io_errors, diag.bad_lines, unreadable)
     });
 
     let tick = Duration::from_millis(250);
     let stdout = "cannot write to standard output";
+    let mut events = 0u64;
     loop {
         let line = match rx.try_recv() {
             Ok(l) => l,
@@ -330,13 +341,21 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
                 }
             }
         };
+        events += 1;
         replay.event(&line).context(stdout)?;
     }
-    replay.finish().context(stdout)?;
-    let (r, io_errors, bad_lines) = reader
+    let (r, io_errors, bad_lines, unreadable) = reader
         .join()
         .map_err(|_| anyhow::anyhow!("the input reader failed"))?;
+    replay.finish(&unreadable).context(stdout)?;
     r?;
+    // Nothing to show is said, as `validate` says it has nothing to check (and with its
+    // status, 2), unless an input could not be opened or read, which was said already.
+    if events == 0 && io_errors == 0 {
+        let mut diag = Diag::new(color_err);
+        diag.error(None, "no events: the input holds nothing to replay");
+        return Ok(ExitCode::from(2));
+    }
     Ok(if io_errors > 0 {
         ExitCode::from(2)
     } else if bad_lines > 0 {
@@ -488,7 +507,7 @@ mod tests {
                 r.event(line.as_bytes()).unwrap();
                 r.show_ticker().unwrap(); // as when no further event is waiting
             }
-            r.finish().unwrap();
+            r.finish(&[]).unwrap();
             let Sink::Term(t) = r.sink else {
                 unreachable!()
             };

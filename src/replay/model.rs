@@ -67,6 +67,9 @@ pub enum Status {
     Interrupted,
     /// No result when the input ended.
     Running,
+    /// Started in the background (Claude Code's `run_in_background`): its end, when the
+    /// input tells it, is drawn where it comes.
+    Background,
 }
 
 /// The tone of a one-line status message.
@@ -201,6 +204,9 @@ pub enum Block {
         output: String,
         /// Standard error, or the error text of a call that did not succeed.
         errors: String,
+        /// The permission decision just above already said how the call ended (denied,
+        /// cancelled): writers leave out the status word, so that each call has one.
+        decided: bool,
     },
     Diff {
         depth: usize,
@@ -209,6 +215,9 @@ pub enum Block {
         change: String,
         move_path: Option<String>,
         diff: Option<String>,
+        /// The change was proposed and never made (its approval was declined or cancelled):
+        /// writers mark it as not applied.
+        proposed: bool,
     },
     Permission {
         depth: usize,
@@ -356,6 +365,10 @@ struct Call {
     /// A `tool_update` refined the head (ACP sends the command or path after the call
     /// began): the call's next block shows the head again.
     refined: bool,
+    /// The change its input proposed was shown, marked not applied.
+    proposed: bool,
+    /// The end of the background task it started was shown.
+    task_ended: bool,
 }
 
 impl Call {
@@ -373,6 +386,8 @@ impl Call {
             done: false,
             seen: Instant::now(),
             refined: false,
+            proposed: false,
+            task_ended: false,
         }
     }
 }
@@ -447,6 +462,14 @@ pub struct Model {
     turn: Turn,
     /// The call whose card the last block belongs to.
     last_call: Option<String>,
+    /// A call that began without its input (ACP agents send it in a `tool_update` right
+    /// after): its head is drawn once that comes, or before anything else is drawn, so that
+    /// each call has one card.
+    pending: Option<String>,
+    /// A call whose permission request came before its `tool_use` and named no parent while
+    /// a subagent ran (Claude's SDK asks before it reports a subagent's call): its blocks wait
+    /// for the call, which says where it belongs, or until anything else is drawn.
+    parked: Option<(String, Vec<Block>)>,
     out: Vec<Block>,
 }
 
@@ -515,7 +538,35 @@ impl Model {
         self.out.drain(..)
     }
 
+    /// Draws the head of the call that waited for its input, if any.
+    fn start_pending(&mut self) {
+        if let Some(id) = self.pending.take() {
+            if let Some(c) = self.calls.get(&id) {
+                let (depth, head) = (c.depth, c.head.clone());
+                self.emit_card(Some(&id), Block::ToolStart { depth, head });
+            }
+        }
+    }
+
+    /// Draws the blocks of a parked call, nested `depth` when its call said where it belongs.
+    fn unpark(&mut self, depth: Option<usize>) {
+        let Some((id, blocks)) = self.parked.take() else {
+            return;
+        };
+        if let (Some(d), Some(c)) = (depth, self.calls.get_mut(&id)) {
+            c.depth = d;
+        }
+        for mut b in blocks {
+            if let Some(d) = depth {
+                set_depth(&mut b, d);
+            }
+            self.emit_card(Some(&id), b);
+        }
+    }
+
     fn emit(&mut self, b: Block) {
+        self.unpark(None);
+        self.start_pending();
         if self.headers == 0 {
             let early = matches!(
                 b,
@@ -554,6 +605,13 @@ impl Model {
     }
 
     fn emit_card(&mut self, call: Option<&str>, b: Block) {
+        if let (Some(c), Some((id, blocks))) = (call, &mut self.parked) {
+            if c == id {
+                blocks.push(b);
+                self.last_call = Some(c.to_string());
+                return;
+            }
+        }
         self.emit(b);
         if let Some(c) = call.and_then(|c| self.calls.get_mut(c)) {
             c.refined = false;
@@ -593,6 +651,20 @@ impl Model {
         clean(p)
     }
 
+    /// A diff as the transcript shows it: header paths of files under the session's
+    /// directory relative to it (`a/src/x.rs`), so that `git apply` takes it there; others
+    /// from the root, as git writes them (`a/etc/x`, for `git apply` run from `/`).
+    fn diff_text(&self, diff: &str) -> String {
+        match self
+            .cwd()
+            .map(|c| c.trim_matches('/'))
+            .filter(|c| !c.is_empty())
+        {
+            Some(root) => clean(&crate::diff::rebase(diff, &format!("{root}/"), "")),
+            None => clean(diff),
+        }
+    }
+
     /// Reads one event (a parsed InsightsEvent line).
     pub fn event(&mut self, ev: &Value) {
         let kind = st(ev, "event").unwrap_or("");
@@ -607,6 +679,17 @@ impl Model {
     }
 
     fn dispatch(&mut self, kind: &str, ev: &Value) {
+        if self.pending.is_some() {
+            match kind {
+                "tool_update" if st(ev, "callId") == self.pending.as_deref() => {
+                    self.tool_update(ev);
+                    return self.start_pending();
+                }
+                "stream_delta" | "usage_update" | "tool_update" | "turn_start"
+                | "config_options" | "available_commands" => {}
+                _ => self.start_pending(),
+            }
+        }
         let parent = st(ev, "parentCallId");
         let depth = self.depth_of(parent);
         // Other content ends the text its agent was streaming: when no final `text` came for
@@ -755,6 +838,7 @@ impl Model {
 
     /// The end of the input: held blocks, cut-off streams and calls without a result.
     pub fn finish(&mut self) {
+        self.unpark(None);
         if let Some(Held { call, block }) = self.held.take() {
             self.emit_card(Some(&call), block);
         }
@@ -777,6 +861,7 @@ impl Model {
 
     /// Ends the cards of calls without a result, at the end of their turn or of the input.
     fn close_calls(&mut self) {
+        self.start_pending();
         for id in std::mem::take(&mut self.order) {
             let Some(card) = self.card(&id) else { continue };
             let c = self.calls.get_mut(&id).expect("call exists");
@@ -799,6 +884,7 @@ impl Model {
                     duration_ms: None,
                     output: String::new(),
                     errors: String::new(),
+                    decided: false,
                 },
             );
         }
@@ -973,7 +1059,10 @@ impl Model {
             .filter(|t| !t.is_empty())
             .filter(|t| {
                 let rt = self.rel(t);
-                rt != salient && !salient.contains(t.as_str()) && !t.contains(salient.as_str())
+                rt != salient
+                    && !salient.contains(t.as_str())
+                    && !salient.contains(rt.as_str())
+                    && !t.contains(salient.as_str())
             });
         ToolHead {
             kind: clean(kind),
@@ -1007,18 +1096,19 @@ impl Model {
             }
             return out;
         }
-        if let Some(p) = path {
-            return self.rel(p);
-        }
+        // A change of several files (Codex's patch) names them all, not its first.
         if let Some(changes) = o.get("changes").and_then(Value::as_array) {
             let paths: Vec<String> = changes
                 .iter()
                 .filter_map(|c| st(c, "path"))
                 .map(|p| self.rel(p))
                 .collect();
-            if !paths.is_empty() {
+            if paths.len() > 1 || (path.is_none() && !paths.is_empty()) {
                 return paths.join(", ");
             }
+        }
+        if let Some(p) = path {
+            return self.rel(p);
         }
         if let Some(u) = s("url").or(s("query")) {
             return clean(u);
@@ -1073,20 +1163,36 @@ impl Model {
             StreamKind::ToolInput,
             Some(id),
         );
+        if self.parked.as_ref().is_some_and(|(p, _)| p == id) {
+            self.unpark(Some(depth));
+        }
         // A call whose card a permission request opened just now goes on in it.
         let continues = self.last_call.as_deref() == Some(id);
-        if !self.calls.contains_key(id) {
+        let before = self.calls.remove(id);
+        if before.is_none() {
             self.order.push(id.to_string());
         }
+        let (decision, decision_message, proposed) = before
+            .map(|c| (c.decision, c.decision_message, c.proposed))
+            .unwrap_or_default();
         self.calls.insert(
             id.to_string(),
             Call {
                 started_ms: st(ev, "timestamp").and_then(crate::time::millis),
                 input: ev.get("input").map(compact).unwrap_or_default(),
+                decision,
+                decision_message,
+                proposed,
                 ..Call::new(head.clone(), depth)
             },
         );
-        if !continues {
+        let no_input = ev
+            .get("input")
+            .is_none_or(|i| i.is_null() || i.as_object().is_some_and(Map::is_empty));
+        if !continues && no_input {
+            self.start_pending();
+            self.pending = Some(id.to_string());
+        } else if !continues {
             self.emit_card(Some(id), Block::ToolStart { depth, head });
         }
     }
@@ -1114,7 +1220,9 @@ impl Model {
         let c = self.calls.get_mut(id).expect("call exists");
         c.done = true;
         let denied = c.decision.as_deref().is_some_and(|d| d.starts_with("deny"));
+        let background = c.input.contains("\"run_in_background\": true");
         let status = match st(ev, "status") {
+            Some("completed") if background => Status::Background,
             Some("completed") => Status::Ok,
             _ if denied => Status::Denied,
             Some("cancelled") => Status::Cancelled,
@@ -1147,6 +1255,13 @@ impl Model {
         {
             errors.clear();
         }
+        // The decision above said it already: one status per call.
+        let decided = card.attached
+            && match (status, c.decision.as_deref()) {
+                (Status::Denied, Some(d)) => d.starts_with("deny"),
+                (Status::Cancelled, Some(d)) => d == "cancelled",
+                _ => false,
+            };
         let depth = c.depth;
         let block = Block::ToolEnd {
             depth,
@@ -1155,6 +1270,7 @@ impl Model {
             duration_ms,
             output,
             errors,
+            decided,
         };
         if c.spawned {
             self.held = Some(Held {
@@ -1230,7 +1346,8 @@ impl Model {
                 path: path.clone(),
                 change: st(ev, "changeKind").map(clean).unwrap_or_default(),
                 move_path,
-                diff: st(ev, "diff").map(clean),
+                diff: st(ev, "diff").map(|d| self.diff_text(d)),
+                proposed: false,
             };
             self.turn.cumulative.insert(path, block);
             return;
@@ -1244,7 +1361,8 @@ impl Model {
                 path,
                 change: st(ev, "changeKind").map(clean).unwrap_or_default(),
                 move_path,
-                diff: st(ev, "diff").map(clean),
+                diff: st(ev, "diff").map(|d| self.diff_text(d)),
+                proposed: false,
             },
         );
     }
@@ -1269,6 +1387,11 @@ impl Model {
             if has_call {
                 self.order.push(call.clone());
             }
+            let subagent_runs = self.calls.values().any(|c| c.spawned && !c.done);
+            if has_call && subagent_runs && st(ev, "parentCallId").is_none() {
+                self.unpark(None);
+                self.parked = Some((call.clone(), Vec::new()));
+            }
             self.calls.insert(
                 call.clone(),
                 Call {
@@ -1278,6 +1401,14 @@ impl Model {
                 },
             );
             self.emit_card(Some(&call), Block::ToolStart { depth, head });
+        }
+        if let (Some(c), Some(i)) = (
+            self.calls.get_mut(&call),
+            ev.get("toolInput").filter(|i| !i.is_null()),
+        ) {
+            if c.input.is_empty() || c.input == "{}" {
+                c.input = compact(i);
+            }
         }
         let card = self.card(&call).expect("call exists");
         let depth = self.calls[&call].depth;
@@ -1318,6 +1449,7 @@ impl Model {
             }
             None => depth,
         };
+        let refused = decision.starts_with("deny") || decision == "cancelled";
         self.emit_card(
             call.as_deref().filter(|_| card.is_some()),
             Block::Decision {
@@ -1327,6 +1459,69 @@ impl Model {
                 message,
             },
         );
+        if let Some(id) = call.filter(|_| refused) {
+            self.proposed(&id);
+        }
+    }
+
+    /// Shows, once, the change a call's input proposed and its refused approval kept from
+    /// being made, marked not applied: Codex's `changes` (each file with its diff, or the
+    /// content it adds or deletes), or an edit tool's `old_string`/`new_string` or `content`
+    /// ([`crate::providers::edits::from_input`]).
+    fn proposed(&mut self, id: &str) {
+        let Some(c) = self.calls.get_mut(id) else {
+            return;
+        };
+        if c.proposed || c.input.is_empty() {
+            return;
+        }
+        c.proposed = true;
+        let depth = c.depth;
+        let input = c.input.clone();
+        let mut files: Vec<(String, String, Option<String>, String)> = Vec::new();
+        let value: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+        if let Some(changes) = value.get("changes").and_then(Value::as_array) {
+            for ch in changes {
+                let Some(path) = st(ch, "path") else { continue };
+                let body = st(ch, "diff").unwrap_or("");
+                let kind = st(ch, "kind").unwrap_or("update");
+                let to = st(ch, "move_path").map(str::to_string);
+                let diff = match kind {
+                    "add" => crate::diff::unified(path, None, body),
+                    "delete" => crate::diff::unified(path, Some(body), ""),
+                    _ if body.starts_with("@@") => {
+                        crate::diff::headers(path, false) + body.trim_end_matches('\n') + "\n"
+                    }
+                    _ => body.to_string(),
+                };
+                let kind = if to.is_some() { "move" } else { kind };
+                files.push((path.to_string(), kind.to_string(), to, diff));
+            }
+        } else if let Some(e) = crate::providers::edits::from_input(&input, false, false)
+            .or_else(|| crate::providers::edits::from_input(&input, true, false))
+        {
+            let old = e.old.as_deref().filter(|o| !o.is_empty());
+            let kind = if e.old.as_deref() == Some("") {
+                "add"
+            } else {
+                "update"
+            };
+            let diff = crate::diff::unified(&e.path, old, &e.new);
+            files.push((e.path, kind.to_string(), None, diff));
+        }
+        for (path, kind, to, diff) in files {
+            let card = self.card(id);
+            let block = Block::Diff {
+                depth,
+                card,
+                path: self.rel(&path),
+                change: clean(&kind),
+                move_path: to.map(|t| self.rel(&t)),
+                diff: (!diff.trim().is_empty()).then(|| self.diff_text(&diff)),
+                proposed: true,
+            };
+            self.emit_card(Some(id), block);
+        }
     }
 
     fn plan_update(&mut self, ev: &Value, depth: usize) {
@@ -1453,8 +1648,8 @@ impl Model {
     }
 
     fn task_update(&mut self, ev: &Value, depth: usize) {
-        if st(ev, "callId").is_some_and(|c| self.calls.contains_key(c)) {
-            return; // a subagent's task: its card tells the story
+        if let Some(id) = st(ev, "callId").filter(|c| self.calls.contains_key(*c)) {
+            return self.task_end(id, ev);
         }
         let phase = st(ev, "phase").unwrap_or("");
         if !matches!(phase, "started" | "notification") {
@@ -1472,6 +1667,45 @@ impl Model {
             depth,
             text: format!("task {}: {status}", one_line(&what)),
         });
+    }
+
+    /// The end of a task a call started, drawn where it comes: a background command killed,
+    /// failed or finished after its call returned (and its turn ended). A subagent's task is
+    /// told by its card (`subagent_complete`), a task that ends before its call returns by
+    /// the call's result.
+    fn task_end(&mut self, id: &str, ev: &Value) {
+        let Some(c) = self.calls.get(id) else { return };
+        if c.spawned || c.task_ended || !c.done {
+            return;
+        }
+        let status = match st(ev, "status") {
+            Some("completed" | "success") => Status::Ok,
+            Some("killed" | "stopped" | "cancelled") => Status::Cancelled,
+            Some("failed" | "error") => Status::Failed,
+            _ => return,
+        };
+        let description = text_of(ev, "description");
+        let output = text_of(ev, "summary")
+            .filter(|s| Some(s) != description.as_ref() && *s != c.head.salient)
+            .unwrap_or_default();
+        let duration_ms = ev.get("usage").and_then(|u| num(u, "duration_ms"));
+        let depth = c.depth;
+        let Some(card) = self.card(id) else { return };
+        if let Some(c) = self.calls.get_mut(id) {
+            c.task_ended = true;
+        }
+        self.emit_card(
+            Some(id),
+            Block::ToolEnd {
+                depth,
+                card,
+                status,
+                duration_ms,
+                output,
+                errors: String::new(),
+                decided: false,
+            },
+        );
     }
 
     fn hook(&mut self, ev: &Value, depth: usize) {
@@ -1525,10 +1759,7 @@ impl Model {
 
     fn notice(&mut self, ev: &Value, depth: usize) {
         let sub = st(ev, "subtype").unwrap_or("");
-        if sub.starts_with("control_request/")
-            || sub.starts_with("control_response/")
-            || matches!(sub, "keep_alive" | "system/status")
-        {
+        if bookkeeping(ev, sub) {
             return;
         }
         // Without a message a notice is protocol chatter (Codex sends dozens per turn).
@@ -1918,6 +2149,41 @@ impl Model {
     }
 }
 
+/// Moves a block about a call to `depth` (the call turned out to be a subagent's).
+fn set_depth(b: &mut Block, d: usize) {
+    match b {
+        Block::ToolStart { depth, .. }
+        | Block::ToolEnd { depth, .. }
+        | Block::Permission { depth, .. }
+        | Block::Decision { depth, .. }
+        | Block::Diff { depth, .. }
+        | Block::Plan { depth, .. }
+        | Block::Hook { depth, .. }
+        | Block::Status { depth, .. } => *depth = d,
+        _ => {}
+    }
+}
+
+/// A notice that only describes the protocol, not the conversation: control messages
+/// (`control_request/…`, `control_response/…`), keep-alives and heartbeats, status pings, and
+/// messages the converter marks as announced already by another event (Codex's
+/// `thread/started` after the `thread/start` answer, `codex.alreadyAnnounced`). Transcripts
+/// leave them out.
+fn bookkeeping(ev: &Value, sub: &str) -> bool {
+    sub.starts_with("control_request/")
+        || sub.starts_with("control_response/")
+        || sub.ends_with("keep_alive")
+        || sub.ends_with("heartbeat")
+        || sub == "system/status"
+        || ev
+            .get("extensions")
+            .and_then(Value::as_object)
+            .is_some_and(|x| {
+                x.iter()
+                    .any(|(k, v)| k.ends_with("alreadyAnnounced") && *v == Value::Bool(true))
+            })
+}
+
 /// A rate-limit window for people (`5h`, `7d`, `90min`).
 fn window(mins: u64) -> String {
     if mins % 1440 == 0 {
@@ -1963,9 +2229,16 @@ pub fn output_text(v: &Value) -> (String, String) {
             if is_block(o) {
                 return (blocks_text(std::slice::from_ref(v)), String::new());
             }
-            if ["structuredPatch", "originalFile", "newTodos", "oldTodos"]
-                .iter()
-                .any(|k| o.contains_key(*k))
+            // Codex's file change answers with the list of its changes, shown from their
+            // own `file_change`s.
+            let changes_only = o.len() == 1
+                && o.get("changes")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().all(|c| c.get("path").is_some()));
+            if changes_only
+                || ["structuredPatch", "originalFile", "newTodos", "oldTodos"]
+                    .iter()
+                    .any(|k| o.contains_key(*k))
             {
                 return (String::new(), String::new());
             }
@@ -2027,7 +2300,16 @@ mod tests {
             panic!("{b:?}")
         };
         assert_eq!(card.head.salient, "rm -rf .cache");
-        assert!(!card.attached, "the head is shown again with the command");
+        // The head waited for the command: one card, drawn with it.
+        assert!(card.attached);
+        let starts: Vec<&str> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolStart { head, .. } => Some(head.salient.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, ["rm -rf .cache"]);
     }
 
     #[test]
@@ -2334,5 +2616,187 @@ mod tests {
             output_text(&json!({"type":"text","text":1})).0,
             "{\"type\": \"text\", \"text\": 1}"
         );
+    }
+    #[test]
+    fn a_subagent_s_call_asked_for_before_its_tool_use_is_nested() {
+        // Claude's SDK: the `can_use_tool` request names no parent and can come before the
+        // subagent's `tool_use`.
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"a","kind":"think","toolName":"Agent","input":{"description":"Count"}}),
+            json!({"event":"subagent_spawn","callId":"a"}),
+            json!({"event":"permission_request","requestId":"r","toolName":"Bash","toolKind":"execute","toolInput":{"command":"ls"},"toolUseId":"b"}),
+            json!({"event":"permission_response","requestId":"r","decision":"allow","toolUseId":"b"}),
+            json!({"event":"tool_invocation","callId":"b","parentCallId":"a","kind":"execute","toolName":"Bash","input":{"command":"ls"}}),
+            json!({"event":"tool_completion","callId":"b","parentCallId":"a","status":"completed","output":"2"}),
+        ]);
+        let depths: Vec<(String, usize)> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolStart { depth, head } => Some((head.name.clone(), *depth)),
+                Block::Permission { depth, .. } => Some(("permission".into(), *depth)),
+                Block::Decision { depth, .. } => Some(("decision".into(), *depth)),
+                Block::ToolEnd { depth, card, .. } => Some((card.head.name.clone(), *depth)),
+                _ => None,
+            })
+            .collect();
+        let want = [
+            ("Agent", 0),
+            ("Bash", 1),
+            ("permission", 1),
+            ("decision", 1),
+            ("Bash", 1),
+            ("Agent", 0),
+        ];
+        let want: Vec<(String, usize)> = want.iter().map(|(n, d)| (n.to_string(), *d)).collect();
+        assert_eq!(depths, want, "{b:?}");
+    }
+
+    #[test]
+    fn a_change_of_several_files_names_them_all_and_echoes_no_json() {
+        let b = run(&[
+            json!({"event":"session_init","sessionId":"s","cwd":"/w"}),
+            json!({"event":"tool_invocation","sessionId":"s","callId":"c","kind":"edit","toolName":"FileChange","title":"/w/a",
+                   "input":{"file_path":"/w/a","changes":[{"path":"/w/a","kind":"update"},{"path":"/w/b","kind":"add"}]}}),
+            json!({"event":"tool_completion","sessionId":"s","callId":"c","status":"completed",
+                   "output":{"changes":[{"path":"/w/a","kind":"update"},{"path":"/w/b","kind":"add"}]}}),
+        ]);
+        let Some(Block::ToolStart { head, .. }) =
+            b.iter().find(|x| matches!(x, Block::ToolStart { .. }))
+        else {
+            panic!("{b:?}")
+        };
+        assert_eq!(
+            (head.salient.as_str(), head.title.as_deref()),
+            ("a, b", None)
+        );
+        let Some(Block::ToolEnd { output, .. }) =
+            b.iter().find(|x| matches!(x, Block::ToolEnd { .. }))
+        else {
+            panic!("{b:?}")
+        };
+        assert_eq!(output, "");
+    }
+
+    #[test]
+    fn diffs_name_files_under_the_session_s_directory_relative_to_it() {
+        let b = run(&[
+            json!({"event":"session_init","sessionId":"s","cwd":"/home/dev/work"}),
+            json!({"event":"file_change","sessionId":"s","path":"/home/dev/work/a.txt","changeKind":"move","movePath":"/home/dev/work/b.txt",
+                   "diff":"diff --git a/home/dev/work/a.txt b/home/dev/work/b.txt\nrename from home/dev/work/a.txt\nrename to home/dev/work/b.txt\n--- a/home/dev/work/a.txt\n+++ b/home/dev/work/b.txt\n@@ -1 +1 @@\n--- a/home/dev/work/kept\n+x\n"}),
+            json!({"event":"file_change","sessionId":"s","path":"/etc/x","changeKind":"update",
+                   "diff":"--- a/etc/x\n+++ b/etc/x\n@@ -1 +1 @@\n-a\n+b\n"}),
+        ]);
+        let diffs: Vec<&str> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::Diff { diff, .. } => diff.as_deref(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            diffs[0],
+            "diff --git a/a.txt b/b.txt\nrename from a.txt\nrename to b.txt\n--- a/a.txt\n+++ b/b.txt\n@@ -1 +1 @@\n--- a/home/dev/work/kept\n+x\n",
+            "headers relative, hunk lines kept"
+        );
+        assert_eq!(diffs[1], "--- a/etc/x\n+++ b/etc/x\n@@ -1 +1 @@\n-a\n+b\n");
+    }
+
+    #[test]
+    fn a_refused_change_shows_what_it_proposed_and_one_status() {
+        for decision in ["deny", "cancelled"] {
+            let b = run(&[
+                json!({"event":"session_init","sessionId":"s","cwd":"/w"}),
+                json!({"event":"tool_invocation","sessionId":"s","callId":"c","kind":"edit","toolName":"FileChange",
+                       "input":{"file_path":"/w/a","changes":[{"path":"/w/a","kind":"update","diff":"@@ -1 +1 @@\n-x\n+y\n"},{"path":"/w/n","kind":"add","diff":"new\n"}]}}),
+                json!({"event":"permission_request","sessionId":"s","requestId":"0","toolName":"FileChange","toolKind":"edit","toolUseId":"c"}),
+                json!({"event":"permission_response","sessionId":"s","requestId":"0","decision":decision,"toolUseId":"c"}),
+                json!({"event":"tool_completion","sessionId":"s","callId":"c","status": if decision == "deny" {"failed"} else {"cancelled"}}),
+            ]);
+            let proposed: Vec<(&str, &str, bool)> = b
+                .iter()
+                .filter_map(|x| match x {
+                    Block::Diff {
+                        path,
+                        change,
+                        diff,
+                        proposed,
+                        ..
+                    } => Some((path.as_str(), change.as_str(), *proposed && diff.is_some())),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                proposed,
+                [("a", "update", true), ("n", "add", true)],
+                "{decision}"
+            );
+            let Some(Block::ToolEnd { decided, .. }) =
+                b.iter().find(|x| matches!(x, Block::ToolEnd { .. }))
+            else {
+                panic!("{b:?}")
+            };
+            assert!(decided, "{decision}: the decision is the call's one status");
+        }
+        // Claude's Write: its content.
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"w","kind":"edit","toolName":"Write","input":{"file_path":"/w/n.md","content":"# N\n"}}),
+            json!({"event":"permission_request","requestId":"1","toolName":"Write","toolKind":"edit","toolUseId":"w"}),
+            json!({"event":"permission_response","requestId":"1","decision":"deny","toolUseId":"w"}),
+        ]);
+        assert!(b.iter().any(|x| matches!(x, Block::Diff { proposed: true, diff: Some(d), .. } if d.contains("+# N"))), "{b:?}");
+    }
+
+    #[test]
+    fn a_background_task_that_ends_after_its_turn_is_drawn_where_it_ends() {
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"c","kind":"execute","toolName":"Bash","input":{"command":"sleep 99","run_in_background":true}}),
+            json!({"event":"tool_completion","callId":"c","status":"completed","output":"Command running in background with ID: b1"}),
+            json!({"event":"task_update","taskId":"b1","phase":"started","callId":"c","description":"sleep 99"}),
+            json!({"event":"turn_complete"}),
+            json!({"event":"task_update","taskId":"b1","phase":"updated","callId":"c","status":"killed"}),
+            json!({"event":"task_update","taskId":"b1","phase":"notification","callId":"c","status":"stopped","summary":"sleep 99"}),
+        ]);
+        let ends: Vec<Status> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolEnd { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ends, [Status::Background, Status::Cancelled], "{b:?}");
+        assert!(
+            matches!(b.last(), Some(Block::ToolEnd { .. })),
+            "after the footer: {b:?}"
+        );
+    }
+
+    #[test]
+    fn an_acp_call_whose_input_comes_later_has_one_card() {
+        let b = run(&[
+            json!({"event":"tool_invocation","callId":"c","kind":"edit","toolName":"Edit","title":"Edit","input":{}}),
+            json!({"event":"usage_update","stepUsage":{}}),
+            json!({"event":"tool_update","callId":"c","title":"Edit a.md","input":{"file_path":"a.md","old_string":"x","new_string":"y"}}),
+            json!({"event":"tool_completion","callId":"c","status":"completed"}),
+        ]);
+        let heads: Vec<(&str, bool)> = b
+            .iter()
+            .filter_map(|x| match x {
+                Block::ToolStart { head, .. } => Some((head.salient.as_str(), true)),
+                Block::ToolEnd { card, .. } => Some((card.head.salient.as_str(), card.attached)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(heads, [("a.md", true), ("a.md", true)], "{b:?}");
+    }
+
+    #[test]
+    fn notices_about_the_protocol_are_left_out() {
+        let b = run(&[
+            json!({"event":"notice","subtype":"thread/started","message":"announced by the thread/start answer","extensions":{"codex.alreadyAnnounced":true}}),
+            json!({"event":"notice","subtype":"stream.heartbeat","message":"thinking"}),
+            json!({"event":"notice","subtype":"control_response/initialize","message":"kept"}),
+            json!({"event":"notice","subtype":"session/set_mode","message":"mode plan requested"}),
+        ]);
+        assert_eq!(b.len(), 1, "{b:?}");
     }
 }

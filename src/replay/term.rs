@@ -136,6 +136,7 @@ pub fn status_word(s: Status) -> (&'static str, &'static str) {
         Status::Cancelled => ("◌", "cancelled"),
         Status::Interrupted => ("✗", "interrupted"),
         Status::Running => ("◌", "no result"),
+        Status::Background => ("◐", "running in background"),
     }
 }
 
@@ -193,6 +194,9 @@ pub struct Term<W: Write> {
     ticker: usize,
     /// Asks the terminal its width before each block, to follow a resize.
     width_of: Option<fn() -> Option<usize>>,
+    /// The last block was a diff: an output after it is labelled, not to be read as part
+    /// of it.
+    after_diff: bool,
 }
 
 impl<W: Write> Term<W> {
@@ -206,6 +210,7 @@ impl<W: Write> Term<W> {
             prev_depth: 0,
             ticker: 0,
             width_of: None,
+            after_diff: false,
         }
     }
 
@@ -485,6 +490,12 @@ impl<W: Write> Term<W> {
         if let Some(w) = self.width_of.and_then(|f| f()) {
             self.lay.width = w;
         }
+        let r = self.draw(b);
+        self.after_diff = matches!(b, Block::Diff { .. });
+        r
+    }
+
+    fn draw(&mut self, b: &Block) -> io::Result<()> {
         let pal = self.pal.clone();
         match b {
             Block::Header(h) => self.header(h),
@@ -504,15 +515,17 @@ impl<W: Write> Term<W> {
                 text,
                 synthetic,
             } => {
-                self.begin(Gap::Unit, *depth)?;
                 if *synthetic {
+                    // Not the user's: a dimmed note, never a `❯` prompt.
+                    self.begin(Gap::Small, *depth)?;
                     let t = if self.lay.full {
                         text.clone()
                     } else {
-                        truncate(&one_line(text), self.avail(*depth, 2))
+                        truncate(&one_line(text), self.avail(*depth, 4))
                     };
-                    self.para(*depth, 0, ("❯ ", pal.dim), &t, pal.dim)
+                    self.para(*depth, 2, ("· ", pal.dim), &t, pal.dim)
                 } else {
+                    self.begin(Gap::Unit, *depth)?;
                     self.para(*depth, 0, ("❯ ", pal.user), text, pal.prompt)
                 }
             }
@@ -561,9 +574,16 @@ impl<W: Write> Term<W> {
                 duration_ms,
                 output,
                 errors,
+                decided,
             } => {
                 self.card_begin(*depth, Some(card))?;
-                self.status_line(*depth, *status, None, *duration_ms, &[])?;
+                if !*decided {
+                    self.status_line(*depth, *status, None, *duration_ms, &[])?;
+                } else if self.after_diff && !(output.trim().is_empty() && errors.trim().is_empty())
+                {
+                    // The decision gave the status; the result is told apart from a diff above.
+                    self.put(*depth, 4, &[("result", pal.dim)])?;
+                }
                 let err_style = if *status == Status::Ok {
                     pal.warn
                 } else {
@@ -608,6 +628,7 @@ impl<W: Write> Term<W> {
                 change,
                 move_path,
                 diff,
+                proposed,
             } => {
                 self.card_begin(*depth, card.as_ref())?;
                 let what = match change.as_str() {
@@ -616,6 +637,12 @@ impl<W: Write> Term<W> {
                     "move" => "  (moved)",
                     _ => "",
                 };
+                let what = if *proposed {
+                    format!("{what}  (proposed, not applied)")
+                } else {
+                    what.to_string()
+                };
+                let what = what.as_str();
                 let target = match move_path {
                     Some(m) => format!("{path} → {m}"),
                     None => path.clone(),
@@ -821,6 +848,7 @@ impl<W: Write> Term<W> {
             Status::Ok => pal.ok,
             Status::Failed | Status::Denied => pal.bad,
             Status::Cancelled | Status::Interrupted | Status::Running => pal.warn,
+            Status::Background => pal.dim,
         };
         let head = format!("{g} {}", word.unwrap_or(w));
         let mut more: Vec<String> = duration_ms.map(duration).into_iter().collect();

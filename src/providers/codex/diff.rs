@@ -161,55 +161,12 @@ pub(super) fn absolute(cwd: &str, rel: &str) -> String {
 /// written from the root as [`git_diff`] writes them (`a/home/dev/x`). Hunks are kept.
 pub(super) fn rebase_headers(section: &str, cwd: &str) -> String {
     let root = cwd.trim_matches('/');
-    let mut prefix = String::with_capacity(root.len() + 1);
-    if !root.is_empty() {
-        prefix.push_str(root);
-        prefix.push('/');
-    }
-    let mut out = String::with_capacity(section.len() + 6 * prefix.len());
-    let mut header = true;
-    for l in section.split_inclusive('\n') {
-        if header && l.starts_with("@@") {
-            header = false;
-        }
-        let rebased = header
-            && [
-                "--- a/",
-                "+++ b/",
-                "rename from ",
-                "rename to ",
-                "copy from ",
-                "copy to ",
-            ]
-            .iter()
-            .any(|lead| match l.strip_prefix(lead) {
-                Some(rest) => {
-                    out.push_str(lead);
-                    out.push_str(&prefix);
-                    out.push_str(rest);
-                    true
-                }
-                None => false,
-            });
-        if rebased {
-            continue;
-        }
-        match l
-            .strip_prefix("diff --git a/")
-            .and_then(|r| r.split_once(" b/"))
-        {
-            Some((a, b)) if header => {
-                out.push_str("diff --git a/");
-                out.push_str(&prefix);
-                out.push_str(a);
-                out.push_str(" b/");
-                out.push_str(&prefix);
-                out.push_str(b);
-            }
-            _ => out.push_str(l),
-        }
-    }
-    out
+    let prefix = if root.is_empty() {
+        String::new()
+    } else {
+        format!("{root}/")
+    };
+    crate::diff::rebase(section, "", &prefix)
 }
 
 #[cfg(test)]
