@@ -9,16 +9,18 @@
 //! | `event_msg` `task_started`, `task_complete`, `turn_aborted` | `turn_start`, `turn_complete` (interrupted: its open calls end `cancelled`, inferred), as the wire protocol's events |
 //! | `event_msg` `token_count` | `usage_update` (`stepUsage` the response's tokens, `total` the session's), with the turn's model |
 //! | `event_msg`, anything else | `notice` `codex/event/<type>`, the payload in `extensions.msg` (the file repeats each item there: the `response_item`s carry them) |
-//! | `response_item` `message` | `user_input` (`isSynthetic` for the context Codex writes itself: `<environment_context>`, …), `text`; `developer`/`system` → `notice` `codex/instructions` |
+//! | `event_msg` `item_completed` of a `FileChange` | its files (kind, move, diff) kept for the call's output; the line is a notice as above |
+//! | `response_item` `message` | `user_input` (`isSynthetic` for what Codex writes itself: a `provenance` other than `user`, else `<environment_context>`, `<turn_aborted>`, …), `text`; `developer`/`system` → `notice` `codex/instructions` |
 //! | `response_item` `reasoning` | `text` kind `thinking` (the summary; then the raw content when the file has it, marked `codex.rawReasoning`) |
-//! | `response_item` `function_call`, `custom_tool_call` | `tool_invocation` (`exec_command`/`shell` → execute with the command as title, `apply_patch` → edit) |
-//! | `response_item` `*_output` | `tool_completion` (`failed` on a non-zero `Exit code`, `cancelled` when Codex says the user aborted it); a successful `apply_patch` → one `file_change` per file |
+//! | `response_item` `function_call`, `custom_tool_call` | `tool_invocation` (`exec_command`/`shell` → execute with the command as title, `apply_patch` → edit); `update_plan` → `plan_update`, as the stream's plans |
+//! | `response_item` `*_output` | `tool_completion`: the header lines (`Wall time`, `Process exited with code N`/`Exit code: N`, `Output:`) become `durationMs` and the output `{stdout, stderr, exit_code}`, as the stream's command completions; `failed` on a non-zero exit code and on Codex's words for a call that could not run (`unsupported call`, `write_stdin failed`, …, `rejected by user`), `cancelled` when the user aborted it; a successful `apply_patch` → one `file_change` per file with its git diff. An `update_plan`'s output, or one that names no call → `notice` |
 //! | `token_usage_record`, `world_state`, `compacted`, other `response_item`s | `notice` `codex/<type>`, the payload in `extensions.payload` |
 //!
-//! **Correlated:** the turn's model (from `turn_context`) on `usage_update`; a call's name and
-//! patch until its output; the session's cwd, against which a patch's relative paths are read.
-//! **Inferred:** none. An `apply_patch` update names no line numbers, so its `file_change`
-//! carries no diff (an added file's content is one).
+//! **Correlated:** the turn's model (from `turn_context`) on `usage_update`; a call's name,
+//! patch and `FileChange` item until its output; the session's cwd, against which a patch's
+//! relative paths are read. **Inferred:** none. A file with no `FileChange` item (older Codex)
+//! gives the files the patch names; an update there names no line numbers, so its
+//! `file_change` carries no diff (an added file's content is one).
 
 use super::codex::{notice, Change};
 use super::memo::Memo;
