@@ -480,22 +480,18 @@ fn invocation<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
             .unwrap_or_else(|_| Json::Str(Cow::Owned(a.to_owned()))),
         None => Json::Value(serde_json::json!({ "input": p.input.as_deref().unwrap_or("") })),
     };
-    let command = match &input {
-        Json::Value(v) => v
-            .get("cmd")
-            .or_else(|| v.get("command"))
-            .and_then(|c| match c {
-                serde_json::Value::String(s) => Some(s.clone()),
-                serde_json::Value::Array(a) => Some(
-                    a.iter()
-                        .filter_map(|x| x.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
-                _ => None,
-            }),
-        _ => None,
-    };
+    // The command, as the stream's: a string, or an argv list (`["bash", "-lc", script]`).
+    let command = p.arguments.as_deref().and_then(|a| {
+        #[derive(Deserialize)]
+        struct Cmd<'x> {
+            #[serde(borrow)]
+            cmd: Option<&'x RawValue>,
+            #[serde(borrow)]
+            command: Option<&'x RawValue>,
+        }
+        let c: Cmd = serde_json::from_str(a).ok()?;
+        super::codex::command_text(c.cmd.or(c.command)).map(Cow::into_owned)
+    });
     let kind = match &*name {
         "exec_command" | "shell" | "local_shell" | "container.exec" => ToolKind::Execute,
         "apply_patch" => ToolKind::Edit,
@@ -585,6 +581,27 @@ fn header(output: &str) -> Header<'_> {
     h
 }
 
+/// A `shell` call's output as older Codex stores it: JSON text
+/// `{"output": "...", "metadata": {"exit_code": N, "duration_seconds": S}}`.
+#[derive(Deserialize)]
+struct LegacyOutput {
+    output: String,
+    metadata: Option<LegacyMeta>,
+}
+
+#[derive(Deserialize)]
+struct LegacyMeta {
+    exit_code: Option<i64>,
+    duration_seconds: Option<f64>,
+}
+
+fn legacy_output(text: &str) -> Option<LegacyOutput> {
+    if !text.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
 /// Codex's own words for a call that did not run, or failed without an exit code: a tool it
 /// does not have (`unsupported call: web_search`), one not offered in the mode
 /// (`request_user_input is unavailable in Default mode`), input it could not use.
@@ -633,7 +650,22 @@ fn output<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
         ext.put("codex.callId", call_id);
         return;
     }
-    let h = header(text.as_deref().unwrap_or(""));
+    let text = text.unwrap_or_default();
+    let legacy = legacy_output(&text);
+    let h = match &legacy {
+        Some(l) => Header {
+            exit_code: l.metadata.as_ref().and_then(|m| m.exit_code),
+            duration_ms: l
+                .metadata
+                .as_ref()
+                .and_then(|m| m.duration_seconds)
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(|s| (s * 1000.0).round() as u64),
+            seen: true,
+            body: &l.output,
+        },
+        None => header(&text),
+    };
     let body = h.body;
     // Codex's own words: a call the user stopped, or one they declined (it never ran).
     let status = if body.contains("aborted by user") {
@@ -910,6 +942,12 @@ mod tests {
             "request_user_input",
             "request_user_input is unavailable in Default mode"
         ));
+        let old = legacy_output(
+            r#"{"output":"boom\n","metadata":{"exit_code":1,"duration_seconds":0.25}}"#,
+        );
+        let m = old.as_ref().and_then(|o| o.metadata.as_ref());
+        assert_eq!(m.and_then(|m| m.exit_code), Some(1));
+        assert_eq!(old.map(|o| o.output), Some("boom\n".to_owned()));
         assert!(synthetic("<environment_context>\n  <cwd>/w</cwd>", None));
         assert!(synthetic("<turn_aborted>\nThe user interrupted", None));
         assert!(!synthetic("Create the build marker.", None));

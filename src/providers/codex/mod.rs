@@ -808,7 +808,7 @@ fn shell_words(s: &str) -> Option<Vec<String>> {
 }
 
 /// A command given as a string or as an argv list.
-fn command_text<'a>(raw: Option<&'a RawValue>) -> Option<Str<'a>> {
+pub(super) fn command_text<'a>(raw: Option<&'a RawValue>) -> Option<Str<'a>> {
     let raw = raw?;
     if let Some(s) = raw_str(raw) {
         return Some(s);
