@@ -297,8 +297,10 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
     let d: Done = serde_json::from_str(payload.get())?;
     cx.turn_id = d.turn_id.0;
     let failed = d.error.is_some();
+    let mut errors = None;
     if let Some(e) = d.error {
         let message = e.message.0.unwrap_or(Cow::Borrowed("error"));
+        errors = Some(vec![message.clone()]);
         // `codex_error_info` is a word (`internal_server_error`) or an object naming one.
         let code = e.codex_error_info.and_then(|c| {
             serde_json::from_str::<String>(c.get()).ok().or_else(|| {
@@ -316,10 +318,19 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
         ext.put_opt("codex.errorInfo", e.codex_error_info);
     }
     let usage = super::codex::turn_usage(cx, cx.turn_id.clone().as_deref());
+    // The words of the stream's `turn/completed`: `success`/`completed`, or
+    // `error_api`/`failed` with the error's message.
+    let (subtype, stop_reason) = if failed {
+        ("error_api", "failed")
+    } else {
+        ("success", "completed")
+    };
     cx.push(crate::event::TurnComplete {
         is_error: failed,
         usage,
-        subtype: Some(Cow::Borrowed(if failed { "error" } else { "success" })),
+        subtype: Some(Cow::Borrowed(subtype)),
+        stop_reason: Some(Cow::Borrowed(stop_reason)),
+        errors,
         result: d.last_agent_message.0,
         duration_ms: d.duration_ms.map(|c| c.0),
         ..crate::event::TurnComplete::default()
