@@ -26,6 +26,8 @@
 //!   `usage_update` `stepUsage` summed); the input may
 //!   also match with `cacheReadTokens` added, as agents that count cached input in state it.
 //!
+//! - `plans` (when given): the number of `plan_update` events.
+//!
 //! Every mismatch of every file is collected, then one assertion lists them all, per file.
 //! Run it alone with `cargo test --test integration facts`.
 
@@ -125,7 +127,20 @@ fn check_file(path: &Path) -> Vec<String> {
     check_subagents(&ev, &facts, &mut out);
     check_errors(&ev, &facts, &mut out);
     check_tokens(&ev, &facts, &mut out);
+    check_plans(&ev, &facts, &mut out);
     out
+}
+
+/// `plans` (when given): how many `plan_update` events state the agent's plan (a plan is
+/// never a tool call: the facts' `calls` then name none).
+fn check_plans(ev: &Events, facts: &Value, out: &mut Vec<String>) {
+    let Some(want) = facts["plans"].as_u64() else {
+        return;
+    };
+    let got = ev.of("plan_update").count() as u64;
+    if got != want {
+        out.push(format!("plans: facts {want}, events {got} plan_update"));
+    }
 }
 
 /// The converted events.

@@ -9,24 +9,26 @@
 //! | `event_msg` `task_started`, `task_complete`, `turn_aborted` | `turn_start`, `turn_complete` (interrupted: its open calls end `cancelled`, inferred), as the wire protocol's events |
 //! | `event_msg` `token_count` | `usage_update` (`stepUsage` the response's tokens, `total` the session's), with the turn's model |
 //! | `event_msg`, anything else | `notice` `codex/event/<type>`, the payload in `extensions.msg` (the file repeats each item there: the `response_item`s carry them) |
-//! | `response_item` `message` | `user_input` (`isSynthetic` for the context Codex writes itself: `<environment_context>`, …), `text`; `developer`/`system` → `notice` `codex/instructions` |
+//! | `event_msg` `item_completed` of a `FileChange` | its files (kind, move, diff) kept for the call's output; the line is a notice as above |
+//! | `response_item` `message` | `user_input` (`isSynthetic` for what Codex writes itself: a `provenance` other than `user`, else `<environment_context>`, `<turn_aborted>`, …), `text`; `developer`/`system` → `notice` `codex/instructions` |
 //! | `response_item` `reasoning` | `text` kind `thinking` (the summary; then the raw content when the file has it, marked `codex.rawReasoning`) |
-//! | `response_item` `function_call`, `custom_tool_call` | `tool_invocation` (`exec_command`/`shell` → execute with the command as title, `apply_patch` → edit) |
-//! | `response_item` `*_output` | `tool_completion` (`failed` on a non-zero `Exit code`, `cancelled` when Codex says the user aborted it); a successful `apply_patch` → one `file_change` per file |
+//! | `response_item` `function_call`, `custom_tool_call` | `tool_invocation` (`exec_command`/`shell` → execute with the command as title, `apply_patch` → edit); `update_plan` → `plan_update`, as the stream's plans |
+//! | `response_item` `*_output` | `tool_completion`: the header lines (`Wall time`, `Process exited with code N`/`Exit code: N`, `Output:`) become `durationMs` and the output `{stdout, stderr, exit_code}`, as the stream's command completions; `failed` on a non-zero exit code and on Codex's words for a call that could not run (`unsupported call`, `write_stdin failed`, …, `rejected by user`), `cancelled` when the user aborted it; a successful `apply_patch` → one `file_change` per file with its git diff. An `update_plan`'s output, or one that names no call → `notice` |
 //! | `token_usage_record`, `world_state`, `compacted`, other `response_item`s | `notice` `codex/<type>`, the payload in `extensions.payload` |
 //!
-//! **Correlated:** the turn's model (from `turn_context`) on `usage_update`; a call's name and
-//! patch until its output; the session's cwd, against which a patch's relative paths are read.
-//! **Inferred:** none. An `apply_patch` update names no line numbers, so its `file_change`
-//! carries no diff (an added file's content is one).
+//! **Correlated:** the turn's model (from `turn_context`) on `usage_update`; a call's name,
+//! patch and `FileChange` item until its output; the session's cwd, against which a patch's
+//! relative paths are read. **Inferred:** none. A file with no `FileChange` item (older Codex)
+//! gives the files the patch names; an update there names no line numbers, so its
+//! `file_change` carries no diff (an added file's content is one).
 
-use super::codex::notice;
+use super::codex::{notice, Change};
 use super::memo::Memo;
 use super::{Cx, Unmapped};
 use crate::detect::Probe;
 use crate::event::{
-    ChangeKind, FileChange, Json, Notice, SessionInit, Str, Text, TextKind, ToolCallStatus,
-    ToolCompletion, ToolInvocation, ToolKind, UserInput,
+    ChangeKind, Json, Notice, SessionInit, Str, Text, TextKind, ToolCallStatus, ToolCompletion,
+    ToolInvocation, ToolKind, UserInput,
 };
 use crate::wire::OptStr;
 use serde::Deserialize;
@@ -66,6 +68,9 @@ const CWD: &str = "cwd";
 pub struct Call {
     name: String,
     patch: Option<String>,
+    /// The files of the call's `FileChange` item (`event_msg` `item_completed`), which
+    /// Codex writes before the call's output: each with its kind and diff.
+    changes: Option<Vec<Change>>,
 }
 
 /// Whether a line is a session file's record: one of [`TYPES`], with a `timestamp`.
@@ -105,6 +110,9 @@ struct Payload<'a> {
     output: Option<&'a RawValue>,
     #[serde(borrow, default)]
     internal_chat_message_metadata_passthrough: Option<Passthrough<'a>>,
+    /// An `item_completed`'s item.
+    #[serde(borrow, default)]
+    item: Option<Item<'a>>,
     /// A `token_count`'s tokens (read by [`line_facts`]; the event mapping reads them
     /// through `codex::legacy`).
     #[serde(default)]
@@ -115,6 +123,33 @@ struct Payload<'a> {
 struct Passthrough<'a> {
     #[serde(borrow)]
     turn_id: OptStr<'a>,
+    /// Where each part of a message comes from: `provenance.type` `user`, or `harness` for
+    /// what Codex writes itself.
+    #[serde(default)]
+    content_item_metadata: Option<Vec<ItemMeta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ItemMeta<'a> {
+    #[serde(borrow, default)]
+    provenance: Option<Provenance<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Provenance<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: OptStr<'a>,
+}
+
+/// The item of an `event_msg` `item_completed` (the thread item the live stream sends);
+/// read for a `FileChange`'s files.
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: OptStr<'a>,
+    id: OptStr<'a>,
+    #[serde(borrow, default)]
+    changes: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -202,6 +237,9 @@ fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped>
     if ty == "task_complete" {
         return task_complete(payload, cx);
     }
+    if ty == "item_completed" {
+        item_completed(payload, cx)?;
+    }
     if !TURN_EVENTS.contains(&&*ty) {
         notice(
             cx,
@@ -220,6 +258,22 @@ fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped>
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// A call's `FileChange` item: its files, with their kinds and diffs, kept for the call's
+/// output (the `event_msg` stays a notice, as the other `item_completed`s: the
+/// `response_item`s carry the same calls).
+fn item_completed<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    let p: Payload = serde_json::from_str(payload.get())?;
+    let Some(it) = p.item.filter(|i| i.ty.as_deref() == Some("FileChange")) else {
+        return Ok(());
+    };
+    let Some(id) = it.id.0 else { return Ok(()) };
+    let changes = super::codex::legacy_changes(it.changes);
+    if let Some(call) = cx.memory().codex_rollout.calls.get_mut(&id) {
+        call.changes = Some(changes);
     }
     Ok(())
 }
@@ -243,8 +297,10 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
     let d: Done = serde_json::from_str(payload.get())?;
     cx.turn_id = d.turn_id.0;
     let failed = d.error.is_some();
+    let mut errors = None;
     if let Some(e) = d.error {
         let message = e.message.0.unwrap_or(Cow::Borrowed("error"));
+        errors = Some(vec![message.clone()]);
         // `codex_error_info` is a word (`internal_server_error`) or an object naming one.
         let code = e.codex_error_info.and_then(|c| {
             serde_json::from_str::<String>(c.get()).ok().or_else(|| {
@@ -262,10 +318,19 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
         ext.put_opt("codex.errorInfo", e.codex_error_info);
     }
     let usage = super::codex::turn_usage(cx, cx.turn_id.clone().as_deref());
+    // The words of the stream's `turn/completed`: `success`/`completed`, or
+    // `error_api`/`failed` with the error's message.
+    let (subtype, stop_reason) = if failed {
+        ("error_api", "failed")
+    } else {
+        ("success", "completed")
+    };
     cx.push(crate::event::TurnComplete {
         is_error: failed,
         usage,
-        subtype: Some(Cow::Borrowed(if failed { "error" } else { "success" })),
+        subtype: Some(Cow::Borrowed(subtype)),
+        stop_reason: Some(Cow::Borrowed(stop_reason)),
+        errors,
         result: d.last_agent_message.0,
         duration_ms: d.duration_ms.map(|c| c.0),
         ..crate::event::TurnComplete::default()
@@ -274,14 +339,32 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
 }
 
 /// Text Codex writes into the conversation itself, not the person: the context it sends
-/// with the first prompt, the instructions of `AGENTS.md`.
-fn synthetic(text: &str) -> bool {
+/// with the first prompt, the instructions of `AGENTS.md`, the marker of an interrupted
+/// turn. Files that say where a message comes from (`provenance`) are believed; older ones
+/// are known by the tags Codex writes.
+fn synthetic(text: &str, meta: Option<&Passthrough>) -> bool {
+    let said = meta
+        .and_then(|m| m.content_item_metadata.as_ref())
+        .map(|items| {
+            items.iter().any(|i| {
+                i.provenance
+                    .as_ref()
+                    .and_then(|p| p.ty.as_deref())
+                    .is_some_and(|t| t != "user")
+            })
+        });
+    if let Some(s) = said {
+        return s;
+    }
     let t = text.trim_start();
     [
         "<environment_context>",
         "<user_instructions>",
         "<INSTRUCTIONS>",
         "# AGENTS.md",
+        "<turn_aborted>",
+        "<user_shell_command>",
+        "<subagent_notification>",
     ]
     .iter()
     .any(|p| t.starts_with(p))
@@ -304,8 +387,9 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
             let text = joined(p.content).unwrap_or_default();
             match &*role {
                 "user" => {
+                    let meta = p.internal_chat_message_metadata_passthrough.as_ref();
                     cx.push(UserInput {
-                        is_synthetic: synthetic(&text),
+                        is_synthetic: synthetic(&text, meta),
                         text,
                         images: None,
                         parent_call_id: None,
@@ -360,7 +444,7 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
             }
         }
         "function_call" | "custom_tool_call" => invocation(p, cx),
-        "function_call_output" | "custom_tool_call_output" => output(p, cx),
+        "function_call_output" | "custom_tool_call_output" => output(p, payload, cx),
         _ => {
             notice(
                 cx,
@@ -374,6 +458,32 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
 fn invocation<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
     let name = p.name.0.unwrap_or_default();
     let call_id = p.call_id.0.unwrap_or_default();
+    let line = cx.line;
+    // A plan is the plan's `plan_update`, as the live stream's (`turn/plan/updated`,
+    // `todo_list`), not a call; its output ("Plan updated") is a notice.
+    if name == "update_plan" {
+        if let Some(plan) = p
+            .arguments
+            .as_deref()
+            .and_then(|a| serde_json::from_str::<super::codex::Plan>(a).ok())
+        {
+            let call = Call {
+                name: name.to_string(),
+                patch: None,
+                changes: None,
+            };
+            cx.memory().codex_rollout.calls.insert(&call_id, call, line);
+            let explanation = plan.explanation.0.map(|e| Cow::Owned(e.into_owned()));
+            let steps = plan.plan.map(|steps| {
+                steps
+                    .into_iter()
+                    .map(super::codex::PlanStep::into_owned)
+                    .collect()
+            });
+            cx.push(super::codex::plan_update(explanation, steps, Some(call_id)));
+            return;
+        }
+    }
     // `function_call` arguments are JSON text; a custom tool's input is free text.
     let input: Json<'a> = match p.arguments.as_deref() {
         Some(a) => serde_json::from_str::<serde_json::Value>(a)
@@ -381,22 +491,18 @@ fn invocation<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
             .unwrap_or_else(|_| Json::Str(Cow::Owned(a.to_owned()))),
         None => Json::Value(serde_json::json!({ "input": p.input.as_deref().unwrap_or("") })),
     };
-    let command = match &input {
-        Json::Value(v) => v
-            .get("cmd")
-            .or_else(|| v.get("command"))
-            .and_then(|c| match c {
-                serde_json::Value::String(s) => Some(s.clone()),
-                serde_json::Value::Array(a) => Some(
-                    a.iter()
-                        .filter_map(|x| x.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
-                _ => None,
-            }),
-        _ => None,
-    };
+    // The command, as the stream's: a string, or an argv list (`["bash", "-lc", script]`).
+    let command = p.arguments.as_deref().and_then(|a| {
+        #[derive(Deserialize)]
+        struct Cmd<'x> {
+            #[serde(borrow)]
+            cmd: Option<&'x RawValue>,
+            #[serde(borrow)]
+            command: Option<&'x RawValue>,
+        }
+        let c: Cmd = serde_json::from_str(a).ok()?;
+        super::codex::command_text(c.cmd.or(c.command)).map(Cow::into_owned)
+    });
     let kind = match &*name {
         "exec_command" | "shell" | "local_shell" | "container.exec" => ToolKind::Execute,
         "apply_patch" => ToolKind::Edit,
@@ -407,10 +513,10 @@ fn invocation<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
         _ => ToolKind::Other,
     };
     let title = command.map(|c| Cow::Owned(super::codex::unwrap_shell(&c).into_owned()));
-    let line = cx.line;
     let call = Call {
         name: name.to_string(),
         patch: (name == "apply_patch").then(|| p.input.as_deref().unwrap_or("").to_owned()),
+        changes: None,
     };
     if !call_id.is_empty() {
         cx.memory().codex_rollout.calls.insert(&call_id, call, line);
@@ -430,17 +536,112 @@ fn invocation<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
     });
 }
 
-/// The exit code Codex states at the head of a tool's output (`Exit code: N`), if any.
-fn exit_code(output: &str) -> Option<i64> {
-    output
-        .lines()
-        .take(4)
-        .find_map(|l| l.strip_prefix("Exit code: "))
-        .and_then(|n| n.trim().parse().ok())
+/// What Codex writes at the head of a tool's output, before the output itself: `Chunk ID`,
+/// `Wall time: S seconds`, `Process exited with code N` (or, for `shell` and `apply_patch`,
+/// `Exit code: N`), `Original token count`, then `Output:`. The live stream carries these as
+/// the completion's `exit_code` and `durationMs`.
+#[derive(Debug, Default, PartialEq)]
+struct Header<'t> {
+    exit_code: Option<i64>,
+    duration_ms: Option<u64>,
+    /// Whether any header line was there.
+    seen: bool,
+    /// The output itself, after the header.
+    body: &'t str,
 }
 
-fn output<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
+fn header(output: &str) -> Header<'_> {
+    let mut h = Header {
+        body: output,
+        ..Header::default()
+    };
+    let mut rest = output;
+    while !rest.is_empty() {
+        let (line, next) = match rest.find('\n') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        if line == "Output:" {
+            h.seen = true;
+            h.body = next;
+            return h;
+        }
+        if let Some(n) = line
+            .strip_prefix("Process exited with code ")
+            .or_else(|| line.strip_prefix("Exit code: "))
+        {
+            h.exit_code = n.trim().parse().ok();
+        } else if let Some(t) = line.strip_prefix("Wall time: ") {
+            h.duration_ms = t
+                .trim_end_matches(" seconds")
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(|s| (s * 1000.0).round() as u64);
+        } else if !(line.starts_with("Chunk ID: ")
+            || line.starts_with("Original token count: ")
+            || line.starts_with("Process running with session ID "))
+        {
+            break;
+        }
+        h.seen = true;
+        rest = next;
+        h.body = rest;
+    }
+    h
+}
+
+/// A `shell` call's output as older Codex stores it: JSON text
+/// `{"output": "...", "metadata": {"exit_code": N, "duration_seconds": S}}`.
+#[derive(Deserialize)]
+struct LegacyOutput {
+    output: String,
+    metadata: Option<LegacyMeta>,
+}
+
+#[derive(Deserialize)]
+struct LegacyMeta {
+    exit_code: Option<i64>,
+    duration_seconds: Option<f64>,
+}
+
+fn legacy_output(text: &str) -> Option<LegacyOutput> {
+    if !text.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// Codex's own words for a call that did not run, or failed without an exit code: a tool it
+/// does not have (`unsupported call: web_search`), one not offered in the mode
+/// (`request_user_input is unavailable in Default mode`), input it could not use.
+fn refused(name: &str, body: &str) -> bool {
+    [
+        "unsupported call: ",
+        "write_stdin failed",
+        "failed to parse function arguments",
+        "apply_patch verification failed",
+    ]
+    .iter()
+    .any(|p| body.starts_with(p))
+        || (!name.is_empty()
+            && body
+                .strip_prefix(name)
+                .is_some_and(|r| r.starts_with(" is unavailable")))
+}
+
+fn output<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
     let call_id = p.call_id.0.unwrap_or_default();
+    // An output of no call: context Codex adds itself (`goal_objective`), a notice.
+    if call_id.is_empty() {
+        notice(
+            cx,
+            Cow::Borrowed("codex/function_call_output"),
+            Some(("payload", payload)),
+        );
+        return;
+    }
     let call = cx.memory().codex_rollout.calls.remove(&call_id);
     // The output is text, or an object whose `output` is.
     let text: Option<String> = p.output.and_then(|o| {
@@ -452,72 +653,99 @@ fn output<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
             serde_json::from_str::<Wrapped>(o.get()).ok()?.output
         })
     });
-    let body = text.as_deref().unwrap_or("");
+    if call.as_ref().is_some_and(|c| c.name == "update_plan") {
+        let ext = cx.push(Notice {
+            subtype: Cow::Borrowed("codex/update_plan/output"),
+            message: text.map(Cow::Owned),
+        });
+        ext.put("codex.callId", call_id);
+        return;
+    }
+    let text = text.unwrap_or_default();
+    let legacy = legacy_output(&text);
+    let h = match &legacy {
+        Some(l) => Header {
+            exit_code: l.metadata.as_ref().and_then(|m| m.exit_code),
+            duration_ms: l
+                .metadata
+                .as_ref()
+                .and_then(|m| m.duration_seconds)
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(|s| (s * 1000.0).round() as u64),
+            seen: true,
+            body: &l.output,
+        },
+        None => header(&text),
+    };
+    let body = h.body;
     // Codex's own words: a call the user stopped, or one they declined (it never ran).
     let status = if body.contains("aborted by user") {
         ToolCallStatus::Cancelled
-    } else if body.contains("rejected by user") {
+    } else if body.contains("rejected by user")
+        || refused(call.as_ref().map_or("", |c| c.name.as_str()), body)
+    {
         ToolCallStatus::Failed
     } else {
-        match exit_code(body) {
+        match h.exit_code {
             Some(0) | None => ToolCallStatus::Completed,
             Some(_) => ToolCallStatus::Failed,
         }
     };
     // A patch applied says so ("Success. Updated the following files").
     let ok = status == ToolCallStatus::Completed && body.contains("Success.");
-    let patch = call.as_ref().and_then(|c| c.patch.clone());
+    // With a header, the output as the live stream's command completion states it.
+    let output = if h.seen {
+        Some(Json::Value(serde_json::json!({
+            "stdout": body,
+            "stderr": "",
+            "exit_code": h.exit_code,
+        })))
+    } else {
+        p.output.map(Json::Raw)
+    };
     cx.push(ToolCompletion {
         call_id: call_id.clone(),
         status,
-        duration_ms: None,
-        output: p.output.map(Json::Raw),
+        duration_ms: h.duration_ms,
+        output,
         is_error: status == ToolCallStatus::Failed,
         content: None,
         locations: None,
         parent_call_id: None,
     });
-    if let (true, Some(patch)) = (ok, patch) {
-        let cwd = cx.memory().codex_rollout.context.get(CWD).cloned();
-        for change in patch_changes(&patch, cwd.as_deref()) {
-            cx.push(FileChange {
-                path: Cow::Owned(change.path),
-                change_kind: change.kind,
-                move_path: change.move_path.map(Cow::Owned),
-                diff: change.diff.map(Cow::Owned),
-                cumulative: false,
-                call_id: Some(call_id.clone()),
-                parent_call_id: None,
-            });
-        }
+    if !ok {
+        return;
     }
-}
-
-/// One file an `apply_patch` changes.
-#[derive(Debug, PartialEq)]
-struct PatchChange {
-    path: String,
-    kind: ChangeKind,
-    move_path: Option<String>,
-    diff: Option<String>,
+    let Some(call) = call else { return };
+    // The files as the call's `FileChange` item states them (with every update's diff),
+    // else as the patch names them.
+    let changes = match (call.changes, call.patch) {
+        (Some(c), _) => c,
+        (None, Some(patch)) => {
+            let cwd = cx.memory().codex_rollout.context.get(CWD).cloned();
+            patch_changes(&patch, cwd.as_deref())
+        }
+        (None, None) => return,
+    };
+    super::codex::push_file_changes(cx, &call_id, changes);
 }
 
 /// The files of an `apply_patch` patch (`*** Add File:`, `*** Update File:` with an optional
-/// `*** Move to:`, `*** Delete File:`), their relative paths read against `cwd`. An added
-/// file's `+` lines are its content, which makes its diff; an update's hunks name no line
-/// numbers, so it has none.
-fn patch_changes(patch: &str, cwd: Option<&str>) -> Vec<PatchChange> {
+/// `*** Move to:`, `*** Delete File:`), their relative paths read against `cwd`: for files
+/// that keep no `FileChange` item. An added file's `+` lines are its content, which makes
+/// its diff; an update's hunks name no line numbers, so it has none.
+fn patch_changes(patch: &str, cwd: Option<&str>) -> Vec<Change> {
     let abs = |p: &str| -> String {
         match cwd {
             Some(c) if !p.starts_with('/') => format!("{}/{}", c.trim_end_matches('/'), p),
             _ => p.to_owned(),
         }
     };
-    let mut out: Vec<PatchChange> = Vec::new();
+    let mut out: Vec<Change> = Vec::new();
     let mut added: Option<String> = None;
-    let finish = |out: &mut Vec<PatchChange>, added: &mut Option<String>| {
+    let finish = |out: &mut Vec<Change>, added: &mut Option<String>| {
         if let (Some(text), Some(last)) = (added.take(), out.last_mut()) {
-            last.diff = Some(crate::diff::unified(&last.path, None, &text));
+            last.diff = Some(text);
         }
     };
     for l in patch.lines() {
@@ -542,7 +770,7 @@ fn patch_changes(patch: &str, cwd: Option<&str>) -> Vec<PatchChange> {
                 if kind == ChangeKind::Add {
                     added = Some(String::new());
                 }
-                out.push(PatchChange {
+                out.push(Change {
                     path: abs(path.trim()),
                     kind,
                     move_path: None,
@@ -682,7 +910,7 @@ mod tests {
         );
         assert_eq!(c[3].move_path.as_deref(), Some("/w/src/b.py"));
         let add = c[0].diff.as_deref().unwrap_or_default();
-        assert!(add.contains("+# New\n+Added.\n"), "{add}");
+        assert_eq!(add, "# New\nAdded.\n");
         assert!(c[1].diff.is_none());
     }
 
@@ -706,10 +934,33 @@ mod tests {
     }
 
     #[test]
-    fn exit_codes_and_context() {
-        assert_eq!(exit_code("Exit code: 2\nWall time: 0 seconds\n"), Some(2));
-        assert_eq!(exit_code("Wall time: 0.5 seconds\naborted by user"), None);
-        assert!(synthetic("<environment_context>\n  <cwd>/w</cwd>"));
-        assert!(!synthetic("Create the build marker."));
+    fn output_headers_and_context() {
+        let h = header("Exit code: 2\nWall time: 0 seconds\nOutput:\nboom\n");
+        assert_eq!(
+            (h.exit_code, h.duration_ms, h.body),
+            (Some(2), Some(0), "boom\n")
+        );
+        let h = header("Chunk ID: 1a\nWall time: 0.0250 seconds\nProcess exited with code 1\nOriginal token count: 3\nOutput:\ncat: x\n");
+        assert_eq!(
+            (h.exit_code, h.duration_ms, h.body),
+            (Some(1), Some(25), "cat: x\n")
+        );
+        let h = header("Wall time: 0.5 seconds\naborted by user");
+        assert_eq!((h.exit_code, h.body), (None, "aborted by user"));
+        let h = header("unsupported call: web_search");
+        assert!(!h.seen && refused("web_search", h.body));
+        assert!(refused(
+            "request_user_input",
+            "request_user_input is unavailable in Default mode"
+        ));
+        let old = legacy_output(
+            r#"{"output":"boom\n","metadata":{"exit_code":1,"duration_seconds":0.25}}"#,
+        );
+        let m = old.as_ref().and_then(|o| o.metadata.as_ref());
+        assert_eq!(m.and_then(|m| m.exit_code), Some(1));
+        assert_eq!(old.map(|o| o.output), Some("boom\n".to_owned()));
+        assert!(synthetic("<environment_context>\n  <cwd>/w</cwd>", None));
+        assert!(synthetic("<turn_aborted>\nThe user interrupted", None));
+        assert!(!synthetic("Create the build marker.", None));
     }
 }

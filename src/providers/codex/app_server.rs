@@ -7,7 +7,7 @@ use super::legacy::legacy;
 use super::thread_items::{v2_item, Item};
 use super::{
     cancel_open_calls, changes_json, command_text, cumulative_changes, delta, error_event,
-    http_status, is_open, line_thread, note_error, notice, object, open_call, or_null, plan_status,
+    http_status, is_open, line_thread, note_error, notice, object, open_call, or_null, plan_update,
     remember_request, set_stream_thread, status_in_message, strip_plan_tags, tool_invocation,
     turn_errored, turn_usage, unwrap_shell, usage_reported, usage_turn_started, PlanStep, Totals,
     RAW_REASONING,
@@ -460,23 +460,7 @@ pub(super) fn method_call<'a>(
             cumulative_changes(cx, files);
         }
         "turn/plan/updated" => {
-            let entries = p
-                .plan
-                .unwrap_or_default()
-                .into_iter()
-                .map(|s| PlanEntry {
-                    status: plan_status(s.status.as_deref()),
-                    content: s.step.0.unwrap_or_default(),
-                    priority: None,
-                    active_form: None,
-                })
-                .collect();
-            cx.push(PlanUpdate {
-                entries,
-                call_id: None,
-                parent_call_id: None,
-                explanation: p.explanation.0,
-            });
+            cx.push(plan_update(p.explanation.0, p.plan, None));
         }
         "item/started" | "item/completed" => {
             let raw = p

@@ -2,13 +2,14 @@
 //! the bare `{id, msg}` envelope of `codex proto`; rollout files' `event_msg` payloads map
 //! through [`legacy`] too.
 
-use super::diff::{git_diff, split_diff};
+use super::diff::split_diff;
 use super::exec::{exec_totals, exec_usage_snake, tokens, ExecUsage};
 use super::{
     base64_decode, cancel_open_calls, close_call, command_text, completion, cumulative_changes,
-    delta, error_event, file_change, http_status, line_thread, notice, object, open_call, or_null,
-    plan_status, set_stream_thread, status_in_message, strip_plan_tags, text, tool_invocation,
-    turn_usage, unwrap_shell, usage_reported, usage_turn_started, Change, PlanStep, RAW_REASONING,
+    delta, error_event, http_status, line_thread, notice, object, open_call, or_null, plan_update,
+    push_file_changes, set_stream_thread, status_in_message, strip_plan_tags, text,
+    tool_invocation, turn_usage, unwrap_shell, usage_reported, usage_turn_started, Change,
+    PlanStep, RAW_REASONING,
 };
 use crate::event::*;
 use crate::providers::jsonrpc::{self, Envelope};
@@ -67,11 +68,15 @@ pub(in crate::providers) struct LegacyTokenInfo {
 }
 
 /// The files of a legacy `patch_apply_begin`: `{path: {add: …} | {delete: …} | {update:
-/// {move_path, …}}}`.
-fn legacy_changes(changes: Option<&RawValue>) -> Vec<Change> {
-    /// `{"add": {content}}`, `{"delete": {content}}`, `{"update": {unified_diff, move_path}}`.
+/// {move_path, …}}}`; or of a session file's `FileChange` item, whose changes name their kind
+/// in a `type` member: `{path: {type: "update", unified_diff, move_path}}`.
+pub(in crate::providers) fn legacy_changes(changes: Option<&RawValue>) -> Vec<Change> {
+    /// `{"add": {content}}`, `{"delete": {content}}`, `{"update": {unified_diff, move_path}}`,
+    /// or the body itself with its kind in `type`.
     #[derive(Deserialize, Default)]
     struct Body<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: OptStr<'a>,
         #[serde(borrow)]
         move_path: OptStr<'a>,
         unified_diff: OptStr<'a>,
@@ -87,15 +92,23 @@ fn legacy_changes(changes: Option<&RawValue>) -> Vec<Change> {
         .0
         .into_iter()
         .map(|(path, change)| {
-            let kind = jsonrpc::member_names(change.get())
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            let body = serde_json::from_str::<Pairs<Body>>(change.get())
+            let tagged = serde_json::from_str::<Body>(change.get())
                 .ok()
-                .and_then(|p| p.0.into_iter().next())
-                .map(|(_, b)| b)
-                .unwrap_or_default();
+                .filter(|b| b.ty.0.is_some());
+            let (kind, body) = match tagged {
+                Some(b) => (b.ty.0.clone().unwrap_or_default(), b),
+                None => (
+                    jsonrpc::member_names(change.get())
+                        .into_iter()
+                        .next()
+                        .unwrap_or_default(),
+                    serde_json::from_str::<Pairs<Body>>(change.get())
+                        .ok()
+                        .and_then(|p| p.0.into_iter().next())
+                        .map(|(_, b)| b)
+                        .unwrap_or_default(),
+                ),
+            };
             let to = body
                 .move_path
                 .0
@@ -324,15 +337,8 @@ pub(in crate::providers) fn legacy<'a>(
             ));
             // The files: the end names none, its begin did.
             if ok {
-                for c in opened.map(|c| c.changes).unwrap_or_default() {
-                    let diff = c
-                        .diff
-                        .as_deref()
-                        .map(|d| git_diff(&c.path, c.kind, c.move_path.as_deref(), d));
-                    let mut fc = file_change(Cow::Owned(c.path), c.kind, diff, Some(call()));
-                    fc.move_path = c.move_path.map(Cow::Owned);
-                    cx.push(fc);
-                }
+                let changes = opened.map(|c| c.changes).unwrap_or_default();
+                push_file_changes(cx, &call(), changes);
             }
         }
         "mcp_tool_call_begin" => {
@@ -430,23 +436,7 @@ pub(in crate::providers) fn legacy<'a>(
             }
         }
         "plan_update" => {
-            let entries = m
-                .plan
-                .unwrap_or_default()
-                .into_iter()
-                .map(|s| PlanEntry {
-                    status: plan_status(s.status.as_deref()),
-                    content: s.step.0.unwrap_or_default(),
-                    priority: None,
-                    active_form: None,
-                })
-                .collect();
-            cx.push(PlanUpdate {
-                entries,
-                call_id: None,
-                parent_call_id: None,
-                explanation: m.explanation.0,
-            });
+            cx.push(plan_update(m.explanation.0, m.plan, None));
         }
         "error" | "stream_error" | "warning" => {
             let sev = if m.ty == "error" {

@@ -62,7 +62,7 @@ use exec::exec;
 use thread_items::item_line;
 
 // Rollout files (`codex_rollout`) carry legacy events as their `event_msg` payloads.
-pub(super) use legacy::{legacy, LegacyTokenInfo};
+pub(super) use legacy::{legacy, legacy_changes, LegacyTokenInfo};
 
 pub const PROVIDER: Provider = Provider {
     name: "codex",
@@ -812,7 +812,7 @@ fn shell_words(s: &str) -> Option<Vec<String>> {
 }
 
 /// A command given as a string or as an argv list.
-fn command_text<'a>(raw: Option<&'a RawValue>) -> Option<Str<'a>> {
+pub(super) fn command_text<'a>(raw: Option<&'a RawValue>) -> Option<Str<'a>> {
     let raw = raw?;
     if let Some(s) = raw_str(raw) {
         return Some(s);
@@ -984,11 +984,73 @@ fn text<'a, 'c>(
 /// it is the reasoning's summary. `reduce` keeps the two apart.
 pub(super) const RAW_REASONING: &str = "codex.rawReasoning";
 
+/// A step of a plan as Codex states it (`turn/plan/updated`, a legacy `plan_update`, the
+/// arguments of an `update_plan` call in a session file).
 #[derive(Deserialize)]
-struct PlanStep<'a> {
+pub(super) struct PlanStep<'a> {
     #[serde(borrow)]
     step: OptStr<'a>,
     status: OptStr<'a>,
+}
+
+impl PlanStep<'_> {
+    /// The step with its text copied, for plans parsed from text that does not outlive them
+    /// (a call's arguments).
+    pub(super) fn into_owned(self) -> PlanStep<'static> {
+        let own = |s: OptStr| OptStr(s.0.map(|c| Cow::Owned(c.into_owned())));
+        PlanStep {
+            step: own(self.step),
+            status: own(self.status),
+        }
+    }
+}
+
+/// A plan as Codex states it: `{explanation, plan: [{step, status}]}`.
+#[derive(Deserialize)]
+pub(super) struct Plan<'a> {
+    #[serde(borrow)]
+    pub explanation: OptStr<'a>,
+    #[serde(borrow, default)]
+    pub plan: Option<Vec<PlanStep<'a>>>,
+}
+
+/// The `plan_update` of a plan's steps: one event shape for the live stream and the session
+/// files.
+pub(super) fn plan_update<'a>(
+    explanation: Option<Str<'a>>,
+    steps: Option<Vec<PlanStep<'a>>>,
+    call_id: Option<Str<'a>>,
+) -> PlanUpdate<'a> {
+    let entries = steps
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| PlanEntry {
+            status: plan_status(s.status.as_deref()),
+            content: s.step.0.unwrap_or_default(),
+            priority: None,
+            active_form: None,
+        })
+        .collect();
+    PlanUpdate {
+        entries,
+        call_id,
+        parent_call_id: None,
+        explanation,
+    }
+}
+
+/// The `file_change`s of a call's applied changes, one per file, each with its git diff
+/// (a legacy `patch_apply_end`, a session file's `apply_patch` output).
+pub(super) fn push_file_changes<'a>(cx: &mut Cx<'a>, call_id: &Str<'a>, changes: Vec<Change>) {
+    for c in changes {
+        let diff = c
+            .diff
+            .as_deref()
+            .map(|d| diff::git_diff(&c.path, c.kind, c.move_path.as_deref(), d));
+        let mut fc = file_change(Cow::Owned(c.path), c.kind, diff, Some(call_id.clone()));
+        fc.move_path = c.move_path.map(Cow::Owned);
+        cx.push(fc);
+    }
 }
 
 /// An object of the members given, in order. Raw JSON in them passes through untouched:
