@@ -8,8 +8,8 @@
 //! |---|---|
 //! | header `{sessionId, projectHash, startTime, …}` | `session_init` (project hash and kind in `extensions`); the same session again: `notice` `gemini/chat-header` |
 //! | `user` of text | `turn_start` (inferred), `user_input`; the turn before ends (below) |
-//! | `user` of `functionResponse` parts | `tool_completion` of each call no `gemini` record has ended (a cancelled call is only here: invoked and ended at once), else `notice` `gemini/function-response` |
-//! | `gemini` | `text` (and `thinking` from `thoughts`), `usage_update` (its `tokens`: cached input out of input, `tool` in it, thoughts in output and `reasoning_output_tokens`; the raw counts in `extensions."gemini.tokens"`); each of its `toolCalls`: `tool_invocation`, and `tool_completion` by `status` (`success`, `error`, `cancelled`; `success` of a shell command the person stopped, "Command cancelled by user.", is `cancelled`, inferred); a successful `write_file`/`replace` → `file_change` from the call's arguments |
+//! | `user` of `functionResponse` parts | `tool_completion` of each call no `gemini` record has ended (a cancelled call is only here: invoked and ended at once; its output the response's `output` text, or `{message}` of its `error`), else `notice` `gemini/function-response` |
+//! | `gemini` | `text` (and `thinking` from `thoughts`), `usage_update` (its `tokens`: cached input out of input, `tool` in it, thoughts in output and `reasoning_output_tokens`; the raw counts in `extensions."gemini.tokens"`); each of its `toolCalls`: `tool_invocation` (title and path read from `args` as the stream reads a `tool_use`; `write_todos` adds a `plan_update`, as the stream does), and `tool_completion` by `status` (`success`, `error`, `cancelled`; `success` of a shell command the person stopped, "Command cancelled by user.", is `cancelled`, inferred; `success` of a command whose output says `Exit Code: N`, N ≠ 0, is `failed`, `gemini.status` keeping the file's word), its output what the stream's `tool_result` gives (`resultDisplay` when it is text; an error's `{message}`; a command's exit code as `{stdout, stderr, exit_code}`), `durationMs` from the call's start (the milliseconds in its id `<tool>__<tool>_<ms>_<n>`, else the message's `timestamp`) to the call's `timestamp`; a successful `write_file`/`replace` → `file_change` from the call's arguments |
 //! | `info`, a `type` of a later version (with `content`) | `notice` `gemini/<type>` |
 //! | `warning`, `error` | `error` (warning or error; an HTTP status read from the text) |
 //! | `$set` | `notice` `gemini/set`; when it rewinds `messages` to before the open turn's prompt, the turn failed: `error` and a failed `turn_complete` (inferred: the file keeps no cause) |
@@ -23,8 +23,10 @@
 //! next prompt ends the one before: `interrupted` (`stopReason` `cancelled`) when results of
 //! its calls were never sent back to the model (Gemini CLI sends every result before the turn
 //! goes on), the calls still running ending `cancelled`; else completed. A rewind that drops
-//! the prompt fails it. The last turn of a file has no end: nothing says it ended, and
-//! `validate` reports it open (`turn-open-at-end`).
+//! the prompt fails it. The last turn of a file has no end: Gemini CLI writes each model
+//! message first without its `toolCalls` and again with them, so the final answer looks like
+//! a message whose calls are still to come until the file ends, and a line is converted
+//! before the next is read; `validate` reports the turn open (`turn-open-at-end`).
 //!
 //! For `insights usage`, [`line_facts`] reads a line's tokens through the
 //! same [`ChatTokens`] as the events, without building them.
@@ -1028,6 +1030,55 @@ mod tests {
         assert_eq!(ev[3]["toolName"], "write_file");
         assert_eq!(ev[3]["kind"], "edit");
         assert_eq!(ev[4]["status"], "cancelled");
+    }
+
+    #[test]
+    fn outputs_exit_codes_times_and_plans_are_the_streams() {
+        let call = r#"{"id":"m1","timestamp":"2026-12-05T10:28:17.435Z","type":"gemini","content":"","toolCalls":[
+            {"id":"run_shell_command__run_shell_command_1796466497337_0","name":"run_shell_command","args":{"command":"echo checking; exit 1","description":"Run the check"},"result":[{"functionResponse":{"id":"run_shell_command__run_shell_command_1796466497337_0","name":"run_shell_command","response":{"output":"<untrusted_context>\nOutput: checking\nExit Code: 1\nProcess Group PGID: 15502\n</untrusted_context>"}}}],"status":"success","timestamp":"2026-12-05T10:28:17.503Z","resultDisplay":"checking","description":"echo checking; exit 1"},
+            {"id":"run_shell_command__run_shell_command_1796466497340_1","name":"run_shell_command","args":{"command":"uname -s"},"result":[{"functionResponse":{"id":"run_shell_command__run_shell_command_1796466497340_1","name":"run_shell_command","response":{"output":"<untrusted_context>\nOutput: Linux\nProcess Group PGID: 1\n</untrusted_context>"}}}],"status":"success","timestamp":"2026-12-05T10:28:17.500Z","resultDisplay":"Linux"},
+            {"id":"read_file__read_file_x","name":"read_file","args":{"file_path":"/w/missing.txt"},"result":[{"functionResponse":{"id":"read_file__read_file_x","name":"read_file","response":{"error":"File not found: /w/missing.txt"}}}],"status":"error","timestamp":"2026-12-05T10:28:17.532Z","resultDisplay":"File not found.","description":"Reads and returns the content of a specified file."},
+            {"id":"write_todos__write_todos_1796466497400_3","name":"write_todos","args":{"todos":[{"description":"a","status":"in_progress"},{"description":"b","status":"pending"}]},"status":"success","timestamp":"2026-12-05T10:28:17.450Z","resultDisplay":{"todos":[]}}]}"#
+            .replace('\n', "");
+        let ev = events(&[HEADER, &call]);
+        let of = |kind: &str| -> Vec<&Value> { ev.iter().filter(|e| e["event"] == kind).collect() };
+        let done = of("tool_completion");
+        // Exit 1 fails, the code carried as the stream's shell completions carry it.
+        assert_eq!(done[0]["status"], "failed");
+        assert_eq!(
+            done[0]["output"],
+            serde_json::json!({"stdout": "checking", "stderr": "", "exit_code": 1})
+        );
+        assert_eq!(done[0]["extensions"]["gemini.status"], "success");
+        // From the call's start (the time in its id) to its result.
+        assert_eq!(done[0]["durationMs"], 166);
+        assert_eq!(done[1]["status"], "completed");
+        assert_eq!(done[1]["output"], "Linux");
+        assert_eq!(done[2]["status"], "failed");
+        assert_eq!(
+            done[2]["output"],
+            serde_json::json!({"message": "File not found: /w/missing.txt"})
+        );
+        // No time in the id: from the message's time.
+        assert_eq!(done[2]["durationMs"], 97);
+        assert!(done[3].get("output").is_none(), "{}", done[3]);
+        // Titles are the stream's, not the tool's description.
+        let calls = of("tool_invocation");
+        assert_eq!(calls[0]["title"], "Run the check");
+        assert_eq!(calls[2]["title"], "/w/missing.txt");
+        let plans = of("plan_update");
+        assert_eq!(plans.len(), 1);
+        assert_eq!(
+            plans[0]["callId"],
+            "write_todos__write_todos_1796466497400_3"
+        );
+        assert_eq!(plans[0]["entries"][0]["status"], "in_progress");
+        assert_eq!(plans[0]["entries"][1]["content"], "b");
+        assert_eq!(
+            started("write_file__write_file_1796466512735_0"),
+            Some(1796466512735)
+        );
+        assert_eq!(started("read_file__read_file_x"), None);
     }
 
     #[test]
