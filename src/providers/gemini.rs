@@ -141,9 +141,10 @@ struct ModelStats {
     cached: Option<Count>,
 }
 
-/// The members of tool parameters that titles, locations, subagents and plans come from.
+/// The members of tool parameters that titles, locations, subagents and plans come from: read
+/// the same way from the stream's `tool_use` and from a chat file's `toolCalls`.
 #[derive(Deserialize, Default)]
-struct Params<'a> {
+pub(super) struct Params<'a> {
     command: OptStr<'a>,
     description: OptStr<'a>,
     file_path: OptStr<'a>,
@@ -164,6 +165,75 @@ struct Todo<'a> {
     #[serde(borrow)]
     description: OptStr<'a>,
     status: OptStr<'a>,
+}
+
+impl<'a> Params<'a> {
+    /// A call's parameters (an object; anything else reads as none).
+    pub(super) fn read(input: Option<&'a RawValue>) -> Params<'a> {
+        input
+            .and_then(|i| serde_json::from_str(i.get()).ok())
+            .unwrap_or_default()
+    }
+
+    /// The path the call works on.
+    pub(super) fn path(&self) -> Option<Str<'a>> {
+        self.file_path
+            .0
+            .clone()
+            .or(self.absolute_path.0.clone())
+            .or(self.path.0.clone())
+            .or(self.dir_path.0.clone())
+    }
+
+    /// The call's title, by the kind of tool `name` is.
+    pub(super) fn title(&self, name: &str, path: &Option<Str<'a>>) -> Option<Str<'a>> {
+        match tool_kind(name) {
+            ToolKind::Execute => self.description.0.clone().or(self.command.0.clone()),
+            ToolKind::Search => self.pattern.0.clone().or(self.query.0.clone()),
+            ToolKind::Fetch => self.url.0.clone().or(self.prompt.0.clone()),
+            ToolKind::Browse => self.query.0.clone(),
+            ToolKind::Think => self.agent_name.0.clone().or(self.prompt.0.clone()),
+            _ => path.clone(),
+        }
+    }
+
+    /// The plan a `write_todos` call sets (its `todos`); none for any other tool.
+    pub(super) fn plan(&mut self, name: &str, call_id: Str<'a>) -> Option<PlanUpdate<'a>> {
+        if name != "write_todos" {
+            return None;
+        }
+        let entries = self
+            .todos
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| PlanEntry {
+                content: t.description.0.unwrap_or_default(),
+                status: match t.status.as_deref() {
+                    Some("in_progress") => PlanStatus::InProgress,
+                    Some("completed") => PlanStatus::Completed,
+                    _ => PlanStatus::Pending,
+                },
+                priority: None,
+                active_form: None,
+            })
+            .collect();
+        Some(PlanUpdate {
+            entries,
+            call_id: Some(call_id),
+            parent_call_id: None,
+            explanation: None,
+        })
+    }
+}
+
+/// A failed call's output: the error's type and message, as the stream's `tool_result`
+/// states them (a chat file keeps the message only).
+pub(super) fn error_output(ty: Option<&str>, message: Option<&str>) -> Json<'static> {
+    Json::Value(match ty {
+        Some(ty) => json!({ "type": ty, "message": message }),
+        None => json!({ "message": message }),
+    })
 }
 
 /// ToolKind of a Gemini CLI tool name.
@@ -253,24 +323,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             let name = w.tool_name.0.unwrap_or_default();
             let call_id = w.tool_id.0.unwrap_or_default();
             let input = w.parameters.filter(|p| is_object(p));
-            let p: Params = input
-                .and_then(|i| serde_json::from_str(i.get()).ok())
-                .unwrap_or_default();
-            let path = p
-                .file_path
-                .0
-                .clone()
-                .or(p.absolute_path.0.clone())
-                .or(p.path.0.clone())
-                .or(p.dir_path.0.clone());
-            let title = match tool_kind(&name) {
-                ToolKind::Execute => p.description.0.clone().or(p.command.0.clone()),
-                ToolKind::Search => p.pattern.0.clone().or(p.query.0.clone()),
-                ToolKind::Fetch => p.url.0.clone().or(p.prompt.0.clone()),
-                ToolKind::Browse => p.query.0.clone(),
-                ToolKind::Think => p.agent_name.0.clone().or(p.prompt.0.clone()),
-                _ => path.clone(),
-            };
+            let mut p = Params::read(input);
+            let path = p.path();
+            let title = p.title(&name, &path);
             let edit = match &*name {
                 "write_file" => input.and_then(|i| edits::from_input(i.get(), true, false)),
                 "replace" | "edit" => input.and_then(|i| edits::from_input(i.get(), false, false)),
@@ -303,36 +358,14 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
                     prompt: p.prompt.0,
                     parent_call_id: None,
                 });
-            } else if name == "write_todos" {
-                let entries = p
-                    .todos
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|t| PlanEntry {
-                        content: t.description.0.unwrap_or_default(),
-                        status: match t.status.as_deref() {
-                            Some("in_progress") => PlanStatus::InProgress,
-                            Some("completed") => PlanStatus::Completed,
-                            _ => PlanStatus::Pending,
-                        },
-                        priority: None,
-                        active_form: None,
-                    })
-                    .collect();
-                cx.push(PlanUpdate {
-                    entries,
-                    call_id: Some(call_id),
-                    parent_call_id: None,
-                    explanation: None,
-                });
+            } else if let Some(plan) = p.plan(&name, call_id) {
+                cx.push(plan);
             }
         }
         "tool_result" => {
             let ok = w.status.as_deref() != Some("error");
             let output = match (&w.error, w.output.filter(|o| !is_null(o))) {
-                (Some(e), _) if !ok => Some(Json::Value(
-                    json!({ "type": e.ty.0, "message": e.message.0 }),
-                )),
+                (Some(e), _) if !ok => Some(error_output(e.ty.as_deref(), e.message.as_deref())),
                 (_, Some(o)) => Some(Json::Raw(o)),
                 _ => None,
             };

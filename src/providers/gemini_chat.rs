@@ -8,8 +8,8 @@
 //! |---|---|
 //! | header `{sessionId, projectHash, startTime, …}` | `session_init` (project hash and kind in `extensions`); the same session again: `notice` `gemini/chat-header` |
 //! | `user` of text | `turn_start` (inferred), `user_input`; the turn before ends (below) |
-//! | `user` of `functionResponse` parts | `tool_completion` of each call no `gemini` record has ended (a cancelled call is only here: invoked and ended at once), else `notice` `gemini/function-response` |
-//! | `gemini` | `text` (and `thinking` from `thoughts`), `usage_update` (its `tokens`: cached input out of input, `tool` in it, thoughts in output and `reasoning_output_tokens`; the raw counts in `extensions."gemini.tokens"`); each of its `toolCalls`: `tool_invocation`, and `tool_completion` by `status` (`success`, `error`, `cancelled`; `success` of a shell command the person stopped, "Command cancelled by user.", is `cancelled`, inferred); a successful `write_file`/`replace` → `file_change` from the call's arguments |
+//! | `user` of `functionResponse` parts | `tool_completion` of each call no `gemini` record has ended (a cancelled call is only here: invoked and ended at once; its output the response's `output` text, or `{message}` of its `error`), else `notice` `gemini/function-response` |
+//! | `gemini` | `text` (and `thinking` from `thoughts`), `usage_update` (its `tokens`: cached input out of input, `tool` in it, thoughts in output and `reasoning_output_tokens`; the raw counts in `extensions."gemini.tokens"`); each of its `toolCalls`: `tool_invocation` (title and path read from `args` as the stream reads a `tool_use`; `write_todos` adds a `plan_update`, as the stream does), and `tool_completion` by `status` (`success`, `error`, `cancelled`; `success` of a shell command the person stopped, "Command cancelled by user.", is `cancelled`, inferred; `success` of a command whose output says `Exit Code: N`, N ≠ 0, is `failed`, `gemini.status` keeping the file's word), its output what the stream's `tool_result` gives (`resultDisplay` when it is text; an error's `{message}`; a command's exit code as `{stdout, stderr, exit_code}`), `durationMs` from the call's start (the milliseconds in its id `<tool>__<tool>_<ms>_<n>`, else the message's `timestamp`) to the call's `timestamp`; a successful `write_file`/`replace` → `file_change` from the call's arguments |
 //! | `info`, a `type` of a later version (with `content`) | `notice` `gemini/<type>` |
 //! | `warning`, `error` | `error` (warning or error; an HTTP status read from the text) |
 //! | `$set` | `notice` `gemini/set`; when it rewinds `messages` to before the open turn's prompt, the turn failed: `error` and a failed `turn_complete` (inferred: the file keeps no cause) |
@@ -23,15 +23,17 @@
 //! next prompt ends the one before: `interrupted` (`stopReason` `cancelled`) when results of
 //! its calls were never sent back to the model (Gemini CLI sends every result before the turn
 //! goes on), the calls still running ending `cancelled`; else completed. A rewind that drops
-//! the prompt fails it. The last turn of a file has no end: nothing says it ended, and
-//! `validate` reports it open (`turn-open-at-end`).
+//! the prompt fails it. The last turn of a file has no end: Gemini CLI writes each model
+//! message first without its `toolCalls` and again with them, so the final answer looks like
+//! a message whose calls are still to come until the file ends, and a line is converted
+//! before the next is read; `validate` reports the turn open (`turn-open-at-end`).
 //!
 //! For `insights usage`, [`line_facts`] reads a line's tokens through the
 //! same [`ChatTokens`] as the events, without building them.
 
 use super::codex::error_event;
 use super::edits;
-use super::gemini::tool_kind;
+use super::gemini::{tool_kind, Params};
 use super::memo::Memo;
 use super::{Cx, Unmapped};
 use crate::detect::Probe;
@@ -147,7 +149,8 @@ struct ToolCall<'a> {
     #[serde(borrow)]
     result: Option<&'a RawValue>,
     status: OptStr<'a>,
-    description: OptStr<'a>,
+    /// When the call ended (its result's time).
+    timestamp: OptStr<'a>,
     #[serde(borrow)]
     result_display: Option<&'a RawValue>,
 }
@@ -186,6 +189,48 @@ struct FunctionResponse<'a> {
     name: OptStr<'a>,
     #[serde(borrow)]
     response: Option<&'a RawValue>,
+}
+
+/// What a `functionResponse` sent the model: the tool's output text, or its error.
+#[derive(Deserialize, Default)]
+struct Response<'a> {
+    #[serde(borrow)]
+    output: OptStr<'a>,
+    error: OptStr<'a>,
+}
+
+impl<'a> Response<'a> {
+    fn read(raw: Option<&'a RawValue>) -> Response<'a> {
+        raw.and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or_default()
+    }
+
+    /// The response of a call's `result` (`[{functionResponse: {response}}]`).
+    fn of_result(result: Option<&'a RawValue>) -> Response<'a> {
+        let parts: Vec<Part<'a>> = result
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or_default();
+        let raw = parts
+            .into_iter()
+            .find_map(|p| p.function_response.and_then(|f| f.response));
+        Response::read(raw)
+    }
+
+    /// The exit code the shell tool states in its output (`Exit Code: N`, written when not 0).
+    fn exit_code(&self) -> Option<i64> {
+        self.output
+            .as_deref()?
+            .lines()
+            .find_map(|l| l.strip_prefix("Exit Code: "))
+            .and_then(|c| c.trim().parse().ok())
+    }
+
+    /// Whether the person stopped the command (the shell tool's words).
+    fn stopped(&self) -> bool {
+        self.output
+            .as_deref()
+            .is_some_and(|o| o.contains("Command was cancelled by user before it could complete"))
+    }
 }
 
 /// A response's tokens. `input` counts the cached part (`total` is `input` + `output`);
@@ -387,10 +432,8 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             continue;
         }
         ended = true;
-        let error = f
-            .response
-            .and_then(|v| serde_json::from_str::<serde_json::Value>(v.get()).ok())
-            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned));
+        let response = Response::read(f.response);
+        let error = response.error.0.clone();
         if !invoked_already(cx, &id) {
             cx.push(ToolInvocation {
                 call_id: id.clone(),
@@ -417,7 +460,10 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
                 (Some(_), false) => ToolCallStatus::Failed,
             },
             duration_ms: None,
-            output: f.response.map(Json::Raw),
+            output: match &error {
+                Some(e) => Some(super::gemini::error_output(None, Some(e))),
+                None => response.output.0.map(Json::Str),
+            },
             is_error: error.is_some(),
             content: None,
             locations: None,
@@ -484,17 +530,16 @@ fn unsent(cx: &mut Cx<'_>, id: &str, add: bool) {
     }
 }
 
-/// Whether a call Gemini CLI wrote `success` was stopped by the person: the shell tool says
-/// so in what it shows (`resultDisplay`) and in the result it sends.
-fn stopped(call: &ToolCall<'_>) -> bool {
-    let display = call
-        .result_display
-        .and_then(|d| serde_json::from_str::<Str>(d.get()).ok());
-    display.is_some_and(|d| d.trim() == "Command cancelled by user.")
-        || call.result.is_some_and(|r| {
-            r.get()
-                .contains("Command was cancelled by user before it could complete")
-        })
+/// When a call began, as far as the file tells: Gemini CLI names a call
+/// `<tool>__<tool>_<ms>_<n>`, `<ms>` the time (Unix milliseconds) the model's call reached
+/// it. The message's own time is the fallback; it is not the call's when Gemini CLI adds a
+/// later call to an earlier message.
+fn started(id: &str) -> Option<i64> {
+    let mut parts = id.rsplitn(3, '_');
+    let (_n, ms) = (parts.next()?, parts.next()?);
+    (ms.len() == 13 && ms.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| ms.parse().ok())
+        .flatten()
 }
 
 fn ended_already(cx: &mut Cx<'_>, id: &str) -> bool {
@@ -563,52 +608,87 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             continue;
         }
         let name = call.name.0.clone().unwrap_or_default();
-        let path = call.args.and_then(|a| {
-            serde_json::from_str::<serde_json::Value>(a.get())
-                .ok()?
-                .get("file_path")
-                .and_then(|p| p.as_str())
-                .map(str::to_owned)
-        });
         if !invoked_already(cx, &id) {
+            // Read as the stream reads a `tool_use`: the same title, path and plan.
+            let mut p = Params::read(call.args);
+            let path = p.path();
             cx.push(ToolInvocation {
                 call_id: id.clone(),
                 kind: tool_kind(&name),
-                tool_name: Cow::Owned(name.to_string()),
-                title: call.description.0.clone(),
+                tool_name: name.clone(),
+                title: p.title(&name, &path),
                 input: call.args.map_or_else(|| Json::Value(json!({})), Json::Raw),
-                locations: path.clone().map(|p| vec![Cow::Owned(p)]),
+                locations: path.map(|p| vec![p]),
                 model: r.model.0.clone(),
                 mcp_server: None,
                 mcp_tool: None,
                 message_id: r.id.0.clone(),
                 parent_call_id: None,
             });
+            if let Some(plan) = p.plan(&name, id.clone()) {
+                cx.push(plan);
+            }
             set_call(cx, &id, false);
             unsent(cx, &id, true);
         }
-        let stopped = call.status.as_deref() == Some("success") && stopped(&call);
+        let response = Response::of_result(call.result);
+        let display = call
+            .result_display
+            .filter(|d| d.get().starts_with('"'))
+            .and_then(|d| serde_json::from_str::<Str>(d.get()).ok());
+        let success = call.status.as_deref() == Some("success");
+        // A command the person stopped is `success` to Gemini CLI; its shell says otherwise.
+        let stopped = success
+            && (display.as_deref().map(str::trim) == Some("Command cancelled by user.")
+                || response.stopped());
+        let exit_code = response.exit_code().filter(|_| success && !stopped);
         let status = match call.status.as_deref() {
             _ if stopped => ToolCallStatus::Cancelled,
+            Some("success") if exit_code.is_some_and(|c| c != 0) => ToolCallStatus::Failed,
             Some("success") => ToolCallStatus::Completed,
             Some("cancelled") | Some("canceled") => ToolCallStatus::Cancelled,
             Some("error") => ToolCallStatus::Failed,
             // Scheduled, executing, awaiting approval: not ended yet.
             _ => continue,
         };
+        // The output the stream gives: what the tool displays (text only), an error's
+        // message, a command's exit code as the stream's shell completions carry it.
+        let output = match (&response.error.0, exit_code) {
+            (Some(e), _) if status == ToolCallStatus::Failed => {
+                Some(super::gemini::error_output(None, Some(e)))
+            }
+            (_, Some(code)) => Some(Json::Value(json!({
+                "stdout": display.as_deref().unwrap_or(""),
+                "stderr": "",
+                "exit_code": code,
+            }))),
+            _ => display.map(Json::Str),
+        };
+        let duration_ms = call
+            .timestamp
+            .as_deref()
+            .and_then(crate::time::millis)
+            .and_then(|end| {
+                let start = started(&id)
+                    .filter(|s| *s <= end)
+                    .or_else(|| r.timestamp.as_deref().and_then(crate::time::millis))?;
+                u64::try_from(end - start).ok()
+            });
         let ext = cx.push(ToolCompletion {
             call_id: id.clone(),
             status,
-            duration_ms: None,
-            output: call.result.map(Json::Raw),
+            duration_ms,
+            output,
             is_error: status == ToolCallStatus::Failed,
             content: None,
             locations: None,
             parent_call_id: None,
         });
+        if stopped || exit_code.is_some() {
+            ext.put_opt("gemini.status", call.status.0.clone());
+        }
         if stopped {
             ext.put("insights.inferred", true);
-            ext.put_opt("gemini.status", call.status.0.clone());
         }
         set_call(cx, &id, true);
         if status == ToolCallStatus::Completed {
@@ -950,6 +1030,55 @@ mod tests {
         assert_eq!(ev[3]["toolName"], "write_file");
         assert_eq!(ev[3]["kind"], "edit");
         assert_eq!(ev[4]["status"], "cancelled");
+    }
+
+    #[test]
+    fn outputs_exit_codes_times_and_plans_are_the_streams() {
+        let call = r#"{"id":"m1","timestamp":"2026-12-05T10:28:17.435Z","type":"gemini","content":"","toolCalls":[
+            {"id":"run_shell_command__run_shell_command_1796466497337_0","name":"run_shell_command","args":{"command":"echo checking; exit 1","description":"Run the check"},"result":[{"functionResponse":{"id":"run_shell_command__run_shell_command_1796466497337_0","name":"run_shell_command","response":{"output":"<untrusted_context>\nOutput: checking\nExit Code: 1\nProcess Group PGID: 15502\n</untrusted_context>"}}}],"status":"success","timestamp":"2026-12-05T10:28:17.503Z","resultDisplay":"checking","description":"echo checking; exit 1"},
+            {"id":"run_shell_command__run_shell_command_1796466497340_1","name":"run_shell_command","args":{"command":"uname -s"},"result":[{"functionResponse":{"id":"run_shell_command__run_shell_command_1796466497340_1","name":"run_shell_command","response":{"output":"<untrusted_context>\nOutput: Linux\nProcess Group PGID: 1\n</untrusted_context>"}}}],"status":"success","timestamp":"2026-12-05T10:28:17.500Z","resultDisplay":"Linux"},
+            {"id":"read_file__read_file_x","name":"read_file","args":{"file_path":"/w/missing.txt"},"result":[{"functionResponse":{"id":"read_file__read_file_x","name":"read_file","response":{"error":"File not found: /w/missing.txt"}}}],"status":"error","timestamp":"2026-12-05T10:28:17.532Z","resultDisplay":"File not found.","description":"Reads and returns the content of a specified file."},
+            {"id":"write_todos__write_todos_1796466497400_3","name":"write_todos","args":{"todos":[{"description":"a","status":"in_progress"},{"description":"b","status":"pending"}]},"status":"success","timestamp":"2026-12-05T10:28:17.450Z","resultDisplay":{"todos":[]}}]}"#
+            .replace('\n', "");
+        let ev = events(&[HEADER, &call]);
+        let of = |kind: &str| -> Vec<&Value> { ev.iter().filter(|e| e["event"] == kind).collect() };
+        let done = of("tool_completion");
+        // Exit 1 fails, the code carried as the stream's shell completions carry it.
+        assert_eq!(done[0]["status"], "failed");
+        assert_eq!(
+            done[0]["output"],
+            serde_json::json!({"stdout": "checking", "stderr": "", "exit_code": 1})
+        );
+        assert_eq!(done[0]["extensions"]["gemini.status"], "success");
+        // From the call's start (the time in its id) to its result.
+        assert_eq!(done[0]["durationMs"], 166);
+        assert_eq!(done[1]["status"], "completed");
+        assert_eq!(done[1]["output"], "Linux");
+        assert_eq!(done[2]["status"], "failed");
+        assert_eq!(
+            done[2]["output"],
+            serde_json::json!({"message": "File not found: /w/missing.txt"})
+        );
+        // No time in the id: from the message's time.
+        assert_eq!(done[2]["durationMs"], 97);
+        assert!(done[3].get("output").is_none(), "{}", done[3]);
+        // Titles are the stream's, not the tool's description.
+        let calls = of("tool_invocation");
+        assert_eq!(calls[0]["title"], "Run the check");
+        assert_eq!(calls[2]["title"], "/w/missing.txt");
+        let plans = of("plan_update");
+        assert_eq!(plans.len(), 1);
+        assert_eq!(
+            plans[0]["callId"],
+            "write_todos__write_todos_1796466497400_3"
+        );
+        assert_eq!(plans[0]["entries"][0]["status"], "in_progress");
+        assert_eq!(plans[0]["entries"][1]["content"], "b");
+        assert_eq!(
+            started("write_file__write_file_1796466512735_0"),
+            Some(1796466512735)
+        );
+        assert_eq!(started("read_file__read_file_x"), None);
     }
 
     #[test]
