@@ -41,6 +41,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: false,
         reasoning: false,
         permissions: false,
         questions: true,
@@ -52,6 +53,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: true,
 };
 
 crate::providers::memo::remember! {

@@ -76,6 +76,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: true,
         reasoning: true,
         permissions: true,
         questions: true,
@@ -87,6 +88,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: false,
 };
 
 crate::providers::memo::remember! {
