@@ -607,6 +607,9 @@ impl<'o, W: Write> Converter<'o, W> {
                     ..Cx::default()
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
+                if p.infers_turns && result.is_ok() {
+                    crate::providers::turns::infer(&mut cx, p.name);
+                }
                 self.memory = cx.memory.take();
                 match result {
                     Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),
@@ -1106,6 +1109,7 @@ mod tests {
             convert: boom,
             reading: crate::providers::Reading::PLAIN,
             caps: crate::providers::Capabilities::default(),
+            infers_turns: false,
         }));
         let mut o = opts();
         o.forced = Some(panics);

@@ -303,6 +303,12 @@ impl<'a> Parallel<'a> {
         }
     }
 
+    /// Starts the next source from `state` rather than from nothing (`reduce` taking up a log
+    /// whose state has turns running, [`crate::reduce::converter_start`]).
+    pub fn start_from(&mut self, state: StreamState) {
+        self.state = state;
+    }
+
     /// Converts one source and writes its events, numbered after those of the sources before.
     pub fn run_source<W: Write>(
         &mut self,

@@ -94,7 +94,7 @@ mod tests {
     fn table_has_a_row_per_capability_and_a_column_per_provider() {
         let t = table();
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines.len(), 2 + 13);
+        assert_eq!(lines.len(), 2 + 14);
         for p in PROVIDERS {
             assert!(lines[0].contains(&format!("`{}`", p.name)));
         }
@@ -106,6 +106,6 @@ mod tests {
     fn json_lists_every_provider() {
         let v: Value = serde_json::from_str(&json_text()).unwrap();
         assert_eq!(v.as_array().unwrap().len(), PROVIDERS.len());
-        assert_eq!(v[0]["capabilities"].as_object().unwrap().len(), 13);
+        assert_eq!(v[0]["capabilities"].as_object().unwrap().len(), 14);
     }
 }

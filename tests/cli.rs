@@ -384,7 +384,7 @@ fn a_directory_stands_for_its_jsonl_files_in_path_order_for_every_command() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(events(&out).len(), 4, "the capture after it is converted");
+    assert_eq!(events(&out).len(), 5, "the capture after it is converted");
     let _ = std::fs::remove_dir(&empty);
 }
 
@@ -465,7 +465,8 @@ fn a_bad_line_does_not_stop_the_run() {
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 2, "{}", stderr(&out));
     let lines: Vec<u64> = events(&out).iter().map(|e| u64_of(e, "line")).collect();
-    assert_eq!(lines, [1, 3, 3, 5]);
+    // Line 1 is the init and the turn start inferred after it.
+    assert_eq!(lines, [1, 1, 3, 3, 5]);
 }
 
 #[test]
@@ -479,8 +480,9 @@ fn strict_stops_at_the_first_bad_line() {
     assert_eq!(err.lines().count(), 1, "one diagnostic, then stop:\n{err}");
     assert!(err.starts_with("insights: <stdin>:2:"), "{err}");
     let got = events(&out);
-    assert_eq!(got.len(), 1, "only line 1 converted");
+    assert_eq!(got.len(), 2, "only line 1 converted");
     assert_eq!(str_of(&got[0], "event"), "session_init");
+    assert_eq!(str_of(&got[1], "event"), "turn_start");
 }
 
 #[test]
@@ -495,7 +497,7 @@ fn strict_on_a_later_file_keeps_what_came_before() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(events(&out).len(), 5, "the first file and stdin line 1");
+    assert_eq!(events(&out).len(), 6, "the first file and stdin line 1");
 }
 
 #[test]
@@ -984,6 +986,7 @@ fn assert_live(args: &[&str]) {
     live.send(&text[0]);
     let ev = live.next("after line 1");
     assert_eq!(str_of(&ev, "event"), "session_init", "{ev}");
+    assert_eq!(str_of(&live.next("after line 1"), "event"), "turn_start");
     live.send(&text[1]);
     assert_eq!(str_of(&live.next("after line 2"), "event"), "text");
     assert_eq!(str_of(&live.next("after line 2"), "event"), "usage_update");
@@ -1021,7 +1024,7 @@ fn block_buffered_output_waits_for_the_end() {
     let kinds: Vec<&str> = rest.iter().map(|e| str_of(e, "event")).collect();
     assert_eq!(
         kinds,
-        ["session_init", "text", "usage_update"],
+        ["session_init", "turn_start", "text", "usage_update"],
         "at the end"
     );
 }

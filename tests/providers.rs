@@ -44,7 +44,7 @@ fn json_matches_the_table() {
             "{name} not in the table"
         );
         let caps = p["capabilities"].as_object().expect("capabilities");
-        assert_eq!(caps.len(), 13, "{name}");
+        assert_eq!(caps.len(), 14, "{name}");
         assert!(caps.values().all(Value::is_boolean), "{name}");
     }
     // Every --from name is a provider of the matrix.

@@ -383,8 +383,13 @@ fn many_files_report_in_the_order_given() {
 /// file, line, rule). Each is still expected, so that fixing the converter fails this test until
 /// its entry is removed. No warning is expected on any golden file.
 const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
-    // Not a converter bug: the excerpt of AceClaw's stream in the mixed log ends inside its turn.
-    ("mixed/providers", 22, "turn-open-at-end"),
+    // Not converter bugs: the excerpts of Cursor's and AceClaw's streams in the mixed log end
+    // inside their turns (Cursor's turn start is inferred, `providers::turns`).
+    ("mixed/providers", 11, "turn-open-at-end"),
+    ("mixed/providers", 28, "turn-open-at-end"),
+    // Not a converter bug: `opencode run` exits after the denied write, its last step
+    // finished for `tool-calls`; the wire never ends the turn (its start is inferred).
+    ("opencode/write-denied", 1, "turn-open-at-end"),
     // No other at present. ACP (Gemini CLI) names a call first in `session/request_permission`
     // and completes it without a `tool_call`: the converter invokes it from the request, so
     // `validate` makes no exception for calls a permission request names.

@@ -60,6 +60,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: true,
         reasoning: true,
         permissions: true,
         questions: false,
@@ -71,6 +72,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: false,
 };
 
 /// Method prefixes of the daemon's protocol.

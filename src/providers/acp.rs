@@ -66,6 +66,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: true,
         reasoning: true,
         permissions: true,
         questions: false,
@@ -77,6 +78,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: false,
 };
 
 crate::providers::memo::remember! {

@@ -43,6 +43,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: false,
         tool_calls: true,
         tool_results: true,
+        status_updates: false,
         reasoning: true,
         permissions: false,
         questions: false,
@@ -54,6 +55,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: true,
 };
 
 /// Amp's tools, by the Claude Code tool they correspond to.

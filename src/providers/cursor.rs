@@ -55,6 +55,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: false,
         reasoning: true,
         permissions: false,
         questions: false,
@@ -66,6 +67,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: false,
         plans: true,
     },
+    infers_turns: true,
 };
 
 fn sniff(p: &Probe) -> bool {

@@ -42,6 +42,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: false,
         reasoning: false,
         permissions: false,
         questions: true,
@@ -53,6 +54,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: true,
 };
 
 crate::providers::memo::remember! {

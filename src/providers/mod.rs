@@ -23,6 +23,7 @@ pub mod jsonrpc;
 pub mod memo;
 pub mod opencode;
 pub mod qwen;
+pub mod turns;
 
 /// One supported wire format.
 pub struct Provider {
@@ -45,6 +46,9 @@ pub struct Provider {
     pub reading: Reading,
     /// What the wire format carries that `insights` maps to typed events.
     pub caps: Capabilities,
+    /// Whether its turns' starts are inferred ([`turns`]): the format ends turns but does
+    /// not start them.
+    pub infers_turns: bool,
 }
 
 /// How the commands that read events (`reduce`, `replay`) must read a provider's: the few
@@ -96,6 +100,8 @@ pub struct Capabilities {
     pub tool_results: bool,
     /// The model's reasoning (`text` kind thinking, thinking deltas).
     pub reasoning: bool,
+    /// The agent's state as it works (`session_status`: running, idle, compacting, …).
+    pub status_updates: bool,
     /// Permission requests or answers (`permission_request`, `permission_response`).
     pub permissions: bool,
     /// Questions to the user (tool kind `ask`, user-input requests).
@@ -118,12 +124,13 @@ pub struct Capabilities {
 
 impl Capabilities {
     /// The entries in table order: label, JSON key, value.
-    pub fn entries(&self) -> [(&'static str, &'static str, bool); 13] {
+    pub fn entries(&self) -> [(&'static str, &'static str, bool); 14] {
         [
             ("streaming deltas", "streamingDeltas", self.streaming_deltas),
             ("tool calls", "toolCalls", self.tool_calls),
             ("tool results", "toolResults", self.tool_results),
             ("reasoning", "reasoning", self.reasoning),
+            ("status updates", "statusUpdates", self.status_updates),
             ("permissions", "permissions", self.permissions),
             ("questions", "questions", self.questions),
             ("file changes", "fileChanges", self.file_changes),
@@ -203,6 +210,7 @@ crate::providers::memo::remember! {
         pub gemini_chat: gemini_chat::Memory,
         pub qwen: qwen::Memory,
         pub amp: amp::Memory,
+        pub turns: turns::Memory,
     }
 }
 

@@ -45,6 +45,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: false,
         tool_calls: true,
         tool_results: true,
+        status_updates: false,
         reasoning: true,
         permissions: false,
         questions: false,
@@ -56,6 +57,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: true,
 };
 
 fn sniff(p: &Probe) -> bool {

@@ -43,6 +43,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: false,
         reasoning: true,
         permissions: true,
         questions: true,
@@ -54,6 +55,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: true,
 };
 
 /// Qwen Code's tools, by the Claude Code tool they correspond to.

@@ -228,7 +228,11 @@ pub fn read_source(
     };
     // One converter per source, as on one thread: a new run of the workers.
     let lines = Lines::default();
-    Parallel::new(opts, jobs).run(src, diag, &lines, &mut |piece| {
+    let mut par = Parallel::new(opts, jobs);
+    if let Some(start) = super::converter_start(&fold.red.state) {
+        par.start_from(start);
+    }
+    par.run(src, diag, &lines, &mut |piece| {
         let go_on = fold.piece(piece)?;
         if let Ok(mut spare) = lines.spare.lock() {
             spare.extend(fold.cargo.take());

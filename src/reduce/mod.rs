@@ -323,6 +323,27 @@ impl Sink<'_> {
     }
 }
 
+/// What the converter of a source starts from: the turns the state has running, for the
+/// providers whose turn starts are inferred ([`crate::providers::turns::resumed`]); `None`
+/// when there are none (a fresh start).
+pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
+    let open: Vec<&str> = state
+        .tree
+        .sessions
+        .iter()
+        .zip(&state.pending.sessions)
+        .filter(|(_, p)| p.turn.is_some())
+        .filter_map(|(t, _)| t.provider.as_deref())
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    Some(crate::convert::StreamState {
+        memory: std::sync::Arc::new(crate::providers::turns::resumed(open)),
+        ..Default::default()
+    })
+}
+
 /// Reads one source: InsightsEvent lines are parsed as written (their `seq` kept), any other
 /// line goes through the converter (one per source, as in `insights convert`) and its events
 /// follow. `each` sees every event fed.
@@ -337,6 +358,7 @@ pub fn read_source(
     let Some(reader) = src.open_or_report(diag) else {
         return Ok(());
     };
+    let start = converter_start(&red.state);
     let sink = RefCell::new(Sink {
         red,
         each,
@@ -353,6 +375,9 @@ pub fn read_source(
     };
     let mut out = Out::new(Vec::new());
     let mut conv = Converter::new(opts, &mut out);
+    if let Some(start) = start {
+        conv.set_state(start);
+    }
     conv.tap(&mut tap);
     let mut rdr = LineReader::new(reader, opts.max_line);
     let mut buf = Vec::with_capacity(64 * 1024);

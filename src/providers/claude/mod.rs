@@ -101,6 +101,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: true,
         reasoning: true,
         permissions: true,
         questions: true,
@@ -112,6 +113,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: true,
 };
 
 crate::providers::memo::remember! {

@@ -80,6 +80,7 @@ pub const PROVIDER: Provider = Provider {
         streaming_deltas: true,
         tool_calls: true,
         tool_results: true,
+        status_updates: true,
         reasoning: true,
         permissions: true,
         questions: true,
@@ -91,6 +92,7 @@ pub const PROVIDER: Provider = Provider {
         subagents: true,
         plans: true,
     },
+    infers_turns: false,
 };
 
 crate::providers::memo::remember! {

@@ -1,0 +1,208 @@
+//! Inferred turn starts, for the wire formats that say where a turn ends (`result`) but not
+//! where it begins: Claude Code and the formats that follow it (Qwen Code, Amp, Cursor,
+//! OpenCode) and Gemini CLI's stream-json. The adapter contract's MVP subset has `run.started`
+//! (`turn_start`); a provider opts in with [`super::Provider::infers_turns`], and the converter
+//! runs [`infer`] on the events each of its lines made.
+//!
+//! A `turn_start` marked `insights.inferred` is written where `reduce` opens a turn without
+//! one (`reduce`'s module doc, "Turns"): right after a `session_init` that names its session,
+//! else before the first top-level prompt or piece of agent output (`user_input`, `text`,
+//! `stream_delta`, `tool_invocation`, `subagent_spawn`, `permission_request`, `plan_update`),
+//! or before a `turn_complete`, while no turn is open. A line that names no session opens
+//! none: the prompt the SDK sends before the CLI has named its session is followed by the
+//! `system/init` that names it, and the turn starts there. A `turn_start` the provider writes
+//! itself (Claude's session files) opens the turn, and `turn_complete` closes it. A
+//! subagent's events (with a `parentCallId`) belong to the turn of their call and open none.
+//! So `reduce` counts each turn once: the inferred start opens the turn it would have opened.
+//!
+//! The open turn is remembered per provider for the whole stream ([`Memory`]), not per
+//! session: the SDK's prompt arrives before the CLI names its session, and belongs to the turn
+//! that the session's `system/init` then continues.
+
+use super::memo::Memo;
+use super::Cx;
+use crate::event::{Body, TurnStart};
+
+crate::providers::memo::remember! {
+    /// Whether a turn is open, by provider name.
+    pub struct Memory {
+        /// Present (`()`) while the provider's turn is open.
+        pub open: Memo<()>,
+    }
+}
+
+/// What an event means for the turn boundaries.
+enum Role {
+    /// Nothing (session-level, or a subagent's).
+    None,
+    /// Opens a turn before itself when none is open.
+    Opens,
+    /// A `session_init` naming its session: opens a turn after itself.
+    OpensAfter,
+    /// The provider's own `turn_start`.
+    Starts,
+    /// `turn_complete`: closes the turn (opening one before it if none was).
+    Completes,
+}
+
+fn role(body: &Body, named: bool) -> Role {
+    let top = |parent: &Option<crate::event::Str>| parent.as_deref().is_none_or(str::is_empty);
+    // A line that names no session (the SDK's first prompt, sent before the CLI has named
+    // its session) opens no turn: the turn starts at the `system/init` that names it.
+    let opens = |parent| {
+        if named && top(parent) {
+            Role::Opens
+        } else {
+            Role::None
+        }
+    };
+    match body {
+        Body::TurnStart(_) => Role::Starts,
+        Body::TurnComplete(_) => Role::Completes,
+        Body::SessionInit(_) if named => Role::OpensAfter,
+        Body::UserInput(b) => opens(&b.parent_call_id),
+        Body::Text(b) => opens(&b.parent_call_id),
+        Body::StreamDelta(b) => opens(&b.parent_call_id),
+        Body::ToolInvocation(b) => opens(&b.parent_call_id),
+        Body::SubagentSpawn(b) => opens(&b.parent_call_id),
+        Body::PermissionRequest(b) => opens(&b.parent_call_id),
+        Body::PlanUpdate(b) => opens(&b.parent_call_id),
+        _ => Role::None,
+    }
+}
+
+/// Adds an inferred `turn_start` to the line's events where a turn begins (module doc).
+pub fn infer(cx: &mut Cx<'_>, provider: &'static str) {
+    let named = cx.session_id.as_deref().is_some_and(|s| !s.is_empty());
+    // Looked up at the first event that needs it: most lines' events are all session-level
+    // or all inside an open turn.
+    let mut open: Option<bool> = None;
+    let mut i = 0;
+    while i < cx.events.len() {
+        let r = role(&cx.events[i].0, named);
+        if matches!(r, Role::None) {
+            i += 1;
+            continue;
+        }
+        let was = *open.get_or_insert_with(|| cx.memory().turns.open.contains(provider));
+        let (insert_at, now) = match r {
+            Role::Starts => (None, true),
+            Role::Completes => ((!was).then_some(i), false),
+            Role::OpensAfter => ((!was).then_some(i + 1), true),
+            Role::Opens => ((!was).then_some(i), true),
+            Role::None => unreachable!("skipped above"),
+        };
+        if let Some(at) = insert_at {
+            cx.events
+                .insert(at, (TurnStart { model: None }.into(), Default::default()));
+            cx.events[at].1.put("insights.inferred", true);
+            i += 1;
+        }
+        if now != was {
+            let line = cx.line;
+            let memo = &mut cx.memory().turns.open;
+            if now {
+                memo.insert(provider, (), line);
+            } else {
+                memo.remove(provider);
+            }
+        }
+        open = Some(now);
+        i += 1;
+    }
+}
+
+/// The memory of a converter that takes up a stream in which `open` (provider names) have a
+/// turn running: `reduce --from-state` reading the rest of a log, whose state knows the
+/// turns its first part opened. Without it, the rest's first line of agent output would
+/// start another turn.
+pub fn resumed<'p>(open: impl IntoIterator<Item = &'p str>) -> super::Memory {
+    let mut m = super::Memory::default();
+    for p in open.into_iter().filter_map(super::by_name) {
+        if p.infers_turns {
+            m.turns.open.insert(p.name, (), 0);
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{SessionInit, TurnComplete, UserInput};
+    use std::borrow::Cow;
+
+    /// The kinds of the events [`infer`] leaves for one line, the memory carried over.
+    fn line<'a>(
+        memory: &mut Option<Box<super::super::Memory>>,
+        session: &'a str,
+        bodies: Vec<Body<'a>>,
+    ) -> Vec<(&'static str, bool)> {
+        let mut cx = Cx {
+            session_id: Some(Cow::Borrowed(session)),
+            memory: memory.take(),
+            ..Cx::default()
+        };
+        for b in bodies {
+            cx.push(b);
+        }
+        infer(&mut cx, "claude");
+        *memory = cx.memory.take();
+        cx.events
+            .iter()
+            .map(|(b, e)| (b.kind(), !e.is_empty()))
+            .collect()
+    }
+
+    fn prompt<'a>() -> Body<'a> {
+        UserInput {
+            text: "hi".into(),
+            images: None,
+            is_synthetic: false,
+            parent_call_id: None,
+        }
+        .into()
+    }
+
+    #[test]
+    fn a_turn_starts_once_after_the_init_or_before_the_prompt() {
+        let mut m = None;
+        let init = || -> Body { SessionInit::default().into() };
+        let done = || -> Body { TurnComplete::default().into() };
+        // The SDK's first prompt names no session: the turn starts at the init.
+        assert_eq!(line(&mut m, "", vec![prompt()]), [("user_input", false)]);
+        assert_eq!(
+            line(&mut m, "s", vec![init()]),
+            [("session_init", false), ("turn_start", true)]
+        );
+        assert_eq!(line(&mut m, "s", vec![prompt()]), [("user_input", false)]);
+        assert_eq!(line(&mut m, "s", vec![done()]), [("turn_complete", false)]);
+        // The next prompt opens the next turn; a result with no turn open gets one.
+        assert_eq!(
+            line(&mut m, "s", vec![prompt(), done(), done()]),
+            [
+                ("turn_start", true),
+                ("user_input", false),
+                ("turn_complete", false),
+                ("turn_start", true),
+                ("turn_complete", false)
+            ]
+        );
+        // A turn_start the provider wrote itself is not doubled.
+        assert_eq!(
+            line(
+                &mut m,
+                "s",
+                vec![TurnStart { model: None }.into(), prompt()]
+            ),
+            [("turn_start", false), ("user_input", false)]
+        );
+    }
+
+    #[test]
+    fn resumed_knows_the_open_turns_of_inferring_providers_only() {
+        let mut m = resumed(["claude", "codex", "nobody"]);
+        assert!(m.turns.open.contains("claude"));
+        assert!(!m.turns.open.contains("codex"));
+    }
+}
