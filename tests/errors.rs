@@ -294,7 +294,8 @@ fn a_bom_counts_only_at_the_start_of_each_input() {
         b"\xEF\xBB\xBF{\"type\":\"keep_alive\"}\n",
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(events(&out).len(), 5);
+    // (each input's first turn opens with an inferred `turn_start`)
+    assert_eq!(events(&out).len(), 6);
 }
 
 #[test]
@@ -309,7 +310,8 @@ fn a_truncated_last_line_is_reported_as_truncated() {
     assert!(err.starts_with(&want), "want {want}…, got {err}");
     assert!(err.contains("the input ended inside this line"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert_eq!(events(&out).len(), 1, "line 1 converted");
+    // line 1: its event, after the inferred `turn_start` it opens
+    assert_eq!(events(&out).len(), 2, "line 1 converted");
 }
 
 #[test]
@@ -495,7 +497,8 @@ fn deep_nesting_is_reported_without_a_stack_overflow() {
                 assert_eq!(got[0]["line"], 1, "{head}… {extra:?}");
             }
             let last = got.last().expect("the next line converted");
-            assert_eq!(last["event"], "session_init", "{head}… {extra:?}");
+            // the session_init, then the turn it opens (inferred)
+            assert_eq!(last["event"], "turn_start", "{head}… {extra:?}");
             assert_eq!(last["line"], 2);
         }
     }
@@ -584,9 +587,9 @@ fn long_lines_under_the_limit_are_converted_intact() {
     let out = run(&["--no-timestamp"], format!("{line}\n").as_bytes());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let got = events(&out);
-    assert_eq!(got.len(), 1);
-    assert_eq!(got[0]["event"], "user_input");
-    assert!(got[0]["text"] == text.as_str(), "text intact");
+    assert_eq!(got.len(), 2, "the inferred turn_start, then the prompt");
+    assert_eq!(got[1]["event"], "user_input");
+    assert!(got[1]["text"] == text.as_str(), "text intact");
 }
 
 #[test]
@@ -707,7 +710,7 @@ fn past_twenty_unreadable_lines_an_input_gets_one_summary_line() {
     let name = file.to_string_lossy().into_owned();
     let out = run(&["--no-timestamp", &name], b"");
     assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert_eq!(events(&out).len(), 1, "the good line");
+    assert_eq!(events(&out).len(), 2, "the good line (and the turn it opens)");
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 21, "{err}");

@@ -209,12 +209,12 @@ fn standard_input_raw_or_normalized() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert_eq!(
         stdout(&out),
-        "conversion: claude: 13 lines, 19 events, 0 raw\n1 file, 19 events, 0 errors, 0 warnings\n"
+        "conversion: claude: 13 lines, 20 events, 0 raw\n1 file, 20 events, 0 errors, 0 warnings\n"
     );
     let golden =
         std::fs::read(root().join("testdata/claude/subagent.events.jsonl")).expect("golden");
     let out = run(&["validate", "-"], &golden);
-    assert_eq!(stdout(&out), "1 file, 19 events, 0 errors, 0 warnings\n");
+    assert_eq!(stdout(&out), "1 file, 20 events, 0 errors, 0 warnings\n");
     // A normalized log whose seq runs backwards (reordered lines) fails.
     let text = String::from_utf8(golden).expect("utf-8");
     let mut lines: Vec<&str> = text.lines().collect();
