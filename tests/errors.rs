@@ -710,7 +710,11 @@ fn past_twenty_unreadable_lines_an_input_gets_one_summary_line() {
     let name = file.to_string_lossy().into_owned();
     let out = run(&["--no-timestamp", &name], b"");
     assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert_eq!(events(&out).len(), 2, "the good line (and the turn it opens)");
+    assert_eq!(
+        events(&out).len(),
+        2,
+        "the good line (and the turn it opens)"
+    );
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 21, "{err}");

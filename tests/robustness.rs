@@ -452,7 +452,11 @@ fn a_writer_that_stops_mid_line_leaves_a_truncated_line_reported() {
         .iter()
         .map(|e| e["line"].as_u64().unwrap())
         .collect();
-    assert_eq!(lines, [1, 1, 2, 2], "line 1 opens the turn (inferred turn_start)");
+    assert_eq!(
+        lines,
+        [1, 1, 2, 2],
+        "line 1 opens the turn (inferred turn_start)"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -862,7 +866,6 @@ fn conversion_of_a_split_file_equals_conversion_of_the_whole() {
                 got == want,
                 "{name}: cut at {cuts:?}: one run over the pieces differs"
             );
-
         }
     }
     std::fs::remove_dir_all(dir).unwrap();
