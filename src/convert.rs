@@ -608,7 +608,7 @@ impl<'o, W: Write> Converter<'o, W> {
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
                 if p.infers_turns && result.is_ok() {
-                    crate::providers::turns::infer(&mut cx, p.name);
+                    crate::providers::turns::infer(&mut cx);
                 }
                 self.memory = cx.memory.take();
                 match result {
@@ -666,13 +666,25 @@ impl<'o, W: Write> Converter<'o, W> {
         // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
         // events cannot be (a number beyond f64, nesting deeper than 128) is reported whole.
         let mut folded = Vec::new();
-        for (k, (body, mut ext)) in cx.events.drain(..).enumerate() {
+        // An inferred turn_start takes no number (`providers::turns`): the others keep theirs.
+        // (`start`, then `start2`… when a line has more than one).
+        let (mut k, mut starts) = (0u64, 0u64);
+        for (i, (body, mut ext)) in cx.events.drain(..).enumerate() {
+            id.truncate(id_prefix);
+            if i < 64 && cx.inserted & (1 << i) != 0 {
+                id.push_str("start");
+                starts += 1;
+                if starts > 1 {
+                    push_decimal(&mut id, starts);
+                }
+            } else {
+                push_decimal(&mut id, k);
+                k += 1;
+            }
             if let Some(bad) = &cx.bad_time {
                 ext.put("insights.invalidTimestamp", bad.clone());
             }
             self.seq += 1;
-            id.truncate(id_prefix);
-            push_decimal(&mut id, k as u64);
             let ev = Event {
                 event: body.kind(),
                 id: Cow::Borrowed(&id),

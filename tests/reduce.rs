@@ -361,6 +361,54 @@ fn from_state_resumes_a_log_split_anywhere() {
     }
 }
 
+/// Raw input of providers whose turn starts are inferred, mixed in one log with events the
+/// converter renumbers (an InsightsEvent whose `seq` is no number, one without an id) and
+/// events parked until their session is known (a Codex rollout's): a snapshot taken after any
+/// event, even between an event and the `turn_start` inferred after it on the same line,
+/// resumes to the state of one go when the whole log is read again. (Found by the `reduce`
+/// fuzz target: the resumed converter, told which turns are running, infers fewer starts, so
+/// neither the line's other ids nor the converter's count may depend on them.)
+#[test]
+fn from_state_resumes_after_every_event_of_inferred_turns() {
+    let scratch = Scratch::new("from_state_resumes_after_every_event_of_inferred_turns");
+    let first = |p: &str, n: usize| -> Vec<String> {
+        let text = std::fs::read_to_string(root().join(p)).unwrap();
+        text.lines().take(n).map(str::to_owned).collect()
+    };
+    let rollout = files_ending(
+        &root().join("testdata/session-files/codex-exec/rate-limit-429"),
+        ".jsonl",
+    );
+    let mut lines = Vec::new();
+    // A Gemini answer with no init: its turn starts at the result.
+    lines.push(r#"{"type":"message","timestamp":"2026-11-26T13:14:40.193Z","role":"assistant","content":"Done.","delta":true}"#.to_owned());
+    lines.push(r#"{"type":"result","timestamp":"2026-11-26T13:14:40.201Z","status":"success","stats":{"total_tokens":3,"input_tokens":2,"output_tokens":1}}"#.to_owned());
+    lines.extend(first("testdata/claude/thinking-tool.jsonl", 6));
+    lines.push(
+        r#"{"event":"text","seq":1e999,"line":5,"provider":"claude","sessionId":"s","text":"x"}"#
+            .to_owned(),
+    );
+    lines.push(r#"{"event":"text","seq":5,"kind":"text","text":"first","text":"second","seq":6,"sessionId":"s"}"#.to_owned());
+    lines.extend(first(&rel(&rollout[0]), 12));
+    lines.extend(first("testdata/gemini/edit-file.jsonl", 8));
+    lines.extend(first("testdata/session-files/claude/mixed-quoting/.claude/projects/-home-dev-work/9591c553-1e6e-4d05-92a1-43670f6e0c66.jsonl", 8));
+    let log = scratch.file("mixed.jsonl");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let log = log.to_str().unwrap();
+    let whole = reduce(&[log]);
+    let last = json(&whole)["lastSeq"].as_u64().unwrap();
+    assert!(last > 40, "{last} events: the pieces convert");
+    for k in 1..last {
+        let snap = scratch.file(&format!("snap-{k}.json"));
+        std::fs::write(&snap, reduce(&["--at", &k.to_string(), log])).unwrap();
+        assert_same(
+            &format!("resumed after seq {k}"),
+            &whole,
+            &reduce(&["--from-state", snap.to_str().unwrap(), log]),
+        );
+    }
+}
+
 /// AceClaw's bridge numbers its events (`eventId`): a tail cut from the log, whose lines have
 /// other line numbers and so other ids, resumes after the last one the snapshot applied,
 /// whether it starts just after it or overlaps it.

@@ -196,6 +196,9 @@ pub struct Cx<'a> {
     pub line: u64,
     /// What the providers remember of the stream ([`Cx::memory`]).
     pub memory: Option<Box<Memory>>,
+    /// Which of the first 64 events [`turns::infer`] added (bit `i` for `events[i]`): they
+    /// take no number in the line's event ids.
+    pub inserted: u64,
 }
 
 crate::providers::memo::remember! {

@@ -15,18 +15,22 @@
 //! subagent's events (with a `parentCallId`) belong to the turn of their call and open none.
 //! So `reduce` counts each turn once: the inferred start opens the turn it would have opened.
 //!
-//! The open turn is remembered per provider for the whole stream ([`Memory`]), not per
-//! session: the SDK's prompt arrives before the CLI names its session, and belongs to the turn
-//! that the session's `system/init` then continues.
+//! The open turn is remembered per session ([`Memory`]), as `reduce` keeps it: a log of two
+//! runs, the first killed in the middle of a turn, starts the second run's turn too, and
+//! `reduce --from-state` can tell the converter which turns are running ([`resumed`]).
+//!
+//! An inferred event does not take a place in its line's numbering: its id is `anchor:start`,
+//! and the line's other events keep the ids they have without it, so that a converter that
+//! knows a turn is open (a resumed one) numbers the same events the same way.
 
 use super::memo::Memo;
 use super::Cx;
 use crate::event::{Body, TurnStart};
 
 crate::providers::memo::remember! {
-    /// Whether a turn is open, by provider name.
+    /// Whether a turn is open, by session id.
     pub struct Memory {
-        /// Present (`()`) while the provider's turn is open.
+        /// Present (`()`) while the session's turn is open.
         pub open: Memo<()>,
     }
 }
@@ -72,8 +76,11 @@ fn role(body: &Body, named: bool) -> Role {
 }
 
 /// Adds an inferred `turn_start` to the line's events where a turn begins (module doc).
-pub fn infer(cx: &mut Cx<'_>, provider: &'static str) {
-    let named = cx.session_id.as_deref().is_some_and(|s| !s.is_empty());
+pub fn infer(cx: &mut Cx<'_>) {
+    // Taken out for the memory's key (borrowed beside `cx.memory()`), put back at the end.
+    let sid = cx.session_id.take();
+    let session = sid.as_deref().unwrap_or_default();
+    let named = !session.is_empty();
     // Looked up at the first event that needs it: most lines' events are all session-level
     // or all inside an open turn.
     let mut open: Option<bool> = None;
@@ -84,11 +91,17 @@ pub fn infer(cx: &mut Cx<'_>, provider: &'static str) {
             i += 1;
             continue;
         }
-        let was = *open.get_or_insert_with(|| cx.memory().turns.open.contains(provider));
+        let was = *open.get_or_insert_with(|| cx.memory().turns.open.contains(session));
         let (insert_at, now) = match r {
             Role::Starts => (None, true),
             Role::Completes => ((!was).then_some(i), false),
-            Role::OpensAfter => ((!was).then_some(i + 1), true),
+            // Unless the line's own `turn_start` follows (a session file's first prompt).
+            Role::OpensAfter => {
+                let own = cx.events[i + 1..]
+                    .iter()
+                    .any(|(b, _)| matches!(b, Body::TurnStart(_)));
+                ((!was && !own).then_some(i + 1), true)
+            }
             Role::Opens => ((!was).then_some(i), true),
             Role::None => unreachable!("skipped above"),
         };
@@ -96,31 +109,37 @@ pub fn infer(cx: &mut Cx<'_>, provider: &'static str) {
             cx.events
                 .insert(at, (TurnStart { model: None }.into(), Default::default()));
             cx.events[at].1.put("insights.inferred", true);
+            if at < 64 {
+                let low = cx.inserted & ((1u64 << at) - 1);
+                cx.inserted = low | ((cx.inserted & !((1u64 << at) - 1)) << 1) | (1u64 << at);
+            }
             i += 1;
         }
         if now != was {
             let line = cx.line;
             let memo = &mut cx.memory().turns.open;
             if now {
-                memo.insert(provider, (), line);
+                memo.insert(session, (), line);
             } else {
-                memo.remove(provider);
+                memo.remove(session);
             }
         }
         open = Some(now);
         i += 1;
     }
+    cx.session_id = sid;
 }
 
-/// The memory of a converter that takes up a stream in which `open` (provider names) have a
-/// turn running: `reduce --from-state` reading the rest of a log, whose state knows the
-/// turns its first part opened. Without it, the rest's first line of agent output would
-/// start another turn.
-pub fn resumed<'p>(open: impl IntoIterator<Item = &'p str>) -> super::Memory {
+/// The memory of a converter that takes up a stream in which `open` (session id, provider
+/// name) have a turn running: `reduce --from-state` reading the rest of a log, whose state
+/// knows the turns its first part opened. Without it, the rest's first line of agent output
+/// would start another turn. Sessions without an id are left out: their lines open no turn.
+pub fn resumed<'p>(open: impl IntoIterator<Item = (&'p str, &'p str)>) -> super::Memory {
     let mut m = super::Memory::default();
-    for p in open.into_iter().filter_map(super::by_name) {
-        if p.infers_turns {
-            m.turns.open.insert(p.name, (), 0);
+    for (session, provider) in open {
+        let infers = super::by_name(provider).is_some_and(|p| p.infers_turns);
+        if infers && !session.is_empty() {
+            m.turns.open.insert(session, (), 0);
         }
     }
     m
@@ -132,7 +151,8 @@ mod tests {
     use crate::event::{SessionInit, TurnComplete, UserInput};
     use std::borrow::Cow;
 
-    /// The kinds of the events [`infer`] leaves for one line, the memory carried over.
+    /// The kinds of the events [`infer`] leaves for one line, and whether it inserted them, the
+    /// memory carried over.
     fn line<'a>(
         memory: &mut Option<Box<super::super::Memory>>,
         session: &'a str,
@@ -146,11 +166,17 @@ mod tests {
         for b in bodies {
             cx.push(b);
         }
-        infer(&mut cx, "claude");
+        infer(&mut cx);
         *memory = cx.memory.take();
+        // Whether each was inserted (bit of `inserted`, and so marked).
         cx.events
             .iter()
-            .map(|(b, e)| (b.kind(), !e.is_empty()))
+            .enumerate()
+            .map(|(i, (b, e))| {
+                let inserted = cx.inserted & (1 << i) != 0;
+                assert_eq!(inserted, !e.is_empty(), "{i}");
+                (b.kind(), inserted)
+            })
             .collect()
     }
 
@@ -200,9 +226,51 @@ mod tests {
     }
 
     #[test]
+    fn each_session_has_its_own_turn_and_a_files_own_start_is_not_doubled() {
+        let mut m = None;
+        let init = || -> Body { SessionInit::default().into() };
+        let start = || -> Body { TurnStart { model: None }.into() };
+        // A run killed in the middle of its turn, then another run in the same log.
+        assert_eq!(
+            line(&mut m, "a", vec![init()]),
+            [("session_init", false), ("turn_start", true)]
+        );
+        assert_eq!(
+            line(&mut m, "b", vec![init()]),
+            [("session_init", false), ("turn_start", true)]
+        );
+        // A session file's first prompt line: the init it announces, then its own start.
+        assert_eq!(
+            line(&mut m, "c", vec![init(), start(), prompt()]),
+            [
+                ("session_init", false),
+                ("turn_start", false),
+                ("user_input", false)
+            ]
+        );
+        // Two starts inserted in one line: both marked, the bits follow the shifts.
+        assert_eq!(
+            line(&mut m, "d", vec![TurnComplete::default().into(), prompt()]),
+            [
+                ("turn_start", true),
+                ("turn_complete", false),
+                ("turn_start", true),
+                ("user_input", false)
+            ]
+        );
+    }
+
+    #[test]
     fn resumed_knows_the_open_turns_of_inferring_providers_only() {
-        let mut m = resumed(["claude", "codex", "nobody"]);
-        assert!(m.turns.open.contains("claude"));
-        assert!(!m.turns.open.contains("codex"));
+        let mut m = resumed([
+            ("a", "claude"),
+            ("b", "codex"),
+            ("c", "nobody"),
+            ("", "gemini"),
+        ]);
+        assert!(m.turns.open.contains("a"));
+        assert!(!m.turns.open.contains("b"));
+        assert!(!m.turns.open.contains("c"));
+        assert!(!m.turns.open.contains(""));
     }
 }

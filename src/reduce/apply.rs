@@ -50,6 +50,52 @@ fn opens_turn(ev: &Ev, parked: bool) -> bool {
     }
 }
 
+/// A parked event's line with the `seq` it was applied at: a line the converter wrote carries
+/// the converter's count, which depends on where the reading started (`reduce --from-state`
+/// reading a log again), not the log's.
+fn with_seq(line: Box<serde_json::value::RawValue>, seq: u64) -> Box<serde_json::value::RawValue> {
+    use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+    use serde_json::value::{to_raw_value, RawValue};
+    /// An object's members as written (numbers beyond f64 too), in their order.
+    struct Members(Vec<(String, Box<RawValue>)>);
+    impl<'de> Deserialize<'de> for Members {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Members;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Members, A::Error> {
+                    let mut v = Vec::new();
+                    while let Some(kv) = m.next_entry()? {
+                        v.push(kv);
+                    }
+                    Ok(Members(v))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    impl serde::Serialize for Members {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+        }
+    }
+    let (Ok(mut members), Ok(n)) = (
+        serde_json::from_str::<Members>(line.get()),
+        to_raw_value(&seq),
+    ) else {
+        return line;
+    };
+    match members.0.iter_mut().find(|(k, _)| k == "seq") {
+        Some((_, v)) if v.get() == n.get() => return line,
+        Some((_, v)) => *v = n,
+        None => members.0.push(("seq".into(), n)),
+    }
+    to_raw_value(&members).unwrap_or(line)
+}
+
 impl State {
     /// Applies one event. `ev.seq` must be set (the caller numbers events that lack it).
     /// Inside a subagent that no call announced, an event without a `parentCallId` is applied
@@ -129,7 +175,7 @@ impl State {
             if let Some(line) = ev.line_json() {
                 self.cursor.unattributed.push(Parked {
                     seq,
-                    event: RawJson(line),
+                    event: RawJson(with_seq(line, seq)),
                 });
                 return None;
             }
@@ -290,6 +336,7 @@ impl State {
             },
         );
         self.pending.sessions[s].turn = Some(index);
+        self.cursor.sessions[s].turn_started = false;
     }
 
     /// A turn still running with nothing from the agent yet: only its prompt, if any, and
@@ -325,6 +372,7 @@ impl State {
             }
             None => self.open_turn(s, ev, seq),
         }
+        self.cursor.sessions[s].turn_started = true;
         let t = self.open_turn_pos(s).expect("a turn is open");
         let turn = &mut self.tree.sessions[s].turns[t];
         if ev.turn_id.is_some() {
@@ -345,6 +393,7 @@ impl State {
         turn.end_seq = Some(seq);
         if self.pending.sessions[s].turn == Some(turn.index) {
             self.pending.sessions[s].turn = None;
+            self.cursor.sessions[s].turn_started = false;
         }
     }
 

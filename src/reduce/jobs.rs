@@ -365,10 +365,18 @@ impl Fold<'_, '_> {
         out.flush().context("cannot convert")?;
         let buf = std::mem::take(out.w.get_mut());
         let name = self.name;
-        read_back(&buf, true, lineno, name, diag, &mut |ev| {
-            self.feed(ev)?;
-            Ok(!self.red.stopped)
-        })?;
+        read_back(
+            &buf,
+            text.as_bytes(),
+            super::seq_of(text),
+            lineno,
+            name,
+            diag,
+            &mut |ev| {
+                self.feed(ev)?;
+                Ok(!self.red.stopped)
+            },
+        )?;
         Ok(())
     }
 }

@@ -285,8 +285,11 @@ fn part(id: &str) -> u32 {
 struct Sink<'r> {
     red: &'r mut Reducer,
     each: &'r mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
-    /// The line being converted was taken for an InsightsEvent: its events keep their `seq`.
-    keep_seq: bool,
+    /// The `seq` the events of the line being converted keep: the line's own, when it was
+    /// taken for an InsightsEvent and its `seq` is a number; `None` numbers them after the
+    /// last event applied (the converter's count is not the log's: it depends on what the
+    /// converter was told at the start, [`converter_start`]).
+    line_seq: Option<u64>,
     /// Why `each` failed, which ends the run.
     failed: Option<anyhow::Error>,
     /// Why events of the line being converted could not be read, to be reported.
@@ -312,9 +315,7 @@ impl Sink<'_> {
             self.unreadable.push(unreadable_msg(&e));
             return Ok(());
         }
-        if !self.keep_seq {
-            ev.seq = None;
-        }
+        ev.seq = self.line_seq;
         if let Err(e) = self.feed(&mut ev) {
             self.failed = Some(e);
             return Err(io::Error::other("reduce stopped"));
@@ -323,17 +324,21 @@ impl Sink<'_> {
     }
 }
 
-/// What the converter of a source starts from: the turns the state has running, for the
-/// providers whose turn starts are inferred ([`crate::providers::turns::resumed`]); `None`
-/// when there are none (a fresh start).
+/// What the converter of a source starts from: the turns the state has running that a
+/// `turn_start` started, for the providers whose turn starts are inferred
+/// ([`crate::providers::turns::resumed`]); `None` when there are none (a fresh start). A turn
+/// opened by its first event (a `session_init`) is left out: the converter writes its start
+/// after that event, and a snapshot taken between the two resumes with it.
 pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
-    let open: Vec<&str> = state
+    let open: Vec<(&str, &str)> = state
         .tree
         .sessions
         .iter()
         .zip(&state.pending.sessions)
-        .filter(|(_, p)| p.turn.is_some())
-        .filter_map(|(t, _)| t.provider.as_deref())
+        .zip(&state.cursor.sessions)
+        .filter(|((_, p), c)| p.turn.is_some() && c.turn_started)
+        .map(|(tp, _)| tp)
+        .filter_map(|(t, _)| Some((t.session_id.as_str(), t.provider.as_deref()?)))
         .collect();
     if open.is_empty() {
         return None;
@@ -362,7 +367,7 @@ pub fn read_source(
     let sink = RefCell::new(Sink {
         red,
         each,
-        keep_seq: false,
+        line_seq: None,
         failed: None,
         unreadable: Vec::new(),
     });
@@ -412,20 +417,20 @@ pub fn read_source(
         }
         let mut probe = Probe::default();
         let kind = kind(&buf, &mut probe);
-        let normalized = match kind {
+        let line_seq = match kind {
             Kind::Event(text) => {
                 let mut ev = Ev::default();
                 if ev.read(text).is_ok() {
                     sink.try_borrow_mut().map_err(|_| busy())?.feed(&mut ev)?;
                     continue;
                 }
-                true
+                seq_of(text)
             }
-            _ => false,
+            _ => None,
         };
         // Provider output, or an event the view cannot read: the converter reports what is
         // unreadable, hands its events over and passes InsightsEvents through.
-        sink.try_borrow_mut().map_err(|_| busy())?.keep_seq = normalized;
+        sink.try_borrow_mut().map_err(|_| busy())?.line_seq = line_seq;
         let converted = match &kind {
             Kind::Provider(text) => conv.probed_line(text, &probe, lineno, &name, diag),
             _ => conv.line(&buf, lineno, rdr.unterminated(), &name, diag),
@@ -442,7 +447,7 @@ pub fn read_source(
         out.flush().context("cannot convert")?;
         let out = out.w.get_mut();
         if !s.red.stopped {
-            read_back(out, normalized, lineno, &name, diag, &mut |ev| {
+            read_back(out, &buf, line_seq, lineno, &name, diag, &mut |ev| {
                 s.feed(ev)?;
                 Ok(!s.red.stopped)
             })?;
@@ -462,11 +467,14 @@ pub fn read_source(
 }
 
 /// Reads back the lines the converter wrote of input line `lineno` (the InsightsEvents it
-/// passed through) and feeds their events, keeping their `seq` if `keep_seq`, until `feed`
-/// says the reading stopped (`--at`); lines that cannot be read are reported.
+/// passed through) and feeds their events with `seq` set to `line_seq`, until `feed` says the
+/// reading stopped (`--at`); lines that cannot be read are reported. An event without an id
+/// is known by the input line it came from (`input`), not by the line the converter wrote,
+/// whose `seq` is the converter's count.
 fn read_back(
     out: &[u8],
-    keep_seq: bool,
+    input: &[u8],
+    line_seq: Option<u64>,
     lineno: u64,
     name: &str,
     diag: &mut Diag,
@@ -477,12 +485,14 @@ fn read_back(
         Ok(t) => Cow::Borrowed(t),
         Err(_) => String::from_utf8_lossy(out),
     };
-    for l in text.split('\n').filter(|l| !l.is_empty()) {
+    for (k, l) in text.split('\n').filter(|l| !l.is_empty()).enumerate() {
         let mut ev = Ev::default();
         match ev.read(l) {
             Ok(()) => {
-                if !keep_seq {
-                    ev.seq = None;
+                ev.seq = line_seq;
+                if ev.id.as_deref().is_none_or(str::is_empty) {
+                    let h = crate::ids::hash_pair("", &String::from_utf8_lossy(input));
+                    ev.id = Some(Cow::Owned(format!("line-{h:016x}:{k}")));
                 }
                 if !feed(&mut ev)? {
                     break;
@@ -492,6 +502,15 @@ fn read_back(
         }
     }
     Ok(())
+}
+
+/// The `seq` of an InsightsEvent line `Ev::read` could not read, when it is a number.
+pub(super) fn seq_of(text: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Seq {
+        seq: Option<serde_json::Value>,
+    }
+    serde_json::from_str::<Seq>(text).ok()?.seq?.as_u64()
 }
 
 /// Why an event line cannot be reduced.

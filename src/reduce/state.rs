@@ -1110,6 +1110,11 @@ pub struct SessionCursor {
     /// [`MAX_HELD_PLAN_EVENTS`]: applied, in order, when a plan of their `planId` arrives.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_events: Vec<HeldPlanEvent>,
+    /// The running turn was started by a `turn_start` (its own or an inferred one), not opened
+    /// by its first event: a resumed converter infers no other start for it
+    /// ([`super::converter_start`]).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub turn_started: bool,
 }
 
 /// Plan events held per session at most; one more drops the oldest.
