@@ -1158,6 +1158,11 @@ pub struct Scope {
     pub streaming: bool,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stream_start: u64,
+    /// The streamed entry's chunks are cumulative: one resent the text so far and extended it.
+    /// Only then is a chunk equal to the text so far a resend (RULE 1); in a stream of deltas
+    /// it is more text ("ha", "ha", "ha" is "hahaha").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cumulative: bool,
     /// The message being streamed (`stream_delta` messageStart).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
