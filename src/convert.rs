@@ -647,7 +647,9 @@ impl<'o, W: Write> Converter<'o, W> {
         // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
         // events cannot be (a number beyond f64, nesting deeper than 128) is reported whole.
         let mut folded = Vec::new();
+        let mut own_turns = std::mem::take(&mut cx.event_turns).into_iter().peekable();
         for (k, (body, mut ext)) in cx.events.drain(..).enumerate() {
+            let own_turn = own_turns.next_if(|(i, _)| *i == k).map(|(_, t)| t);
             if let Some(bad) = &cx.bad_time {
                 ext.put("insights.invalidTimestamp", bad.clone());
             }
@@ -662,7 +664,10 @@ impl<'o, W: Write> Converter<'o, W> {
                 timestamp: timestamp.map(Cow::Borrowed),
                 provider,
                 session_id: Cow::Borrowed(session_id),
-                turn_id: cx.turn_id.as_deref().map(Cow::Borrowed),
+                turn_id: own_turn
+                    .as_deref()
+                    .or(cx.turn_id.as_deref())
+                    .map(Cow::Borrowed),
                 body,
                 raw,
                 extensions: ext,
@@ -862,6 +867,7 @@ fn convert_guarded<'a>(
     IN_CONVERTER.with(|f| f.set(false));
     result.unwrap_or_else(|_| {
         cx.events.clear();
+        cx.event_turns.clear();
         let msg = PANIC_MESSAGE.with(|m| std::mem::take(&mut *m.borrow_mut()));
         Err(crate::providers::Unmapped(format!(
             "internal error in the {} converter, please report it: {msg}",
