@@ -669,7 +669,9 @@ impl<'o, W: Write> Converter<'o, W> {
         // An inferred turn_start takes no number (`providers::turns`): the others keep theirs.
         // (`start`, then `start2`… when a line has more than one).
         let (mut k, mut starts) = (0u64, 0u64);
+        let mut own_turns = std::mem::take(&mut cx.event_turns).into_iter().peekable();
         for (i, (body, mut ext)) in cx.events.drain(..).enumerate() {
+            let own_turn = own_turns.next_if(|(n, _)| *n == i).map(|(_, t)| t);
             id.truncate(id_prefix);
             if i < 64 && cx.inserted & (1 << i) != 0 {
                 id.push_str("start");
@@ -693,7 +695,10 @@ impl<'o, W: Write> Converter<'o, W> {
                 timestamp: timestamp.map(Cow::Borrowed),
                 provider,
                 session_id: Cow::Borrowed(session_id),
-                turn_id: cx.turn_id.as_deref().map(Cow::Borrowed),
+                turn_id: own_turn
+                    .as_deref()
+                    .or(cx.turn_id.as_deref())
+                    .map(Cow::Borrowed),
                 body,
                 raw,
                 extensions: ext,
@@ -893,6 +898,7 @@ fn convert_guarded<'a>(
     IN_CONVERTER.with(|f| f.set(false));
     result.unwrap_or_else(|_| {
         cx.events.clear();
+        cx.event_turns.clear();
         let msg = PANIC_MESSAGE.with(|m| std::mem::take(&mut *m.borrow_mut()));
         Err(crate::providers::Unmapped(format!(
             "internal error in the {} converter, please report it: {msg}",

@@ -683,7 +683,8 @@ pub struct TurnComplete<'a> {
 }
 
 /// How a turn an interrupt or a cancel ended says so: the word of its `turn_complete`'s
-/// `stopReason` or `subtype` (Claude and Codex `interrupted`, ACP `cancelled`). Such a turn
+/// `stopReason` or `subtype` (Claude and Codex `interrupted`, ACP `cancelled`; either case, as
+/// the Codex event reference spells `"Interrupted"`). Such a turn
 /// was cancelled, not failed, even where the wire flags it as an error (Claude's
 /// `error_during_execution`). `reduce`, `replay` and the facts tests read turns by this rule.
 pub fn cancelled_turn<'s>(
@@ -693,7 +694,17 @@ pub fn cancelled_turn<'s>(
     [stop_reason, subtype]
         .into_iter()
         .flatten()
-        .find(|w| matches!(*w, "interrupted" | "cancelled"))
+        .find(|w| w.eq_ignore_ascii_case("interrupted") || w.eq_ignore_ascii_case("cancelled"))
+}
+
+/// Whether a `turn_start` of `provider` ends the plan of the turns before it.
+///
+/// A Codex plan (`turn/plan/updated`, the `update_plan` tool) is its turn's: the app-server
+/// event reference has `turn/started` reset the plan, reasoning and status state. A Claude
+/// todo list or an ACP plan lasts across prompts until the agent replaces it. `reduce` reads
+/// turn_start by this rule.
+pub fn turn_start_ends_plan(provider: &str) -> bool {
+    provider == "codex"
 }
 
 /// Whether a `turn_complete` of `provider` reports running totals of the agent process in

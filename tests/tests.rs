@@ -3,6 +3,7 @@
 mod acp;
 mod cli;
 mod codex;
+mod codex_seeds;
 mod docs;
 mod errors;
 mod facts;

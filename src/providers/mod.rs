@@ -189,6 +189,10 @@ pub struct Cx<'a> {
     /// [`Cx::wire_time`]): kept in each event's extensions as `insights.invalidTimestamp`.
     pub bad_time: Option<Str<'a>>,
     pub turn_id: Option<Str<'a>>,
+    /// The turn of some of the line's events where it is not `turn_id`: `(index in events,
+    /// turn id)`, in ascending order. A line that records several turns has them (a Codex
+    /// `thread/resume` answer, whose history is the thread's turns).
+    pub event_turns: Vec<(usize, Str<'a>)>,
     /// A provider id unique to this line (Claude's `uuid`); event ids are built from it.
     pub anchor: Option<Str<'a>>,
     pub events: Vec<(Body<'a>, Extensions<'a>)>,

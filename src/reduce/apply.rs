@@ -382,6 +382,9 @@ impl State {
             turn.model = own(&ev.model);
             self.pending.sessions[s].model = own(&ev.model);
         }
+        if crate::event::turn_start_ends_plan(ev.provider.as_deref().unwrap_or("")) {
+            self.pending.sessions[s].plan = None;
+        }
     }
 
     fn close_turn(&mut self, s: usize, t: usize, seq: u64) {

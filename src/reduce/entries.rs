@@ -47,26 +47,34 @@ fn set_step(
     serde_json::value::to_raw_value(&list).ok().map(RawJson)
 }
 
-/// RULE 1's `extractNewContent`: what `chunk` adds to `existing`, `None` when nothing.
+/// RULE 1's `extractNewContent`: what `chunk` adds to `existing`, `None` when nothing, and
+/// whether the chunk showed the stream to be cumulative (it resent the text so far and
+/// extended it).
 ///
-/// A chunk that begins with the whole text so far is cumulative (the agent resends all of it):
-/// only the rest is new, and a chunk equal to the text so far adds nothing. Any other chunk is
-/// a delta and is appended whole. Unlike the seed, a chunk that merely equals the *end* of the
-/// text is still appended: deltas repeat short pieces (`.`, ` the`) legitimately, and an event
-/// delivered twice is recognised by its `id` instead (it is not applied again).
-pub fn extract_new_content<'a>(existing: &str, chunk: &'a str) -> Option<&'a str> {
+/// The seed calls a chunk a duplicate when it "matches the end of the current content or is a
+/// cumulative prefix". Taken literally that drops real deltas: "A. ", "B", "B" would be
+/// "A. B", and "ha", "ha", "ha" would be "ha". What is a duplicate here: a chunk that begins
+/// with the whole text so far and extends it is cumulative (only the rest is new); once a
+/// stream is `cumulative`, a chunk equal to the whole text so far is a resend and adds nothing.
+/// Any other chunk is a delta and is appended whole, a repeat included; an event delivered
+/// twice is recognised by its `id` instead (it is not applied again).
+pub fn extract_new_content<'a>(
+    existing: &str,
+    chunk: &'a str,
+    cumulative: bool,
+) -> (Option<&'a str>, bool) {
     if chunk.is_empty() {
-        return None;
+        return (None, cumulative);
     }
     if existing.is_empty() {
-        return Some(chunk);
+        return (Some(chunk), cumulative);
     }
     if chunk == existing {
-        return None;
+        return (if cumulative { None } else { Some(chunk) }, cumulative);
     }
     match chunk.strip_prefix(existing) {
-        Some(rest) => Some(rest),
-        None => Some(chunk),
+        Some(rest) => (Some(rest), true),
+        None => (Some(chunk), cumulative),
     }
 }
 
@@ -108,17 +116,19 @@ impl State {
             }
         }
         let scope = &self.cursor.sessions[s].scopes[sc];
-        let (streaming, start, msg) = (
+        let (streaming, start, msg, cumulative) = (
             scope.streaming,
             scope.stream_start as usize,
             scope.message_id.as_deref(),
+            scope.streaming && scope.cumulative,
         );
         if let Some(last) = scope.last_entry {
             let e = &mut self.entries[last as usize];
             if let Some((content, message_id, flag)) = continued(e, thought) {
                 if same_message(message_id.as_deref(), msg) {
                     let base = if streaming { start } else { content.len() };
-                    if let Some(new) = extract_new_content(&content[base..], text) {
+                    let (new, cumulative) = extract_new_content(&content[base..], text, cumulative);
+                    if let Some(new) = new {
                         content.push_str(new);
                     }
                     *flag = true;
@@ -127,6 +137,7 @@ impl State {
                     }
                     touch(e, seq);
                     let scope = &mut self.cursor.sessions[s].scopes[sc];
+                    scope.cumulative = cumulative;
                     if !streaming {
                         scope.streaming = true;
                         scope.stream_start = base as u64;
@@ -163,6 +174,7 @@ impl State {
         let scope = &mut self.cursor.sessions[s].scopes[sc];
         scope.streaming = true;
         scope.stream_start = 0;
+        scope.cumulative = false;
     }
 
     pub(super) fn stream_delta(&mut self, s: usize, ev: &Ev, seq: u64) {
@@ -271,7 +283,8 @@ impl State {
                     *flag = false;
                     true
                 } else if !streaming && mine.is_some() && mine == theirs {
-                    if let Some(new) = extract_new_content(content, text) {
+                    // A further block of the message: one that repeats it whole adds nothing.
+                    if let Some(new) = extract_new_content(content, text, true).0 {
                         content.push_str(new);
                     }
                     true
@@ -357,7 +370,7 @@ impl State {
                     if whole {
                         raw.clear();
                         raw.push_str(text);
-                    } else if let Some(new) = extract_new_content(raw, text) {
+                    } else if let Some(new) = extract_new_content(raw, text, false).0 {
                         raw.push_str(new);
                     }
                     if t.message_id.is_none() {

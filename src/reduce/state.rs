@@ -1163,6 +1163,11 @@ pub struct Scope {
     pub streaming: bool,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stream_start: u64,
+    /// The streamed entry's chunks are cumulative: one resent the text so far and extended it.
+    /// Only then is a chunk equal to the text so far a resend (RULE 1); in a stream of deltas
+    /// it is more text ("ha", "ha", "ha" is "hahaha").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cumulative: bool,
     /// The message being streamed (`stream_delta` messageStart).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
@@ -1264,6 +1269,16 @@ pub struct SessionIndex {
 }
 
 impl State {
+    /// The turn of session `session` that the event numbered `seq` ended, if it ended one.
+    pub fn turn_ended_at(&self, session: &str, seq: u64) -> Option<&Turn> {
+        let s = *self.idx.sessions.get(session)?;
+        self.tree.sessions[s]
+            .turns
+            .iter()
+            .rev()
+            .find(|t| t.end_seq == Some(seq))
+    }
+
     pub fn new() -> State {
         State {
             version: STATE_VERSION,

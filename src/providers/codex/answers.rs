@@ -2,9 +2,9 @@
 //! (approvals, questions, dynamic tool calls) and the server's answers to the client's
 //! (`thread/start`, `thread/resume`, …).
 
-use super::app_server::{said, session_init, Thread, Turn};
+use super::app_server::{said, session_init, turn_subtype, ErrorWire, Thread, Turn};
 use super::thread_items::{v2_item, Item};
-use super::{close_call, completion, notice, object, or_null, Call, Request};
+use super::{close_call, completion, notice, object, or_null, wire_status, Call, Request};
 use crate::event::*;
 use crate::providers::jsonrpc::{self, Envelope};
 use crate::providers::{Cx, Unmapped};
@@ -68,12 +68,18 @@ pub(super) struct ResultBody<'a> {
     instruction_sources: Option<&'a RawValue>,
 }
 
-/// The items of a thread's history (the `turns` of a `thread/resume` answer), as the events
-/// they record: each item as started and completed, marked `codex.history` with its turn.
+/// A thread's history (the `turns` of a `thread/resume` answer), as the events it records:
+/// each turn as a `turn_start`, its items (each as started and completed), and, when it ended,
+/// its `turn_complete`, each event with the turn's id as its `turnId` and marked
+/// `codex.history` (and `codex.turnId`). A turn still running has no end.
 fn history<'a>(turns: &'a RawValue, cx: &mut Cx<'a>) {
     #[derive(Deserialize)]
     struct HistoryTurn<'a> {
-        id: OptStr<'a>,
+        #[serde(borrow, default)]
+        id: Str<'a>,
+        status: OptStr<'a>,
+        #[serde(borrow)]
+        error: Option<ErrorWire<'a>>,
         #[serde(borrow, default)]
         items: Vec<&'a RawValue>,
     }
@@ -91,8 +97,10 @@ fn history<'a>(turns: &'a RawValue, cx: &mut Cx<'a>) {
         return;
     };
     for t in turns {
+        let from = cx.events.len();
+        let id = t.id;
+        cx.push(TurnStart::default());
         for raw in t.items {
-            let from = cx.events.len();
             let Ok(item) = serde_json::from_str::<Item>(raw.get()) else {
                 continue;
             };
@@ -102,10 +110,32 @@ fn history<'a>(turns: &'a RawValue, cx: &mut Cx<'a>) {
                 }
             }
             v2_item(true, item, cx);
-            for (_, ext) in &mut cx.events[from..] {
-                ext.put("codex.history", true);
-                ext.put_opt("codex.turnId", t.id.0.clone());
+        }
+        let ended = t
+            .status
+            .0
+            .filter(|s| !s.is_empty() && !s.eq_ignore_ascii_case("inProgress"));
+        if let Some(wire) = ended {
+            let status = wire_status(wire.clone());
+            let failed = status == "failed";
+            let errors = t.error.and_then(|e| e.message.0).map(|m| vec![m]);
+            cx.push(TurnComplete {
+                is_error: failed,
+                subtype: Some(turn_subtype(status)),
+                errors: if failed { errors } else { None },
+                stop_reason: Some(wire),
+                ..TurnComplete::default()
+            });
+        }
+        let to = cx.events.len();
+        for (_, ext) in &mut cx.events[from..] {
+            ext.put("codex.history", true);
+            if !id.is_empty() {
+                ext.put("codex.turnId", id.clone());
             }
+        }
+        if !id.is_empty() {
+            cx.event_turns.extend((from..to).map(|i| (i, id.clone())));
         }
     }
 }
@@ -191,20 +221,30 @@ pub(super) fn response<'a>(
         let ext = cx.push(r);
         ext.put("codex.decision", d);
     } else if let Some(t) = b.thread {
+        let turns = t
+            .turns
+            .filter(|t| t.get().starts_with('[') && t.get() != "[]");
         if b.approval_policy.is_none() && b.model.is_none() {
-            // Other answers that carry a thread (`thread/read`, `thread/unarchive`, …)
-            // describe it; they start nothing.
-            cx.session_id = Some(t.id);
-            notice(cx, Cow::Borrowed("response/thread"), None);
+            match turns {
+                // The event reference's `thread/resume` answer, `{thread: {id, turns}}`: the
+                // thread and the history it records.
+                Some(turns) => {
+                    session_init(t, None, cx);
+                    history(turns, cx);
+                }
+                // Other answers that carry a thread (`thread/read`, `thread/unarchive`, …)
+                // describe it; they start nothing.
+                None => {
+                    cx.session_id = Some(t.id);
+                    notice(cx, Cow::Borrowed("response/thread"), None);
+                }
+            }
             return Ok(());
         }
         // The answer to `thread/start`, `thread/resume` or `thread/fork` (they share the
         // shape, `approvalPolicy` and `model` required): it comes before the `thread/started`
         // notification, so it gives the thread's `session_init`, then its approval policy,
         // then (`thread/resume`) the history it records.
-        let turns = t
-            .turns
-            .filter(|t| t.get().starts_with('[') && t.get() != "[]");
         session_init(
             t,
             Some((b.model.0, b.reasoning_effort.0, b.cwd.0, b.model_provider.0)),
@@ -329,6 +369,7 @@ mod tests {
         conv, line_of, stream, APP_SERVER_0_100_DECLINED, APP_SERVER_DECLINED,
     };
     use crate::test_support::{kinds, of_kind};
+    use serde_json::json;
 
     #[test]
     fn v2_approval_request_and_answers() {
@@ -432,23 +473,61 @@ mod tests {
 
     #[test]
     fn a_resume_answer_records_its_history() {
+        // Event reference, `thread/resume` answer: the history is replayed as its turns, with
+        // their ids and ends; a `<proposed_plan>` block leaves the message (seed row 7).
         let evs = stream(&[
-            r#"{"id":2,"result":{"thread":{"id":"th1","turns":[{"id":"t0","status":"completed","items":[{"type":"userMessage","id":"u0","content":[{"type":"text","text":"hi"}]},{"type":"commandExecution","id":"c0","command":"bash -lc 'ls'","status":"completed","exitCode":0,"aggregatedOutput":"a\n","source":"agent"},{"type":"agentMessage","id":"m0","text":"<proposed_plan>\n1. x\n</proposed_plan>"}]}]},"model":"m","approvalPolicy":"never"}}"#,
+            r#"{"id":2,"result":{"thread":{"id":"th1","turns":[{"id":"t0","status":"completed","items":[{"type":"userMessage","id":"u0","content":[{"type":"text","text":"hi"}]},{"type":"commandExecution","id":"c0","command":"bash -lc 'ls'","status":"completed","exitCode":0,"aggregatedOutput":"a\n","source":"agent"},{"type":"agentMessage","id":"m0","text":"Plan:\n<proposed_plan>\n1. x\n</proposed_plan>\n"}]}]},"model":"m","approvalPolicy":"never"}}"#,
         ]);
         assert_eq!(
             kinds(&evs),
             [
                 "session_init",
                 "session_mode",
+                "turn_start",
                 "user_input",
                 "tool_invocation",
                 "tool_completion",
-                "text"
+                "text",
+                "turn_complete"
             ]
         );
-        assert_eq!(evs[3]["title"], "ls");
-        assert_eq!(evs[4]["extensions"]["codex.history"], true);
-        assert_eq!(evs[4]["extensions"]["codex.turnId"], "t0");
-        assert_eq!(evs[5]["text"], "1. x");
+        assert_eq!(evs[4]["title"], "ls");
+        assert_eq!(evs[5]["extensions"]["codex.history"], true);
+        assert_eq!(evs[5]["extensions"]["codex.turnId"], "t0");
+        assert!(evs[2..]
+            .iter()
+            .all(|e| e["extensions"]["codex.turnId"] == "t0"));
+        assert_eq!(evs[6]["text"], "Plan:\n");
+        assert_eq!(evs[7]["subtype"], "success");
+    }
+
+    #[test]
+    fn the_reference_s_resume_answer_shape_replays_its_history() {
+        // Seed row 5 (codex-app-server-event-reference.md): `{thread: {id, turns: [...]}}`,
+        // statuses as the reference spells them (row 4).
+        let evs = stream(&[
+            r#"{"id":4,"result":{"thread":{"id":"th2","turns":[{"id":"a","status":"Interrupted","items":[{"type":"agentMessage","id":"m1","text":"x"}]},{"id":"b","status":"Failed","error":{"message":"boom"},"items":[]}]}}}"#,
+        ]);
+        assert_eq!(
+            kinds(&evs),
+            [
+                "session_init",
+                "turn_start",
+                "text",
+                "turn_complete",
+                "turn_start",
+                "turn_complete"
+            ]
+        );
+        assert_eq!(
+            (&evs[3]["extensions"]["codex.turnId"], &evs[3]["subtype"]),
+            (&json!("a"), &json!("interrupted"))
+        );
+        assert_eq!(evs[3]["stopReason"], "Interrupted");
+        assert_eq!(
+            (&evs[5]["extensions"]["codex.turnId"], &evs[5]["isError"]),
+            (&json!("b"), &json!(true))
+        );
+        assert_eq!(evs[5]["subtype"], "error_api");
     }
 }

@@ -7,10 +7,10 @@ use super::legacy::legacy;
 use super::thread_items::{v2_item, Item};
 use super::{
     cancel_open_calls, changes_json, command_text, cumulative_changes, delta, error_event,
-    http_status, is_open, line_thread, note_error, notice, object, open_call, or_null, plan_update,
-    remember_request, set_stream_thread, status_in_message, strip_plan_tags, tool_invocation,
-    turn_errored, turn_usage, unwrap_shell, usage_reported, usage_turn_started, PlanStep, Totals,
-    RAW_REASONING,
+    http_status, is_open, line_thread, note_error, notice, object, open_call, or_null,
+    plan_free_delta, plan_update, remember_request, set_stream_thread, status_in_message,
+    tool_invocation, turn_errored, turn_usage, unwrap_shell, usage_reported, usage_turn_started,
+    wire_status, PlanStep, Totals, RAW_REASONING,
 };
 use crate::event::*;
 use crate::providers::jsonrpc::{self, Envelope, Kind};
@@ -160,16 +160,16 @@ pub(super) fn said(v: Option<&RawValue>) -> Option<&RawValue> {
 pub(super) struct Turn<'a> {
     #[serde(borrow)]
     pub(super) id: Str<'a>,
-    status: OptStr<'a>,
+    pub(super) status: OptStr<'a>,
     #[serde(borrow)]
-    error: Option<ErrorWire<'a>>,
+    pub(super) error: Option<ErrorWire<'a>>,
     duration_ms: Option<Count>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ErrorWire<'a> {
-    message: OptStr<'a>,
+pub(super) struct ErrorWire<'a> {
+    pub(super) message: OptStr<'a>,
     #[serde(borrow)]
     codex_error_info: Option<&'a RawValue>,
     additional_details: OptStr<'a>,
@@ -307,11 +307,17 @@ pub(super) fn method_call<'a>(
         "turn/start" | "turn/steer" => {
             // The prompt as the client sent it; the server echoes it as a userMessage item,
             // which becomes the `user_input`.
+            let raw = params();
             notice(
                 cx,
                 Cow::Owned(method.to_owned()),
-                params().map(|p| ("params", p)),
+                raw.map(|p| ("params", p)),
             );
+            if method == "turn/start" {
+                if let Some(r) = raw {
+                    turn_overrides(r, cx);
+                }
+            }
         }
         "turn/interrupt" => {
             let ext = cx.push(SessionStatus {
@@ -421,7 +427,9 @@ pub(super) fn method_call<'a>(
                 .turn
                 .ok_or_else(|| Unmapped("turn/completed without a turn".into()))?;
             cx.turn_id = Some(t.id);
-            let status = t.status.0.clone().unwrap_or(Cow::Borrowed("completed"));
+            // The wire's spelling stays in `stopReason`; the words compared are lower camel case.
+            let wire = t.status.0.clone().unwrap_or(Cow::Borrowed("completed"));
+            let status = wire_status(wire.clone());
             let failed = status == "failed";
             let errored = turn_errored(cx);
             if failed && !errored {
@@ -434,19 +442,13 @@ pub(super) fn method_call<'a>(
             }
             let errors = t.error.and_then(|e| e.message.0).map(|m| vec![m]);
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
-            // The contract's words: `success`, `error_api` for a failed turn; an interrupted
-            // one says so (the wire's status stays in `stopReason`).
-            let subtype = match &*status {
-                "completed" => Cow::Borrowed("success"),
-                "failed" => Cow::Borrowed("error_api"),
-                _ => status.clone(),
-            };
+            let subtype = turn_subtype(status);
             cx.push(TurnComplete {
                 is_error: failed,
                 subtype: Some(subtype),
                 errors: if failed { errors } else { None },
                 duration_ms: count(t.duration_ms),
-                stop_reason: Some(status),
+                stop_reason: Some(wire),
                 usage,
                 ..TurnComplete::default()
             });
@@ -470,11 +472,18 @@ pub(super) fn method_call<'a>(
             v2_item(method == "item/completed", item, cx);
         }
         "item/agentMessage/delta" => {
-            cx.push(delta(
-                StreamDeltaKind::Text,
-                p.item_id.0,
-                p.delta.0.map(strip_plan_tags),
-            ));
+            let (text, plan) = match p.delta.0 {
+                Some(d) => match plan_free_delta(cx, p.item_id.as_deref(), d) {
+                    Some(d) => (Some(d), false),
+                    // All of it was plan: the `plan` item delivers it.
+                    None => (None, true),
+                },
+                None => (None, false),
+            };
+            let ext = cx.push(delta(StreamDeltaKind::Text, p.item_id.0, text));
+            if plan {
+                ext.put("codex.proposedPlan", true);
+            }
         }
         "item/plan/delta" => {
             let ext = cx.push(delta(StreamDeltaKind::Text, p.item_id.0, p.delta.0));
@@ -501,9 +510,16 @@ pub(super) fn method_call<'a>(
             cx.push(delta(StreamDeltaKind::ToolOutput, p.item_id.0, p.delta.0));
         }
         "item/commandExecution/terminalInteraction" => {
+            // Event reference: an empty `stdin` is the waiting state; once input arrives
+            // the command runs on (the stdin is kept as `codex.stdin`).
+            let waiting = p.stdin.as_deref().is_none_or(str::is_empty);
             let ext = cx.push(ToolUpdate {
                 call_id: p.item_id.0.unwrap_or_default(),
-                status: Some(Cow::Borrowed("waitingForInput")),
+                status: Some(Cow::Borrowed(if waiting {
+                    "waitingForInput"
+                } else {
+                    "running"
+                })),
                 tool_name: Some(Cow::Borrowed("Bash")),
                 output: None,
                 elapsed_ms: None,
@@ -819,6 +835,64 @@ pub(super) fn method_call<'a>(
     Ok(())
 }
 
+/// What a client's `turn/start` overrides "for this turn and subsequent turns" (0.169 schema):
+/// the model and reasoning effort, as a `session_init` that updates the session (`reduce`
+/// gives the turn the server then starts that model), and the collaboration mode (`plan`,
+/// `code`, `default`), as a `session_mode` (its settings, which may name a model and an effort
+/// too, kept as `codex.collaborationMode`).
+fn turn_overrides<'a>(raw: &'a RawValue, cx: &mut Cx<'a>) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Overrides<'a> {
+        model: OptStr<'a>,
+        effort: OptStr<'a>,
+        #[serde(borrow)]
+        collaboration_mode: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Mode<'a> {
+        #[serde(borrow)]
+        mode: OptStr<'a>,
+        #[serde(borrow, default)]
+        settings: Option<ModeSettings<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct ModeSettings<'a> {
+        #[serde(borrow)]
+        model: OptStr<'a>,
+        #[serde(borrow)]
+        reasoning_effort: OptStr<'a>,
+    }
+    let Ok(o) = serde_json::from_str::<Overrides>(raw.get()) else {
+        return;
+    };
+    let collab = o.collaboration_mode.filter(|m| is_object(m));
+    let mode: Option<Mode> = collab.and_then(|m| serde_json::from_str(m.get()).ok());
+    let (mode, settings) = match mode {
+        Some(m) => (m.mode.0, m.settings),
+        None => (None, None),
+    };
+    let (set_model, set_effort) =
+        settings.map_or((None, None), |s| (s.model.0, s.reasoning_effort.0));
+    let model = o.model.0.or(set_model);
+    let effort = o.effort.0.or(set_effort);
+    if model.is_some() || effort.is_some() {
+        let ext = cx.push(SessionInit {
+            model,
+            reasoning_effort: effort,
+            ..SessionInit::default()
+        });
+        ext.put("codex.turnStart", true);
+    }
+    if let Some(m) = mode {
+        let ext = cx.push(SessionMode {
+            current_mode_id: m,
+            available_modes: Vec::new(),
+        });
+        ext.put_opt("codex.collaborationMode", collab);
+    }
+}
+
 fn empty_object() -> &'static RawValue {
     static EMPTY: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
     EMPTY.get_or_init(|| RawValue::from_string("{}".into()).expect("valid JSON"))
@@ -850,6 +924,17 @@ fn v2_error<'a>(e: Option<&ErrorWire<'a>>, will_retry: bool) -> ErrorEvent<'a> {
         ev.http_status = status_in_message(&ev.message);
     }
     ev
+}
+
+/// The contract's word for how a turn of status `status` (lower camel case) ended: `success`,
+/// `error_api` for a failed turn; an interrupted one says so (the wire's status stays in
+/// `stopReason`).
+pub(super) fn turn_subtype(status: Str<'_>) -> Str<'_> {
+    match &*status {
+        "completed" => Cow::Borrowed("success"),
+        "failed" => Cow::Borrowed("error_api"),
+        _ => status,
+    }
 }
 
 /// What an answer to `thread/start` says beside its thread: model, reasoning effort, cwd and

@@ -4,7 +4,7 @@
 use super::{
     change_kind, close_call, collab_end, command_text, completion, declined_status, delta,
     error_event, file_change, note_error, notice, object, open_call, or_null, set_stream_thread,
-    status_in_message, strip_plan_tags, text, tool_invocation, turn_errored, unwrap_shell, Change,
+    status_in_message, strip_plan_block, text, tool_invocation, turn_errored, unwrap_shell, Change,
     Totals,
 };
 use crate::event::*;
@@ -245,7 +245,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
     let status = it.status.as_deref().unwrap_or("");
     match &*it.ty {
         "agent_message" => {
-            let body = strip_plan_tags(it.text.0.unwrap_or_default());
+            let body = strip_plan_block(it.text.0.unwrap_or_default());
             text(cx, body, TextKind::Text, Some(it.id));
         }
         "reasoning" => {

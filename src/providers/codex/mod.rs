@@ -126,6 +126,9 @@ crate::providers::memo::remember! {
         /// Whether an app-server v2 notification has been seen: legacy `codex/event` lines
         /// then duplicate v2 events (see `legacy.rs`).
         pub v2_seen: Seen,
+        /// Agent messages (by item id) whose `item/agentMessage/delta`s are inside a
+        /// `<proposed_plan>` block, left out of the message ([`plan_free_delta`]).
+        pub plan_blocks: Memo<()>,
     }
 }
 
@@ -827,6 +830,20 @@ pub(super) fn command_text<'a>(raw: Option<&'a RawValue>) -> Option<Str<'a>> {
     Some(Cow::Owned(argv.join(" ")))
 }
 
+/// A turn's or item's status as the protocol spells it (`failed`, `inProgress`), from either
+/// spelling: the event reference writes `"Completed"`, `"Interrupted"`, `"Failed"`,
+/// `"InProgress"`; Codex itself sends lower camel case. Borrowed unless the wire capitalized it.
+fn wire_status(s: Str<'_>) -> Str<'_> {
+    match s.as_bytes().first() {
+        Some(c) if c.is_ascii_uppercase() => {
+            let mut out = s.into_owned();
+            out[..1].make_ascii_lowercase();
+            Cow::Owned(out)
+        }
+        _ => s,
+    }
+}
+
 fn plan_status(s: Option<&str>) -> PlanStatus {
     match s {
         Some("inProgress" | "in_progress" | "InProgress") => PlanStatus::InProgress,
@@ -951,8 +968,8 @@ fn delta<'a>(
 // ---------------------------------------------------------------------------------------------
 // What the dialects share
 
-/// An agent message without its `<proposed_plan>` tags (plan mode wraps the plan in them;
-/// the plan itself comes as a `plan` item too).
+/// An agent message without its `<proposed_plan>` tags (plan mode wraps the plan in them),
+/// for the legacy protocol, which has no `plan` item: the plan stays in the message.
 fn strip_plan_tags(text: Str<'_>) -> Str<'_> {
     if !text.contains("proposed_plan>") {
         return text;
@@ -963,6 +980,76 @@ fn strip_plan_tags(text: Str<'_>) -> Str<'_> {
         .replace("<proposed_plan>", "")
         .replace("</proposed_plan>", "");
     Cow::Owned(out)
+}
+
+const PLAN_OPEN: &str = "<proposed_plan>";
+const PLAN_CLOSE: &str = "</proposed_plan>";
+
+/// An agent message without its `<proposed_plan>` blocks, tags and plan text: the event
+/// reference has the client strip them, "plan text is delivered separately via the `plan`
+/// item type" (the app-server's `plan` item and `item/plan/delta`, exec's `plan` item), so the
+/// plan is shown once. A block still open at the end is cut to the end. The line break after
+/// a block goes with it.
+fn strip_plan_block(text: Str<'_>) -> Str<'_> {
+    if !text.contains(PLAN_OPEN) {
+        return text;
+    }
+    let (out, _) = cut_plan_blocks(&text, false);
+    Cow::Owned(out)
+}
+
+/// `text` without what is inside `<proposed_plan>` blocks, starting inside one when `inside`;
+/// and whether it ends inside one.
+fn cut_plan_blocks(text: &str, mut inside: bool) -> (String, bool) {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        if inside {
+            match rest.find(PLAN_CLOSE) {
+                Some(i) => {
+                    rest = &rest[i + PLAN_CLOSE.len()..];
+                    rest = rest.strip_prefix('\n').unwrap_or(rest);
+                    inside = false;
+                }
+                None => return (out, true),
+            }
+        } else {
+            match rest.find(PLAN_OPEN) {
+                Some(i) => {
+                    out.push_str(&rest[..i]);
+                    rest = &rest[i + PLAN_OPEN.len()..];
+                    inside = true;
+                }
+                None => {
+                    out.push_str(rest);
+                    return (out, false);
+                }
+            }
+        }
+    }
+}
+
+/// An `item/agentMessage/delta` without what is inside `<proposed_plan>` blocks
+/// ([`strip_plan_block`]), across deltas: the message `item` whose deltas are inside a block
+/// is remembered until its closing tag. `None` when nothing is left of the delta. (A tag split
+/// across two deltas is not recognised.)
+fn plan_free_delta<'a>(cx: &mut Cx<'a>, item: Option<&str>, delta: Str<'a>) -> Option<Str<'a>> {
+    let key = item.unwrap_or("");
+    let inside = cx.memory().codex.plan_blocks.contains(key);
+    if !inside && !delta.contains(PLAN_OPEN) {
+        return Some(delta);
+    }
+    let (out, ends_inside) = cut_plan_blocks(&delta, inside);
+    let line = cx.line;
+    let blocks = &mut cx.memory().codex.plan_blocks;
+    match (inside, ends_inside) {
+        (false, true) => blocks.insert(key, (), line),
+        (true, false) => {
+            blocks.remove(key);
+        }
+        _ => {}
+    }
+    (!out.is_empty()).then_some(Cow::Owned(out))
 }
 
 /// Pushes a `text` event; its extensions, to add to.

@@ -6,8 +6,8 @@ use super::changes_json;
 use super::diff::git_diff;
 use super::{
     change_kind, close_call, collab_end, command_text, completion, declined_status, delta,
-    file_change, is_open, object, open_call, or_null, strip_plan_tags, text, tool_invocation,
-    unwrap_shell, Change, RAW_REASONING,
+    file_change, is_open, object, open_call, or_null, strip_plan_block, text, tool_invocation,
+    unwrap_shell, wire_status, Change, RAW_REASONING,
 };
 use crate::event::*;
 use crate::members::Line;
@@ -173,7 +173,8 @@ pub(super) fn v2_item<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
 }
 
 fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
-    let status = it.status.as_deref().unwrap_or("");
+    let status = it.status.0.clone().map(wire_status);
+    let status = status.as_deref().unwrap_or("");
     match &*it.ty {
         "userMessage" => {
             if done {
@@ -248,7 +249,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                         }
                         return;
                     }
-                    TextKind::Text => strip_plan_tags(it.text.0.unwrap_or_default()),
+                    TextKind::Text => strip_plan_block(it.text.0.unwrap_or_default()),
                     _ => it.text.0.unwrap_or_default(),
                 };
                 text(cx, body, kind, Some(it.id));

@@ -4,14 +4,17 @@ use super::*;
 
 #[test]
 fn extract_new_content_cases() {
-    assert_eq!(extract_new_content("", "Hel"), Some("Hel"));
-    assert_eq!(extract_new_content("Hel", "lo"), Some("lo"));
+    assert_eq!(extract_new_content("", "Hel", false), (Some("Hel"), false));
+    assert_eq!(extract_new_content("Hel", "lo", false), (Some("lo"), false));
     // cumulative: the chunk repeats everything so far
-    assert_eq!(extract_new_content("Hel", "Hello"), Some("lo"));
-    assert_eq!(extract_new_content("Hello", "Hello"), None);
-    assert_eq!(extract_new_content("Hello", ""), None);
+    assert_eq!(
+        extract_new_content("Hel", "Hello", false),
+        (Some("lo"), true)
+    );
+    assert_eq!(extract_new_content("Hello", "Hello", true), (None, true));
+    assert_eq!(extract_new_content("Hello", "", false), (None, false));
     // a delta that happens to equal the end of the text is still new text
-    assert_eq!(extract_new_content("Wait.", "."), Some("."));
+    assert_eq!(extract_new_content("Wait.", ".", false), (Some("."), false));
 }
 
 #[test]
