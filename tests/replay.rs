@@ -886,3 +886,121 @@ fn unreadable_lines_are_named_in_markdown_and_html() {
         );
     }
 }
+
+/// One story everywhere: each turn's footer shows the tokens `reduce` counts for that turn
+/// (its subagents' too; summed from its steps where the agent reports no total, as in its own
+/// session files), on every capture and every recording's session files. The footers are
+/// those of the turns a `turn_complete` ended; `reduce`'s turns ended by one are compared.
+#[test]
+fn footers_show_the_tokens_reduce_counts() {
+    let mut inputs: Vec<String> = captures().iter().map(|p| rel(p)).collect();
+    let files = root().join("testdata/session-files");
+    for agent in std::fs::read_dir(&files).unwrap().flatten() {
+        for rec in std::fs::read_dir(agent.path()).unwrap().flatten() {
+            if rec.path().is_dir() {
+                inputs.push(rel(&rec.path()));
+            }
+        }
+    }
+    assert!(inputs.len() > 100, "{} inputs", inputs.len());
+    crate::util::check_each(&inputs, |p| {
+        let out = replay(&["--format", "markdown", p], b"");
+        let md = String::from_utf8_lossy(&out.stdout);
+        let mut shown = [0u64; 4];
+        let mut footers = 0;
+        for l in md.lines() {
+            if ["**✓ Turn", "**✗ Turn", "**■ Turn"]
+                .iter()
+                .any(|t| l.starts_with(t))
+            {
+                footers += 1;
+            }
+            // (A Markdown line break ends the line.)
+            let Some(t) = l.trim_end_matches('\\').strip_prefix("tokens ") else {
+                continue;
+            };
+            for part in t.split(" · ") {
+                let (n, what) = part.split_once(' ').unwrap_or((part, ""));
+                let n: u64 = n.replace(',', "").parse().unwrap_or(0);
+                let i = match what {
+                    "in" => 0,
+                    "out" => 1,
+                    "cache read" => 2,
+                    "cache write" => 3,
+                    _ => continue,
+                };
+                shown[i] += n;
+            }
+        }
+        let state: Value = serde_json::from_slice(&run(&["reduce", p], b"").stdout)
+            .map_err(|e| format!("{p}: reduce: {e}"))?;
+        let mut counted = [0u64; 4];
+        let mut turns = 0;
+        for s in state["tree"]["sessions"].as_array().into_iter().flatten() {
+            for t in s["turns"].as_array().into_iter().flatten() {
+                if t["endSeq"].is_null() || t["status"] == "incomplete" || t["status"] == "running"
+                {
+                    continue;
+                }
+                turns += 1;
+                let k = &t["tokens"];
+                for (i, name) in [
+                    "inputTokens",
+                    "outputTokens",
+                    "cacheReadTokens",
+                    "cacheCreationTokens",
+                ]
+                .iter()
+                .enumerate()
+                {
+                    counted[i] += k[name].as_u64().unwrap_or(0);
+                }
+            }
+        }
+        if (footers, shown) != (turns, counted) {
+            return Err(format!(
+                "{p}: replay shows {footers} turns with tokens {shown:?}, reduce ended {turns} with {counted:?}"
+            ));
+        }
+        Ok(())
+    });
+}
+
+/// One story everywhere: `sessions` (what `usage` adds up, from the agents' own files, as
+/// ccusage does) and `reduce` of the same files count the same tokens per session.
+#[test]
+fn sessions_and_reduce_count_the_same_tokens() {
+    let files = root().join("testdata/session-files");
+    let mut dirs = Vec::new();
+    for agent in std::fs::read_dir(&files).unwrap().flatten() {
+        for rec in std::fs::read_dir(agent.path()).unwrap().flatten() {
+            if rec.path().is_dir() {
+                dirs.push(rel(&rec.path()));
+            }
+        }
+    }
+    const FIGURES: [&str; 4] = [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheCreationTokens",
+    ];
+    crate::util::check_each(&dirs, |d| {
+        let listed: Value =
+            serde_json::from_slice(&run(&["sessions", "--json", "--allow-empty", d], b"").stdout)
+                .map_err(|e| format!("{d}: sessions: {e}"))?;
+        let state: Value = serde_json::from_slice(&run(&["reduce", d], b"").stdout)
+            .map_err(|e| format!("{d}: reduce: {e}"))?;
+        let reduced = state["totals"]["sessions"].as_array().cloned().unwrap_or_default();
+        for s in listed["sessions"].as_array().into_iter().flatten() {
+            let id = &s["sessionId"];
+            let r = reduced.iter().find(|r| &r["sessionId"] == id);
+            let of = |v: Option<&Value>| FIGURES.map(|f| v.and_then(|v| v[f].as_u64()).unwrap_or(0));
+            let (a, b) = (of(Some(s)), of(r));
+            if a != b {
+                return Err(format!("{d}: session {id}: sessions {a:?}, reduce {b:?}"));
+            }
+        }
+        Ok(())
+    });
+}

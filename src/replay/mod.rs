@@ -12,6 +12,7 @@
 //! transient line, the ticker, which is overwritten by the final text; on a pipe or in Markdown
 //! streamed deltas are never printed, as their final text follows.
 
+pub mod figures;
 pub mod html;
 pub mod markdown;
 pub mod model;

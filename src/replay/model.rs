@@ -443,6 +443,8 @@ struct Ctx {
 /// The transcript's state: sessions, tool calls, streams, the current turn.
 #[derive(Default)]
 pub struct Model {
+    /// Every event fed to `reduce` too: footers show its figures.
+    figures: super::figures::Figures,
     sessions: HashMap<String, Session>,
     current: Option<String>,
     headers: u64,
@@ -667,6 +669,7 @@ impl Model {
 
     /// Reads one event (a parsed InsightsEvent line).
     pub fn event(&mut self, ev: &Value) {
+        self.figures.feed(ev);
         let kind = st(ev, "event").unwrap_or("");
         if let Some(Held { call, block }) = self.held.take() {
             if kind == "subagent_complete" && st(ev, "callId") == Some(call.as_str()) {
@@ -1938,6 +1941,31 @@ impl Model {
                     .collect()
             })
             .unwrap_or_default();
+        // The turn's tokens and cost as `reduce` counts them (`figures`): its subagents' too,
+        // and a turn the agent reports no total for (a session file's) summed from its steps.
+        let (tokens, cost) = match self.figures.ended(st(ev, "sessionId").unwrap_or("")) {
+            Some(f) => {
+                let t = f.tokens;
+                let counted = t != crate::reduce::state::Tokens::default();
+                let tokens = if counted {
+                    Some(Tokens {
+                        input: t.input_tokens,
+                        output: t.output_tokens,
+                        cache_read: t.cache_read_tokens,
+                        cache_write: t.cache_creation_tokens,
+                    })
+                } else {
+                    tokens
+                };
+                // (A cost of 0 the footer would not show stays unshown.)
+                let cost = match f.cost {
+                    Some(c) if c > 0.0 || cost.is_some() => Some(c),
+                    _ => cost,
+                };
+                (tokens, cost)
+            }
+            None => (tokens, cost),
+        };
         self.emit(Block::Footer(Footer {
             ok: !is_error && cancelled.is_none(),
             cancelled,
