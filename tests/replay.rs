@@ -991,11 +991,15 @@ fn sessions_and_reduce_count_the_same_tokens() {
                 .map_err(|e| format!("{d}: sessions: {e}"))?;
         let state: Value = serde_json::from_slice(&run(&["reduce", d], b"").stdout)
             .map_err(|e| format!("{d}: reduce: {e}"))?;
-        let reduced = state["totals"]["sessions"].as_array().cloned().unwrap_or_default();
+        let reduced = state["totals"]["sessions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for s in listed["sessions"].as_array().into_iter().flatten() {
             let id = &s["sessionId"];
             let r = reduced.iter().find(|r| &r["sessionId"] == id);
-            let of = |v: Option<&Value>| FIGURES.map(|f| v.and_then(|v| v[f].as_u64()).unwrap_or(0));
+            let of =
+                |v: Option<&Value>| FIGURES.map(|f| v.and_then(|v| v[f].as_u64()).unwrap_or(0));
             let (a, b) = (of(Some(s)), of(r));
             if a != b {
                 return Err(format!("{d}: session {id}: sessions {a:?}, reduce {b:?}"));

@@ -5,7 +5,9 @@
 //! Built from AceClaw's wire schema (`aceclaw-dashboard/src/types/events.ts`), its emitters
 //! (`StreamingNotificationHandler.java`), `../shared/formats/aceclaw.md` and
 //! `../shared/seeds/execution-web-event-schema.md`; not checked against a recording (no
-//! recorded log exists, and the daemon needs a model provider). Each line maps on its own:
+//! recorded log exists, and the daemon needs a model provider). Each line maps on its own, but
+//! for its session on the socket: the `stream.*` notifications name none, and are the session
+//! the client last named ([`Memory`]).
 //!
 //! | method | events |
 //! |---|---|
@@ -23,7 +25,7 @@
 //! | `stream.error`, `stream.budget_exhausted` | `error` (warning; error) |
 //! | `permission.request` / `permission.response` / `permission.cancelled` | `permission_request` / `permission_response` (approved + remember → allow_always) / `permission_response` cancelled |
 //! | `agent.prompt` (the client's request) | `user_input` |
-//! | its answer `{sessionId, response, stopReason, usage}` | `turn_complete` |
+//! | its answer `{sessionId, response, stopReason, usage}` | `turn_complete` (subtype `cancelled` when `cancelled` is true) |
 //! | `stream.heartbeat`, `stream.gate`, `resume.*`, other requests and answers | `notice` with the params in `extensions` |
 //! | JSON-RPC errors | `error` |
 //!
@@ -33,6 +35,7 @@
 //! `stopReason` is the answer to `agent.prompt`; other bare answers follow rule 2b.
 
 use super::jsonrpc::{Envelope, Kind, RpcError};
+use super::memo::Memo;
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -153,12 +156,50 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         None => return Err(Unmapped("neither a JSON-RPC call nor an answer".into())),
     }
-    if let Some(id) = bridge_id {
-        for (_, ext) in &mut cx.events[before..] {
-            ext.put("aceclaw.eventId", id);
+    match bridge_id {
+        Some(id) => {
+            for (_, ext) in &mut cx.events[before..] {
+                ext.put("aceclaw.eventId", id);
+            }
         }
+        None => socket_session(cx),
     }
     Ok(())
+}
+
+crate::providers::memo::remember! {
+    /// What AceClaw's socket lines need of earlier lines.
+    pub struct Memory {
+        /// The session the socket's client last named (`session.create`'s answer,
+        /// `agent.prompt`, a permission answer): the `stream.*` notifications name none, and
+        /// are that session's (one client, one session at a time).
+        pub session: Memo<String>,
+    }
+}
+
+const SOCKET: &str = "socket";
+
+/// On the socket: a line that names its session is remembered; one that names none is the
+/// last named session's. (The bridge's envelope names the session of every event.)
+fn socket_session(cx: &mut Cx<'_>) {
+    match cx.session_id.take() {
+        Some(id) => {
+            let line = cx.line;
+            let memo = &mut cx.memory().aceclaw.session;
+            if memo.get(SOCKET).map(String::as_str) != Some(&*id) {
+                memo.insert(SOCKET, id.to_string(), line);
+            }
+            cx.session_id = Some(id);
+        }
+        None => {
+            cx.session_id = cx
+                .memory()
+                .aceclaw
+                .session
+                .get(SOCKET)
+                .map(|s| Cow::Owned(s.clone()));
+        }
+    }
 }
 
 /// The members of `params` the methods use (each method has a few of them).
@@ -598,6 +639,10 @@ struct PromptResult<'a> {
     response: OptStr<'a>,
     stop_reason: OptStr<'a>,
     usage: Option<PromptUsage>,
+    /// The prompt was cancelled (`stream.cancelled` came before): its stop reason stays the
+    /// model's (`END_TURN`).
+    #[serde(default)]
+    cancelled: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -641,6 +686,8 @@ fn response<'a>(env: &Envelope<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             let all: Pairs<&RawValue> = serde_json::from_str(r.get())?;
             let ext = cx.push(TurnComplete {
                 is_error: w.stop_reason.as_deref() == Some("ERROR"),
+                // A cancelled prompt's turn is cancelled (`event::cancelled_turn`).
+                subtype: (w.cancelled == Some(true)).then_some(Cow::Borrowed("cancelled")),
                 result: w.response.0,
                 stop_reason: w.stop_reason.0,
                 usage,
@@ -708,6 +755,27 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"permission.response","params":{"requestId":"perm-7c2e","sessionId":"s","approved":true,"remember":true}}"#,
         );
         assert_eq!(ev[0]["decision"], "allow_always");
+    }
+
+    #[test]
+    fn socket_notifications_are_the_session_the_client_named() {
+        // Issue 42 row 9: the stream.* notifications on the socket name no session.
+        let ev = crate::test_support::convert_stream(
+            &PROVIDER,
+            &[
+                r#"{"jsonrpc":"2.0","method":"stream.text","params":{"delta":"before"}}"#,
+                r#"{"jsonrpc":"2.0","method":"agent.prompt","params":{"sessionId":"s1","prompt":"Go."},"id":2}"#,
+                r#"{"jsonrpc":"2.0","method":"stream.text","params":{"delta":"Done."}}"#,
+                r#"{"jsonrpc":"2.0","method":"agent.prompt","params":{"sessionId":"s2","prompt":"Again."},"id":3}"#,
+                r#"{"jsonrpc":"2.0","method":"stream.tool_use","params":{"id":"t","name":"bash"}}"#,
+            ],
+        );
+        let sessions: Vec<&str> = ev
+            .iter()
+            .map(|e| e["sessionId"].as_str().unwrap())
+            .collect();
+        // (Nothing is known before the first: it stays without one.)
+        assert_eq!(sessions, ["", "s1", "s1", "s2", "s2"]);
     }
 
     #[test]

@@ -210,6 +210,7 @@ crate::providers::memo::remember! {
     /// anything, its type declared in the provider's own module.
     pub struct Memory {
         pub acp: acp::Memory,
+        pub aceclaw: aceclaw::Memory,
         pub claude: claude::Memory,
         pub codex: codex::Memory,
         pub codex_rollout: codex_rollout::Memory,
