@@ -32,6 +32,63 @@ crate::providers::memo::remember! {
     pub struct Memory {
         /// Present (`()`) while the session's turn is open.
         pub open: Memo<()>,
+        /// The last session looked up, and whether its turn is open.
+        pub last: Last,
+    }
+}
+
+/// The answer of [`Memory::open`] for the last session looked up, so that the lines of one
+/// session (nearly all of a stream) do not hash its id again. Only a copy: every change goes to
+/// both; equal to any other (the memo holds the facts), and cleared where a part of the stream
+/// starts (`--jobs`), so that the part's first look-up is the memo's and its bookkeeping sees it.
+#[derive(Clone, Default, Debug)]
+pub struct Last(Option<(Box<str>, bool)>);
+
+impl PartialEq for Last {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl super::memo::Remember for Last {
+    fn begin(&mut self, _track: bool) {
+        self.0 = None;
+    }
+    fn stale(&self, _guess: &Self, _actual: &Self) -> bool {
+        false
+    }
+    fn after(&self, _before: Self) -> Self {
+        Last(None)
+    }
+    fn forgotten(&mut self) -> super::memo::Forgot {
+        Default::default()
+    }
+}
+
+impl Memory {
+    /// Whether `session`'s turn is open.
+    fn is_open(&mut self, session: &str) -> bool {
+        match &self.last.0 {
+            Some((s, open)) if **s == *session => *open,
+            _ => {
+                let open = self.open.contains(session);
+                self.last.0 = Some((session.into(), open));
+                open
+            }
+        }
+    }
+
+    /// Opens or closes `session`'s turn, at input line `line`.
+    fn set_open(&mut self, session: &str, open: bool, line: u64) {
+        if open {
+            self.open.insert(session, (), line);
+        } else {
+            self.open.remove(session);
+        }
+        match &mut self.last.0 {
+            Some((s, o)) if **s == *session => *o = open,
+            last => *last = Some((session.into(), open)),
+        }
     }
 }
 
@@ -91,7 +148,7 @@ pub fn infer(cx: &mut Cx<'_>) {
             i += 1;
             continue;
         }
-        let was = *open.get_or_insert_with(|| cx.memory().turns.open.contains(session));
+        let was = *open.get_or_insert_with(|| cx.memory().turns.is_open(session));
         let (insert_at, now) = match r {
             Role::Starts => (None, true),
             Role::Completes => ((!was).then_some(i), false),
@@ -117,12 +174,7 @@ pub fn infer(cx: &mut Cx<'_>) {
         }
         if now != was {
             let line = cx.line;
-            let memo = &mut cx.memory().turns.open;
-            if now {
-                memo.insert(session, (), line);
-            } else {
-                memo.remove(session);
-            }
+            cx.memory().turns.set_open(session, now, line);
         }
         open = Some(now);
         i += 1;
