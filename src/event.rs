@@ -1009,6 +1009,10 @@ pub struct ToolUpdate<'a> {
     pub input: Option<Json<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<Str<'a>>>,
+    /// The call's kind, when the line that announces it comes after the call began (ACP's
+    /// `tool_call` after its own `tool_call_update`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ToolKind>,
 }
 
 #[derive(Debug, Serialize)]

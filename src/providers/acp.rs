@@ -1184,7 +1184,12 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         let output = tool_response
             .or(u.raw_output.filter(|o| !is_null(o)))
             .map(Json::Raw);
+        // The call's own announcement after a line that named it first: its kind.
+        let announced = (kind == "tool_call" && !fresh)
+            .then(|| tool_kind(u.kind.as_deref()))
+            .filter(|k| *k != ToolKind::Other);
         let ext = cx.push(ToolUpdate {
+            kind: announced,
             call_id,
             status: status.0.clone(),
             tool_name: Some(name),
@@ -2046,5 +2051,25 @@ mod tests {
         let inv = of_kind(&ev, "tool_invocation")[0];
         assert_eq!(inv["kind"], "other");
         assert_eq!(inv["extensions"]["acp.kind"], "switch_mode");
+    }
+
+    #[test]
+    fn a_tool_call_after_its_own_update_brings_its_kind() {
+        // Issue 42 row 10: the update named the call first; its announcement keeps its kind.
+        let ev = crate::test_support::convert_stream(
+            &PROVIDER,
+            &[
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","status":"in_progress"}}}"#,
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","status":"in_progress","title":"ls","kind":"execute"}}}"#,
+            ],
+        );
+        let update = ev
+            .iter()
+            .find(|e| e["event"] == "tool_update" && e["title"] == "ls");
+        assert_eq!(
+            update.map(|e| &e["kind"]),
+            Some(&serde_json::json!("execute")),
+            "{ev:#?}"
+        );
     }
 }

@@ -642,7 +642,9 @@ impl State {
             if t.tool_name.is_none() {
                 set_tool_name(t, &ev.tool_name);
             }
-            if t.kind.is_none() {
+            // A kind the call's own announcement brings after it began (ACP) replaces the
+            // `other` the first line that named it gave.
+            if t.kind.is_none() || t.kind.as_deref() == Some("other") {
                 set(&mut t.kind, &ev.kind);
             }
             // ACP sends a call's title, input and locations after it began.

@@ -912,6 +912,7 @@ struct ToolProgress<'a> {
 fn tool_progress<'a>(line: Line<'a, '_>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: ToolProgress = line.read()?;
     let ext = cx.push(ToolUpdate {
+        kind: None,
         call_id: w.tool_use_id.0.unwrap_or_default(),
         status: Some(Cow::Borrowed("running")),
         tool_name: w.tool_name.0,

@@ -514,6 +514,7 @@ pub(super) fn method_call<'a>(
             // the command runs on (the stdin is kept as `codex.stdin`).
             let waiting = p.stdin.as_deref().is_none_or(str::is_empty);
             let ext = cx.push(ToolUpdate {
+                kind: None,
                 call_id: p.item_id.0.unwrap_or_default(),
                 status: Some(Cow::Borrowed(if waiting {
                     "waitingForInput"
@@ -532,6 +533,7 @@ pub(super) fn method_call<'a>(
         }
         "item/mcpToolCall/progress" => {
             cx.push(ToolUpdate {
+                kind: None,
                 call_id: p.item_id.0.unwrap_or_default(),
                 status: Some(Cow::Borrowed("progress")),
                 tool_name: None,
@@ -738,6 +740,7 @@ pub(super) fn method_call<'a>(
             let name = tool.clone().unwrap_or_default();
             if !call.is_empty() && is_open(cx, &call) {
                 let ext = cx.push(ToolUpdate {
+                    kind: None,
                     call_id: call.clone(),
                     status: Some(Cow::Borrowed("requested")),
                     tool_name: Some(name),

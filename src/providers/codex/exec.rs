@@ -285,6 +285,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                     ));
                 } else {
                     cx.push(ToolUpdate {
+                        kind: None,
                         call_id: it.id,
                         status: it.status.0,
                         tool_name: Some(Cow::Borrowed("Bash")),
@@ -355,6 +356,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 }
             } else {
                 cx.push(ToolUpdate {
+                    kind: None,
                     call_id: it.id,
                     status: it.status.0,
                     tool_name: Some(Cow::Borrowed("FileChange")),
@@ -396,6 +398,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 cx.push(completion(it.id, !failed, output));
             } else {
                 cx.push(ToolUpdate {
+                    kind: None,
                     call_id: it.id,
                     status: it.status.0,
                     tool_name: Some(Cow::Owned(format!("mcp__{server}__{tool}"))),
@@ -514,6 +517,7 @@ fn exec_item<'a>(ty: &str, it: ExecItem<'a>, cx: &mut Cx<'a>) -> Result<(), Unma
                 );
             } else {
                 cx.push(ToolUpdate {
+                    kind: None,
                     call_id: it.id,
                     status: it.status.0,
                     tool_name: Some(Cow::Owned(format!("collab:{tool}"))),

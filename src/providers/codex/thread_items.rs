@@ -418,6 +418,7 @@ fn v2_item_events<'a>(done: bool, it: Item<'a>, cx: &mut Cx<'a>) {
                 if dynamic && is_open(cx, &it.id) {
                     // Its `item/tool/call` request opened it.
                     cx.push(ToolUpdate {
+                        kind: None,
                         call_id: it.id,
                         status: it.status.0,
                         tool_name: Some(Cow::Owned(name)),

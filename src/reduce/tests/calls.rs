@@ -135,3 +135,16 @@ fn a_cumulative_diff_is_kept_but_not_counted_as_a_change() {
         .as_array()
         .is_some_and(|c| c.iter().any(|c| c["cumulative"] == true)));
 }
+
+#[test]
+fn a_kind_announced_after_the_call_began_replaces_other() {
+    // ACP: a tool_call_update named the call first (kind other), then its tool_call came.
+    let st = reduce(&[
+        json!({"event": "tool_invocation", "callId": "c", "kind": "other", "toolName": "c", "input": {}}),
+        json!({"event": "tool_update", "callId": "c", "kind": "execute", "title": "ls"}),
+        json!({"event": "tool_completion", "callId": "c", "status": "completed"}),
+    ]);
+    let by_kind = &st.totals.sessions[0].counts.tools_by_kind;
+    assert_eq!(by_kind.get("execute"), Some(&1), "{by_kind:?}");
+    assert_eq!(by_kind.get("other"), None, "{by_kind:?}");
+}
