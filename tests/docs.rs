@@ -2,7 +2,7 @@
 //! and the README, the README's test command is what CI runs, and the help and completions work.
 
 use crate::util::{root, run};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
@@ -532,9 +532,9 @@ fn test_fns(source: &str) -> BTreeSet<String> {
 
 /// The `#[test]` functions of every `.rs` file under `tests/` and `src/`, by the file's path
 /// from the root (`src/reduce/tests/chunks.rs`).
-fn test_fns_by_file() -> std::collections::BTreeMap<String, BTreeSet<String>> {
+fn test_fns_by_file() -> BTreeMap<String, BTreeSet<String>> {
     let root = root();
-    let mut out = std::collections::BTreeMap::new();
+    let mut out = BTreeMap::new();
     for dir in ["tests", "src"] {
         for file in crate::util::files_ending(&root.join(dir), ".rs") {
             let text = std::fs::read_to_string(&file)
@@ -561,7 +561,7 @@ fn module_path(file: &str) -> String {
 
 /// Whether `cited` names a `#[test]` function: `FILE.rs::NAME` in that file, or
 /// `module::path::NAME` in the file of that module (or its inline `tests` module).
-fn names_a_test(cited: &str, tests: &std::collections::BTreeMap<String, BTreeSet<String>>) -> bool {
+fn names_a_test(cited: &str, tests: &BTreeMap<String, BTreeSet<String>>) -> bool {
     let Some((place, name)) = cited.rsplit_once("::") else {
         return false;
     };
@@ -715,7 +715,7 @@ fn seeds_doc_checking_reads_tests_rows_and_statuses() {
         "#[test]\n#[ignore]\n// why\nfn a_test() {}\nfn helper() {}\n#[test]\n    pub fn b() {}\n";
     let got: Vec<String> = test_fns(src).into_iter().collect();
     assert_eq!(got, ["a_test", "b"]);
-    let mut tests = std::collections::BTreeMap::new();
+    let mut tests = BTreeMap::new();
     tests.insert("src/reduce/tests/chunks.rs".to_owned(), test_fns(src));
     tests.insert("src/providers/acp.rs".to_owned(), test_fns(src));
     assert!(names_a_test("src/reduce/tests/chunks.rs::a_test", &tests));
