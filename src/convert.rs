@@ -981,11 +981,21 @@ fn content_id(text: &str, lineno: u64) -> String {
 
 /// Appends [`content_id`].
 fn push_content_id(s: &mut String, text: &str, lineno: u64) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    // Two hex digits per byte of the hash, from a table.
+    const HEX2: [[u8; 2]; 256] = {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut t = [[0u8; 2]; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = [HEX[i >> 4], HEX[i & 0xf]];
+            i += 1;
+        }
+        t
+    };
     let h = content_hash(text.as_bytes());
     let mut hex = [b'h'; 17];
-    for (i, d) in hex[1..].iter_mut().rev().enumerate() {
-        *d = HEX[(h >> (i * 4)) as usize & 0xf];
+    for (i, b) in h.to_be_bytes().iter().enumerate() {
+        hex[1 + 2 * i..3 + 2 * i].copy_from_slice(&HEX2[usize::from(*b)]);
     }
     s.push_str(std::str::from_utf8(&hex).unwrap_or_default());
     s.push('-');

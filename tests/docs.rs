@@ -2,7 +2,7 @@
 //! and the README, the README's test command is what CI runs, and the help and completions work.
 
 use crate::util::{root, run};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
@@ -488,4 +488,248 @@ See [`x`](a/b.md#a-b-c--d) and [y](#z) but not `[q](r)`.
         heading_anchor("Usage and cost: `insights usage` and `insights sessions`"),
         "usage-and-cost-insights-usage-and-insights-sessions"
     );
+}
+
+/// The five design documents (`shared/seeds/` beside the repository) that `docs/seeds.md`
+/// goes through, one section each.
+const SEEDS: [&str; 5] = [
+    "insights-event-protocol.md",
+    "agent-adapter-contract.md",
+    "acp-entry-processing-rules.md",
+    "codex-app-server-event-reference.md",
+    "execution-web-event-schema.md",
+];
+
+/// The statuses a row of `docs/seeds.md` may have, in the order of its summary's columns.
+const STATUSES: [&str; 4] = ["met", "partly", "not yet", "out of scope"];
+
+/// The names of the `#[test]` functions of Rust source: a `fn` after `#[test]`, with only other
+/// attributes, comments or blank lines between them.
+fn test_fns(source: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut after_test = false;
+    for line in source.lines() {
+        let t = line.trim();
+        if t.starts_with("#[test]") {
+            after_test = true;
+            continue;
+        }
+        if !after_test || t.is_empty() || t.starts_with("#[") || t.starts_with("//") {
+            continue;
+        }
+        after_test = false;
+        let rest = t.trim_start_matches("pub ").trim_start_matches("async ");
+        if let Some(rest) = rest.strip_prefix("fn ") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            names.insert(name);
+        }
+    }
+    names
+}
+
+/// The `#[test]` functions of every `.rs` file under `tests/` and `src/`, by the file's path
+/// from the root (`src/reduce/tests/chunks.rs`).
+fn test_fns_by_file() -> BTreeMap<String, BTreeSet<String>> {
+    let root = root();
+    let mut out = BTreeMap::new();
+    for dir in ["tests", "src"] {
+        for file in crate::util::files_ending(&root.join(dir), ".rs") {
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+            let rel = file.strip_prefix(&root).unwrap_or(&file);
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            out.insert(rel, test_fns(&text));
+        }
+    }
+    out
+}
+
+/// The Rust module path of a file under `src/` or `tests/` (`src/reduce/tests/chunks.rs` is
+/// `reduce::tests::chunks`, `src/providers/codex/mod.rs` is `providers::codex`, `tests/docs.rs`
+/// is `docs`).
+fn module_path(file: &str) -> String {
+    let p = file
+        .trim_start_matches("src/")
+        .trim_start_matches("tests/")
+        .trim_end_matches(".rs")
+        .trim_end_matches("/mod");
+    p.replace('/', "::")
+}
+
+/// Whether `cited` names a `#[test]` function: `FILE.rs::NAME` in that file, or
+/// `module::path::NAME` in the file of that module (or its inline `tests` module).
+fn names_a_test(cited: &str, tests: &BTreeMap<String, BTreeSet<String>>) -> bool {
+    let Some((place, name)) = cited.rsplit_once("::") else {
+        return false;
+    };
+    if place.ends_with(".rs") {
+        return tests.get(place).is_some_and(|fns| fns.contains(name));
+    }
+    let module = place.strip_suffix("::tests").unwrap_or(place);
+    tests.iter().any(|(file, fns)| {
+        (module_path(file) == module || module_path(file) == place) && fns.contains(name)
+    })
+}
+
+/// The inline code spans of a line (`` `x` ``), in order.
+fn code_spans(line: &str) -> Vec<&str> {
+    line.split('`').skip(1).step_by(2).collect()
+}
+
+/// One row of a table of `docs/seeds.md`: its status (one of [`STATUSES`]) and the code spans
+/// of its last cell, the tests that show it.
+struct SeedRow {
+    line: usize,
+    status: &'static str,
+    shown_by: Vec<String>,
+}
+
+/// The cells of a Markdown table row (`| a | b |`), trimmed; `None` for a line that is no row,
+/// the header separator, or a header (its first cell is `requirement (section)` or `document`).
+fn table_cells(line: &str) -> Option<Vec<&str>> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
+    let header = cells[0].starts_with("requirement") || cells[0] == "document";
+    (!header && !cells[0].starts_with("---")).then_some(cells)
+}
+
+/// The sections of `docs/seeds.md` (`## ` headings, with their rows), and its summary table
+/// before the first of them (document name → the count of each status). Panics, naming the
+/// line, on a row whose status is none of [`STATUSES`] or that has not three cells.
+#[allow(clippy::type_complexity)]
+fn seeds_doc(md: &str) -> (Vec<(String, Vec<SeedRow>)>, Vec<(String, Vec<usize>)>) {
+    let mut sections: Vec<(String, Vec<SeedRow>)> = Vec::new();
+    let mut summary = Vec::new();
+    for (n, line) in prose_lines(md) {
+        if let Some(h) = line.strip_prefix("## ") {
+            sections.push((h.trim().to_owned(), Vec::new()));
+            continue;
+        }
+        let Some(cells) = table_cells(line) else {
+            continue;
+        };
+        let Some((_, rows)) = sections.last_mut() else {
+            let counts = cells[1..]
+                .iter()
+                .map(|c| {
+                    c.parse()
+                        .unwrap_or_else(|_| panic!("docs/seeds.md:{n}: count {c:?}"))
+                })
+                .collect();
+            summary.push((cells[0].to_owned(), counts));
+            continue;
+        };
+        assert_eq!(
+            cells.len(),
+            3,
+            "docs/seeds.md:{n}: a row has three cells: {line}"
+        );
+        let status = STATUSES
+            .into_iter()
+            .find(|s| {
+                cells[1]
+                    .strip_prefix(s)
+                    .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "docs/seeds.md:{n}: the status {:?} is none of {STATUSES:?}",
+                    cells[1]
+                )
+            });
+        rows.push(SeedRow {
+            line: n,
+            status,
+            shown_by: code_spans(cells[2])
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        });
+    }
+    (sections, summary)
+}
+
+#[test]
+fn seeds_doc_cites_only_tests_that_exist_and_counts_its_rows() {
+    let md = read("docs/seeds.md");
+    let (sections, summary) = seeds_doc(&md);
+    let tests = test_fns_by_file();
+    let mut problems = Vec::new();
+    for seed in SEEDS {
+        let n = sections.iter().filter(|(h, _)| h.contains(seed)).count();
+        if n != 1 {
+            problems.push(format!("{seed}: {n} sections name it, not 1"));
+        }
+    }
+    for (heading, rows) in &sections {
+        if rows.is_empty() {
+            problems.push(format!("{heading:?}: no rows"));
+        }
+        for row in rows {
+            for cited in &row.shown_by {
+                if !names_a_test(cited, &tests) {
+                    problems.push(format!(
+                        "docs/seeds.md:{}: `{cited}` is no #[test] fn under tests/ or src/",
+                        row.line
+                    ));
+                }
+            }
+            if row.status == "met" && row.shown_by.is_empty() {
+                problems.push(format!(
+                    "docs/seeds.md:{}: met, but no test shows it",
+                    row.line
+                ));
+            }
+        }
+        let counted: Vec<usize> = STATUSES
+            .iter()
+            .map(|s| rows.iter().filter(|r| r.status == *s).count())
+            .collect();
+        match summary.iter().find(|(name, _)| heading.starts_with(name.as_str())) {
+            Some((_, said)) if *said == counted => {}
+            Some((name, said)) => problems.push(format!(
+                "the summary says {name}: {said:?}, its rows are {counted:?} (met, partly, not yet, out of scope)"
+            )),
+            None => problems.push(format!("the summary has no row for {heading:?}")),
+        }
+    }
+    assert!(
+        summary.len() == sections.len(),
+        "docs/seeds.md: {} summary rows for {} sections",
+        summary.len(),
+        sections.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "docs/seeds.md:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn seeds_doc_checking_reads_tests_rows_and_statuses() {
+    let src =
+        "#[test]\n#[ignore]\n// why\nfn a_test() {}\nfn helper() {}\n#[test]\n    pub fn b() {}\n";
+    let got: Vec<String> = test_fns(src).into_iter().collect();
+    assert_eq!(got, ["a_test", "b"]);
+    let mut tests = BTreeMap::new();
+    tests.insert("src/reduce/tests/chunks.rs".to_owned(), test_fns(src));
+    tests.insert("src/providers/acp.rs".to_owned(), test_fns(src));
+    assert!(names_a_test("src/reduce/tests/chunks.rs::a_test", &tests));
+    assert!(names_a_test("reduce::tests::chunks::b", &tests));
+    assert!(names_a_test("providers::acp::tests::a_test", &tests));
+    assert!(!names_a_test("src/providers/acp.rs::helper", &tests));
+    assert!(!names_a_test("tests/acp.rs::a_test", &tests));
+    assert!(!names_a_test("a_test", &tests));
+    let md = "| document | met | partly | not yet | out of scope |\n|---|---|---|---|---|\n| A | 1 | 0 | 1 | 0 |\n\n## A: `x.md`\n\n| requirement (section) | status | shown by |\n|---|---|---|\n| r (s) | met: why | `f.rs::t`, `g.rs::u` |\n| q | not yet: what | |\n";
+    let (sections, summary) = seeds_doc(md);
+    assert_eq!(summary, [("A".to_owned(), vec![1, 0, 1, 0])]);
+    assert_eq!(sections.len(), 1);
+    let rows = &sections[0].1;
+    assert_eq!((rows[0].status, rows[1].status), ("met", "not yet"));
+    assert_eq!(rows[0].shown_by, ["f.rs::t", "g.rs::u"]);
+    assert!(rows[1].shown_by.is_empty());
 }

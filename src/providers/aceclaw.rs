@@ -779,6 +779,20 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_prompt_is_a_cancelled_turn() {
+        // Issue 42 row 10: the answer after stream.cancelled says cancelled, its stop reason
+        // the model's.
+        let ev = conv(
+            r#"{"jsonrpc":"2.0","id":3,"result":{"sessionId":"s","response":"","stopReason":"END_TURN","cancelled":true}}"#,
+        );
+        assert_eq!(ev[0]["event"], "turn_complete");
+        assert_eq!(
+            (&ev[0]["subtype"], &ev[0]["stopReason"]),
+            (&"cancelled".into(), &"END_TURN".into())
+        );
+    }
+
+    #[test]
     fn usage_totals() {
         let ev = conv(
             r#"{"jsonrpc":"2.0","method":"stream.usage","params":{"inputTokens":5321,"totalInputTokens":10234,"totalOutputTokens":812}}"#,
