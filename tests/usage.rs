@@ -373,3 +373,13 @@ fn counts_beyond_u64_saturate_and_never_stop_the_run() {
     assert_eq!(v["totals"]["outputTokens"], 2);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A Codex turn its goal started (`task_started` with `turn_trigger` `goal`, after the person's
+/// prompt) is a turn, but no prompt from a person: `sessions` counts one.
+#[test]
+fn a_codex_turn_started_by_its_goal_is_no_prompt() {
+    let d = "testdata/session-files/codex-app-server/input-search-goal";
+    let v = json_of(&["sessions", "--json", d]);
+    let s = &v["sessions"][0];
+    assert_eq!(s["turns"], 1, "{v:#}");
+}

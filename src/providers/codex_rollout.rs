@@ -117,6 +117,16 @@ struct Payload<'a> {
     /// through `codex::legacy`).
     #[serde(default)]
     info: Option<super::codex::LegacyTokenInfo>,
+    /// A `task_started`'s cause: `turn_trigger` `goal` is a turn the agent started itself
+    /// (read by [`line_facts`]: no prompt from a person).
+    #[serde(borrow, default)]
+    turn_attribution: Option<TurnAttribution<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TurnAttribution<'a> {
+    #[serde(borrow)]
+    turn_trigger: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -801,7 +811,7 @@ struct FactsRecord<'a> {
 /// What a session file's record tells `usage` and `sessions`: a `token_count`'s tokens of
 /// the last response (the same usage as the event's `stepUsage`; from the difference of the
 /// running totals where the record has no `last_token_usage`), with the model of the turn's
-/// `turn_context`; a turn's start (`task_started`); the session's id and cwd. A running total
+/// `turn_context`; a turn's start (`task_started`, unless its goal started it); the session's id and cwd. A running total
 /// written again unchanged is no new response, and a response copied into a forked session's
 /// file (same time, model and tokens) is the same response.
 pub(crate) fn line_facts<'a>(
@@ -837,7 +847,14 @@ pub(crate) fn line_facts<'a>(
             }
             return None;
         }
-        ("event_msg", Some("task_started")) => f.prompt = true,
+        // A turn the agent's goal started is no prompt from a person.
+        ("event_msg", Some("task_started")) => {
+            let trigger = p
+                .turn_attribution
+                .as_ref()
+                .and_then(|a| a.turn_trigger.as_deref());
+            f.prompt = trigger != Some("goal");
+        }
         ("event_msg", Some("token_count")) => {
             let info = p.info?;
             let total = info.total_token_usage.as_ref().map(|u| u.usage_tokens());
