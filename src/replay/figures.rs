@@ -30,11 +30,15 @@ pub struct TurnFigures {
 impl Figures {
     /// Feeds one event; events the reducer cannot read change nothing.
     pub fn feed(&mut self, ev: &Value) {
-        let Ok(line) = serde_json::to_string(ev) else {
-            return;
-        };
+        if let Ok(line) = serde_json::to_string(ev) {
+            self.feed_line(&line);
+        }
+    }
+
+    /// Feeds one event as its line (what the replay reads: no second serialization).
+    pub fn feed_line(&mut self, line: &str) {
         let mut e = Ev::default();
-        if e.read(&line).is_ok() {
+        if e.read(line).is_ok() {
             self.red.feed(&mut e);
         }
     }

@@ -227,7 +227,10 @@ impl<W: Write> Replay<W> {
             self.sink.flush()?;
             std::thread::sleep(d);
         }
-        self.model.event(&ev);
+        match std::str::from_utf8(&line) {
+            Ok(text) => self.model.event_line(text, &ev),
+            Err(_) => self.model.event(&ev),
+        }
         self.write_blocks()
     }
 

@@ -670,6 +670,16 @@ impl Model {
     /// Reads one event (a parsed InsightsEvent line).
     pub fn event(&mut self, ev: &Value) {
         self.figures.feed(ev);
+        self.shown(ev);
+    }
+
+    /// [`Model::event`] of an event read from `line`.
+    pub fn event_line(&mut self, line: &str, ev: &Value) {
+        self.figures.feed_line(line);
+        self.shown(ev);
+    }
+
+    fn shown(&mut self, ev: &Value) {
         let kind = st(ev, "event").unwrap_or("");
         if let Some(Held { call, block }) = self.held.take() {
             if kind == "subagent_complete" && st(ev, "callId") == Some(call.as_str()) {
