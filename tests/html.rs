@@ -240,3 +240,29 @@ fn a_page_names_the_lines_it_could_not_read() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The summary's cost adds each turn's share, over sessions, and says when some turns have
+/// none (here a Codex turn: its wire reports tokens, no cost) rather than passing the sum of
+/// the others for the whole.
+#[test]
+fn the_summary_cost_adds_sessions_and_marks_turns_without_a_cost() {
+    let ev = |s: &str, p: &str, n: u64, extra: &str| {
+        format!(
+            r#"{{"event":"turn_start","id":"{s}:0","seq":{},"provider":"{p}","sessionId":"{s}"}}
+{{"event":"turn_complete","id":"{s}:1","seq":{},"provider":"{p}","sessionId":"{s}","usage":{{"inputTokens":10,"outputTokens":2}}{extra}}}
+"#,
+            n,
+            n + 1
+        )
+    };
+    let log = ev("a", "claude", 1, r#","costUsd":0.25"#)
+        + &ev("b", "claude", 3, r#","costUsd":0.5"#)
+        + &ev("c", "codex", 5, "");
+    let page =
+        String::from_utf8(crate::util::run(&["replay", "--format", "html"], log.as_bytes()).stdout)
+            .unwrap();
+    assert!(
+        page.contains("$0.7500 and unknown (1 turn without a cost)"),
+        "{page}"
+    );
+}

@@ -58,7 +58,11 @@ struct Summary {
     turns: u64,
     failed: u64,
     tokens: Tokens,
+    /// The sum of the turns' costs (each turn's share of a running total).
     cost: Option<f64>,
+    /// Turns that used tokens and have no cost (an agent that reports none, a model without a
+    /// price): `cost` is then a lower bound, and says so.
+    uncosted: u64,
     duration_ms: Option<u64>,
     tools: u64,
     errors: u64,
@@ -597,11 +601,11 @@ impl<W: Write> Html<W> {
         if let Some(d) = f.duration_ms {
             s.duration_ms = Some(s.duration_ms.unwrap_or(0) + d);
         }
-        // Running session totals replace; per-turn costs add up.
-        match (f.session_cost, f.cost) {
-            (Some(sc), _) => s.cost = Some(sc.max(s.cost.unwrap_or(0.0))),
-            (None, Some(c)) => s.cost = Some(s.cost.unwrap_or(0.0) + c),
-            _ => {}
+        // Each turn's cost is its share (of a running total too): they add up, over sessions.
+        match f.cost {
+            Some(c) => s.cost = Some(s.cost.unwrap_or(0.0) + c),
+            None if f.tokens.as_ref().is_some_and(|t| *t != Tokens::default()) => s.uncosted += 1,
+            None => {}
         }
         for m in &f.models {
             if !m.name.is_empty() {
@@ -705,7 +709,15 @@ impl<W: Write> Html<W> {
             items.push(("tokens", esc(&s.tokens.summary())));
         }
         if let Some(c) = s.cost {
-            items.push(("cost", format!("${c:.4}")));
+            let mut text = format!("${c:.4}");
+            if s.uncosted > 0 {
+                let n = s.uncosted;
+                text.push_str(&format!(
+                    " and unknown ({n} turn{} without a cost)",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            items.push(("cost", text));
         }
         if let Some(d) = s.duration_ms {
             items.push(("duration", duration(d)));
