@@ -114,6 +114,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    at_end: None,
 };
 
 crate::providers::memo::remember! {
