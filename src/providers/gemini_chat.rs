@@ -19,14 +19,18 @@
 //! its tool calls, the same `tokens`), and only what is new becomes events, so each
 //! response's `usage_update` comes once; the open turn, its prompt and its calls whose results
 //! no `functionResponse` has sent back yet.
-//! **Inferred** (marked `insights.inferred`): turn boundaries. A prompt starts a turn; the
-//! next prompt ends the one before: `interrupted` (`stopReason` `cancelled`) when results of
-//! its calls were never sent back to the model (Gemini CLI sends every result before the turn
-//! goes on), the calls still running ending `cancelled`; else completed. A rewind that drops
-//! the prompt fails it. The last turn of a file has no end: Gemini CLI writes each model
-//! message first without its `toolCalls` and again with them, so the final answer looks like
-//! a message whose calls are still to come until the file ends, and a line is converted
-//! before the next is read; `validate` reports the turn open (`turn-open-at-end`).
+//! **Inferred** (marked `insights.inferred`): turn boundaries, the file writing none. A
+//! prompt starts a turn (the header names the session but starts none); the turn ends at the
+//! next prompt, at a rewind that drops its prompt, or at the end of the input (the converter's
+//! [`at_end`]: Gemini CLI writes each model message first without its `toolCalls` and again
+//! with them, so the final answer cannot be told from a message whose calls are still to come
+//! until the file has ended). How it ended is read from its last records ([`close`]):
+//! `interrupted` (`stopReason` `cancelled`) when results of its calls were never sent back to
+//! the model (Gemini CLI sends every result before the turn goes on), the calls still running
+//! ending `cancelled`, or when its prompt was never answered; failed, with an `error`, when a
+//! rewind took its prompt back, when the model never answered the results sent back to it, or
+//! when an `error` record came last; else completed (`success`). Its `turn_complete` carries
+//! its responses' tokens and its duration, as the stream's `result` does.
 //!
 //! For `insights usage`, [`line_facts`] reads a line's tokens through the
 //! same [`ChatTokens`] as the events, without building them.
@@ -79,7 +83,7 @@ pub struct Turn {
 }
 
 /// A turn's last record, which tells how it ended when no record after it says
-/// ([`closing`]).
+/// ([`close`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 enum Last {
     /// Its prompt: the model has not answered.
