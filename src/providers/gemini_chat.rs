@@ -524,16 +524,7 @@ fn close(open: Turn, cx: &mut Cx<'_>, rewound: bool) {
             if ended_already(cx, id) {
                 continue;
             }
-            let ext = cx.push(ToolCompletion {
-                call_id: Cow::Owned(id.clone()),
-                status: ToolCallStatus::Cancelled,
-                duration_ms: None,
-                output: None,
-                is_error: false,
-                content: None,
-                locations: None,
-                parent_call_id: None,
-            });
+            let ext = cx.push(ToolCompletion::cancelled(Cow::Owned(id.clone())));
             ext.put("insights.inferred", true);
             set_call(cx, id, true);
         }
