@@ -360,6 +360,8 @@ impl<'o, W: Write> Converter<'o, W> {
         if stopped {
             diag.end_input(name);
         } else {
+            self.close_input(rdr.lineno(), name, diag)
+                .context("cannot write to standard output")?;
             let lines = self.stats.provider_lines - lines;
             let forgot = self.forgotten();
             end_input(
@@ -372,6 +374,56 @@ impl<'o, W: Write> Converter<'o, W> {
             );
         }
         Ok(())
+    }
+
+    /// The end of an input read to its end, whose last line was `lineno`: each provider's
+    /// [`Provider::at_end`] ends what the input left open (the last turn of a Gemini CLI chat
+    /// file), its events numbered and written after the input's. Once per input, not per
+    /// line; nothing to do when no line has left anything in the memory.
+    pub fn close_input(&mut self, lineno: u64, name: &str, diag: &mut Diag) -> io::Result<()> {
+        for p in crate::providers::PROVIDERS {
+            self.close_input_of(p, lineno, name, diag)?;
+        }
+        Ok(())
+    }
+
+    /// [`Converter::close_input`] for one provider; the number of events it wrote.
+    pub fn close_input_of(
+        &mut self,
+        p: &'static Provider,
+        lineno: u64,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<u64> {
+        let Some(at_end) = p.at_end else {
+            return Ok(0);
+        };
+        let before = self.stats.events;
+        // Each call ends one session's open part and forgets it: at most as many calls as a
+        // memo holds entries.
+        for _ in 0..=crate::providers::memo::Memo::<()>::CAP {
+            if self.memory.is_none() {
+                break;
+            }
+            let mut cx = Cx {
+                line: lineno,
+                memory: self.memory.take(),
+                events: recycle(std::mem::take(&mut self.spare)),
+                ..Cx::default()
+            };
+            at_end(&mut cx);
+            if p.infers_turns && !cx.own_turns {
+                crate::providers::turns::infer(&mut cx);
+            }
+            self.memory = cx.memory.take();
+            if cx.events.is_empty() {
+                self.spare = recycle(cx.events);
+                break;
+            }
+            // No line of its own: the ids are the anchor's, and there is no `raw`.
+            self.write_events("", lineno, p.name, cx, name, diag)?;
+        }
+        Ok(self.stats.events - before)
     }
 
     /// One line as a [`LineReader`] returned it. I/O errors on the output are `Err`;
@@ -607,7 +659,7 @@ impl<'o, W: Write> Converter<'o, W> {
                     ..Cx::default()
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
-                if p.infers_turns && result.is_ok() {
+                if p.infers_turns && result.is_ok() && !cx.own_turns {
                     crate::providers::turns::infer(&mut cx);
                 }
                 self.memory = cx.memory.take();
@@ -1138,6 +1190,7 @@ mod tests {
             reading: crate::providers::Reading::PLAIN,
             caps: crate::providers::Capabilities::default(),
             infers_turns: false,
+            at_end: None,
         }));
         let mut o = opts();
         o.forced = Some(panics);

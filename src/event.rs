@@ -615,6 +615,23 @@ pub struct ToolCompletion<'a> {
     pub parent_call_id: Option<Str<'a>>,
 }
 
+impl<'a> ToolCompletion<'a> {
+    /// The end of a call the wire leaves open when its turn ends (an interrupt): `cancelled`,
+    /// nothing else known. The caller marks it `insights.inferred`.
+    pub fn cancelled(call_id: Str<'a>) -> Self {
+        ToolCompletion {
+            call_id,
+            status: ToolCallStatus::Cancelled,
+            duration_ms: None,
+            output: None,
+            is_error: false,
+            content: None,
+            locations: None,
+            parent_call_id: None,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubagentSpawn<'a> {

@@ -152,6 +152,8 @@ struct Done<N> {
     error: Option<anyhow::Error>,
     /// Whether a worker converted the chunk; if not ([`unconverted`]), the writer does.
     converted: bool,
+    /// The number of its last line converted.
+    last_line: u64,
 }
 
 /// A chunk handed on as it was read, for the writer to convert.
@@ -169,6 +171,7 @@ fn unconverted<K: Work>(work: &K, chunk: Chunk, color: bool) -> Done<K::Notes> {
         end: StreamState::default(),
         error: None,
         converted: false,
+        last_line: 0,
     }
 }
 
@@ -206,6 +209,21 @@ pub trait Work: Sync {
 
     /// Last, on the worker: anything to do with the chunk's output before it is handed over.
     fn finish(&self, _out: &mut Vec<u8>, _notes: &mut Self::Notes) {}
+
+    /// The end of the input, on the calling thread, after its last chunk (line `lineno`):
+    /// the converter, which starts from the state the input left, ends what the input left
+    /// open ([`Converter::close_input`]). Its events are handed to `take` as one more chunk.
+    fn end(
+        &self,
+        conv: &mut Converter<'_, Vec<u8>>,
+        _notes: &RefCell<Self::Notes>,
+        lineno: u64,
+        name: &str,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        conv.close_input(lineno, name, diag)
+            .context("cannot write to standard output")
+    }
 }
 
 /// One line of a chunk, as its reader returned it.
@@ -266,6 +284,8 @@ pub struct Parallel<'a> {
     missed: u64,
     /// Set when most guesses were wrong: the workers only read, the writer converts.
     serial: Arc<AtomicBool>,
+    /// The number of the last line of the source taken so far.
+    last_line: u64,
     pub stats: Stats,
 }
 
@@ -299,6 +319,7 @@ impl<'a> Parallel<'a> {
             guessed: 0,
             missed: 0,
             serial: Arc::new(AtomicBool::new(false)),
+            last_line: 0,
             stats: Stats::default(),
         }
     }
@@ -363,7 +384,10 @@ impl<'a> Parallel<'a> {
             Feed::Thread { reader, live: true }
         };
         let (lines, raw) = (self.stats.provider_lines, self.stats.provider_raw);
-        if self.run_feed(feed, &name, diag, work, take)? {
+        self.last_line = 0;
+        if self.run_feed(feed, &name, diag, work, take)?
+            && self.close_input(&name, diag, work, take)?
+        {
             let lines = self.stats.provider_lines - lines;
             let raw = self.stats.provider_raw - raw;
             let forgot = std::mem::take(&mut self.stats.forgot);
@@ -547,6 +571,7 @@ impl<'a> Parallel<'a> {
                 );
             }
             self.state = done.own.after(std::mem::take(&mut self.state));
+            self.last_line = self.last_line.max(done.last_line);
             // What the stream forgot is what the part forgot from its real start (which the
             // state after it knows), not from its guess.
             if let Some(m) = Arc::get_mut(&mut self.state.memory) {
@@ -570,6 +595,59 @@ impl<'a> Parallel<'a> {
                 return Ok(false);
             }
         }
+    }
+}
+
+impl Parallel<'_> {
+    /// The end of a source read to its end: [`Work::end`] with a converter that starts from
+    /// the state the source left, its output handed to `take` as one more chunk, and the state
+    /// it leaves the next source's. `Ok(false)` when `take` stopped.
+    fn close_input<K: Work>(
+        &mut self,
+        name: &str,
+        diag: &mut Diag,
+        work: &K,
+        take: &mut dyn FnMut(Piece<'_, K::Notes>) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<bool> {
+        let notes = RefCell::new(work.notes());
+        let mut tap = |ev: &Event<'_>| match notes.try_borrow_mut() {
+            Ok(mut n) => work.event(&mut n, ev),
+            Err(_) => Err(io::Error::other(
+                "internal error: an event was made while the chunk's notes were in use",
+            )),
+        };
+        let mut out = Out::chunk(Vec::new());
+        let mut conv = Converter::new(self.opts, &mut out);
+        conv.set_state(std::mem::take(&mut self.state));
+        if K::MARKS {
+            conv.mark_seqs(Out::chunk_bytes);
+        }
+        if K::TAPS {
+            conv.tap(&mut tap);
+        }
+        let result = work.end(&mut conv, &notes, self.last_line, name, diag);
+        let marks = conv.take_marks();
+        let (_, mut end) = conv.take_states();
+        let stats = std::mem::take(&mut conv.stats);
+        drop(conv);
+        // The whole state, no part's: nothing to check it against.
+        if let Some(m) = Arc::get_mut(&mut end.memory) {
+            crate::providers::memo::Remember::begin(m, false);
+        }
+        self.state = end;
+        result?;
+        let mut out = out.into_chunk();
+        let mut notes = notes.into_inner();
+        work.finish(&mut out, &mut notes);
+        let go_on = take(Piece {
+            out: &mut out,
+            marks: &marks,
+            notes: &mut notes,
+            diag,
+            more_ready: false,
+        })?;
+        add_stats(&mut self.stats, stats);
+        Ok(go_on && !self.stats.stopped)
     }
 }
 
@@ -735,7 +813,9 @@ fn work_chunk<K: Work>(
         conv.tap(&mut tap);
     }
     let mut error = None;
+    let mut last_line = 0;
     let mut each = |line: Line, bytes: &[u8], lineno: u64, unterminated: bool| -> bool {
+        last_line = lineno;
         let l = InputLine {
             line,
             bytes,
@@ -806,6 +886,7 @@ fn work_chunk<K: Work>(
         end,
         error,
         converted: true,
+        last_line,
     }
 }
 

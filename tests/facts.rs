@@ -549,3 +549,49 @@ fn check_tokens(ev: &Events, facts: &Value, out: &mut Vec<String>) {
         }
     }
 }
+
+/// One story everywhere (issue 41): a Gemini CLI chat file (`testdata/session-files/gemini/`,
+/// and those Gemini CLI wrote under ACP, `acp-gemini/`) ends every turn as the stream capture
+/// of the same run does: the chat file's facts list the turns of the stream's facts, the same
+/// number with the same outcomes (the facts test above holds the events to them), and
+/// `validate` finds no turn left open (`turn-open-at-end`), though the file writes no end of
+/// its last turn (the converter ends it at the end of the input).
+#[test]
+fn gemini_chat_files_end_their_turns_as_the_stream_does() {
+    let mut problems = Vec::new();
+    let mut n = 0;
+    for provider in ["gemini", "acp-gemini"] {
+        let dir = root().join("testdata/session-files").join(provider);
+        let mut cases: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        cases.sort();
+        for case in cases {
+            let name = case.file_name().unwrap().to_string_lossy().into_owned();
+            let read = |p: &Path| -> Value {
+                serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+            };
+            let stream = root().join(format!("testdata/{provider}/{name}.facts.json"));
+            let chat = read(&case.join("chat.facts.json"));
+            if stream.exists() && chat["turns"] != read(&stream)["turns"] {
+                problems.push(format!(
+                    "{provider}/{name}: the chat file's turns {}, the stream's {}",
+                    chat["turns"],
+                    read(&stream)["turns"]
+                ));
+            }
+            let files = case.join(".gemini");
+            let out = run(&["validate", &files.to_string_lossy()], b"");
+            let said = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            if said.contains("turn-open-at-end") || !out.status.success() {
+                problems.push(format!("{provider}/{name}: validate says\n{said}"));
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 14, "{n} chat recordings");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

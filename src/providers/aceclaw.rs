@@ -76,6 +76,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: false,
+    at_end: None,
 };
 
 /// Method prefixes of the daemon's protocol.

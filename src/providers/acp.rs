@@ -79,6 +79,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: false,
+    at_end: None,
 };
 
 crate::providers::memo::remember! {

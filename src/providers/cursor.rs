@@ -68,6 +68,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    at_end: None,
 };
 
 fn sniff(p: &Probe) -> bool {

@@ -55,6 +55,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    at_end: Some(super::gemini_chat::at_end),
 };
 
 crate::providers::memo::remember! {

@@ -19,14 +19,18 @@
 //! its tool calls, the same `tokens`), and only what is new becomes events, so each
 //! response's `usage_update` comes once; the open turn, its prompt and its calls whose results
 //! no `functionResponse` has sent back yet.
-//! **Inferred** (marked `insights.inferred`): turn boundaries. A prompt starts a turn; the
-//! next prompt ends the one before: `interrupted` (`stopReason` `cancelled`) when results of
-//! its calls were never sent back to the model (Gemini CLI sends every result before the turn
-//! goes on), the calls still running ending `cancelled`; else completed. A rewind that drops
-//! the prompt fails it. The last turn of a file has no end: Gemini CLI writes each model
-//! message first without its `toolCalls` and again with them, so the final answer looks like
-//! a message whose calls are still to come until the file ends, and a line is converted
-//! before the next is read; `validate` reports the turn open (`turn-open-at-end`).
+//! **Inferred** (marked `insights.inferred`): turn boundaries, the file writing none. A
+//! prompt starts a turn (the header names the session but starts none); the turn ends at the
+//! next prompt, at a rewind that drops its prompt, or at the end of the input (the converter's
+//! [`at_end`]: Gemini CLI writes each model message first without its `toolCalls` and again
+//! with them, so the final answer cannot be told from a message whose calls are still to come
+//! until the file has ended). How it ended is read from its last records ([`close`]):
+//! `interrupted` (`stopReason` `cancelled`) when results of its calls were never sent back to
+//! the model (Gemini CLI sends every result before the turn goes on), the calls still running
+//! ending `cancelled`, or when its prompt was never answered; failed, with an `error`, when a
+//! rewind took its prompt back, when the model never answered the results sent back to it, or
+//! when an `error` record came last; else completed (`success`). Its `turn_complete` carries
+//! its responses' tokens and its duration, as the stream's `result` does.
 //!
 //! For `insights usage`, [`line_facts`] reads a line's tokens through the
 //! same [`ChatTokens`] as the events, without building them.
@@ -68,6 +72,29 @@ pub struct Turn {
     /// CLI sends every result back before the turn goes on; a prompt that comes while some
     /// are left means the person stopped the turn.
     unsent: Vec<String>,
+    /// What its last record was: how it ended, when nothing after it says.
+    last: Last,
+    /// Its responses' tokens, each response once (`None` before the first).
+    tokens: Option<crate::usage::Tokens>,
+    /// Its prompt's time (Unix milliseconds) and its last record's (RFC 3339): its duration
+    /// and the time of an end the file does not write.
+    started: Option<i64>,
+    latest: String,
+}
+
+/// A turn's last record, which tells how it ended when no record after it says
+/// ([`close`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+enum Last {
+    /// Its prompt: the model has not answered.
+    #[default]
+    Prompt,
+    /// A message of the model.
+    Answer,
+    /// The results of its calls, sent back to the model, which has not answered them.
+    Sent,
+    /// An `error` record.
+    Error,
 }
 
 /// What a message has become already.
@@ -272,6 +299,8 @@ impl ChatTokens {
 /// Converts one line of a chat file.
 pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let r: Record = crate::members::read(line, probe.members())?;
+    // Its prompts start its turns, not its header ([`super::turns`]).
+    cx.own_turns = true;
     cx.wire_time(
         probe
             .timestamp
@@ -317,6 +346,7 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
             let severity = if r.ty.as_deref() == Some("warning") {
                 Severity::Warning
             } else {
+                note(cx, Last::Error, None);
                 Severity::Error
             };
             cx.push(ErrorEvent {
@@ -375,20 +405,9 @@ fn set_line<'a>(set: SetDoc<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
             .iter()
             .any(|m| m.id.as_deref() == Some(prompt.as_str()))
         {
-            let ext = cx.push(error_event(
-                Cow::Borrowed(
-                    "the request failed: Gemini CLI took the prompt back out of the chat (the file keeps no cause)",
-                ),
-                Severity::Error,
-            ));
-            ext.put("insights.inferred", true);
-            let ext = cx.push(TurnComplete {
-                is_error: true,
-                subtype: Some(Cow::Borrowed("error")),
-                ..TurnComplete::default()
-            });
-            ext.put("insights.inferred", true);
-            cx.memory().gemini_chat.turn.remove(&key);
+            if let Some(open) = cx.memory().gemini_chat.turn.remove(&key) {
+                close(open, cx, true);
+            }
         }
     }
     Ok(())
@@ -406,14 +425,17 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     if responses.is_empty() {
         let at = cx.line;
         let key = session_key(cx);
-        if let Some(open) = cx.memory().gemini_chat.turn.get(&key).cloned() {
-            end_turn(open, cx);
+        if let Some(open) = cx.memory().gemini_chat.turn.remove(&key) {
+            close(open, cx, false);
         }
         let ext = cx.push(TurnStart { model: None });
         ext.put("insights.inferred", true);
+        let time = cx.timestamp.as_deref().unwrap_or("");
         let turn = Turn {
             prompt: r.id.as_deref().unwrap_or("").to_owned(),
-            unsent: Vec::new(),
+            started: crate::time::millis(time),
+            latest: time.to_owned(),
+            ..Turn::default()
         };
         cx.memory().gemini_chat.turn.insert(&key, turn, at);
         cx.push(UserInput {
@@ -471,6 +493,7 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
         });
         set_call(cx, &id, true);
     }
+    note(cx, Last::Sent, None);
     if !ended {
         cx.push(Notice {
             subtype: Cow::Borrowed("gemini/function-response"),
@@ -480,38 +503,108 @@ fn user<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     Ok(())
 }
 
-/// Ends the open turn when a new prompt comes: interrupted when some of its calls' results
-/// were never sent back (those still running end `cancelled`), else completed. Both inferred:
-/// the file keeps no end of a turn.
-fn end_turn(open: Turn, cx: &mut Cx<'_>) {
-    if open.unsent.is_empty() {
-        let ext = cx.push(TurnComplete::default());
-        ext.put("insights.inferred", true);
-        return;
-    }
-    for id in open.unsent {
-        if ended_already(cx, &id) {
-            continue;
+/// Ends `open`, a session's turn: at the next prompt, at a rewind that took its prompt back
+/// (`rewound`), or at the end of the input ([`at_end`]). The file writes no end of a turn, so
+/// each is inferred, from what the turn's records tell ([`Last`]):
+/// - `interrupted` (`stopReason` `cancelled`), the calls still running `cancelled`: results of
+///   its calls were never sent back to the model (Gemini CLI sends every result before the
+///   turn goes on), or the model never answered its prompt and Gemini CLI did not take the
+///   prompt back (it does so when the request fails);
+/// - failed, with an `error`: a rewind took the prompt back; the model never answered the
+///   results sent back to it (a later request that fails leaves no record,
+///   `testdata/session-files/gemini/later-turn-500`); an `error` record came last;
+/// - else completed (`success`, the stream's word).
+///
+/// The `turn_complete` carries the turn's tokens (its responses', each once) and its duration
+/// (from its prompt to its last record), as the stream's `result` does.
+fn close(open: Turn, cx: &mut Cx<'_>, rewound: bool) {
+    let cancelled = !rewound && (!open.unsent.is_empty() || open.last == Last::Prompt);
+    if cancelled {
+        for id in &open.unsent {
+            if ended_already(cx, id) {
+                continue;
+            }
+            let ext = cx.push(ToolCompletion::cancelled(Cow::Owned(id.clone())));
+            ext.put("insights.inferred", true);
+            set_call(cx, id, true);
         }
-        let ext = cx.push(ToolCompletion {
-            call_id: Cow::Owned(id.clone()),
-            status: ToolCallStatus::Cancelled,
-            duration_ms: None,
-            output: None,
-            is_error: false,
-            content: None,
-            locations: None,
-            parent_call_id: None,
-        });
-        ext.put("insights.inferred", true);
-        set_call(cx, &id, true);
     }
+    let failed = rewound || (!cancelled && matches!(open.last, Last::Sent | Last::Error));
+    let cause = if rewound {
+        "the request failed: Gemini CLI took the prompt back out of the chat (the file keeps no cause)"
+    } else if failed && open.last == Last::Sent {
+        "the request failed: the model never answered the results sent back to it (the file keeps no cause)"
+    } else {
+        ""
+    };
+    if !cause.is_empty() {
+        let ext = cx.push(error_event(Cow::Borrowed(cause), Severity::Error));
+        ext.put("insights.inferred", true);
+    }
+    let usage = open.tokens.map(|t| TokenUsage {
+        input_tokens: t.input,
+        output_tokens: t.output,
+        cache_read_tokens: Some(t.cache_read),
+        cache_creation_tokens: None,
+        reasoning_tokens: (t.reasoning > 0).then_some(t.reasoning),
+    });
+    let duration_ms = crate::time::millis(&open.latest)
+        .zip(open.started)
+        .and_then(|(end, start)| u64::try_from(end - start).ok());
     let ext = cx.push(TurnComplete {
-        subtype: Some(Cow::Borrowed("interrupted")),
-        stop_reason: Some(Cow::Borrowed("cancelled")),
+        is_error: failed,
+        subtype: Some(Cow::Borrowed(match (cancelled, failed) {
+            (true, _) => "interrupted",
+            (_, true) => "error",
+            _ => "success",
+        })),
+        stop_reason: cancelled.then_some(Cow::Borrowed("cancelled")),
+        usage,
+        duration_ms,
         ..TurnComplete::default()
     });
     ext.put("insights.inferred", true);
+}
+
+/// At the end of the input ([`super::Provider::at_end`]): ends the turn a session left open
+/// ([`close`]), at the time of its last record; nothing when no turn is open. The last turn of
+/// a file has no other end: Gemini CLI writes each model message first without its
+/// `toolCalls` and again with them, so the final answer looks like a message whose calls are
+/// still to come until the file ends. One session a call: called again while it ends one.
+pub fn at_end(cx: &mut Cx<'_>) {
+    cx.own_turns = true;
+    let line = cx.line;
+    let memo = &mut cx.memory().gemini_chat.turn;
+    let mut open = memo.take_where(|_, _| true).into_iter();
+    let Some((session, turn)) = open.next() else {
+        return;
+    };
+    for (other, t) in open {
+        memo.insert(&other, t, line);
+    }
+    cx.anchor = Some(Cow::Owned(format!("{}-end", turn.prompt)));
+    let time: Option<Str<'_>> = Some(Cow::Owned(turn.latest.clone()));
+    cx.wire_time(time.filter(|t| !t.is_empty()));
+    cx.session_id = Some(Cow::Owned(session));
+    close(turn, cx, false);
+}
+
+/// Notes a record of the session's open turn: what it was, its time, the tokens of a response.
+fn note(cx: &mut Cx<'_>, last: Last, tokens: Option<crate::usage::Tokens>) {
+    let sid = cx.session_id.take();
+    let time = cx.timestamp.clone();
+    let memo = &mut cx.memory().gemini_chat.turn;
+    if let Some(turn) = memo.get_mut(sid.as_deref().unwrap_or("")) {
+        turn.last = last;
+        if let Some(t) = time {
+            turn.latest.clear();
+            turn.latest.push_str(&t);
+        }
+        if let Some(t) = tokens {
+            turn.tokens.get_or_insert_with(Default::default).add(&t);
+        }
+    }
+    cx.session_id = sid;
 }
 
 /// Notes that call `id` of the open turn awaits its `functionResponse` (`add`), or has it.
@@ -731,6 +824,7 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     } else {
         r.tokens.and_then(ChatTokens::read).map(|t| (t, r.tokens))
     };
+    note(cx, Last::Answer, usage.as_ref().map(|(t, _)| *t));
     if let Some((t, raw)) = usage {
         cx.push(UsageUpdate {
             step_usage: Json::Value(json!({
@@ -961,12 +1055,39 @@ mod tests {
         assert_eq!(ev[7]["stopReason"], "cancelled");
     }
 
+    /// The events of a whole input as `insights` writes them: its lines, then what the
+    /// converter ends at the end of the input ([`at_end`]).
+    fn converted(lines: &[&str]) -> Vec<Value> {
+        use crate::convert::{Converter, Options};
+        let opts = Options::for_tests(1 << 20);
+        let mut out = crate::output::Out::new(Vec::new());
+        let mut diag = crate::diag::Diag::new(false);
+        let input = lines.join("\n");
+        let mut c = Converter::new(&opts, &mut out);
+        c.run_reader(input.as_bytes(), "<test>", &mut diag)
+            .expect("converted");
+        out.flush().expect("flushed");
+        let text = out.w.into_inner().expect("the output");
+        text.split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).expect("an event"))
+            .collect()
+    }
+
+    fn turn_completes(ev: &[Value]) -> Vec<&Value> {
+        ev.iter()
+            .filter(|e| e["event"] == "turn_complete")
+            .collect()
+    }
+
+    const ANSWER: &str = r#"{"id":"m2","timestamp":"2026-11-26T13:17:34.000Z","type":"gemini","content":"Done.","tokens":{"input":100,"output":7,"cached":40,"thoughts":3,"tool":0,"total":110},"model":"gemini-3.8-flash"}"#;
+
     #[test]
-    fn a_prompt_after_every_result_was_sent_ends_the_turn_completed() {
+    fn a_prompt_after_the_answer_to_every_result_ends_the_turn_completed() {
         let call = r#"{"id":"m1","timestamp":"2026-11-26T13:17:33.514Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"run_shell_command","args":{"command":"false"},"result":[],"status":"error"}]}"#;
         let response = r#"{"id":"u2","timestamp":"2026-11-26T13:15:31.161Z","type":"user","content":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"error":"exit 1"}}}]}"#;
         let (p1, p2) = (prompt("u1", "a"), prompt("u3", "b"));
-        let ev = events(&[HEADER, &p1, call, response, &p2]);
+        let ev = events(&[HEADER, &p1, call, response, ANSWER, &p2]);
         let done: Vec<&Value> = ev
             .iter()
             .filter(|e| e["event"] == "tool_completion")
@@ -974,13 +1095,88 @@ mod tests {
         assert_eq!(done.len(), 1);
         assert_eq!(done[0]["status"], "failed");
         assert_eq!(done[0]["isError"], true);
-        let turn: Vec<&Value> = ev
-            .iter()
-            .filter(|e| e["event"] == "turn_complete")
-            .collect();
+        let turn = turn_completes(&ev);
         assert_eq!(turn.len(), 1);
-        assert!(turn[0].get("subtype").is_none(), "{}", turn[0]);
+        assert_eq!(turn[0]["subtype"], "success", "{}", turn[0]);
+        assert!(turn[0].get("isError").is_none(), "{}", turn[0]);
         assert_eq!(turn[0]["extensions"]["insights.inferred"], true);
+        // The answer's tokens, as its usage_update counts them.
+        assert_eq!(
+            turn[0]["usage"],
+            serde_json::json!({"inputTokens": 60, "outputTokens": 10,
+                "cacheReadTokens": 40, "reasoningTokens": 3})
+        );
+    }
+
+    /// `testdata/session-files/gemini/later-turn-500`: the request that sends the results back
+    /// fails, and the file keeps only the results sent.
+    #[test]
+    fn results_sent_back_that_the_model_never_answered_fail_the_turn() {
+        let call = r#"{"id":"m1","timestamp":"2026-11-26T13:17:33.514Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"run_shell_command","args":{"command":"uname"},"result":[],"status":"success","resultDisplay":"Linux"}]}"#;
+        let response = r#"{"id":"u2","timestamp":"2026-11-26T13:17:34.161Z","type":"user","content":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"Linux"}}}]}"#;
+        let p1 = prompt("u1", "a");
+        for lines in [
+            vec![HEADER, &p1, call, response],
+            vec![HEADER, &p1, call, response, &prompt("u3", "b")],
+        ] {
+            let ev = converted(&lines);
+            let turn = turn_completes(&ev);
+            assert_eq!(turn.len(), 1 + usize::from(lines.len() == 5));
+            assert_eq!(turn[0]["isError"], true, "{}", turn[0]);
+            assert_eq!(turn[0]["subtype"], "error");
+            let error = ev.iter().find(|e| e["event"] == "error").expect("an error");
+            assert_eq!(error["extensions"]["insights.inferred"], true);
+        }
+    }
+
+    #[test]
+    fn the_end_of_the_input_ends_the_last_turn_once_with_what_the_file_knows() {
+        let p1 = prompt("u1", "a");
+        let ev = converted(&[
+            HEADER,
+            &p1,
+            ANSWER,
+            r#"{"$set":{"lastUpdated":"2026-11-26T13:17:34.001Z"}}"#,
+        ]);
+        let turn = turn_completes(&ev);
+        assert_eq!(turn.len(), 1);
+        let t = turn[0];
+        assert_eq!(t["subtype"], "success");
+        assert_eq!(t["extensions"]["insights.inferred"], true);
+        assert_eq!(t["sessionId"], "s1");
+        assert_eq!(t["usage"]["inputTokens"], 60);
+        // From the prompt (13:15:31.000) to the answer (13:17:34.000), at the answer's time,
+        // on the input's last line.
+        assert_eq!(t["durationMs"], 123_000);
+        assert_eq!(t["timestamp"], "2026-11-26T13:17:34.000Z");
+        assert_eq!(t["line"], 4);
+        assert_eq!(t["id"], "u1-end:0");
+        assert_eq!(ev.last(), Some(t));
+        // The header names the session; the prompt alone starts the turn.
+        let starts = ev.iter().filter(|e| e["event"] == "turn_start").count();
+        assert_eq!(starts, 1);
+
+        // A chat resumed in the same file (a second header, the history again, a new
+        // prompt): the new prompt ends the first turn, the end of the input the second.
+        let history = r#"{"$set":{"messages":[{"id":"u1","timestamp":"t","type":"user","content":[{"text":"a"}]},{"id":"m2","timestamp":"t","type":"gemini","content":"Done."}]}}"#;
+        let again = ANSWER.replace("m2", "m3");
+        let p2 = prompt("u4", "b");
+        let ev = converted(&[HEADER, &p1, ANSWER, HEADER, history, &p2, &again]);
+        let turn = turn_completes(&ev);
+        assert_eq!(turn.len(), 2);
+        assert!(turn.iter().all(|t| t["subtype"] == "success"), "{turn:?}");
+        assert_eq!(turn[0]["line"], 6);
+        assert_eq!(turn[1]["id"], "u4-end:0");
+        let starts = ev.iter().filter(|e| e["event"] == "turn_start").count();
+        assert_eq!(starts, 2);
+
+        // A prompt the model never answered, and that Gemini CLI did not take back (as it
+        // does when the request fails): the person stopped it.
+        let ev = converted(&[HEADER, &p1]);
+        let turn = turn_completes(&ev);
+        assert_eq!(turn.len(), 1);
+        assert_eq!(turn[0]["stopReason"], "cancelled");
+        assert!(turn[0].get("usage").is_none());
     }
 
     #[test]

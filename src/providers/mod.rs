@@ -49,7 +49,17 @@ pub struct Provider {
     /// Whether its turns' starts are inferred ([`turns`]): the format ends turns but does
     /// not start them.
     pub infers_turns: bool,
+    /// Ends what an input left open, after its last line ([`crate::convert::Converter::close_input`]):
+    /// a format whose last turn no line ends (Gemini CLI's chat files). Called with the
+    /// stream's memory and the input's last line number in [`Cx::line`], it pushes the events
+    /// that end one session's open part and forgets it, setting the `Cx`'s session, time and
+    /// anchor (the events' ids are `anchor:N`: it must be unique in the stream); it is called
+    /// again until it pushes nothing. `None` for the formats whose lines end all they open.
+    pub at_end: Option<AtEnd>,
 }
+
+/// A provider's [`Provider::at_end`].
+pub type AtEnd = for<'a> fn(&mut Cx<'a>);
 
 /// How the commands that read events (`reduce`, `replay`) must read a provider's: the few
 /// things its events do not say themselves. Declared on the provider, so that no command names
@@ -200,6 +210,11 @@ pub struct Cx<'a> {
     pub line: u64,
     /// What the providers remember of the stream ([`Cx::memory`]).
     pub memory: Option<Box<Memory>>,
+    /// The line's converter starts and ends its turns itself, though its provider's turn
+    /// starts are inferred ([`Provider::infers_turns`]): Gemini CLI's chat files, read by the
+    /// `gemini` provider, whose header names the session lines before the first prompt
+    /// starts a turn. [`turns::infer`] leaves such a line alone.
+    pub own_turns: bool,
     /// Which of the first 64 events [`turns::infer`] added (bit `i` for `events[i]`): they
     /// take no number in the line's event ids.
     pub inserted: u64,

@@ -58,6 +58,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    at_end: None,
 };
 
 fn sniff(p: &Probe) -> bool {

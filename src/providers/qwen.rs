@@ -56,6 +56,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    at_end: None,
 };
 
 /// Qwen Code's tools, by the Claude Code tool they correspond to.

@@ -129,6 +129,33 @@ impl Work for Lines {
         Ok(true)
     }
 
+    /// What the input left open, ended by the converter: one more converted item, on the
+    /// input's last line.
+    fn end(
+        &self,
+        conv: &mut Converter<'_, Vec<u8>>,
+        notes: &RefCell<Notes>,
+        lineno: u64,
+        name: &str,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        conv.close_input(lineno, name, diag)
+            .context("cannot convert")?;
+        let mut notes = notes
+            .try_borrow_mut()
+            .map_err(|_| anyhow::anyhow!("internal error: a chunk's notes were in use"))?;
+        if notes.made > 0 {
+            let item = Item::Converted {
+                end: conv.out().w.get_ref().len(),
+                lineno,
+                made: std::mem::take(&mut notes.made),
+                unreadable: std::mem::take(&mut notes.unreadable),
+            };
+            notes.items.push(item);
+        }
+        Ok(())
+    }
+
     /// The event's view, packed as one thread reads it ([`super::Sink::event`]), with its line
     /// if it may be parked.
     fn event(&self, notes: &mut Notes, event: &Event<'_>) -> io::Result<()> {

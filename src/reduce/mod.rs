@@ -459,6 +459,18 @@ pub fn read_source(
     if sink.try_borrow().map_err(|_| busy())?.red.stopped {
         diag.end_input(&name);
     } else {
+        // What the input left open ends as `insights convert` ends it.
+        sink.try_borrow_mut().map_err(|_| busy())?.line_seq = None;
+        let closed = conv.close_input(rdr.lineno(), &name, diag);
+        let mut s = sink.try_borrow_mut().map_err(|_| busy())?;
+        if let Some(e) = s.failed.take() {
+            return Err(e);
+        }
+        closed.context("cannot convert")?;
+        for msg in s.unreadable.drain(..) {
+            diag.bad_line(&name, rdr.lineno(), None, &msg);
+        }
+        drop(s);
         let (lines, raw) = (conv.stats.provider_lines, conv.stats.provider_raw);
         let forgot = conv.forgotten();
         crate::convert::end_input(opts, &name, lines, raw, forgot, diag);

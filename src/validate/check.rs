@@ -419,6 +419,9 @@ fn read_log(
             Line::Ok => r.line(&buf, lineno, rdr.unterminated(), name),
         }
     }
+    if r.read.io_error.is_none() {
+        r.close(rdr.lineno(), name);
+    }
     let mut read = r.read;
     read.converted = std::mem::take(r.conv.out().w.get_mut());
     read
@@ -544,6 +547,33 @@ impl<F: FnMut(Piece, &mut Vec<u8>)> Reader<'_, '_, F> {
             self.emit(Piece::Item(Item::Converted {
                 line: lineno,
                 provider,
+                at,
+                len,
+            }));
+        }
+    }
+
+    /// The end of the log: the converter ends what the log left open (the last turn of a
+    /// Gemini CLI chat file, [`Converter::close_input`]), and its events are handed on as
+    /// those of the last line.
+    fn close(&mut self, lineno: u64, name: &str) {
+        for p in crate::providers::PROVIDERS {
+            let mut diag = Diag::new(false);
+            let at = self.conv.out().w.get_ref().len();
+            // Writing into a Vec cannot fail.
+            let events = self
+                .conv
+                .close_input_of(p, lineno, name, &mut diag)
+                .unwrap_or(0);
+            if events == 0 {
+                continue;
+            }
+            let len = self.conv.out().w.get_ref().len() - at;
+            self.read.health.providers.entry(p.name).or_default().events += events;
+            self.read.events += events;
+            self.emit(Piece::Item(Item::Converted {
+                line: lineno,
+                provider: p.name,
                 at,
                 len,
             }));

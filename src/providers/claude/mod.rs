@@ -114,6 +114,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    at_end: None,
 };
 
 crate::providers::memo::remember! {
@@ -675,16 +676,7 @@ fn end_open_calls(cx: &mut Cx<'_>, session: &str) {
     });
     for (id, c) in open {
         let id: Str<'static> = Cow::Owned(id);
-        let ext = cx.push(ToolCompletion {
-            call_id: id.clone(),
-            status: ToolCallStatus::Cancelled,
-            duration_ms: None,
-            output: None,
-            is_error: false,
-            content: None,
-            locations: None,
-            parent_call_id: None,
-        });
+        let ext = cx.push(ToolCompletion::cancelled(id.clone()));
         ext.put("insights.inferred", true);
         if let Some(sub) = c.subagent {
             let ext = cx.push(SubagentComplete {
