@@ -115,6 +115,9 @@ pub mod targets {
                 );
             }
         }
+        // The input's end, as `run_reader` ends it (a provider may end what is open).
+        conv.close_input(rdr.lineno(), "<fuzz>", &mut diag)
+            .expect("writing to memory cannot fail");
         drop(conv);
         out.flush().unwrap();
         let once = out.w.into_inner().ok().unwrap();
