@@ -436,7 +436,9 @@ pub(super) fn method_call<'a>(
                 // No `error` notification said why: the turn's own error does.
                 cx.push(v2_error(t.error.as_ref(), false));
             }
-            if status == "interrupted" {
+            // A turn that ends without completing (interrupted, or failed) cuts off the calls
+            // it left open: they end with it, not at a later turn's end.
+            if status == "interrupted" || failed {
                 let thread = line_thread(cx);
                 cancel_open_calls(cx, thread.as_deref());
             }

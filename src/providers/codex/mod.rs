@@ -516,8 +516,8 @@ fn declined_status(call: Option<&Call>) -> ToolCallStatus {
     }
 }
 
-/// Ends, as `cancelled`, the calls of `thread` that its interrupted turn left open: the wire
-/// never ends them (an approval `cancel` of a file change, a command stopped by
+/// Ends, as `cancelled`, the calls of `thread` that its interrupted (or, on the app-server,
+/// failed) turn left open: the wire never ends them (an approval `cancel` of a file change, a command stopped by
 /// `turn/interrupt`). Marked `insights.inferred`.
 fn cancel_open_calls(cx: &mut Cx<'_>, thread: Option<&str>) {
     let thread = thread.map(str::to_owned);
