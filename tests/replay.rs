@@ -969,7 +969,7 @@ fn footers_show_the_tokens_reduce_counts() {
 /// One story everywhere: `sessions` (what `usage` adds up, from the agents' own files, as
 /// ccusage does) and `reduce` of the same files count the same tokens per session.
 #[test]
-fn sessions_and_reduce_count_the_same_tokens() {
+fn sessions_and_reduce_count_the_same_tokens_and_cost() {
     let files = root().join("testdata/session-files");
     let mut dirs = Vec::new();
     for agent in std::fs::read_dir(&files).unwrap().flatten() {
@@ -1003,6 +1003,18 @@ fn sessions_and_reduce_count_the_same_tokens() {
             let (a, b) = (of(Some(s)), of(r));
             if a != b {
                 return Err(format!("{d}: session {id}: sessions {a:?}, reduce {b:?}"));
+            }
+            // The same prices, request by request; a session without tokens costs nothing,
+            // which `sessions` writes as 0 and `reduce` leaves out.
+            let cost = |v: Option<&Value>| v.and_then(|v| v["costUsd"].as_f64());
+            let (x, y) = (cost(Some(s)), cost(r));
+            let same = match (x, y) {
+                (Some(x), Some(y)) => (x - y).abs() < 1e-6,
+                (Some(z), None) | (None, Some(z)) => z == 0.0 && a == [0; 4],
+                (None, None) => true,
+            };
+            if !same {
+                return Err(format!("{d}: session {id}: cost: sessions {x:?}, reduce {y:?}"));
             }
         }
         Ok(())

@@ -12,7 +12,7 @@
 //! ([`super::apply::may_park`]): the reducer keeps the line of a parked event, and writes it
 //! for no other.
 
-use super::view::{Denial, Ev, Exts, ModelUsage, StepUsage, TokenUsage};
+use super::view::{CacheCreation, Denial, Ev, Exts, ModelUsage, StepUsage, TokenUsage};
 use crate::event::Pairs;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -308,6 +308,10 @@ carry_struct!(StepUsage {
     cache_read_input_tokens,
     cache_creation_input_tokens,
     cost,
+    cache_creation,
+});
+carry_struct!(CacheCreation {
+    ephemeral_1h_input_tokens
 });
 carry_struct!(TokenUsage {
     input_tokens,

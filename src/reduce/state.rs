@@ -1221,6 +1221,13 @@ pub struct Account {
         skip_serializing_if = "Option::is_none"
     )]
     pub extra_cost: Option<f64>,
+    /// The shipped price of the open turn's `total` increments, when no cost is reported.
+    #[serde(
+        default,
+        deserialize_with = "exact::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub turn_priced: Option<f64>,
     /// The model of the last request, when events name one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_model: Option<String>,

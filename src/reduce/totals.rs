@@ -15,6 +15,11 @@
 //!   turn, the turn's own `usage`, or the sum of the per-request usage_update `stepUsage` of
 //!   the turn with one value per `messageId` (Claude repeats the same usage on every content
 //!   block of a message; the last value of a message counts, once).
+//! * A turn's cost is, in this order: the increase of the running cost reported during it,
+//!   its turn_complete's own `costUsd`, the sum of its requests' own costs (`stepUsage.cost`),
+//!   or, where the wire reports no cost at all (session files), its requests' tokens priced
+//!   with the shipped table (`usage`'s prices, request by request, so a long prompt's tier
+//!   and the hour-long cache writes count as `usage` counts them).
 //! * While a turn runs its tokens are that per-request estimate (or the `total` increase), and
 //!   the session's totals include it; `turn_complete` replaces it.
 //! * Context use is that of the main agent's last usage_update by
@@ -60,6 +65,20 @@ fn merge_model(into: &mut Vec<ModelTotals>, m: &ModelTotals) {
 /// arithmetic.
 fn dollars(x: f64) -> f64 {
     (x * 1e10).round() / 1e10
+}
+
+/// The shipped price of one request's tokens (`hour`: the cache written for an hour), for a
+/// wire that reports no cost: the figure `usage` gives the same request.
+fn priced(model: Option<&str>, t: &Tokens, hour: u64) -> Option<f64> {
+    let price = crate::usage::prices::Prices::shipped().find(model?)?;
+    Some(price.cost(&crate::usage::Tokens {
+        input: t.input_tokens,
+        output: t.output_tokens,
+        cache_read: t.cache_read_tokens,
+        cache_creation: t.cache_creation_tokens,
+        cache_creation_1h: hour,
+        reasoning: t.reasoning_tokens,
+    }))
 }
 
 fn sum_tokens(list: &[ModelTotals]) -> Tokens {
@@ -162,10 +181,11 @@ impl Account {
     /// it, or else `own` (a turn_complete's own cost) or the sum of its requests' own costs,
     /// which then add to the session's.
     fn settle_cost(&mut self, own: Option<f64>) -> Option<f64> {
+        let priced = self.turn_priced.take();
         match self.turn_cost.take() {
             Some(c) => Some(c),
             None => {
-                let step = own.or_else(|| self.live_cost());
+                let step = own.or_else(|| self.live_cost()).or(priced);
                 self.extra_cost = add_cost(self.extra_cost, step).map(dollars);
                 step
             }
@@ -182,7 +202,9 @@ impl Account {
 
     /// The cost of the open turn so far, as its requests report it.
     pub fn open_turn_cost(&self) -> Option<f64> {
-        self.turn_cost.or_else(|| self.live_cost())
+        self.turn_cost
+            .or_else(|| self.live_cost())
+            .or(self.turn_priced)
     }
 
     /// The turn's own API time from a turn_complete's `durationApiMs`, a running total of the
@@ -273,7 +295,10 @@ impl Account {
             merge_model(&mut models, m);
         }
         let mut cost = self.run_cost.map(|r| self.base_cost + r);
-        let live = self.live_cost().filter(|_| self.turn_cost.is_none());
+        let live = self
+            .live_cost()
+            .or(self.turn_priced)
+            .filter(|_| self.turn_cost.is_none());
         if self.extra_cost.is_some() || live.is_some() {
             cost = add_cost(add_cost(cost, self.extra_cost), live).map(dollars);
         }
@@ -283,6 +308,7 @@ impl Account {
 
 impl State {
     pub(super) fn usage_update(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let session_model = self.tree.sessions[s].model.as_deref();
         let acc = &mut self.cursor.sessions[s].account;
         if ev.model.is_some() {
             acc.last_model = ev.model.as_deref().map(str::to_owned);
@@ -303,6 +329,9 @@ impl State {
             };
             acc.run_total = Some(new);
             acc.turn_total = Some(acc.turn_total.unwrap_or_default().plus(&inc));
+            if ev.cost_usd.is_none() && !inc.is_zero() {
+                acc.turn_priced = add_cost(acc.turn_priced, priced(acc.last_model.as_deref().or(session_model), &inc, 0));
+            }
         } else if !step.is_empty() {
             let t = Tokens {
                 input_tokens: step.input_tokens.unwrap_or(0),
@@ -311,6 +340,13 @@ impl State {
                 cache_creation_tokens: step.cache_creation_input_tokens.unwrap_or(0),
                 reasoning_tokens: 0,
             };
+            let hour = step
+                .cache_creation
+                .and_then(|c| c.ephemeral_1h_input_tokens)
+                .unwrap_or(0);
+            let cost = step
+                .cost
+                .or_else(|| priced(acc.last_model.as_deref().or(session_model), &t, hour));
             let id = ev.message_id.as_deref();
             // Usage of one message repeats on its block lines: the last value counts, once.
             // Such lines are adjacent, so the search from the end is short.
@@ -322,14 +358,14 @@ impl State {
             }) {
                 Some(l) => {
                     l.tokens = t;
-                    l.cost_usd = step.cost.or(l.cost_usd);
+                    l.cost_usd = cost.or(l.cost_usd);
                 }
                 None => push_small(
                     &mut acc.live,
                     LiveUsage {
                         message_id: id.map(str::to_owned),
                         tokens: t,
-                        cost_usd: step.cost,
+                        cost_usd: cost,
                     },
                 ),
             }

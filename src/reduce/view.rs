@@ -574,6 +574,15 @@ pub struct StepUsage {
     pub cache_read_input_tokens: Option<u64>,
     pub cache_creation_input_tokens: Option<u64>,
     pub cost: Option<f64>,
+    /// Anthropic's split of the cache written (`cache_creation`), which prices differently.
+    pub cache_creation: Option<CacheCreation>,
+}
+
+/// `stepUsage.cache_creation`: the tokens written to the cache for an hour.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct CacheCreation {
+    pub ephemeral_1h_input_tokens: Option<u64>,
 }
 
 impl StepUsage {

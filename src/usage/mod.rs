@@ -7,7 +7,7 @@
 
 mod facts;
 mod homes;
-mod prices;
+pub mod prices;
 mod scan;
 pub mod sessions;
 mod table;

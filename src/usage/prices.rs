@@ -103,6 +103,18 @@ impl Prices {
         Ok(())
     }
 
+    /// The shipped table, read once: for commands that price tokens the agent gave no cost
+    /// for and take no `--prices` (`reduce`, `replay`).
+    pub fn shipped() -> &'static Prices {
+        static SHIPPED_TABLE: std::sync::OnceLock<Prices> = std::sync::OnceLock::new();
+        SHIPPED_TABLE.get_or_init(|| {
+            let mut p = Prices::default();
+            // The table is part of the program; a test loads it, so this cannot fail.
+            let _ = p.add(SHIPPED);
+            p
+        })
+    }
+
     /// The price of a model, by its name as the agent wrote it.
     pub fn find(&self, model: &str) -> Option<&Price> {
         self.by_name.get(normalize(model))
