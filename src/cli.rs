@@ -198,9 +198,10 @@ pub struct ConvertArgs {
     /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
     /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
     ///
-    /// A directory's files are read in path order (Claude Code's subagent files in the order
-    /// they started), hidden folders included (every command reads directories so); symbolic
-    /// links to directories are not followed.
+    /// A directory's files are read in path order (a Claude Code session file and its
+    /// subagents' files as one conversation, line by line in time order), hidden folders
+    /// included (every command reads directories so); symbolic links to directories are not
+    /// followed.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -296,7 +297,8 @@ pub struct ConvertArgs {
     /// the diagnostics and the exit status too are those of one thread. The default is one thread for a pipe or terminal, `--line-buffered` or files under
     /// 8 MiB in all (standard input redirected from a file counts as that file), and one per
     /// core otherwise. With N > 1 on a pipe, a chunk goes out as soon as no further line is
-    /// ready, so a live pipe still sees events at once.
+    /// ready, so a live pipe still sees events at once. A run that reads a Claude Code session
+    /// file with its subagents' files merges them on one thread.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 }
@@ -307,8 +309,10 @@ pub struct InputArgs {
     /// Input files; a directory stands for every `*.jsonl` file below it (an agent's
     /// session folder such as ~/.codex/sessions); `-` or none reads standard input.
     ///
-    /// A directory's files are read in path order (Claude Code's subagent files in the order
-    /// they started), hidden folders included; symbolic links to directories are not followed.
+    /// A directory's files are read in path order, hidden folders included; symbolic links
+    /// to directories are not followed. `reduce` and `replay` read a Claude Code session file
+    /// and its subagents' files as one conversation, line by line in time order; `validate`
+    /// checks each file as written.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 

@@ -5,7 +5,8 @@ use crate::compat;
 use crate::detect::{self, Probe, Route};
 use crate::diag::Diag;
 use crate::event::{Body, Event, Extensions, Json, Pairs, RawEvent};
-use crate::input::{Line, LineReader, Source};
+use crate::input::{Line, Source};
+use crate::lines::SourceLines;
 use crate::output::{FlushPolicy, Out};
 use crate::providers::memo::{Forgot, Remember};
 use crate::providers::{Cx, Memory, Provider, UNKNOWN};
@@ -35,7 +36,10 @@ pub fn run(args: &ConvertArgs, config: &Config) -> anyhow::Result<ExitCode> {
     // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
     crate::signals::install();
     let mut diag = Diag::new(config.color_err);
-    let sources = crate::input::expand_dirs(&crate::cli::sources(&args.files), &mut diag);
+    let sources = crate::input::group_conversations(crate::input::expand_dirs(
+        &crate::cli::sources(&args.files),
+        &mut diag,
+    ));
     // Only whole lines reach standard output, redacted with --redact (src/output.rs).
     let mut out = Out::new(crate::output::WholeLines::new(
         std::io::stdout().lock(),
@@ -44,6 +48,12 @@ pub fn run(args: &ConvertArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let jobs = match args.jobs {
         Some(n) => usize::from(n),
         None => crate::parallel::default_jobs(&sources, flush),
+    };
+    // A conversation in several files is merged line by line on one thread.
+    let jobs = if sources.iter().any(Source::is_group) {
+        1
+    } else {
+        jobs
     };
     let stats = if jobs > 1 {
         let mut par = crate::parallel::Parallel::new(&opts, jobs);
@@ -322,19 +332,30 @@ impl<'o, W: Write> Converter<'o, W> {
     /// a failure to read the input is reported and ends only this input.
     pub fn run_source(&mut self, src: &Source, diag: &mut Diag) -> anyhow::Result<()> {
         let name = src.name();
-        let Some(reader) = src.open_or_report(diag) else {
+        let Some(lines) = src.lines_or_report(self.opts.max_line, diag) else {
             return Ok(());
         };
-        self.run_reader(reader, &name, diag)
+        self.run_lines(lines, &name, diag)
     }
 
-    pub fn run_reader(
+    pub fn run_reader<'r>(
         &mut self,
-        reader: impl Read,
+        reader: impl Read + Send + 'r,
         name: &str,
         diag: &mut Diag,
     ) -> anyhow::Result<()> {
-        let mut rdr = LineReader::new(reader, self.opts.max_line);
+        let lines = SourceLines::one(Box::new(reader), name.to_owned(), self.opts.max_line);
+        self.run_lines(lines, name, diag)
+    }
+
+    /// Converts every line of `rdr`; `name` is the input's (a group's first file), each
+    /// line's diagnostics name the file it came from.
+    fn run_lines(
+        &mut self,
+        mut rdr: SourceLines<'_>,
+        name: &str,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
         let mut buf = Vec::with_capacity(64 * 1024);
         let (lines, raw) = (self.stats.provider_lines, self.stats.provider_raw);
         let mut stopped = false;
@@ -343,11 +364,18 @@ impl<'o, W: Write> Converter<'o, W> {
                 Ok(Some(l)) => l,
                 Ok(None) => break,
                 Err(e) => {
-                    diag.io_error(name, &e);
+                    diag.io_error(rdr.name(), &e);
                     break;
                 }
             };
-            if !self.input_line(line, &buf, rdr.lineno(), rdr.unterminated(), name, diag)? {
+            if !self.input_line(
+                line,
+                &buf,
+                rdr.lineno(),
+                rdr.unterminated(),
+                rdr.name(),
+                diag,
+            )? {
                 stopped = true;
                 break;
             }
@@ -360,7 +388,7 @@ impl<'o, W: Write> Converter<'o, W> {
         if stopped {
             diag.end_input(name);
         } else {
-            self.close_input(rdr.lineno(), name, diag)
+            self.close_input(rdr.lineno(), rdr.name(), diag)
                 .context("cannot write to standard output")?;
             let lines = self.stats.provider_lines - lines;
             let forgot = self.forgotten();

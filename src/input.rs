@@ -12,6 +12,9 @@ use crate::signals::{self, UntilSignal};
 pub enum Source {
     Stdin,
     File(PathBuf),
+    /// One conversation kept in several files, read as one in time order (see
+    /// [`group_conversations`]): the first file is the session's, the others its subagents'.
+    Group(Vec<PathBuf>),
 }
 
 impl Source {
@@ -28,6 +31,33 @@ impl Source {
         match self {
             Source::Stdin => "<stdin>".into(),
             Source::File(p) => p.display().to_string(),
+            Source::Group(g) => g
+                .first()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether this is a conversation of several files (read on one thread).
+    pub fn is_group(&self) -> bool {
+        matches!(self, Source::Group(_))
+    }
+
+    /// The input's lines, or `None` after reporting why it cannot be opened. A group's
+    /// files that cannot be opened are reported and left out.
+    pub fn lines_or_report(
+        &self,
+        max: usize,
+        diag: &mut crate::diag::Diag,
+    ) -> Option<crate::lines::SourceLines<'static>> {
+        match self {
+            Source::Group(paths) => Some(crate::lines::SourceLines::Merged(
+                crate::lines::Merge::open(paths, max, &mut |name, e| diag.io_error(name, e)),
+            )),
+            _ => {
+                let reader = self.open_or_report(diag)?;
+                Some(crate::lines::SourceLines::one(reader, self.name(), max))
+            }
         }
     }
 
@@ -49,6 +79,7 @@ impl Source {
         let meta = match self {
             Source::File(p) => std::fs::metadata(p).ok()?,
             Source::Stdin => stdin_metadata()?,
+            Source::Group(_) => return None,
         };
         meta.is_file().then_some(meta.len())
     }
@@ -57,6 +88,15 @@ impl Source {
         Ok(match self {
             Source::Stdin => Box::new(io::stdin()),
             Source::File(p) => Box::new(File::open(p)?),
+            // The files one after the other (what reads a group as one uses
+            // [`Source::lines_or_report`]).
+            Source::Group(paths) => {
+                let mut all: Box<dyn Read + Send> = Box::new(io::empty());
+                for p in paths {
+                    all = Box::new(all.chain(File::open(p)?));
+                }
+                all
+            }
         })
     }
 }
@@ -555,6 +595,50 @@ pub fn expand_dirs_or(
     out
 }
 
+/// Joins each Claude Code session file with its subagents' files, which follow it in the
+/// list (`<dir>/<session>.jsonl`, then `<dir>/<session>/subagents/*.jsonl`), into one
+/// [`Source::Group`]: the conversation as the live stream told it, a subagent's lines inside
+/// its call. `convert`, `reduce` and `replay` read so; `validate` checks each file as written.
+pub fn group_conversations(sources: Vec<Source>) -> Vec<Source> {
+    let mut out: Vec<Source> = Vec::with_capacity(sources.len());
+    for src in sources {
+        let joined = match (&src, out.last_mut()) {
+            (Source::File(p), Some(last)) => {
+                let session = match last {
+                    Source::File(f) => Some(f.clone()),
+                    Source::Group(g) => g.first().cloned(),
+                    Source::Stdin => None,
+                };
+                match session.filter(|s| is_subagent_of(p, s)) {
+                    Some(_) => {
+                        match last {
+                            Source::File(f) => *last = Source::Group(vec![f.clone(), p.clone()]),
+                            Source::Group(g) => g.push(p.clone()),
+                            Source::Stdin => {}
+                        }
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        if !joined {
+            out.push(src);
+        }
+    }
+    out
+}
+
+/// Whether `file` is `<dir>/<session>/subagents/<name>.jsonl` of `session` = `<dir>/<session>.jsonl`.
+fn is_subagent_of(file: &Path, session: &Path) -> bool {
+    let (Some(stem), Some(dir)) = (session.file_stem(), session.parent()) else {
+        return false;
+    };
+    file.parent() == Some(&dir.join(stem).join("subagents"))
+        && file.extension().is_some_and(|x| x == "jsonl")
+}
+
 fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
     jsonl_files(dir, &mut |p| out.push(Source::File(p)), &mut |d, e| {
         diag.io_error(&d.display().to_string(), &e)
@@ -671,6 +755,37 @@ mod tests {
                 "agent-b.jsonl",
                 "agent-a.jsonl",
                 "agent-c.jsonl"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_session_file_and_its_subagents_files_are_one_conversation() {
+        let f = |p: &str| Source::File(PathBuf::from(p));
+        let got = group_conversations(vec![
+            f("p/s1.jsonl"),
+            f("p/s1/subagents/agent-a.jsonl"),
+            f("p/s1/subagents/agent-b.jsonl"),
+            f("p/s2.jsonl"),
+            f("p/s3/subagents/agent-c.jsonl"),
+            Source::Stdin,
+            f("p/s1/subagents/agent-d.jsonl"),
+        ]);
+        let shown: Vec<String> = got
+            .iter()
+            .map(|s| match s {
+                Source::Group(g) => format!("{} files from {}", g.len(), s.name()),
+                s => s.name(),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "3 files from p/s1.jsonl",
+                "p/s2.jsonl",
+                "p/s3/subagents/agent-c.jsonl",
+                "<stdin>",
+                "p/s1/subagents/agent-d.jsonl"
             ]
         );
     }

@@ -22,6 +22,7 @@ pub mod ids;
 pub mod input;
 pub mod json_reader;
 pub mod json_writer;
+pub mod lines;
 pub mod members;
 pub mod output;
 pub mod parallel;

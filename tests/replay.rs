@@ -1014,7 +1014,9 @@ fn sessions_and_reduce_count_the_same_tokens_and_cost() {
                 (None, None) => true,
             };
             if !same {
-                return Err(format!("{d}: session {id}: cost: sessions {x:?}, reduce {y:?}"));
+                return Err(format!(
+                    "{d}: session {id}: cost: sessions {x:?}, reduce {y:?}"
+                ));
             }
         }
         Ok(())

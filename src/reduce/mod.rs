@@ -69,7 +69,7 @@ use crate::detect::Probe;
 use crate::diag::Diag;
 use crate::event::Event;
 use crate::ids::hash_pair;
-use crate::input::{Line, LineReader, Source};
+use crate::input::{Line, Source};
 use crate::output::Out;
 use anyhow::Context as _;
 use state::State;
@@ -360,7 +360,7 @@ pub fn read_source(
     each: &mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let name = src.name();
-    let Some(reader) = src.open_or_report(diag) else {
+    let Some(mut rdr) = src.lines_or_report(opts.max_line, diag) else {
         return Ok(());
     };
     let start = converter_start(&red.state);
@@ -384,7 +384,6 @@ pub fn read_source(
         conv.set_state(start);
     }
     conv.tap(&mut tap);
-    let mut rdr = LineReader::new(reader, opts.max_line);
     let mut buf = Vec::with_capacity(64 * 1024);
     loop {
         if sink.try_borrow().map_err(|_| busy())?.red.stopped {
@@ -394,11 +393,13 @@ pub fn read_source(
             Ok(Some(l)) => l,
             Ok(None) => break,
             Err(e) => {
-                diag.io_error(&name, &e);
+                diag.io_error(rdr.name(), &e);
                 break;
             }
         };
         let lineno = rdr.lineno();
+        // Diagnostics name the file the line came from (a group's own file).
+        let name = rdr.name();
         if let Line::TooLong { len } = line {
             // Reported as the converter reports it.
             let unterminated = rdr.unterminated();
@@ -461,14 +462,14 @@ pub fn read_source(
     } else {
         // What the input left open ends as `insights convert` ends it.
         sink.try_borrow_mut().map_err(|_| busy())?.line_seq = None;
-        let closed = conv.close_input(rdr.lineno(), &name, diag);
+        let closed = conv.close_input(rdr.lineno(), rdr.name(), diag);
         let mut s = sink.try_borrow_mut().map_err(|_| busy())?;
         if let Some(e) = s.failed.take() {
             return Err(e);
         }
         closed.context("cannot convert")?;
         for msg in s.unreadable.drain(..) {
-            diag.bad_line(&name, rdr.lineno(), None, &msg);
+            diag.bad_line(rdr.name(), rdr.lineno(), None, &msg);
         }
         drop(s);
         let (lines, raw) = (conv.stats.provider_lines, conv.stats.provider_raw);
@@ -598,13 +599,17 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     };
-    let sources = crate::input::expand_dirs(&args.input.sources(), &mut diag);
+    let sources = crate::input::group_conversations(crate::input::expand_dirs(
+        &args.input.sources(),
+        &mut diag,
+    ));
     let jobs = match args.jobs {
         Some(n) => usize::from(n),
         None => crate::parallel::default_jobs(&sources, opts.flush),
     };
     for src in &sources {
-        if jobs > 1 {
+        // A conversation in several files is merged line by line on one thread.
+        if jobs > 1 && !src.is_group() {
             jobs::read_source(src, &opts, jobs, &mut diag, &mut red, &mut each)?;
         } else {
             read_source(src, &opts, &mut diag, &mut red, &mut each)?;

@@ -330,7 +330,10 @@ impl State {
             acc.run_total = Some(new);
             acc.turn_total = Some(acc.turn_total.unwrap_or_default().plus(&inc));
             if ev.cost_usd.is_none() && !inc.is_zero() {
-                acc.turn_priced = add_cost(acc.turn_priced, priced(acc.last_model.as_deref().or(session_model), &inc, 0));
+                acc.turn_priced = add_cost(
+                    acc.turn_priced,
+                    priced(acc.last_model.as_deref().or(session_model), &inc, 0),
+                );
             }
         } else if !step.is_empty() {
             let t = Tokens {

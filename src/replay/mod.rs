@@ -318,7 +318,8 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let reader = std::thread::spawn(move || {
         let mut diag = Diag::new(color_err);
         diag.unreadable = Some(Vec::new());
-        let sources = crate::input::expand_dirs(&sources, &mut diag);
+        let sources =
+            crate::input::group_conversations(crate::input::expand_dirs(&sources, &mut diag));
         let send = |line: &[u8]| {
             tx.send(line.to_vec())
                 .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))

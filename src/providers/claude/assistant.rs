@@ -129,12 +129,26 @@ fn remember_call(cx: &mut Cx<'_>, call_id: &str, name: &str, canon: &str, h: &In
             }),
         _ => None,
     };
+    // In a session file, the subagent's first line is found by the prompt the call gave.
+    let prompt_key = match (is_subagent_tool(canon), h.prompt.as_deref()) {
+        (true, Some(prompt)) if cx.memory().claude.files.contains(&session) => {
+            let k = super::session_file::prompt_key(&session, prompt);
+            cx.memory()
+                .claude
+                .prompts
+                .insert(&k, call_id.to_owned(), line);
+            Some(k)
+        }
+        _ => None,
+    };
     let calls = &mut cx.memory().claude.calls;
     let subagent = is_subagent_tool(canon).then(|| {
-        calls
+        let mut s = calls
             .remove(call_id)
             .and_then(|c| c.subagent)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        s.prompt_key = prompt_key;
+        s
     });
     calls.insert(
         call_id,

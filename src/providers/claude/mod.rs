@@ -140,6 +140,10 @@ crate::providers::memo::remember! {
         /// The call each task was started for (`task_started`), by task id, until its
         /// notification: later task lines may name the task alone.
         pub tasks: Memo<String>,
+        /// In session files: the subagent calls not yet linked to their subagent's file, by
+        /// session and the prompt the call gave (see `session_file::prompt_key`). Read in
+        /// time order, a subagent's first line comes before the result that names it.
+        pub prompts: Memo<String>,
     }
 }
 
@@ -186,6 +190,8 @@ struct Subagent {
     /// The call returned at once (a background agent): the subagent ends with its
     /// `task_notification`.
     launched: bool,
+    /// Its key in [`Memory::prompts`], until its subagent's first line takes it.
+    prompt_key: Option<String>,
 }
 
 #[derive(Clone, PartialEq, Debug)]
@@ -334,6 +340,9 @@ pub(crate) fn convert_as<'a>(
     let ty = probe.ty().unwrap_or("");
     let mut parent = None;
     if let Some(f) = &file {
+        // A session file's turns are the file's prompts and endings (`file_before`,
+        // `file_after`), not inferred from the first line.
+        cx.own_turns = true;
         parent = file_before(f, ty, cx);
     }
     let text = line;

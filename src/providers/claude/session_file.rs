@@ -112,13 +112,25 @@ pub(super) fn file_before<'a>(f: &FileMeta<'a>, ty: &str, cx: &mut Cx<'a>) -> Op
     }
     if f.sidechain() {
         let id = f.agent_id.as_deref()?;
-        let key = agent_key(&key, id);
-        return cx
+        let agent = agent_key(&key, id);
+        if let Some(a) = cx.memory().claude.agents.get(&agent) {
+            return Some(Cow::Owned(a.call.clone()));
+        }
+        // Read in time order (a session file with its subagents' files), the subagent's
+        // first line, its prompt, comes while its call runs and before the result that
+        // names it: the call is the one that gave this prompt.
+        let said = if ty == "user" { f.said() } else { None }?;
+        let call = cx
             .memory()
             .claude
-            .agents
-            .get(&key)
-            .map(|a| Cow::Owned(a.call.clone()));
+            .prompts
+            .remove(&prompt_key(&key, &said))?;
+        let a = Agent {
+            call: call.clone(),
+            api_error: None,
+        };
+        cx.memory().claude.agents.insert(&agent, a, line);
+        return Some(Cow::Owned(call));
     }
     let turn = cx
         .memory()
@@ -298,6 +310,13 @@ fn drop_reported_error(f: &FileMeta<'_>, cx: &mut Cx<'_>) {
     };
     cx.events
         .retain(|(b, _)| !matches!(b, Body::Error(e) if e.message == reported));
+}
+
+/// A subagent call's key in [`Memory::prompts`]: its session and the prompt it gave.
+///
+/// [`Memory::prompts`]: super::Memory::prompts
+pub(super) fn prompt_key(session: &str, prompt: &str) -> String {
+    format!("{session}\0{prompt}")
 }
 
 /// A subagent's key in [`Memory::agents`]: agent ids are the session's own.

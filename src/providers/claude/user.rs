@@ -279,6 +279,13 @@ pub(super) fn user<'a>(
                     }
                 });
                 let call = cx.memory().claude.calls.remove(&call_id);
+                if let Some(k) = call
+                    .as_ref()
+                    .and_then(|c| c.subagent.as_ref())
+                    .and_then(|s| s.prompt_key.as_deref())
+                {
+                    cx.memory().claude.prompts.remove(k);
+                }
                 // An error result after an interrupt was asked for: the interrupt stopped
                 // the call ("User rejected tool use").
                 let stopped = is_error && interrupted(cx);
