@@ -34,18 +34,16 @@ pub fn may_park(ev: &Ev) -> bool {
 }
 
 /// Events that open a turn when none is open (top-level ones only: a subagent's events belong
-/// to the turn of the call that started it).
-fn opens_turn(ev: &Ev, parked: bool) -> bool {
+/// to the turn of the call that started it). Not a `session_init`: the converter begins each
+/// turn with a `turn_start` (inferred where the wire has none), and a session announced
+/// without a prompt (an agent's session file that was never used) has no turn.
+fn opens_turn(ev: &Ev) -> bool {
     if ev.parent().is_some() {
         return false;
     }
     match ev.event.as_ref() {
         "user_input" | "text" | "stream_delta" | "tool_invocation" | "subagent_spawn"
         | "permission_request" | "plan_update" => true,
-        // A session_init that names its session starts the agent's work on a prompt (Claude
-        // `-p` writes no user_input); one that arrived without a session id (the SDK's
-        // initialize answer) does not.
-        "session_init" => !parked && !ev.session().is_empty(),
         _ => false,
     }
 }
@@ -118,10 +116,10 @@ impl State {
             match self.positional_parent(s, ev) {
                 Some(p) => {
                     ev.parent_call_id = Some(std::borrow::Cow::Owned(p));
-                    self.apply_to(s, ev, seq, false);
+                    self.apply_to(s, ev, seq);
                     ev.parent_call_id = None;
                 }
-                None => self.apply_to(s, ev, seq, false),
+                None => self.apply_to(s, ev, seq),
             }
         }
     }
@@ -200,7 +198,7 @@ impl State {
             // Parked lines were parsed once already.
             if let Ok(mut ev) = Ev::parse(p.event.get()) {
                 ev.seq = Some(p.seq);
-                self.apply_to(s, &ev, p.seq, true);
+                self.apply_to(s, &ev, p.seq);
             }
         }
     }
@@ -248,7 +246,7 @@ impl State {
         self.pending.sessions[s].turn.map(|t| t as usize - 1)
     }
 
-    fn apply_to(&mut self, s: usize, ev: &Ev, seq: u64, parked: bool) {
+    fn apply_to(&mut self, s: usize, ev: &Ev, seq: u64) {
         self.messages_end(s, ev);
         if self.tree.sessions[s].provider.is_none() {
             self.tree.sessions[s].provider = own(&ev.provider);
@@ -258,7 +256,7 @@ impl State {
         }
         if ev.event == "turn_start" {
             self.turn_start(s, ev, seq);
-        } else if opens_turn(ev, parked) && self.open_turn_pos(s).is_none() {
+        } else if opens_turn(ev) && self.open_turn_pos(s).is_none() {
             self.open_turn(s, ev, seq);
         }
         if let Some(t) = self.open_turn_pos(s) {
