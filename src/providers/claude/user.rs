@@ -618,6 +618,20 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_with_an_image_is_user_input_with_its_image() {
+        // The SDK's input with an image block, as the stream-json format documents it.
+        let ev = conv(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}}"#,
+        );
+        assert_eq!(ev.len(), 1, "{ev:?}");
+        assert_eq!(ev[0]["event"], "user_input");
+        assert_eq!(ev[0]["text"], "hi");
+        assert_eq!(ev[0]["images"][0]["mediaType"], "image/png");
+        assert_eq!(ev[0]["images"][0]["data"], "iVBORw0KGgo=");
+        assert!(ev[0].get("isSynthetic").is_none());
+    }
+
+    #[test]
     fn tool_result_error_string() {
         let ev = conv(
             r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"<tool_use_error>File does not exist.</tool_use_error>","is_error":true,"tool_use_id":"toolu_123"}]},"tool_use_result":"Error: File does not exist."}"#,
