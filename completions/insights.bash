@@ -437,7 +437,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__schema)
-            opts="-h --color --help event state"
+            opts="-h --commands --color --help event state command"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -53,7 +53,7 @@ complete -c insights -n "__fish_insights_needs_command" -a "validate" -d 'Check 
 complete -c insights -n "__fish_insights_needs_command" -a "replay" -d 'Render a log or a live stream as a transcript for people'
 complete -c insights -n "__fish_insights_needs_command" -a "reduce" -d 'Fold an event log into state: entries, the turn tree, totals, what is pending'
 complete -c insights -n "__fish_insights_needs_command" -a "providers" -d 'Print what each provider\'s output carries: the capability matrix, as a table or JSON'
-complete -c insights -n "__fish_insights_needs_command" -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce\'s state'
+complete -c insights -n "__fish_insights_needs_command" -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default), of reduce\'s state or of the commands'
 complete -c insights -n "__fish_insights_needs_command" -a "sessions" -d 'List the sessions in the agents\' own session files: agent, id, project, times, turns, models, tokens, cost'
 complete -c insights -n "__fish_insights_needs_command" -a "usage" -d 'Sum tokens and cost from the agents\' own session files, grouped by day, model, …'
 complete -c insights -n "__fish_insights_needs_command" -a "completions" -d 'Print a completion script for a shell (bash, zsh, fish, elvish, powershell)'
@@ -204,6 +204,7 @@ complete -c insights -n "__fish_insights_using_subcommand providers" -s h -l hel
 complete -c insights -n "__fish_insights_using_subcommand schema" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand schema" -l commands -d 'The commands\' schema (the same as `command`)'
 complete -c insights -n "__fish_insights_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
@@ -253,7 +254,7 @@ complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_s
 complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "replay" -d 'Render a log or a live stream as a transcript for people'
 complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "reduce" -d 'Fold an event log into state: entries, the turn tree, totals, what is pending'
 complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "providers" -d 'Print what each provider\'s output carries: the capability matrix, as a table or JSON'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce\'s state'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default), of reduce\'s state or of the commands'
 complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "sessions" -d 'List the sessions in the agents\' own session files: agent, id, project, times, turns, models, tokens, cost'
 complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "usage" -d 'Sum tokens and cost from the agents\' own session files, grouped by day, model, …'
 complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "completions" -d 'Print a completion script for a shell (bash, zsh, fish, elvish, powershell)'

@@ -156,11 +156,14 @@ pub enum Command {
     /// the provider's output carries it and `insights` maps it to typed events. The table is
     /// Markdown, one row per capability and one column per provider.
     Providers(crate::providers_cmd::Args),
-    /// Print a JSON Schema (draft 2020-12): of the events (the default) or of reduce's state.
+    /// Print a JSON Schema (draft 2020-12): of the events (the default), of reduce's state or
+    /// of the commands.
     ///
     /// The `event` schema is the one every output line follows, the same as
     /// schemas/insights-event.schema.json in the source tree; the `state` schema is that of
-    /// the state `insights reduce` writes, schemas/insights-state.schema.json.
+    /// the state `insights reduce` writes, schemas/insights-state.schema.json; the `command`
+    /// schema (`--commands`) that of the command lines an agent is driven with,
+    /// schemas/insights-command.schema.json.
     Schema(crate::schema::Args),
     /// List the sessions in the agents' own session files: agent, id, project, times,
     /// turns, models, tokens, cost.

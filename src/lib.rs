@@ -31,6 +31,7 @@ pub mod providers_cmd;
 pub mod redact;
 pub mod reduce;
 pub mod replay;
+pub mod run;
 pub mod scan;
 pub mod schema;
 pub mod signals;

@@ -1,6 +1,7 @@
 //! The published contracts, embedded: `schemas/insights-event.schema.json` (every line
-//! `insights` writes) and `schemas/insights-state.schema.json` (the state `insights reduce`
-//! writes), and `insights schema [event|state]`, which prints them.
+//! `insights` writes), `schemas/insights-state.schema.json` (the state `insights reduce`
+//! writes) and `schemas/insights-command.schema.json` (the commands `insights run` reads), and
+//! `insights schema [event|state|command]`, which prints them.
 
 use anyhow::Context as _;
 use std::io::Write as _;
@@ -12,6 +13,9 @@ pub const EVENT_SCHEMA: &str = include_str!("../schemas/insights-event.schema.js
 /// The JSON Schema (draft 2020-12) of the state `insights reduce` writes.
 pub const STATE_SCHEMA: &str = include_str!("../schemas/insights-state.schema.json");
 
+/// The JSON Schema (draft 2020-12) of the commands `insights run` reads.
+pub const COMMAND_SCHEMA: &str = include_str!("../schemas/insights-command.schema.json");
+
 /// Which schema to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Which {
@@ -19,19 +23,31 @@ pub enum Which {
     Event,
     /// The state `insights reduce` writes (one JSON object, or one per line with --follow).
     State,
+    /// The commands `insights run` reads, one a line.
+    Command,
 }
 
 #[derive(Debug, clap::Args, Clone)]
 pub struct Args {
-    /// `event` (the default) or `state`.
+    /// `event` (the default), `state` or `command`.
     #[arg(value_enum, default_value_t = Which::Event, value_name = "WHICH")]
     pub which: Which,
+
+    /// The commands' schema (the same as `command`).
+    #[arg(long, conflicts_with = "which")]
+    pub commands: bool,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let text = match args.which {
+    let which = if args.commands {
+        Which::Command
+    } else {
+        args.which
+    };
+    let text = match which {
         Which::Event => EVENT_SCHEMA,
         Which::State => STATE_SCHEMA,
+        Which::Command => COMMAND_SCHEMA,
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())

@@ -166,6 +166,20 @@ fn schema_command_prints_the_schema_file() {
     );
 }
 
+#[test]
+fn schema_command_prints_the_command_schema_file() {
+    let file = std::fs::read(root().join("schemas/insights-command.schema.json"))
+        .expect("read the command schema");
+    for args in [&["schema", "--commands"][..], &["schema", "command"]] {
+        let out = run(args, b"");
+        assert!(out.status.success(), "insights {args:?}: {:?}", out.status);
+        assert!(
+            out.stdout == file,
+            "`insights {args:?}` differs from the file"
+        );
+    }
+}
+
 /// The event type names of the `bodies! { … }` invocation in src/event.rs, in order.
 fn event_types_in_source() -> Vec<String> {
     let src = std::fs::read_to_string(root().join("src/event.rs")).expect("read src/event.rs");
