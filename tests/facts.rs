@@ -10,7 +10,7 @@
 //!   `subtype` is `cancelled` or `interrupted` (an interrupted turn that the wire also flags as an
 //!   error is still cancelled), else `failed` when `isError`, else `completed`.
 //! - `calls`: `tool_invocation`s grouped by `callId`, in the order first invoked: `toolName`, the
-//!   `status` of its `tool_completion`, and the `decision` of the `permission_response` to the
+//!   `status` of its `tool_completion` (`running` when it has none), and the `decision` of the `permission_response` to the
 //!   `permission_request` whose `toolUseId` is the call (or of a response that names the call
 //!   itself), else `deny` when a `turn_complete`'s `permissionDenials` names it; and, when the
 //!   facts give a call's `parent`, the `toolName` of the call its invocation's `parentCallId`
@@ -23,7 +23,7 @@
 //!   facts give.
 //! - `tokens` (when given): the sums of `usage.inputTokens` / `usage.outputTokens` over the
 //!   `turn_complete` events (else each session's last `usage_update` `total`, else the
-//!   `usage_update` `stepUsage` summed); the input may
+//!   `usage_update` `stepUsage` summed, each `messageId` once); the input may
 //!   also match with `cacheReadTokens` added, as agents that count cached input in state it.
 //!
 //! - `plans` (when given): the number of `plan_update` events.
@@ -365,7 +365,9 @@ fn check_calls(ev: &Events, facts: &Value, out: &mut Vec<String>) {
                 .completions
                 .last()
                 .cloned()
-                .unwrap_or_else(|| "never completed".into());
+                // No `tool_completion`: the capture ends with the call still running (a
+                // session file cut short), which the facts say as `running`.
+                .unwrap_or_else(|| "running".into());
             let s = show(&c.tool, &status, c.permission.as_deref());
             if fact.is_some_and(|f| f.get("parent").is_some()) {
                 let parent = c.parent.as_ref().map(|id| {
@@ -519,15 +521,28 @@ fn check_tokens(ev: &Events, facts: &Value, out: &mut Vec<String>) {
             return last.values().sum();
         }
         // Agents whose files state each response's tokens and no running total (Gemini
-        // CLI's chat files): the responses' `stepUsage` summed, each response once.
+        // CLI's chat files, Claude Code's project files): the responses' `stepUsage` summed,
+        // each response once. Claude writes each block of a response as its own line with
+        // the response's usage repeated: one `messageId`, counted once (its last).
         let step = match field {
             "inputTokens" => "input_tokens",
             "outputTokens" => "output_tokens",
             _ => "cache_read_input_tokens",
         };
-        ev.of("usage_update")
-            .filter_map(|e| e["stepUsage"][step].as_u64())
-            .sum()
+        let mut by_message: BTreeMap<String, u64> = BTreeMap::new();
+        let mut unnamed = 0;
+        for e in ev.of("usage_update") {
+            let Some(n) = e["stepUsage"][step].as_u64() else {
+                continue;
+            };
+            match e["messageId"].as_str() {
+                Some(id) => {
+                    by_message.insert(format!("{}/{id}", str_of(&e["sessionId"])), n);
+                }
+                None => unnamed += n,
+            }
+        }
+        unnamed + by_message.values().sum::<u64>()
     };
     for (key, field) in [("input", "inputTokens"), ("output", "outputTokens")] {
         let Some(want) = tokens.get(key).and_then(Value::as_u64) else {

@@ -212,6 +212,16 @@ pub(super) fn cli_text(text: &str) -> bool {
     INTERRUPT_TEXTS.contains(&text) || CLI_TEXT_STARTS.iter().any(|s| text.starts_with(s))
 }
 
+/// The result Claude Code writes when the host's permission callback threw "Tool use
+/// aborted": claude-agent-acp throws it when the client answers `session/request_permission`
+/// with `cancelled` or the prompt is cancelled while it asks. The call never ran, stopped by
+/// a cancel, not denied (a refusal reads "User refused permission to run tool").
+fn permission_aborted(meta: Option<&RawValue>) -> bool {
+    meta.is_some_and(|m| {
+        m.get() == r#""Error: Tool permission request failed: Error: Tool use aborted""#
+    })
+}
+
 pub(super) fn user<'a>(
     line: Line<'a, '_>,
     cx: &mut Cx<'a>,
@@ -287,8 +297,9 @@ pub(super) fn user<'a>(
                     cx.memory().claude.prompts.remove(k);
                 }
                 // An error result after an interrupt was asked for: the interrupt stopped
-                // the call ("User rejected tool use").
-                let stopped = is_error && interrupted(cx);
+                // the call ("User rejected tool use"); or the permission request was
+                // cancelled before it was answered.
+                let stopped = is_error && (interrupted(cx) || permission_aborted(meta));
                 let info: ToolUseResult = match meta {
                     Some(m) if is_object(m) => serde_json::from_str(m.get()).unwrap_or_default(),
                     _ => ToolUseResult::default(),
@@ -640,6 +651,24 @@ mod tests {
         assert_eq!(ev[0]["status"], "failed");
         assert_eq!(ev[0]["isError"], true);
         assert_eq!(ev[0]["output"], "Error: File does not exist.");
+    }
+
+    #[test]
+    fn a_cancelled_permission_request_cancels_the_call_and_a_refusal_fails_it() {
+        // session-files/acp-claude/bash-cancelled line 8: the client answered claude-agent-acp's
+        // permission request `cancelled`, its callback threw "Tool use aborted"; bash-denied
+        // line 8: the client chose `reject`.
+        let line = |text: &str| {
+            conv(&format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"toolu_1","type":"tool_result","content":"{text}","is_error":true}}]}},"tool_use_result":"Error: {text}"}}"#
+            ))
+        };
+        let ev = line("Tool permission request failed: Error: Tool use aborted");
+        assert_eq!(ev[0]["event"], "tool_completion");
+        assert_eq!(ev[0]["status"], "cancelled");
+        assert_eq!(ev[0]["isError"], true);
+        let ev = line("User refused permission to run tool");
+        assert_eq!(ev[0]["status"], "failed");
     }
 
     #[test]
