@@ -454,7 +454,7 @@ impl<'o, W: Write> Converter<'o, W> {
         Ok(self.stats.events - before)
     }
 
-    /// One line as a [`LineReader`] returned it. I/O errors on the output are `Err`;
+    /// One line as a [`crate::input::LineReader`] returned it. I/O errors on the output are `Err`;
     /// `Ok(false)` when `--strict` stops the run at this line.
     pub fn input_line(
         &mut self,
