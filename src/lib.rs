@@ -2,7 +2,7 @@
 //! streaming output into InsightsEvent JSONL, and the commands built on those events
 //! (`validate`, `replay`, `reduce`, `usage`, `sessions`).
 //!
-//! `src/main.rs` only parses the command line and calls [`run`]. The modules are public so that
+//! `src/main.rs` only parses the command line and calls [`run()`]. The modules are public so that
 //! the fuzz targets (`fuzz/`) can call into them; they are this program's internals, not a
 //! stable API.
 //!
