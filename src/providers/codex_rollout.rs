@@ -328,11 +328,6 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
         ext.put_opt("codex.errorInfo", e.codex_error_info);
     }
     let usage = super::codex::turn_usage(cx, cx.turn_id.clone().as_deref());
-    // The turn's usage under the model its `turn_context` named.
-    let model = cx.memory().codex_rollout.context.get(MODEL).cloned();
-    let model_usage = model
-        .zip(usage.as_ref())
-        .map(|(m, u)| super::codex::usage_under(m, u));
     // The words of the stream's `turn/completed`: `success`/`completed`, or
     // `error_api`/`failed` with the error's message.
     let (subtype, stop_reason) = if failed {
@@ -343,7 +338,6 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
     cx.push(crate::event::TurnComplete {
         is_error: failed,
         usage,
-        model_usage,
         subtype: Some(Cow::Borrowed(subtype)),
         stop_reason: Some(Cow::Borrowed(stop_reason)),
         errors,

@@ -237,7 +237,6 @@ crate::providers::memo::remember! {
         pub gemini_chat: gemini_chat::Memory,
         pub qwen: qwen::Memory,
         pub amp: amp::Memory,
-        pub opencode: opencode::Memory,
         pub turns: turns::Memory,
         pub whole: whole::Memory,
     }

@@ -12,7 +12,7 @@
 //! | `text` | `text`; a `synthetic` part (written by OpenCode, not the model) is `user_input` with `isSynthetic` |
 //! | `reasoning` | `text` kind thinking |
 //! | `tool_use` | `tool_invocation` then `tool_completion` (`durationMs` from the part's times; a bash command with a non-zero exit code failed; a rejected permission is cancelled), + `subagent_spawn`/`subagent_complete` for `task`, + `plan_update` for `todowrite`, + `file_change` for `edit` (the tool's diff) and `write` |
-//! | `step_finish` | `usage_update` (tokens, and the step's `cost` in `stepUsage`); a step that did not end in tool calls also ends the turn: `turn_complete` with `stopReason`, and the turn's `usage` and `costUsd`: its steps' summed (remembered per session until then) |
+//! | `step_finish` | `usage_update` (tokens, and the step's `cost` in `stepUsage`); a step that did not end in tool calls also ends the turn: `turn_complete` with `stopReason` |
 //! | `error` | `error` (`code` is the error's name, `httpStatus` its status code) |
 //!
 //! OpenCode's `input` token count excludes cache reads and writes, as Anthropic's does.
@@ -40,11 +40,7 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: false,
     sniff,
     convert,
-    // Its turn_complete's cost is the turn's own (the sum of its steps').
-    reading: super::Reading {
-        running_turn_totals: false,
-        ..super::Reading::PLAIN
-    },
+    reading: super::Reading::PLAIN,
     caps: Capabilities {
         streaming_deltas: false,
         tool_calls: true,
@@ -197,79 +193,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     Ok(())
 }
 
-crate::providers::memo::remember! {
-    /// What OpenCode lines need of earlier lines.
-    pub struct Memory {
-        /// The steps of each session's turn so far, by session id, until the step that ends
-        /// the turn: the turn's `usage` and `costUsd` are their sums.
-        pub steps: super::memo::Memo<Steps>,
-    }
-}
-
-/// The tokens and cost of a turn's steps so far.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Steps {
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write: u64,
-    reasoning: u64,
-    cost: Option<f64>,
-}
-
-impl Steps {
-    /// Adds a step's tokens and cost.
-    fn add(&mut self, t: Option<&Tokens>, cost: Option<f64>) {
-        if let Some(t) = t {
-            let n = |c: Option<Count>| c.map_or(0, |c| c.0);
-            self.input += n(t.input);
-            self.output += n(t.output);
-            self.reasoning += n(t.reasoning);
-            if let Some(c) = &t.cache {
-                self.cache_read += n(c.read);
-                self.cache_write += n(c.write);
-            }
-        }
-        if let Some(c) = cost {
-            // Rounded as `reduce` rounds sums of costs (no float noise).
-            self.cost = Some(crate::reduce::totals::dollars(self.cost.unwrap_or(0.0) + c));
-        }
-    }
-
-    /// The turn's `usage` (OpenCode's input, as Anthropic's, excludes the cache's tokens).
-    fn usage(&self) -> TokenUsage {
-        TokenUsage {
-            input_tokens: self.input,
-            output_tokens: self.output,
-            cache_read_tokens: Some(self.cache_read),
-            cache_creation_tokens: Some(self.cache_write),
-            reasoning_tokens: Some(self.reasoning),
-        }
-    }
-}
-
 fn step_finish<'a>(part: Part<'a>, cx: &mut Cx<'a>) {
-    // The turn's steps so far, this one included (a turn ends at a step that did not end in
-    // tool calls).
-    let ends = part.reason.as_deref().is_some_and(|r| r != "tool-calls");
-    let sid = cx.session_id.clone().unwrap_or_default();
-    let line = cx.line;
-    let memo = &mut cx.memory().opencode.steps;
-    let turn = if ends {
-        let mut s = memo.remove(&sid).unwrap_or_default();
-        s.add(part.tokens.as_ref(), part.cost);
-        Some(s)
-    } else {
-        match memo.get_mut(&sid) {
-            Some(s) => s.add(part.tokens.as_ref(), part.cost),
-            None => {
-                let mut s = Steps::default();
-                s.add(part.tokens.as_ref(), part.cost);
-                memo.insert(&sid, s, line);
-            }
-        }
-        None
-    };
     let mut usage = serde_json::Map::new();
     if let Some(t) = &part.tokens {
         let mut put = |k: &str, v: Option<Count>| {
@@ -306,12 +230,10 @@ fn step_finish<'a>(part: Part<'a>, cx: &mut Cx<'a>) {
     ext.put_opt("opencode.reason", part.reason.0.clone());
     ext.put_opt("opencode.snapshot", part.snapshot.0);
     // `tool-calls`: the model asked for tools, and the loop goes on with another step.
-    if let (Some(reason), Some(turn)) = (part.reason.0.filter(|r| r != "tool-calls"), turn) {
+    if let Some(reason) = part.reason.0.filter(|r| r != "tool-calls") {
         cx.push(TurnComplete {
             is_error: reason == "error",
             stop_reason: Some(reason),
-            usage: Some(turn.usage()),
-            cost_usd: turn.cost,
             ..TurnComplete::default()
         });
     }
@@ -627,51 +549,6 @@ mod tests {
         assert_eq!(ev[0]["stepUsage"]["cost"], 0.0125);
         assert_eq!(ev[1]["event"], "turn_complete");
         assert_eq!(ev[1]["stopReason"], "stop");
-    }
-
-    /// A turn's `usage` and `costUsd` are its steps' summed: the three `step_finish` lines of
-    /// testdata/opencode/edit-file.jsonl (input 4 + 18 + 24, output 17 + 29 + 9, cache reads
-    /// 664 + 7633 + 7762, writes 6965 + 111 + 65, cost 0.02658495 + 0.00319515 + 0.00277935).
-    #[test]
-    fn a_turn_carries_the_usage_and_cost_of_its_steps() {
-        let step = |reason: &str, t: &str, cost: &str| {
-            format!(
-                r#"{{"type":"step_finish","timestamp":1,"sessionID":"s","part":{{"reason":"{reason}","type":"step-finish","tokens":{t},"cost":{cost}}}}}"#
-            )
-        };
-        let lines = [
-            step(
-                "tool-calls",
-                r#"{"total":7650,"input":4,"output":17,"reasoning":0,"cache":{"write":6965,"read":664}}"#,
-                "0.02658495",
-            ),
-            step(
-                "tool-calls",
-                r#"{"total":7791,"input":18,"output":29,"reasoning":0,"cache":{"write":111,"read":7633}}"#,
-                "0.00319515",
-            ),
-            step(
-                "stop",
-                r#"{"total":7860,"input":24,"output":9,"reasoning":0,"cache":{"write":65,"read":7762}}"#,
-                "0.00277935",
-            ),
-        ];
-        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let ev = test_support::convert_stream(&PROVIDER, &lines);
-        let done: Vec<_> = ev
-            .iter()
-            .filter(|e| e["event"] == "turn_complete")
-            .collect();
-        assert_eq!(done.len(), 1);
-        assert_eq!(
-            done[0]["usage"],
-            json!({"inputTokens": 46, "outputTokens": 55, "cacheReadTokens": 16059,
-                   "cacheCreationTokens": 7141, "reasoningTokens": 0})
-        );
-        assert_eq!(done[0]["costUsd"], 0.03255945);
-        // The next turn starts from nothing.
-        let ev = test_support::convert_stream(&PROVIDER, &[lines[2].as_ref(), lines[2].as_ref()]);
-        assert_eq!(ev[3]["usage"]["inputTokens"], 24);
     }
 
     #[test]
