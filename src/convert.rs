@@ -388,6 +388,17 @@ impl<'o, W: Write> Converter<'o, W> {
         Ok(())
     }
 
+    /// The context of what the end of an input (its last line `lineno`) writes: no line of
+    /// its own, the stream's memory.
+    fn end_cx<'a>(&mut self, lineno: u64) -> Cx<'a> {
+        Cx {
+            line: lineno,
+            memory: self.memory.take(),
+            events: recycle(std::mem::take(&mut self.spare)),
+            ..Cx::default()
+        }
+    }
+
     /// The first step of [`Converter::close_input`]: the whole text of each message the
     /// input left open ([`crate::providers::whole`]), before the providers end their turns.
     fn close_messages(&mut self, lineno: u64, name: &str, diag: &mut Diag) -> io::Result<()> {
@@ -395,12 +406,7 @@ impl<'o, W: Write> Converter<'o, W> {
             if self.memory.is_none() {
                 break;
             }
-            let mut cx = Cx {
-                line: lineno,
-                memory: self.memory.take(),
-                events: recycle(std::mem::take(&mut self.spare)),
-                ..Cx::default()
-            };
+            let mut cx = self.end_cx(lineno);
             let provider = crate::providers::whole::close(&mut cx);
             self.memory = cx.memory.take();
             let Some(provider) = provider else {
@@ -436,12 +442,7 @@ impl<'o, W: Write> Converter<'o, W> {
             if self.memory.is_none() {
                 break;
             }
-            let mut cx = Cx {
-                line: lineno,
-                memory: self.memory.take(),
-                events: recycle(std::mem::take(&mut self.spare)),
-                ..Cx::default()
-            };
+            let mut cx = self.end_cx(lineno);
             at_end(&mut cx);
             if p.infers_turns && !cx.own_turns {
                 crate::providers::turns::infer(&mut cx);

@@ -33,7 +33,7 @@ crate::providers::memo::remember! {
         pub open: Memo<Open>,
         /// Under `""`: the session that began the last message. A line that names no session
         /// (an ACP answer whose request the stream does not hold) is that session's, as
-        /// `reduce` reads it (the last session named).
+        /// `reduce` reads it (the last session named), unless a message of no session is open.
         pub current: Memo<String>,
     }
 }
@@ -142,8 +142,17 @@ pub fn assemble(cx: &mut Cx<'_>, provider: &'static str) {
     let line = cx.line;
     let memory = &mut cx.memory.get_or_insert_with(Box::default).whole;
     let named = sid.as_deref().filter(|s| !s.is_empty());
+    // A line that names no session is of the message of no session (an agent that names
+    // none) when its chunks begin or continue one; else it ends the message of the session
+    // that began the last one.
+    let chunks = || {
+        cx.events
+            .iter()
+            .any(|(b, _)| matches!(part(b), Part::Chunk(..)))
+    };
     let current = match named {
         Some(_) => None,
+        None if chunks() || memory.open.get("").is_some() => None,
         None => memory.current.get("").cloned(),
     };
     let session = named.or(current.as_deref()).unwrap_or_default();
