@@ -409,8 +409,45 @@ impl<'o, W: Write> Converter<'o, W> {
     /// file), its events numbered and written after the input's. Once per input, not per
     /// line; nothing to do when no line has left anything in the memory.
     pub fn close_input(&mut self, lineno: u64, name: &str, diag: &mut Diag) -> io::Result<()> {
+        self.close_messages(lineno, name, diag)?;
         for p in crate::providers::PROVIDERS {
             self.close_input_of(p, lineno, name, diag)?;
+        }
+        Ok(())
+    }
+
+    /// The context of what the end of an input (its last line `lineno`) writes: no line of
+    /// its own, the stream's memory.
+    fn end_cx<'a>(&mut self, lineno: u64) -> Cx<'a> {
+        Cx {
+            line: lineno,
+            memory: self.memory.take(),
+            events: recycle(std::mem::take(&mut self.spare)),
+            ..Cx::default()
+        }
+    }
+
+    /// The first step of [`Converter::close_input`]: the whole text of each message the
+    /// input left open ([`crate::providers::whole`]), before the providers end their turns.
+    fn close_messages(&mut self, lineno: u64, name: &str, diag: &mut Diag) -> io::Result<()> {
+        for _ in 0..=crate::providers::memo::Memo::<()>::CAP {
+            if self.memory.is_none() {
+                break;
+            }
+            let mut cx = self.end_cx(lineno);
+            let provider = crate::providers::whole::close(&mut cx);
+            self.memory = cx.memory.take();
+            let Some(provider) = provider else {
+                self.spare = recycle(cx.events);
+                break;
+            };
+            if cx.events.is_empty() {
+                // A message of no text: nothing to write.
+                self.spare = recycle(cx.events);
+                continue;
+            }
+            // No line of its own: the id is the anchor's, and there is no `raw`.
+            self.write_events("", lineno, provider, cx, name, diag)?;
         }
         Ok(())
     }
@@ -433,12 +470,7 @@ impl<'o, W: Write> Converter<'o, W> {
             if self.memory.is_none() {
                 break;
             }
-            let mut cx = Cx {
-                line: lineno,
-                memory: self.memory.take(),
-                events: recycle(std::mem::take(&mut self.spare)),
-                ..Cx::default()
-            };
+            let mut cx = self.end_cx(lineno);
             at_end(&mut cx);
             if p.infers_turns && !cx.own_turns {
                 crate::providers::turns::infer(&mut cx);
@@ -687,6 +719,9 @@ impl<'o, W: Write> Converter<'o, W> {
                     ..Cx::default()
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
+                if p.whole_messages && result.is_ok() {
+                    crate::providers::whole::assemble(&mut cx, p.name);
+                }
                 if p.infers_turns && result.is_ok() && !cx.own_turns {
                     crate::providers::turns::infer(&mut cx);
                 }
@@ -746,18 +781,24 @@ impl<'o, W: Write> Converter<'o, W> {
         // `--compat` folds events as `Value`s; all of the line's first, so that a line whose
         // events cannot be (a number beyond f64, nesting deeper than 128) is reported whole.
         let mut folded = Vec::new();
-        // An inferred turn_start takes no number (`providers::turns`): the others keep theirs.
-        // (`start`, then `start2`… when a line has more than one).
-        let (mut k, mut starts) = (0u64, 0u64);
+        // An inferred turn_start takes no number (`providers::turns`), nor an inferred whole
+        // text (`providers::whole`): the others keep theirs (`start`, then `start2`… when a
+        // line has more than one; `text`, `text2`…).
+        let (mut k, mut starts, mut texts) = (0u64, 0u64, 0u64);
         let mut own_turns = std::mem::take(&mut cx.event_turns).into_iter().peekable();
         for (i, (body, mut ext)) in cx.events.drain(..).enumerate() {
             let own_turn = own_turns.next_if(|(n, _)| *n == i).map(|(_, t)| t);
             id.truncate(id_prefix);
             if i < 64 && cx.inserted & (1 << i) != 0 {
-                id.push_str("start");
-                starts += 1;
-                if starts > 1 {
-                    push_decimal(&mut id, starts);
+                // An inferred turn start, or a message's whole text (`providers::whole`).
+                let (what, n) = match body {
+                    Body::TurnStart(_) => ("start", &mut starts),
+                    _ => ("text", &mut texts),
+                };
+                id.push_str(what);
+                *n += 1;
+                if *n > 1 {
+                    push_decimal(&mut id, *n);
                 }
             } else {
                 push_decimal(&mut id, k);
@@ -1218,6 +1259,7 @@ mod tests {
             reading: crate::providers::Reading::PLAIN,
             caps: crate::providers::Capabilities::default(),
             infers_turns: false,
+            whole_messages: false,
             at_end: None,
         }));
         let mut o = opts();

@@ -76,6 +76,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: false,
+    whole_messages: true,
     at_end: None,
 };
 
@@ -847,5 +848,35 @@ mod tests {
         ] {
             assert!(!sniff(&serde_json::from_str::<Probe>(line).unwrap()));
         }
+    }
+
+    /// The adapter contract's `assistant.message`: AceClaw streams text and thinking as
+    /// deltas only (`stream.text`, `stream.thinking`); the converter writes each whole where
+    /// it ends, inferred (testdata/aceclaw/uds-session.jsonl, lines 5-8).
+    #[test]
+    fn text_and_thinking_deltas_are_written_whole() {
+        let ev = test_support::convert_output(
+            &PROVIDER,
+            &[
+                r#"{"jsonrpc":"2.0","method":"stream.thinking","params":{"delta":"I should run the tests first."}}"#,
+                r#"{"jsonrpc":"2.0","method":"stream.text","params":{"delta":"I'll read the file"}}"#,
+                r#"{"jsonrpc":"2.0","method":"stream.text","params":{"delta":" and run the tests."}}"#,
+                r#"{"jsonrpc":"2.0","method":"stream.tool_use","params":{"id":"toolu_01AbC","name":"read_file","summary":"src/Main.java"}}"#,
+            ],
+        );
+        let texts: Vec<(&str, &str)> = ev
+            .iter()
+            .filter(|e| e["event"] == "text")
+            .map(|e| (e["kind"].as_str().unwrap(), e["text"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("thinking", "I should run the tests first."),
+                ("text", "I'll read the file and run the tests.")
+            ]
+        );
+        assert_eq!(ev[ev.len() - 2]["event"], "text");
+        assert_eq!(ev[ev.len() - 1]["event"], "tool_invocation");
     }
 }

@@ -11,7 +11,7 @@
 //! | `session/cancel` (client) | `session_status` interrupted |
 //! | `session/set_mode` (client) | `notice` (the mode asked for); its answer: `session_mode` when it accepts, `error` when it refuses |
 //! | `session/update` `user_message_chunk` | `user_input` (a replay, `isSynthetic`) |
-//! | `agent_message_chunk`, `agent_thought_chunk` | `stream_delta` text / thinking (chunks pass on as they come; `reduce` joins them) |
+//! | `agent_message_chunk`, `agent_thought_chunk` | `stream_delta` text / thinking (chunks pass on as they come), and the whole message as `text` where it ends (inferred, `super::whole`) |
 //! | `tool_call` | `tool_invocation` (+ `tool_completion` when it arrives finished); a second `tool_call` for a call already announced is a `tool_update` |
 //! | `tool_call_update` | `tool_completion` when completed / failed / cancelled (once: a repeat is a `tool_update`), else `tool_update`; a call no line announced is invoked first; when it completes, one `file_change` per file its lines showed a `diff` of (the last one) |
 //! | `tool_call`/`tool_call_update` of claude-agent-acp's `Agent` or `Task` | also `subagent_spawn` once its input is known, `subagent_complete` when it finishes (the subagent's id from `_meta.claudeCode.toolResponse`) |
@@ -79,6 +79,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: false,
+    whole_messages: true,
     at_end: None,
 };
 
@@ -2072,5 +2073,59 @@ mod tests {
             Some(&serde_json::json!("execute")),
             "{ev:#?}"
         );
+    }
+
+    /// The adapter contract's `assistant.message`: ACP streams a message as chunks only; where
+    /// it ends (here a chunk of another kind, then the prompt's answer) the converter writes
+    /// the whole text, inferred, numbered apart from the line's events. A stream cut in the
+    /// middle of a message has it written at the end of the input.
+    #[test]
+    fn chunks_are_written_whole_where_their_message_ends() {
+        const S: &str = r#""sessionId":"s""#;
+        let chunk = |kind: &str, text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{{S},"update":{{"sessionUpdate":"{kind}","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+            )
+        };
+        let prompt = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{{{S},"prompt":[{{"type":"text","text":"hi"}}]}}}}"#
+        );
+        let (t1, t2, m1, m2) = (
+            chunk("agent_thought_chunk", "Think"),
+            chunk("agent_thought_chunk", "ing."),
+            chunk("agent_message_chunk", "Hello, "),
+            chunk("agent_message_chunk", "world."),
+        );
+        let answer = r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#;
+        let ev = test_support::convert_output(&PROVIDER, &[&prompt, &t1, &t2, &m1, &m2, answer]);
+        let whole: Vec<_> = of_kind(&ev, "text");
+        assert_eq!(whole.len(), 2, "{ev:#?}");
+        assert_eq!(
+            (&whole[0]["kind"], &whole[0]["text"]),
+            (&json!("thinking"), &json!("Thinking."))
+        );
+        assert_eq!(
+            (&whole[1]["kind"], &whole[1]["text"]),
+            (&json!("text"), &json!("Hello, world."))
+        );
+        for w in &whole {
+            assert_eq!(w["extensions"]["insights.inferred"], true);
+            assert_eq!(w["sessionId"], "s");
+            assert!(w["id"].as_str().unwrap().ends_with(":text"), "{w}");
+        }
+        // Each right before the event that ends its message, which keeps its own id.
+        let k = kinds(&ev);
+        let at = k.iter().position(|&e| e == "turn_complete").unwrap();
+        assert_eq!(k[at - 1], "text");
+        assert!(ev[at]["id"].as_str().unwrap().ends_with(":0"));
+        // Cut short: the end of the input ends it.
+        let ev = test_support::convert_output(&PROVIDER, &[&prompt, &m1, &m2]);
+        let last = ev.last().unwrap();
+        assert_eq!(
+            (&last["event"], &last["text"]),
+            (&json!("text"), &json!("Hello, world."))
+        );
+        assert_eq!(last["extensions"]["insights.inferred"], true);
+        assert_eq!(last["provider"], "acp");
     }
 }

@@ -56,6 +56,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    whole_messages: false,
     at_end: None,
 };
 

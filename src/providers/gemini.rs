@@ -55,6 +55,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: true,
+    whole_messages: true,
     at_end: Some(super::gemini_chat::at_end),
 };
 
@@ -672,6 +673,53 @@ mod tests {
         ] {
             let probe: Probe = serde_json::from_str(line).unwrap();
             assert!(!sniff(&probe), "{line}");
+        }
+    }
+
+    /// The adapter contract's `assistant.message`: Gemini CLI's stream-json writes the agent's
+    /// messages as deltas only (`"delta":true`); the converter writes each whole where it ends
+    /// (the tool call, the result), inferred.
+    #[test]
+    fn delta_messages_are_written_whole_where_they_end() {
+        let ev = test_support::convert_output(
+            &PROVIDER,
+            &[
+                INIT,
+                r#"{"type":"message","timestamp":"2026-01-01T00:00:00Z","role":"user","content":"hi"}"#,
+                r#"{"type":"message","timestamp":"2026-01-01T00:00:01Z","role":"assistant","content":"I'll ","delta":true}"#,
+                r#"{"type":"message","timestamp":"2026-01-01T00:00:01Z","role":"assistant","content":"look.","delta":true}"#,
+                r#"{"type":"tool_use","timestamp":"2026-01-01T00:00:02Z","tool_name":"read_file","tool_id":"r1","parameters":{"file_path":"a"}}"#,
+                r#"{"type":"tool_result","timestamp":"2026-01-01T00:00:03Z","tool_id":"r1","status":"success","output":"x"}"#,
+                r#"{"type":"message","timestamp":"2026-01-01T00:00:04Z","role":"assistant","content":"Done.","delta":true}"#,
+                r#"{"type":"result","timestamp":"2026-01-01T00:00:05Z","status":"success"}"#,
+            ],
+        );
+        let got: Vec<String> = ev
+            .iter()
+            .filter(|e| e["event"] != "stream_delta")
+            .map(|e| match e["event"].as_str().unwrap() {
+                "text" => format!("text {}", e["text"].as_str().unwrap()),
+                k => k.to_owned(),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "session_init",
+                "turn_start",
+                "user_input",
+                "text I'll look.",
+                "tool_invocation",
+                "tool_completion",
+                "text Done.",
+                "turn_complete"
+            ]
+        );
+        for e in ev.iter().filter(|e| e["event"] == "text") {
+            assert_eq!(e["extensions"]["insights.inferred"], true);
+            assert_eq!(e["sessionId"], "s1");
+            // The time of the line whose event ended the message.
+            assert!(e["timestamp"].is_string());
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod memo;
 pub mod opencode;
 pub mod qwen;
 pub mod turns;
+pub mod whole;
 
 /// One supported wire format.
 pub struct Provider {
@@ -49,6 +50,9 @@ pub struct Provider {
     /// Whether its turns' starts are inferred ([`turns`]): the format ends turns but does
     /// not start them.
     pub infers_turns: bool,
+    /// Whether its messages come as deltas only, never whole ([`whole`]): the converter
+    /// writes each message's whole text, inferred, where it ends.
+    pub whole_messages: bool,
     /// Ends what an input left open, after its last line ([`crate::convert::Converter::close_input`]):
     /// a format whose last turn no line ends (Gemini CLI's chat files). Called with the
     /// stream's memory and the input's last line number in [`Cx::line`], it pushes the events
@@ -234,6 +238,7 @@ crate::providers::memo::remember! {
         pub qwen: qwen::Memory,
         pub amp: amp::Memory,
         pub turns: turns::Memory,
+        pub whole: whole::Memory,
     }
 }
 
@@ -259,6 +264,25 @@ impl<'a> Cx<'a> {
         self.events.push((body.into(), Extensions::default()));
         &mut self.events.last_mut().expect("just pushed").1
     }
+}
+
+/// Inserts an event the converter inferred (`insights.inferred`) at `at` among a line's
+/// `events`, and notes it in `inserted` ([`Cx::inserted`]): it takes no number in the line's
+/// event ids, so the others keep theirs. Returns its extensions.
+pub fn insert_inferred<'a, 'e>(
+    events: &'e mut Vec<(Body<'a>, Extensions<'a>)>,
+    inserted: &mut u64,
+    at: usize,
+    body: Body<'a>,
+) -> &'e mut Extensions<'a> {
+    events.insert(at, (body, Extensions::default()));
+    if at < 64 {
+        let low = *inserted & ((1u64 << at) - 1);
+        *inserted = low | ((*inserted & !((1u64 << at) - 1)) << 1) | (1u64 << at);
+    }
+    let ext = &mut events[at].1;
+    ext.put("insights.inferred", true);
+    ext
 }
 
 /// Splits an MCP tool name `mcp__<server>__<tool>` into server and tool.

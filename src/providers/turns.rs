@@ -163,13 +163,8 @@ pub fn infer(cx: &mut Cx<'_>) {
             Role::None => unreachable!("skipped above"),
         };
         if let Some(at) = insert_at {
-            cx.events
-                .insert(at, (TurnStart { model: None }.into(), Default::default()));
-            cx.events[at].1.put("insights.inferred", true);
-            if at < 64 {
-                let low = cx.inserted & ((1u64 << at) - 1);
-                cx.inserted = low | ((cx.inserted & !((1u64 << at) - 1)) << 1) | (1u64 << at);
-            }
+            let start = TurnStart { model: None }.into();
+            super::insert_inferred(&mut cx.events, &mut cx.inserted, at, start);
             i += 1;
         }
         if now != was {

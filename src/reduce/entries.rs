@@ -273,13 +273,27 @@ impl State {
             if let Some((content, message_id, flag)) = continued(e, thought) {
                 let mine = message_id.as_deref();
                 let theirs = ev.message_id.as_deref();
+                // The converter's whole text of a message that ended whole already: a snapshot
+                // wrote it at the end of its input, and the log read again from its start ends
+                // the message again. Nothing is new.
+                if !streaming && ev.ext.inferred && *content == text && same_message(mine, theirs) {
+                    return;
+                }
                 let done = if raw_only && same_message(mine, theirs) {
                     content.push_str(text);
                     *flag = false;
                     true
                 } else if streaming && same_message(mine, theirs) {
-                    content.truncate(start);
-                    content.push_str(text);
+                    // A whole text longer than what streamed since the stream began, which
+                    // the content already ends with, is a message taken up again: a snapshot
+                    // wrote its first part whole at the end of its input (the converter's
+                    // inferred whole text), and the log read again from its start streamed
+                    // the rest onto it. The content is the whole already.
+                    let taken_up = text.len() > content.len() - start && content.ends_with(text);
+                    if !taken_up {
+                        content.truncate(start);
+                        content.push_str(text);
+                    }
                     *flag = false;
                     true
                 } else if !streaming && mine.is_some() && mine == theirs {

@@ -86,7 +86,7 @@ fn tokens(u: &e::TokenUsage) -> TokenUsage {
 /// value of a key): numbers when non-negative integers, strings when strings, else none.
 fn exts<'a>(ext: &'a e::Extensions<'a>) -> super::view::Exts<'a> {
     use super::view::{
-        CURSOR_KEY, PARENT_STEP_KEY, PLAN_ID_KEY, RAW_REASONING_KEY, STEP_INDEX_KEY,
+        CURSOR_KEY, INFERRED_KEY, PARENT_STEP_KEY, PLAN_ID_KEY, RAW_REASONING_KEY, STEP_INDEX_KEY,
     };
     let last = |key: &str| ext.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
     let number = |key| match last(key)? {
@@ -116,6 +116,7 @@ fn exts<'a>(ext: &'a e::Extensions<'a>) -> super::view::Exts<'a> {
         step_index: number(STEP_INDEX_KEY),
         parent_step_id: string(PARENT_STEP_KEY),
         raw_reasoning: yes(RAW_REASONING_KEY),
+        inferred: yes(INFERRED_KEY),
     }
 }
 

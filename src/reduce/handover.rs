@@ -237,6 +237,7 @@ impl<'a> Carry<'a> for Exts<'a> {
         self.step_index.put(c);
         self.parent_step_id.put(c);
         self.raw_reasoning.put(c);
+        self.inferred.put(c);
     }
     fn take(r: &mut Unpack<'a>) -> Option<Self> {
         Some(Exts {
@@ -245,6 +246,7 @@ impl<'a> Carry<'a> for Exts<'a> {
             step_index: Carry::take(r)?,
             parent_step_id: Carry::take(r)?,
             raw_reasoning: Carry::take(r)?,
+            inferred: Carry::take(r)?,
         })
     }
 }

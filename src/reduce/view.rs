@@ -271,13 +271,20 @@ pub const PARENT_STEP_KEY: &str = "aceclaw.parentStepId";
 /// `item/reasoning/textDelta`, `agent_reasoning_raw_content*`): its thinking without it is the
 /// reasoning's summary.
 pub const RAW_REASONING_KEY: &str = "codex.rawReasoning";
+/// The extension (`true`) that marks an event the converter inferred.
+pub const INFERRED_KEY: &str = "insights.inferred";
 
 /// Whether the view reads the `extensions` of an event of `provider` and type `event`: the
 /// provider says ([`crate::providers::Reading`]) whether its events carry [`CURSOR_KEY`] and the
-/// other plan keys [`Exts`] reads, or its thinking [`RAW_REASONING_KEY`].
+/// other plan keys [`Exts`] reads, or its thinking [`RAW_REASONING_KEY`], or its texts
+/// [`INFERRED_KEY`] (the whole texts the converter writes of messages streamed as chunks only,
+/// [`crate::providers::whole`]).
 pub fn reads_extensions(provider: &str, event: &str) -> bool {
-    let r = crate::providers::reading(provider);
-    r.event_cursor || r.raw_reasoning && matches!(event, "text" | "stream_delta")
+    let p = crate::providers::by_name(provider);
+    let r = p.map_or(crate::providers::Reading::PLAIN, |p| p.reading);
+    r.event_cursor
+        || r.raw_reasoning && matches!(event, "text" | "stream_delta")
+        || event == "text" && p.is_some_and(|p| p.whole_messages)
 }
 
 /// `extensions` as the view reads it, only where [`reads_extensions`] says: AceClaw's cursor
@@ -294,6 +301,8 @@ pub struct Exts<'a> {
     pub step_index: Option<u64>,
     pub parent_step_id: S<'a>,
     pub raw_reasoning: bool,
+    /// Marked [`INFERRED_KEY`].
+    pub inferred: bool,
 }
 
 impl Exts<'_> {
@@ -303,6 +312,7 @@ impl Exts<'_> {
             && self.step_index.is_none()
             && self.parent_step_id.is_none()
             && !self.raw_reasoning
+            && !self.inferred
     }
 }
 
@@ -329,6 +339,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Exts<'a> {
                         PARENT_STEP_KEY => found.parent_step_id = string(map.next_value()?),
                         RAW_REASONING_KEY => {
                             found.raw_reasoning = map.next_value::<&RawValue>()?.get() == "true";
+                        }
+                        INFERRED_KEY => {
+                            found.inferred = map.next_value::<&RawValue>()?.get() == "true";
                         }
                         _ => {
                             map.next_value::<IgnoredAny>()?;

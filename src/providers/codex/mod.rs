@@ -93,6 +93,7 @@ pub const PROVIDER: Provider = Provider {
         plans: true,
     },
     infers_turns: false,
+    whole_messages: false,
     at_end: None,
 };
 

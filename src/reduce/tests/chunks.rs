@@ -363,3 +363,43 @@ fn codex_raw_reasoning_is_kept_apart_from_the_summary() {
     assert_eq!(e[0]["content"], "thinking");
     assert!(e[0].get("rawContent").is_none());
 }
+
+/// The converter writes the whole text of a message streamed only as chunks where it ends, or
+/// at the end of its input (`providers::whole`). A snapshot taken of a log cut in the middle
+/// of a message has that part whole; the log read again from its start skips the chunks
+/// applied, streams the rest onto the message, and ends it with the whole text: the message
+/// is the whole once, not its first part twice.
+#[test]
+fn a_message_taken_up_again_after_a_snapshot_s_whole_text_is_whole_once() {
+    let id = |mut v: Value, id: &str| {
+        v["id"] = json!(id);
+        v
+    };
+    let whole = |t: &str, id_: &str| {
+        id(
+            json!({"event": "text", "kind": "text", "text": t,
+                   "extensions": {"insights.inferred": true}}),
+            id_,
+        )
+    };
+    let head = lines(&[
+        id(text("Hello, "), "1:0"),
+        id(text("world"), "2:0"),
+        whole("Hello, world", "end-2-:text"),
+    ]);
+    let log = lines(&[
+        id(text("Hello, "), "1:0"),
+        id(text("world"), "2:0"),
+        id(text("."), "3:0"),
+        whole("Hello, world.", "4:text"),
+        id(json!({"event": "turn_complete"}), "4:0"),
+    ]);
+    let st = resumed(&head, head.len(), &log, false);
+    let e = entries(&st);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert_eq!(e[0]["content"], "Hello, world.");
+    assert!(e[0].get("streaming").is_none());
+    // A final text that differs from the streamed text still replaces it.
+    let st = reduce(&[text("Helo"), whole("Hello", "x")]);
+    assert_eq!(entries(&st)[0]["content"], "Hello");
+}
