@@ -484,7 +484,12 @@ impl State {
         };
         let p = &mut self.pending.sessions[s];
         if ask {
-            push_small(&mut p.questions, pt.clone());
+            // A question its permission request asked before the call began is now the
+            // call's: it stays pending until the call completes.
+            match p.questions.iter_mut().find(|q| q.call_id == call_id) {
+                Some(q) => *q = pt.clone(),
+                None => push_small(&mut p.questions, pt.clone()),
+            }
         }
         push_small(&mut p.tools, pt);
         i
@@ -970,6 +975,25 @@ impl State {
             });
         }
         self.idx.per[s].requests.insert(req.to_owned(), i);
+        // A question asked by a request alone (Codex's `item/tool/requestUserInput`: no call
+        // of its own) is a pending question until it is answered; one about a call of kind
+        // `ask` (Claude's AskUserQuestion) is pending with its call already.
+        let asked = call.unwrap_or(req);
+        let p = &mut self.pending.sessions[s];
+        if ev.tool_kind.as_deref() == Some("ask") && !p.questions.iter().any(|q| q.call_id == asked)
+        {
+            push_small(
+                &mut p.questions,
+                PendingTool {
+                    call_id: asked.to_owned(),
+                    tool_name: Some(tool_name.clone()),
+                    kind: Some("ask".to_owned()),
+                    parent_call_id: parent.clone(),
+                    entry: i,
+                    seq,
+                },
+            );
+        }
         push_small(
             &mut self.pending.sessions[s].permissions,
             PendingPermission {
@@ -1015,6 +1039,12 @@ impl State {
         let pending = &mut self.pending.sessions[s].permissions;
         pending.retain(|p| p.request_id != req);
         free(pending);
+        // The answer resolves a question the request asked on its own.
+        if let Some(&i) = self.idx.per[s].requests.get(req) {
+            let questions = &mut self.pending.sessions[s].questions;
+            questions.retain(|q| q.entry != i);
+            free(questions);
+        }
         if let Some(c) = call.as_deref() {
             if let Some(&i) = self.idx.per[s].calls.get(c) {
                 let t = self.call_mut(i, seq);
