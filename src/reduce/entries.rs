@@ -644,7 +644,10 @@ impl State {
             if ev.status.is_some() {
                 t.progress = own(&ev.status);
             }
-            if t.tool_name.is_none() {
+            // The call's own announcement after it began (ACP's `tool_call` after its own
+            // `tool_call_update`: the update that carries a kind) names it (RULE 3); the name
+            // the first line gave was a placeholder.
+            if t.tool_name.is_none() || ev.kind.is_some() {
                 set_tool_name(t, &ev.tool_name);
             }
             // A kind the call's own announcement brings after it began (ACP) replaces the
