@@ -416,6 +416,9 @@ impl State {
 
     /// RULE 8: every prompt is an entry of its own.
     pub(super) fn user_input(&mut self, s: usize, ev: &Ev, seq: u64) {
+        if ev.is_synthetic {
+            self.compaction_summary(s, ev, seq);
+        }
         let body = Body::Message(Message {
             role: Role::User,
             content: own(&ev.text).unwrap_or_default(),
@@ -427,6 +430,28 @@ impl State {
             images: ev.images.filter(|&n| n > 0),
         });
         self.push_entry(s, ev.parent(), ev, seq, body, true);
+    }
+
+    /// A compaction's summary is the synthetic user text that comes right after it (Claude
+    /// Code's "This session is being continued…" message, `isCompactSummary` in its session
+    /// file): the wire's `context_compaction` never has it (the converter cannot hold the
+    /// compaction until it comes). The text stays a message of its own as well: it is what
+    /// the model is given.
+    fn compaction_summary(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(text) = ev.text.as_deref().filter(|t| !t.is_empty()) else {
+            return;
+        };
+        let sc = self.scope(s, ev.parent());
+        let Some(i) = self.cursor.sessions[s].scopes[sc].last_entry else {
+            return;
+        };
+        let e = &mut self.entries[i as usize];
+        if let Body::Compaction(c) = &mut e.body {
+            if c.summary.is_none() {
+                c.summary = Some(text.to_owned());
+                touch(e, seq);
+            }
+        }
     }
 
     // -----------------------------------------------------------------------------------------
