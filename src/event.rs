@@ -1027,7 +1027,8 @@ pub struct ToolUpdate<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<Str<'a>>>,
     /// The call's kind, when the line that announces it comes after the call began (ACP's
-    /// `tool_call` after its own `tool_call_update`).
+    /// `tool_call` after its own `tool_call_update`); the update is then the announcement, and
+    /// its `toolName` the call's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<ToolKind>,
 }

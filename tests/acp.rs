@@ -1,21 +1,8 @@
 //! ACP and Gemini CLI on real captures: permissions answered each way, diffs, interrupts,
 //! deltas without a final text.
 
-use crate::util::run;
+use crate::util::events_of;
 use serde_json::Value;
-
-fn events(path: &str) -> Vec<Value> {
-    let out = run(&["--no-timestamp", path], b"");
-    assert!(
-        out.status.success(),
-        "{path}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("event JSON"))
-        .collect()
-}
 
 fn first<'a>(evs: &'a [Value], kind: &str) -> &'a Value {
     evs.iter()
@@ -31,7 +18,7 @@ fn permissions_answered_each_way() {
         ("write-denied", "deny", false),
         ("write-cancelled", "cancelled", false),
     ] {
-        let evs = events(&format!("testdata/acp-claude/{case}.jsonl"));
+        let evs = events_of(&format!("testdata/acp-claude/{case}.jsonl"));
         let req = first(&evs, "permission_request");
         let resp = first(&evs, "permission_response");
         assert_eq!(req["requestId"], resp["requestId"], "{case}");
@@ -52,7 +39,7 @@ fn permissions_answered_each_way() {
 
 #[test]
 fn a_written_file_has_a_diff() {
-    let evs = events("testdata/acp-gemini/write-allowed.jsonl");
+    let evs = events_of("testdata/acp-gemini/write-allowed.jsonl");
     let fc = first(&evs, "file_change");
     assert_eq!(fc["changeKind"], "add");
     assert!(fc["diff"].as_str().unwrap().contains("+# Notes"), "{fc}");
@@ -64,7 +51,7 @@ fn cancel_interrupts_and_the_turn_ends_cancelled() {
         "testdata/acp-gemini/interrupt.jsonl",
         "testdata/acp-claude/interrupt.jsonl",
     ] {
-        let evs = events(path);
+        let evs = events_of(path);
         assert!(
             evs.iter()
                 .any(|e| e["event"] == "session_status" && e["status"] == "interrupted"),
@@ -80,14 +67,14 @@ fn cancel_interrupts_and_the_turn_ends_cancelled() {
 
 #[test]
 fn a_plan_is_a_plan_update() {
-    let evs = events("testdata/acp-claude/plan-todowrite.jsonl");
+    let evs = events_of("testdata/acp-claude/plan-todowrite.jsonl");
     let plan = first(&evs, "plan_update");
     assert!(plan["entries"].as_array().is_some_and(|e| !e.is_empty()));
 }
 
 #[test]
 fn gemini_text_arrives_as_deltas_and_tools_complete() {
-    let evs = events("testdata/gemini/failing-tool.jsonl");
+    let evs = events_of("testdata/gemini/failing-tool.jsonl");
     assert!(evs
         .iter()
         .any(|e| e["event"] == "stream_delta" && e["kind"] == "text"));
@@ -96,6 +83,6 @@ fn gemini_text_arrives_as_deltas_and_tools_complete() {
         first(&evs, "tool_completion")["callId"],
         first(&evs, "tool_invocation")["callId"]
     );
-    let evs = events("testdata/gemini/api-error.jsonl");
+    let evs = events_of("testdata/gemini/api-error.jsonl");
     assert_eq!(first(&evs, "turn_complete")["isError"], true);
 }

@@ -611,3 +611,59 @@ fn an_empty_input_is_an_empty_state() {
         "nothing happened, nothing to follow"
     );
 }
+
+#[test]
+fn a_question_is_pending_until_it_is_resolved_on_claude_and_codex() {
+    use crate::util::{entries, events_of, of_line, reduce_of};
+    // Claude (a recording, `claude-sdk/ask-user-question.jsonl`): AskUserQuestion is a call of
+    // kind `ask` (line 6), which the SDK client is asked about (7) and allows (8); its result
+    // (9, its structured result with `answers` empty) resolves the question, unanswered.
+    let cap = "testdata/claude-sdk/ask-user-question.jsonl";
+    let call = "toolu_01NQGuvN5w6bVTzj4Yd5Ftmi";
+    let evs = events_of(cap);
+    let asked = of_line(&evs, 6);
+    assert_eq!(
+        (&asked[0]["event"], &asked[0]["kind"], &asked[0]["callId"]),
+        (&"tool_invocation".into(), &"ask".into(), &call.into())
+    );
+    assert_eq!(
+        asked[0]["input"]["questions"][0]["question"],
+        "Which color should the banner be?"
+    );
+    let req = of_line(&evs, 7);
+    assert_eq!(
+        (&req[0]["event"], &req[0]["toolKind"], &req[0]["toolUseId"]),
+        (&"permission_request".into(), &"ask".into(), &call.into())
+    );
+    let questions = |st: &Value| -> Vec<Value> {
+        st["pending"]["sessions"][0]["questions"]
+            .as_array()
+            .expect("questions")
+            .iter()
+            .map(|q| q["callId"].clone())
+            .collect()
+    };
+    for line in [6, 7, 8] {
+        assert_eq!(
+            questions(&reduce_of(cap, Some(line))),
+            [Value::from(call)],
+            "line {line}"
+        );
+    }
+    let st = reduce_of(cap, Some(9));
+    assert!(questions(&st).is_empty());
+    let t = &entries(&st, "tool_call")[0];
+    assert_eq!(
+        (
+            &t["status"],
+            &t["output"]["answers"],
+            &t["permission"]["decision"]
+        ),
+        (&"completed".into(), &serde_json::json!({}), &"allow".into())
+    );
+    // Codex (a written input): `requestUserInput` asks with no call of its own (line 23); its
+    // answer (24) resolves it.
+    let cap = "testdata/codex-app-server/reference/items-and-questions.jsonl";
+    assert_eq!(questions(&reduce_of(cap, Some(23))), [Value::from("q1")]);
+    assert!(questions(&reduce_of(cap, Some(24))).is_empty());
+}

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, run with `cargo test`.
 
+mod aceclaw_seeds;
 mod acp;
 mod cli;
 mod codex;

@@ -40,6 +40,61 @@ pub fn run(args: &[&str], stdin: &[u8]) -> Output {
     out
 }
 
+/// The events of a capture (a path from the repository root), converted without timestamps.
+pub fn events_of(input: &str) -> Vec<serde_json::Value> {
+    let out = run(&["--no-timestamp", input], b"");
+    assert!(
+        out.status.success(),
+        "{input}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("event JSON"))
+        .collect()
+}
+
+/// The state `reduce` makes of a capture, or of its first `lines` lines (`--at` the last
+/// event they make).
+pub fn reduce_of(input: &str, lines: Option<u64>) -> serde_json::Value {
+    let at = lines.map(|n| {
+        events_of(input)
+            .iter()
+            .filter(|e| e["line"].as_u64().is_some_and(|l| l <= n))
+            .filter_map(|e| e["seq"].as_u64())
+            .max()
+            .unwrap_or(0)
+            .to_string()
+    });
+    let mut args = vec!["reduce"];
+    if let Some(at) = &at {
+        args.extend(["--at", at]);
+    }
+    args.push(input);
+    let out = run(&args, b"");
+    assert!(
+        out.status.success(),
+        "{input}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("state JSON")
+}
+
+/// The events made of input line `line` (1-based).
+pub fn of_line(evs: &[serde_json::Value], line: u64) -> Vec<&serde_json::Value> {
+    evs.iter().filter(|e| e["line"] == line).collect()
+}
+
+/// The entries of a state of type `ty`.
+pub fn entries<'v>(st: &'v serde_json::Value, ty: &str) -> Vec<&'v serde_json::Value> {
+    st["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| e["type"] == ty)
+        .collect()
+}
+
 /// All files under `dir` (recursively) whose name ends with `suffix`, sorted.
 pub fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();

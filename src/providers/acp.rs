@@ -486,8 +486,12 @@ fn tool_kind(kind: Option<&str>) -> ToolKind {
     }
 }
 
+/// The name of a call whose line says nothing of it (a `tool_call_update` before its
+/// `tool_call`): a placeholder, replaced when the call's own announcement comes.
+const NO_NAME: &str = "tool";
+
 /// A tool name for a call: the agent's own (`_meta.claudeCode.toolName`), the prefix of Gemini's
-/// `name__name_…` call ids, else the kind.
+/// `name__name_…` call ids, else the kind, else [`NO_NAME`].
 fn tool_name<'a>(u: &Update<'a>, call_id: &str) -> Str<'a> {
     if let Some(n) = u
         .meta
@@ -502,7 +506,7 @@ fn tool_name<'a>(u: &Update<'a>, call_id: &str) -> Str<'a> {
             return Cow::Owned(prefix.to_owned());
         }
     }
-    u.kind.0.clone().unwrap_or(Cow::Borrowed("tool"))
+    u.kind.0.clone().unwrap_or(Cow::Borrowed(NO_NAME))
 }
 
 fn method_call<'a>(
@@ -631,7 +635,7 @@ fn method_call<'a>(
             });
             if let (Some(t), Some(id), None) = (&tc, &call_id, &known) {
                 let name = tool_name(t, id);
-                let name = if name == "tool" {
+                let name = if name == NO_NAME {
                     t.title.0.clone().unwrap_or(name)
                 } else {
                     name
@@ -642,11 +646,11 @@ fn method_call<'a>(
             }
             let name = match (&tc, known) {
                 (_, Some(n)) => Cow::Owned(n),
-                (None, None) => Cow::Borrowed("tool"),
+                (None, None) => Cow::Borrowed(NO_NAME),
                 (Some(t), None) => {
                     let id = call_id.clone().unwrap_or_default();
                     let n = tool_name(t, &id);
-                    if n == "tool" {
+                    if n == NO_NAME {
                         t.title.0.clone().unwrap_or(n)
                     } else {
                         n
@@ -1023,6 +1027,13 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         Some(c) => c,
         None => invoke(&u, call_id.clone(), name.clone(), cx),
     };
+    // The call's own announcement after a line that named it first (ACP RULE 3): its name
+    // replaces the placeholder that line gave.
+    let announcing = kind == "tool_call" && !fresh;
+    let renamed = announcing && call.name == NO_NAME && name != NO_NAME;
+    if renamed {
+        call.name = name.to_string();
+    }
     // The files it changes: the last diff of each, kept until it finishes.
     for d in contents.iter().filter(|c| c.ty.as_deref() == Some("diff")) {
         let Some(path) = d.path.as_deref() else {
@@ -1186,10 +1197,11 @@ fn tool_call<'a>(kind: &str, u: Update<'a>, cx: &mut Cx<'a>) -> Result<(), Unmap
         let output = tool_response
             .or(u.raw_output.filter(|o| !is_null(o)))
             .map(Json::Raw);
-        // The call's own announcement after a line that named it first: its kind.
-        let announced = (kind == "tool_call" && !fresh)
+        // The call's own announcement after a line that named it first: its kind (which
+        // `reduce` takes for the announcement, with its name, when the call's is new).
+        let announced = announcing
             .then(|| tool_kind(u.kind.as_deref()))
-            .filter(|k| *k != ToolKind::Other);
+            .filter(|k| *k != ToolKind::Other || renamed);
         let ext = cx.push(ToolUpdate {
             kind: announced,
             call_id,
@@ -2127,5 +2139,37 @@ mod tests {
         );
         assert_eq!(last["extensions"]["insights.inferred"], true);
         assert_eq!(last["provider"], "acp");
+    }
+
+    #[test]
+    fn a_tool_call_after_its_own_update_names_it() {
+        // ACP RULE 3 (seeds row 116): the update named the call first, with nothing of it (the
+        // placeholder name `tool`); its `tool_call` brings its name, here claude-agent-acp's
+        // own in `_meta`, and the kind: the update that says so carries both. A call named
+        // by its announcement keeps that name whatever later updates say.
+        let up = |extra: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call_update","toolCallId":"c"{extra}}}}}}}"#
+            )
+        };
+        let call = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","status":"pending","title":"Read a.txt","kind":"read","_meta":{"claudeCode":{"toolName":"Read"}}}}}"#;
+        let first = up(r#","status":"in_progress""#);
+        let last = up(r#","status":"in_progress","title":"Read a.txt (1 line)""#);
+        let ev = crate::test_support::convert_stream(&PROVIDER, &[&first, call, &last]);
+        let names: Vec<(&str, &Value, &Value)> = ev
+            .iter()
+            .take(3)
+            .map(|e| (e["event"].as_str().unwrap(), &e["toolName"], &e["kind"]))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("tool_invocation", &"tool".into(), &"other".into()),
+                ("tool_update", &"tool".into(), &Value::Null),
+                ("tool_update", &"Read".into(), &"read".into()),
+            ]
+        );
+        // A later update is no announcement.
+        assert_eq!((ev.len(), &ev[3]["kind"]), (4, &Value::Null));
     }
 }

@@ -430,6 +430,9 @@ impl State {
 
     /// RULE 8: every prompt is an entry of its own.
     pub(super) fn user_input(&mut self, s: usize, ev: &Ev, seq: u64) {
+        if ev.is_synthetic {
+            self.compaction_summary(s, ev, seq);
+        }
         let body = Body::Message(Message {
             role: Role::User,
             content: own(&ev.text).unwrap_or_default(),
@@ -441,6 +444,28 @@ impl State {
             images: ev.images.filter(|&n| n > 0),
         });
         self.push_entry(s, ev.parent(), ev, seq, body, true);
+    }
+
+    /// A compaction's summary is the synthetic user text that comes right after it (Claude
+    /// Code's "This session is being continued…" message, `isCompactSummary` in its session
+    /// file): the wire's `context_compaction` never has it (the converter cannot hold the
+    /// compaction until it comes). The text stays a message of its own as well: it is what
+    /// the model is given.
+    fn compaction_summary(&mut self, s: usize, ev: &Ev, seq: u64) {
+        let Some(text) = ev.text.as_deref().filter(|t| !t.is_empty()) else {
+            return;
+        };
+        let sc = self.scope(s, ev.parent());
+        let Some(i) = self.cursor.sessions[s].scopes[sc].last_entry else {
+            return;
+        };
+        let e = &mut self.entries[i as usize];
+        if let Body::Compaction(c) = &mut e.body {
+            if c.summary.is_none() {
+                c.summary = Some(text.to_owned());
+                touch(e, seq);
+            }
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -498,7 +523,12 @@ impl State {
         };
         let p = &mut self.pending.sessions[s];
         if ask {
-            push_small(&mut p.questions, pt.clone());
+            // A question its permission request asked before the call began is now the
+            // call's: it stays pending until the call completes.
+            match p.questions.iter_mut().find(|q| q.call_id == call_id) {
+                Some(q) => *q = pt.clone(),
+                None => push_small(&mut p.questions, pt.clone()),
+            }
         }
         push_small(&mut p.tools, pt);
         i
@@ -653,7 +683,10 @@ impl State {
             if ev.status.is_some() {
                 t.progress = own(&ev.status);
             }
-            if t.tool_name.is_none() {
+            // The call's own announcement after it began (ACP's `tool_call` after its own
+            // `tool_call_update`: the update that carries a kind) names it (RULE 3); the name
+            // the first line gave was a placeholder.
+            if t.tool_name.is_none() || ev.kind.is_some() {
                 set_tool_name(t, &ev.tool_name);
             }
             // A kind the call's own announcement brings after it began (ACP) replaces the
@@ -984,6 +1017,25 @@ impl State {
             });
         }
         self.idx.per[s].requests.insert(req.to_owned(), i);
+        // A question asked by a request alone (Codex's `item/tool/requestUserInput`: no call
+        // of its own) is a pending question until it is answered; one about a call of kind
+        // `ask` (Claude's AskUserQuestion) is pending with its call already.
+        let asked = call.unwrap_or(req);
+        let p = &mut self.pending.sessions[s];
+        if ev.tool_kind.as_deref() == Some("ask") && !p.questions.iter().any(|q| q.call_id == asked)
+        {
+            push_small(
+                &mut p.questions,
+                PendingTool {
+                    call_id: asked.to_owned(),
+                    tool_name: Some(tool_name.clone()),
+                    kind: Some("ask".to_owned()),
+                    parent_call_id: parent.clone(),
+                    entry: i,
+                    seq,
+                },
+            );
+        }
         push_small(
             &mut self.pending.sessions[s].permissions,
             PendingPermission {
@@ -1029,6 +1081,12 @@ impl State {
         let pending = &mut self.pending.sessions[s].permissions;
         pending.retain(|p| p.request_id != req);
         free(pending);
+        // The answer resolves a question the request asked on its own.
+        if let Some(&i) = self.idx.per[s].requests.get(req) {
+            let questions = &mut self.pending.sessions[s].questions;
+            questions.retain(|q| q.entry != i);
+            free(questions);
+        }
         if let Some(c) = call.as_deref() {
             if let Some(&i) = self.idx.per[s].calls.get(c) {
                 let t = self.call_mut(i, seq);

@@ -360,6 +360,9 @@ impl<'a> Ev<'a> {
                 v.title = s(&b.title);
                 v.input = opt_json(&b.input)?;
                 v.locations = strs(&b.locations);
+                if let Some(k) = b.kind {
+                    v.kind = r(k.as_str());
+                }
             }
             Body::FileChange(b) => {
                 v.path = r(&b.path);

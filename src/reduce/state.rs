@@ -980,7 +980,9 @@ pub struct SessionPending {
     pub tools: Vec<PendingTool>,
     /// Permission requests not answered.
     pub permissions: Vec<PendingPermission>,
-    /// Running calls that ask the user something (tool kind `ask`).
+    /// Questions to the user not answered: running calls of tool kind `ask`, and permission
+    /// requests of kind `ask` that no such call made (Codex's `requestUserInput`), until their
+    /// answer (`callId` is the request's `toolUseId`, else its `requestId`).
     pub questions: Vec<PendingTool>,
     /// The last `rate_limit_update`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -148,3 +148,51 @@ fn a_kind_announced_after_the_call_began_replaces_other() {
     assert_eq!(by_kind.get("execute"), Some(&1), "{by_kind:?}");
     assert_eq!(by_kind.get("other"), None, "{by_kind:?}");
 }
+
+#[test]
+fn rule3_a_call_announced_after_its_update_takes_the_announced_name_and_kind() {
+    // `testdata/acp-claude/reference/update-before-call.jsonl` (written after RULE 3 and
+    // RULE 4): each call's tool_call_update comes before its tool_call. The update named the
+    // call with nothing known (`tool`, kind other); the tool_call brings the name (c1: its
+    // kind, as ACP calls without a name of their own are named; c2: `mcp__acp__Read`,
+    // cleaned to `Read`), kind, title and input.
+    let st = reduce_capture("acp-claude/reference/update-before-call.events.jsonl");
+    let calls: Vec<Value> = entries(&st)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_call")
+        .map(|e| {
+            json!([
+                e["callId"],
+                e["toolName"],
+                e["kind"],
+                e["title"],
+                e["mcpServer"],
+                e["status"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            json!(["c1", "execute", "execute", "ls -la", null, "completed"]),
+            json!(["c2", "Read", "read", "Read a.txt", "acp", "completed"]),
+        ]
+    );
+    let by_kind = &st.totals.sessions[0].counts.tools_by_kind;
+    assert_eq!(
+        (
+            by_kind.get("execute"),
+            by_kind.get("read"),
+            by_kind.get("other")
+        ),
+        (Some(&1), Some(&1), None),
+        "{by_kind:?}"
+    );
+    // Only the announcement (the update with a kind) names it: a later update does not.
+    let st = reduce(&[
+        json!({"event": "tool_invocation", "callId": "c", "kind": "other", "toolName": "tool", "input": {}}),
+        json!({"event": "tool_update", "callId": "c", "toolName": "Read", "kind": "read"}),
+        json!({"event": "tool_update", "callId": "c", "toolName": "tool", "status": "in_progress"}),
+    ]);
+    assert_eq!(entries(&st)[0]["toolName"], "Read");
+}

@@ -135,3 +135,49 @@ fn rule12_commands_update_the_latest_meta_in_place() {
     assert_eq!(e[0]["availableCommands"], json!([{"name": "b"}]));
     assert_eq!(e[0]["updatedSeq"], 3);
 }
+
+#[test]
+fn a_compaction_s_summary_is_the_synthetic_text_right_after_it() {
+    // testdata/claude-sdk/compact.jsonl (Claude Code 2.1.197, `/compact`): line 19 the
+    // compact_boundary (manual, 21916 -> 578 tokens), line 20 the CLI's summary message
+    // (`isSynthetic`, the uuid the boundary's `preserved_segment.anchor_uuid` names), line 21
+    // its "Compacted" notice, synthetic too.
+    let st = reduce_capture("claude-sdk/compact.events.jsonl");
+    let e = entries(&st);
+    let c: Vec<&Value> = e.iter().filter(|e| e["type"] == "compaction").collect();
+    assert_eq!(c.len(), 1);
+    assert_eq!(
+        (&c[0]["trigger"], &c[0]["preTokens"], &c[0]["postTokens"]),
+        (&json!("manual"), &json!(21916), &json!(578))
+    );
+    let summary = c[0]["summary"].as_str().expect("a summary");
+    assert!(summary.starts_with(
+        "This session is being continued from a previous conversation that ran out of context."
+    ));
+    assert!(summary.contains("\n\nSummary: the user asked for a greeting.\n\n"));
+    // The summary is also the message the model is given.
+    assert!(e
+        .iter()
+        .any(|m| m["type"] == "message" && m["content"] == summary && m["synthetic"] == true));
+
+    // Only right after it: not after another entry, not a prompt, not a second text.
+    let comp = json!({"event": "context_compaction", "trigger": "auto", "preTokens": 9});
+    let synthetic = |t: &str| json!({"event": "user_input", "text": t, "isSynthetic": true});
+    let st = reduce(&[
+        json!({"event": "user_input", "text": "go"}),
+        comp.clone(),
+        json!({"event": "user_input", "text": "a prompt"}),
+        comp.clone(),
+        call("c1"),
+        synthetic("after a call"),
+        comp,
+        synthetic("the summary"),
+        synthetic("Compacted"),
+    ]);
+    let summaries: Vec<Value> = entries(&st)
+        .iter()
+        .filter(|e| e["type"] == "compaction")
+        .map(|e| e["summary"].clone())
+        .collect();
+    assert_eq!(summaries, [Value::Null, Value::Null, json!("the summary")]);
+}
