@@ -409,7 +409,6 @@ impl<'o, W: Write> Converter<'o, W> {
     /// file), its events numbered and written after the input's. Once per input, not per
     /// line; nothing to do when no line has left anything in the memory.
     pub fn close_input(&mut self, lineno: u64, name: &str, diag: &mut Diag) -> io::Result<()> {
-        self.close_messages(lineno, name, diag)?;
         for p in crate::providers::PROVIDERS {
             self.close_input_of(p, lineno, name, diag)?;
         }
@@ -425,31 +424,6 @@ impl<'o, W: Write> Converter<'o, W> {
             events: recycle(std::mem::take(&mut self.spare)),
             ..Cx::default()
         }
-    }
-
-    /// The first step of [`Converter::close_input`]: the whole text of each message the
-    /// input left open ([`crate::providers::whole`]), before the providers end their turns.
-    fn close_messages(&mut self, lineno: u64, name: &str, diag: &mut Diag) -> io::Result<()> {
-        for _ in 0..=crate::providers::memo::Memo::<()>::CAP {
-            if self.memory.is_none() {
-                break;
-            }
-            let mut cx = self.end_cx(lineno);
-            let provider = crate::providers::whole::close(&mut cx);
-            self.memory = cx.memory.take();
-            let Some(provider) = provider else {
-                self.spare = recycle(cx.events);
-                break;
-            };
-            if cx.events.is_empty() {
-                // A message of no text: nothing to write.
-                self.spare = recycle(cx.events);
-                continue;
-            }
-            // No line of its own: the id is the anchor's, and there is no `raw`.
-            self.write_events("", lineno, provider, cx, name, diag)?;
-        }
-        Ok(())
     }
 
     /// [`Converter::close_input`] for one provider; the number of events it wrote.

@@ -14,9 +14,13 @@ use serde_json::{json, Value};
 const INPUT: &str = "testdata/aceclaw/reference/bridge-lifecycle.jsonl";
 const SESSION: &str = "c0ffee00-1111-4222-8333-444455556666";
 
-/// The one event of wire line `line`.
+/// The one event of wire line `line`, besides the whole text of a message the line ends
+/// (`text`, inferred: the adapter contract's `assistant.message`).
 fn one(evs: &[Value], line: u64) -> Value {
-    let e = of_line(evs, line);
+    let e: Vec<&Value> = of_line(evs, line)
+        .into_iter()
+        .filter(|e| !(e["event"] == "text" && e["extensions"]["insights.inferred"] == true))
+        .collect();
     assert_eq!(e.len(), 1, "line {line}: {e:?}");
     e[0].clone()
 }

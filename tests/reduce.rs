@@ -442,7 +442,7 @@ fn an_aceclaw_bridge_log_resumes_by_event_id() {
 }
 
 /// Whether an event id is made of its line's content and place (`h` + 16 hex digits + `-` +
-/// the line number + `:` + the index): not the same when the line is read at another place.
+/// the line number + `:` + the index, `start` or `text` for an inferred event): not the same when the line is read at another place.
 fn is_content_id(id: &str) -> bool {
     let Some(rest) = id.strip_prefix('h') else {
         return false;
@@ -454,6 +454,11 @@ fn is_content_id(id: &str) -> bool {
             .strip_prefix('-')
             .and_then(|p| p.split_once(':'))
             .is_some_and(|(l, k)| {
+                // The index of an inferred event is `start` or `text` (and a number).
+                let k = k
+                    .strip_prefix("start")
+                    .or_else(|| k.strip_prefix("text"))
+                    .map_or(k, |n| if n.is_empty() { "0" } else { n });
                 !l.is_empty()
                     && !k.is_empty()
                     && (l.to_owned() + k).bytes().all(|b| b.is_ascii_digit())

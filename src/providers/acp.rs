@@ -2130,15 +2130,9 @@ mod tests {
         let at = k.iter().position(|&e| e == "turn_complete").unwrap();
         assert_eq!(k[at - 1], "text");
         assert!(ev[at]["id"].as_str().unwrap().ends_with(":0"));
-        // Cut short: the end of the input ends it.
+        // Cut short: the end of the input is no end of the message (its chunks are there).
         let ev = test_support::convert_output(&PROVIDER, &[&prompt, &m1, &m2]);
-        let last = ev.last().unwrap();
-        assert_eq!(
-            (&last["event"], &last["text"]),
-            (&json!("text"), &json!("Hello, world."))
-        );
-        assert_eq!(last["extensions"]["insights.inferred"], true);
-        assert_eq!(last["provider"], "acp");
+        assert!(of_kind(&ev, "text").is_empty(), "{ev:#?}");
     }
 
     #[test]

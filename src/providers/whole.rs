@@ -13,8 +13,10 @@
 //! `insights.inferred`: the same event Claude's stream writes after its deltas, which `reduce`
 //! and `replay` read as the final text of the streamed message. A `text` of the same kind,
 //! agent and message that the provider writes itself is the final text, and nothing is added.
-//! The turn's end is such an event (`turn_complete`); at the end of the input,
-//! [`close`] writes the messages still open.
+//! The turn's end is such an event (`turn_complete`). The end of the input is not: a stream
+//! cut in the middle of a message has not said it whole (its chunks are there, which `reduce`
+//! and `replay` assemble), and a log read again from a point before the cut must give the
+//! events of one reading.
 //!
 //! The text is gathered in one buffer per open message (the session's entry of [`Memory`]),
 //! appended to as each chunk passes and moved into the event at its end: no copy per chunk.
@@ -49,7 +51,7 @@ pub struct Open {
     message_id: Option<String>,
     /// The text so far.
     text: String,
-    /// The provider of its chunks: the end of the input writes the text as theirs.
+    /// The provider of its chunks.
     provider: &'static str,
 }
 
@@ -217,26 +219,6 @@ pub fn assemble(cx: &mut Cx<'_>, provider: &'static str) {
     cx.session_id = sid;
 }
 
-/// The end of the input: writes the whole text of one session's open message, as
-/// [`super::Provider::at_end`] does (the `Cx`'s session and anchor set, the message
-/// forgotten); returns its provider (the events' `provider`), `None` when no message is
-/// open. A message of no text writes nothing.
-pub fn close(cx: &mut Cx<'_>) -> Option<&'static str> {
-    let line = cx.line;
-    let memo = &mut cx.memory().whole.open;
-    let mut open = memo.take_where(|_, _| true).into_iter();
-    let (session, mut o) = open.next()?;
-    for (other, rest) in open {
-        memo.insert(&other, rest, line);
-    }
-    if let Some(body) = o.take() {
-        cx.anchor = Some(Cow::Owned(format!("end-{line}-{session}")));
-        cx.session_id = Some(Cow::Owned(session));
-        insert_inferred(&mut cx.events, &mut cx.inserted, 0, body);
-    }
-    Some(o.provider)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,27 +363,5 @@ mod tests {
             line(&mut m, "a", vec![other()]),
             ["+text for a", "rate_limit_update"]
         );
-    }
-
-    #[test]
-    fn the_end_of_the_input_writes_what_is_still_open() {
-        let mut m = None;
-        line(&mut m, "a", vec![chunk(false, None, "cut ")]);
-        line(&mut m, "a", vec![chunk(false, None, "short")]);
-        let mut cx = Cx {
-            line: 9,
-            memory: m.take(),
-            ..Cx::default()
-        };
-        assert_eq!(close(&mut cx), Some("acp"));
-        assert_eq!(cx.session_id.as_deref(), Some("a"));
-        assert_eq!(cx.anchor.as_deref(), Some("end-9-a"));
-        assert!(matches!(&cx.events[0].0, Body::Text(t) if t.text == "cut short"));
-        assert_eq!(cx.inserted, 1);
-        let mut cx = Cx {
-            memory: cx.memory.take(),
-            ..Cx::default()
-        };
-        assert_eq!(close(&mut cx), None);
     }
 }
