@@ -159,8 +159,10 @@ fn aceclaw_compaction_and_heartbeat() {
         ),
         (&1.into(), &150_000.into(), &30_000.into())
     );
-    // A heartbeat is no entry and ends no turn.
-    assert_eq!(st["tree"]["sessions"][0]["turns"][0]["endSeq"], 9);
+    // A heartbeat is no entry and ends no turn: line 9's turn_complete does.
+    let end = one(&events_of(INPUT), 9);
+    assert_eq!(end["event"], "turn_complete");
+    assert_eq!(st["tree"]["sessions"][0]["turns"][0]["endSeq"], end["seq"]);
 }
 
 #[test]
