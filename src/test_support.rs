@@ -126,3 +126,22 @@ pub fn convert_output(provider: &Provider, lines: &[&str]) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).expect("an event is JSON"))
         .collect()
 }
+
+/// A line's context for a provider step's unit test: session `session`, the memory carried
+/// over from the line before (taken out of `memory`; put it back with `cx.memory.take()`),
+/// and `bodies` as the line's events.
+pub fn line_cx<'a>(
+    memory: &mut Option<Box<crate::providers::Memory>>,
+    session: &'a str,
+    bodies: Vec<Body<'a>>,
+) -> Cx<'a> {
+    let mut cx = Cx {
+        session_id: Some(std::borrow::Cow::Borrowed(session)),
+        memory: memory.take(),
+        ..Cx::default()
+    };
+    for b in bodies {
+        cx.push(b);
+    }
+    cx
+}

@@ -196,7 +196,6 @@ pub fn resumed<'p>(open: impl IntoIterator<Item = (&'p str, &'p str)>) -> super:
 mod tests {
     use super::*;
     use crate::event::{SessionInit, TurnComplete, UserInput};
-    use std::borrow::Cow;
 
     /// The kinds of the events [`infer`] leaves for one line, and whether it inserted them, the
     /// memory carried over.
@@ -205,14 +204,7 @@ mod tests {
         session: &'a str,
         bodies: Vec<Body<'a>>,
     ) -> Vec<(&'static str, bool)> {
-        let mut cx = Cx {
-            session_id: Some(Cow::Borrowed(session)),
-            memory: memory.take(),
-            ..Cx::default()
-        };
-        for b in bodies {
-            cx.push(b);
-        }
+        let mut cx = crate::test_support::line_cx(memory, session, bodies);
         infer(&mut cx);
         *memory = cx.memory.take();
         // Whether each was inserted (bit of `inserted`, and so marked).

@@ -259,14 +259,7 @@ mod tests {
         session: &'a str,
         bodies: Vec<Body<'a>>,
     ) -> Vec<String> {
-        let mut cx = Cx {
-            session_id: Some(Cow::Borrowed(session)),
-            memory: memory.take(),
-            ..Cx::default()
-        };
-        for b in bodies {
-            cx.push(b);
-        }
+        let mut cx = crate::test_support::line_cx(memory, session, bodies);
         assemble(&mut cx, "acp");
         *memory = cx.memory.take();
         cx.events
