@@ -169,7 +169,8 @@ pub enum Command {
     /// turns, models, tokens, cost.
     ///
     /// The files are those `usage` reads, and the sessions come most recent first: agent,
-    /// session id, project, first and last time, turns (prompts from a person), models,
+    /// session id, project, first and last time, turns (every turn started, a running one
+    /// and one the agent's goal started included: the turns `reduce` lists), models,
     /// tokens, cost and the files. A table, or with --json `{"sessions":[...]}`. The options
     /// are those of `usage` but --by.
     Sessions(crate::usage::sessions::Args),

@@ -967,9 +967,11 @@ fn footers_show_the_tokens_reduce_counts() {
 }
 
 /// One story everywhere: `sessions` (what `usage` adds up, from the agents' own files, as
-/// ccusage does) and `reduce` of the same files count the same tokens per session.
+/// ccusage does) and `reduce` of the same files count the same turns, tokens and cost per
+/// session. A turn is every turn started: one cut off at the file's end, and one the agent's
+/// goal started, count in both.
 #[test]
-fn sessions_and_reduce_count_the_same_tokens_and_cost() {
+fn sessions_and_reduce_count_the_same_turns_tokens_and_cost() {
     let files = root().join("testdata/session-files");
     let mut dirs = Vec::new();
     for agent in std::fs::read_dir(&files).unwrap().flatten() {
@@ -995,6 +997,10 @@ fn sessions_and_reduce_count_the_same_tokens_and_cost() {
             .as_array()
             .cloned()
             .unwrap_or_default();
+        let tree = state["tree"]["sessions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for s in listed["sessions"].as_array().into_iter().flatten() {
             let id = &s["sessionId"];
             let r = reduced.iter().find(|r| &r["sessionId"] == id);
@@ -1003,6 +1009,17 @@ fn sessions_and_reduce_count_the_same_tokens_and_cost() {
             let (a, b) = (of(Some(s)), of(r));
             if a != b {
                 return Err(format!("{d}: session {id}: sessions {a:?}, reduce {b:?}"));
+            }
+            let started = tree
+                .iter()
+                .find(|t| &t["sessionId"] == id)
+                .and_then(|t| t["turns"].as_array())
+                .map_or(0, Vec::len) as u64;
+            if s["turns"].as_u64() != Some(started) {
+                return Err(format!(
+                    "{d}: session {id}: sessions {} turns, reduce {started}",
+                    s["turns"]
+                ));
             }
             // The same prices, request by request; a session without tokens costs nothing,
             // which `sessions` writes as 0 and `reduce` leaves out.

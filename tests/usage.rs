@@ -375,11 +375,11 @@ fn counts_beyond_u64_saturate_and_never_stop_the_run() {
 }
 
 /// A Codex turn its goal started (`task_started` with `turn_trigger` `goal`, after the person's
-/// prompt) is a turn, but no prompt from a person: `sessions` counts one.
+/// prompt) is a turn the agent ran: `sessions` counts two, as `reduce` lists two.
 #[test]
-fn a_codex_turn_started_by_its_goal_is_no_prompt() {
+fn a_codex_turn_started_by_its_goal_counts_as_a_turn() {
     let d = "testdata/session-files/codex-app-server/input-search-goal";
     let v = json_of(&["sessions", "--json", d]);
     let s = &v["sessions"][0];
-    assert_eq!(s["turns"], 1, "{v:#}");
+    assert_eq!(s["turns"], 2, "{v:#}");
 }

@@ -117,16 +117,6 @@ struct Payload<'a> {
     /// through `codex::legacy`).
     #[serde(default)]
     info: Option<super::codex::LegacyTokenInfo>,
-    /// A `task_started`'s cause: `turn_trigger` `goal` is a turn the agent started itself
-    /// (read by [`line_facts`]: no prompt from a person).
-    #[serde(borrow, default)]
-    turn_attribution: Option<TurnAttribution<'a>>,
-}
-
-#[derive(Deserialize)]
-struct TurnAttribution<'a> {
-    #[serde(borrow)]
-    turn_trigger: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -847,14 +837,9 @@ pub(crate) fn line_facts<'a>(
             }
             return None;
         }
-        // A turn the agent's goal started is no prompt from a person.
-        ("event_msg", Some("task_started")) => {
-            let trigger = p
-                .turn_attribution
-                .as_ref()
-                .and_then(|a| a.turn_trigger.as_deref());
-            f.prompt = trigger != Some("goal");
-        }
+        // Every turn the agent ran, a person's prompt or one its goal started
+        // (`turn_attribution.turn_trigger: "goal"`): the turns `reduce` lists.
+        ("event_msg", Some("task_started")) => f.turn = true,
         ("event_msg", Some("token_count")) => {
             let info = p.info?;
             let total = info.total_token_usage.as_ref().map(|u| u.usage_tokens());

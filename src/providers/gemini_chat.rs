@@ -896,8 +896,8 @@ pub(crate) fn line_facts<'a>(
             f.usage = Some(tokens);
         }
         Some("user") => {
-            f.prompt = !r.content?.get().contains(r#""functionResponse""#);
-            if !f.prompt {
+            f.turn = !r.content?.get().contains(r#""functionResponse""#);
+            if !f.turn {
                 return None;
             }
         }

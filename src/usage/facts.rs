@@ -61,8 +61,9 @@ pub struct LineFacts<'a> {
     /// repeats its earlier messages; one message is written once per content block): the
     /// same key is counted once, with its largest token count.
     pub response: Option<u64>,
-    /// A person's prompt: a turn starts.
-    pub prompt: bool,
+    /// A turn starts: a person's prompt, or a turn the agent's goal started; one still
+    /// running counts. These are the turns `reduce` lists in its tree.
+    pub turn: bool,
 }
 
 /// What a file's earlier lines said that later lines need: Codex writes the model once per

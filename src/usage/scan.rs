@@ -26,7 +26,7 @@ pub struct Entry {
     pub tokens: Tokens,
     pub cost_usd: Option<f64>,
     pub response: bool,
-    pub prompt: bool,
+    pub turn: bool,
 }
 
 /// Every file's entries, each response once.
@@ -211,7 +211,7 @@ fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
             response: facts.usage.is_some(),
             tokens: facts.usage.unwrap_or_default(),
             cost_usd: facts.cost_usd,
-            prompt: facts.prompt,
+            turn: facts.turn,
         };
         part.entries.push((entry, key));
     }

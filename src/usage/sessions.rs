@@ -59,7 +59,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             s.last = Some(s.last.map_or(t, |f| f.max(t)));
         }
         s.paths.insert(file.path.display().to_string());
-        if e.prompt {
+        if e.turn {
             s.turns += 1;
         }
         if e.response {

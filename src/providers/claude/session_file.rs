@@ -403,11 +403,11 @@ pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a
                     .is_none_or(|t| !cli_text(&t)),
                 _ => false,
             };
-            f.prompt = person
+            f.turn = person
                 && !w.is_meta.unwrap_or(false)
                 && !w.is_sidechain.unwrap_or(false)
                 && !w.is_compact_summary.unwrap_or(false);
-            if !f.prompt {
+            if !f.turn {
                 return None;
             }
         }
@@ -468,7 +468,7 @@ mod tests {
         );
         // A person's prompt is one.
         let l = line(r#""Say hello.""#, "");
-        assert!(super::line_facts(&l).is_some_and(|f| f.prompt));
+        assert!(super::line_facts(&l).is_some_and(|f| f.turn));
         let ev = stream(&[&l]);
         assert_eq!(of_kind(&ev, "turn_start").len(), 1);
         assert!(of_kind(&ev, "user_input")[0].get("isSynthetic").is_none());
