@@ -34,6 +34,9 @@ _insights() {
             insights,replay)
                 cmd="insights__subcmd__replay"
                 ;;
+            insights,run)
+                cmd="insights__subcmd__run"
+                ;;
             insights,schema)
                 cmd="insights__subcmd__schema"
                 ;;
@@ -64,6 +67,9 @@ _insights() {
             insights__subcmd__help,replay)
                 cmd="insights__subcmd__help__subcmd__replay"
                 ;;
+            insights__subcmd__help,run)
+                cmd="insights__subcmd__help__subcmd__run"
+                ;;
             insights__subcmd__help,schema)
                 cmd="insights__subcmd__help__subcmd__schema"
                 ;;
@@ -83,7 +89,7 @@ _insights() {
 
     case "${cmd}" in
         insights)
-            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers schema sessions usage completions help"
+            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -177,7 +183,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__help)
-            opts="convert validate replay reduce providers schema sessions usage completions help"
+            opts="convert validate replay reduce providers run schema sessions usage completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -261,6 +267,20 @@ _insights() {
             return 0
             ;;
         insights__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        insights__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -422,6 +442,44 @@ _insights() {
                     return 0
                     ;;
                 --max-gap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        insights__subcmd__run)
+            opts="-h --protocol --permissions --prompt --log --resume --no-timestamp --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --protocol)
+                    COMPREPLY=($(compgen -W "claude one-shot" -- "${cur}"))
+                    return 0
+                    ;;
+                --permissions)
+                    COMPREPLY=($(compgen -W "ask allow deny" -- "${cur}"))
+                    return 0
+                    ;;
+                --prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resume)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -53,6 +53,7 @@ complete -c insights -n "__fish_insights_needs_command" -a "validate" -d 'Check 
 complete -c insights -n "__fish_insights_needs_command" -a "replay" -d 'Render a log or a live stream as a transcript for people'
 complete -c insights -n "__fish_insights_needs_command" -a "reduce" -d 'Fold an event log into state: entries, the turn tree, totals, what is pending'
 complete -c insights -n "__fish_insights_needs_command" -a "providers" -d 'Print what each provider\'s output carries: the capability matrix, as a table or JSON'
+complete -c insights -n "__fish_insights_needs_command" -a "run" -d 'Drive an agent: commands on standard input, events of both directions on standard output'
 complete -c insights -n "__fish_insights_needs_command" -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default), of reduce\'s state or of the commands'
 complete -c insights -n "__fish_insights_needs_command" -a "sessions" -d 'List the sessions in the agents\' own session files: agent, id, project, times, turns, models, tokens, cost'
 complete -c insights -n "__fish_insights_needs_command" -a "usage" -d 'Sum tokens and cost from the agents\' own session files, grouped by day, model, …'
@@ -201,6 +202,19 @@ always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand providers" -l json -d 'Print the matrix as a JSON array: one object per provider with its `name`, `about` and `capabilities`'
 complete -c insights -n "__fish_insights_using_subcommand providers" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c insights -n "__fish_insights_using_subcommand run" -l protocol -d 'The agent\'s protocol, when its command line does not make it clear: claude (the Agent SDK\'s stream-json control protocol), codex (`codex app-server`), acp (the Agent Client Protocol), or one-shot (started and converted; only interrupt and kill apply)' -r -f -a "claude\t''
+one-shot\t''"
+complete -c insights -n "__fish_insights_using_subcommand run" -l permissions -d 'What happens to a permission request no command answers: ask waits for a `permission_response` (and denies once standard input has ended), allow and deny answer at once, for unattended runs' -r -f -a "ask\t'Wait for a `permission_response`; once the commands have ended, deny'
+allow\t'Allow it (once)'
+deny\t'Deny it'"
+complete -c insights -n "__fish_insights_using_subcommand run" -l prompt -d 'A first `send_message` with this text, before the commands on standard input' -r
+complete -c insights -n "__fish_insights_using_subcommand run" -l log -d 'Write the lines of both directions to FILE as they pass, in order: a capture that `insights FILE` converts to the same events' -r -F
+complete -c insights -n "__fish_insights_using_subcommand run" -l resume -d 'Continue the session ID: `claude --resume`, Codex `thread/resume`, ACP `session/load`' -r
+complete -c insights -n "__fish_insights_using_subcommand run" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
+always\t'Always colour'
+never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand run" -l no-timestamp -d 'Omit `timestamp` where the agent\'s line carries no time of its own (for comparisons)'
+complete -c insights -n "__fish_insights_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand schema" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
@@ -249,13 +263,14 @@ complete -c insights -n "__fish_insights_using_subcommand completions" -l color 
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "convert" -d 'Convert provider output to InsightsEvent JSONL (what `insights` does without a command)'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "validate" -d 'Check event logs against the schema and the protocol\'s rules (for CI)'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "replay" -d 'Render a log or a live stream as a transcript for people'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "reduce" -d 'Fold an event log into state: entries, the turn tree, totals, what is pending'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "providers" -d 'Print what each provider\'s output carries: the capability matrix, as a table or JSON'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default), of reduce\'s state or of the commands'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "sessions" -d 'List the sessions in the agents\' own session files: agent, id, project, times, turns, models, tokens, cost'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "usage" -d 'Sum tokens and cost from the agents\' own session files, grouped by day, model, …'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "completions" -d 'Print a completion script for a shell (bash, zsh, fish, elvish, powershell)'
-complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers schema sessions usage completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "convert" -d 'Convert provider output to InsightsEvent JSONL (what `insights` does without a command)'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "validate" -d 'Check event logs against the schema and the protocol\'s rules (for CI)'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "replay" -d 'Render a log or a live stream as a transcript for people'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "reduce" -d 'Fold an event log into state: entries, the turn tree, totals, what is pending'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "providers" -d 'Print what each provider\'s output carries: the capability matrix, as a table or JSON'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "run" -d 'Drive an agent: commands on standard input, events of both directions on standard output'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "schema" -d 'Print a JSON Schema (draft 2020-12): of the events (the default), of reduce\'s state or of the commands'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "sessions" -d 'List the sessions in the agents\' own session files: agent, id, project, times, turns, models, tokens, cost'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "usage" -d 'Sum tokens and cost from the agents\' own session files, grouped by day, model, …'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "completions" -d 'Print a completion script for a shell (bash, zsh, fish, elvish, powershell)'
+complete -c insights -n "__fish_insights_using_subcommand help; and not __fish_seen_subcommand_from convert validate replay reduce providers run schema sessions usage completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

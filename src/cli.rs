@@ -156,6 +156,26 @@ pub enum Command {
     /// the provider's output carries it and `insights` maps it to typed events. The table is
     /// Markdown, one row per capability and one column per provider.
     Providers(crate::providers_cmd::Args),
+    /// Drive an agent: commands on standard input, events of both directions on standard
+    /// output.
+    ///
+    /// Starts AGENT, speaks its protocol and reads commands, one JSON object a line
+    /// (`insights schema --commands`): send_message, permission_response, interrupt, kill,
+    /// set_model, set_permission_mode, set_reasoning_effort. Claude Code is driven with the
+    /// Agent SDK's stream-json control protocol, `codex app-server` with its JSON-RPC, any
+    /// Agent Client Protocol agent with ACP; one-shot CLIs (`claude -p`, `codex exec`,
+    /// `gemini -p`, `qwen -p`, `opencode run`) are started and converted, and only interrupt
+    /// (SIGINT) and kill apply. Both directions are converted by the same code as `insights`
+    /// itself; events a command caused carry its `id` as `extensions["insights.commandId"]`.
+    ///
+    /// Commands apply in order: a send_message waits until the agent is idle, a
+    /// permission_response without requestId answers the next request, interrupt and kill act
+    /// at once. A command that cannot be carried out (malformed, unknown, a request that is not
+    /// waiting, a decision or a control the agent does not offer) is an `error` event and a
+    /// message on standard error; nothing reaches the agent and the run goes on. At the end of
+    /// standard input the running turn ends, the agent's input is closed, and the exit status
+    /// is the agent's.
+    Run(crate::run::Args),
     /// Print a JSON Schema (draft 2020-12): of the events (the default), of reduce's state or
     /// of the commands.
     ///

@@ -233,6 +233,9 @@ pub struct Converter<'o, W: Write> {
     spare: Vec<(Body<'static>, Extensions<'static>)>,
     /// The buffer the ids of a line's events are written in, kept from line to line.
     ids: String,
+    /// The client's id of the command that made the lines being converted (`insights run`),
+    /// written on their events as `insights.commandId`.
+    pub command_id: Option<String>,
     pub stats: Stats,
 }
 
@@ -313,6 +316,7 @@ impl<'o, W: Write> Converter<'o, W> {
             tap: None,
             spare: Vec::new(),
             ids: String::new(),
+            command_id: None,
             stats: Stats::default(),
         }
     }
@@ -781,6 +785,9 @@ impl<'o, W: Write> Converter<'o, W> {
             if let Some(bad) = &cx.bad_time {
                 ext.put("insights.invalidTimestamp", bad.clone());
             }
+            if let Some(c) = &self.command_id {
+                ext.put("insights.commandId", c.clone());
+            }
             self.seq += 1;
             let ev = Event {
                 event: body.kind(),
@@ -844,6 +851,40 @@ impl<'o, W: Write> Converter<'o, W> {
                 false
             }
         }
+    }
+
+    /// An event of the caller's own, not made from an input line (`insights run`'s answer to
+    /// a command it cannot carry out): numbered and stamped as the converted ones, its id
+    /// `id`, its line `lineno` of the input named `provider`.
+    pub fn write_own(
+        &mut self,
+        provider: &'static str,
+        session_id: &str,
+        id: &str,
+        lineno: u64,
+        body: Body<'_>,
+        extensions: Extensions<'_>,
+    ) -> io::Result<()> {
+        self.seq += 1;
+        let ev = Event {
+            event: body.kind(),
+            id: Cow::Borrowed(id),
+            seq: self.seq,
+            line: lineno,
+            timestamp: self
+                .opts
+                .clock
+                .then(|| Cow::Owned(self.clock.now().to_owned())),
+            provider,
+            session_id: Cow::Borrowed(session_id),
+            turn_id: None,
+            body,
+            raw: None,
+            extensions,
+        };
+        self.write_event(&ev)?;
+        self.stats.events += 1;
+        Ok(())
     }
 
     fn write_raw(
@@ -1235,6 +1276,7 @@ mod tests {
             infers_turns: false,
             whole_messages: false,
             at_end: None,
+            talk: None,
         }));
         let mut o = opts();
         o.forced = Some(panics);

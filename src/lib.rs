@@ -12,6 +12,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod cli;
+pub mod command;
 pub mod compat;
 pub mod convert;
 pub mod detect;
@@ -62,6 +63,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Replay(args)) => replay::run(&args, &config),
         Some(Command::Reduce(args)) => reduce::run(&args, &config),
         Some(Command::Providers(args)) => providers_cmd::run(&args),
+        Some(Command::Run(args)) => run::run(&args, &config),
         Some(Command::Schema(args)) => schema::run(&args),
         Some(Command::Sessions(args)) => usage::sessions::run(&args),
         Some(Command::Usage(args)) => usage::run(&args),

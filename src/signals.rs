@@ -18,7 +18,7 @@
 //! run quietly with status 0.
 
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 /// The number of the signal received, 0 while none was.
 static CAUGHT: AtomicI32 = AtomicI32::new(0);
@@ -55,6 +55,47 @@ pub fn install() {
             libc::sigaction(signo, &act, std::ptr::null_mut());
         }
     }
+}
+
+/// SIGINTs received since [`install_for_run`].
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+
+#[cfg(unix)]
+extern "C" fn count(_: libc::c_int) {
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The handlers of `insights run`, which drives an agent: SIGINT is counted and stays caught
+/// (the first interrupts the agent's turn, the second kills it), SIGTERM and SIGHUP are
+/// recorded as by [`install`]. Handlers restart interrupted system calls: the threads that
+/// read the commands and the agent's output poll nothing.
+pub fn install_for_run() {
+    #[cfg(unix)]
+    for signo in HANDLED {
+        // SAFETY: as in `install`; the handlers only touch atomics.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signo, std::ptr::null(), &mut old) != 0
+                || old.sa_sigaction == libc::SIG_IGN
+            {
+                continue;
+            }
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = if signo == libc::SIGINT {
+                count as extern "C" fn(libc::c_int) as libc::sighandler_t
+            } else {
+                record as extern "C" fn(libc::c_int) as libc::sighandler_t
+            };
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(signo, &act, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The SIGINTs received since [`install_for_run`].
+pub fn interrupts() -> u32 {
+    INTERRUPTS.load(Ordering::SeqCst)
 }
 
 /// Keeps the handled signals from this thread (and the threads it starts from now on) until

@@ -16,6 +16,7 @@ mod providers;
 mod reduce;
 mod replay;
 mod robustness;
+mod run;
 mod schema;
 mod usage;
 mod util;

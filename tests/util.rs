@@ -179,3 +179,162 @@ pub fn check_each<T: std::fmt::Debug>(items: &[T], check: impl Fn(&T) -> Result<
 #[path = "../src/test_support/rng.rs"]
 mod rng;
 pub use rng::Rng;
+
+/// Where `../shared/peers` is (the harness that runs the real agent CLIs beside a scripted
+/// mock model): `$INSIGHTS_PEERS`, else next to the repository. `None`, with a note, when it
+/// is not there: the tests that drive real CLIs are skipped.
+pub fn peers() -> Option<PathBuf> {
+    let dir = std::env::var_os("INSIGHTS_PEERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/peers"));
+    if dir.join("with-mock").is_file() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: no peers harness at {} (set INSIGHTS_PEERS)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// One step of a script given to `insights run` ([`with_mock`]).
+pub enum Step<'a> {
+    /// Write this command line.
+    Send(&'a str),
+    /// Wait until an event of this type has come out.
+    Until(&'a str),
+}
+
+/// What a run beside a real CLI left: its events, exit status, standard error, and the
+/// scratch folder (`work/` the agent's work dir, `mock/requests.jsonl` the model requests).
+pub struct Mocked {
+    pub events: Vec<serde_json::Value>,
+    pub status: Option<i32>,
+    pub stderr: String,
+    pub scratch: PathBuf,
+}
+
+impl Mocked {
+    /// The events of one type.
+    pub fn of(&self, event: &str) -> Vec<&serde_json::Value> {
+        self.events.iter().filter(|e| e["event"] == event).collect()
+    }
+
+    /// A file of the agent's work dir, if it is there.
+    pub fn file(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.scratch.join("work").join(name)).ok()
+    }
+
+    /// The model requests the mock received, as it logged them.
+    pub fn requests(&self) -> String {
+        std::fs::read_to_string(self.scratch.join("mock/requests.jsonl")).unwrap_or_default()
+    }
+
+    /// The events and standard error, for assertion messages.
+    pub fn dump(&self) -> String {
+        let evs: Vec<String> = self
+            .events
+            .iter()
+            .map(|e| {
+                let s = e.to_string();
+                match s.char_indices().nth(240) {
+                    Some((i, _)) => format!("{}…", &s[..i]),
+                    None => s,
+                }
+            })
+            .collect();
+        format!("{}\n--- stderr\n{}", evs.join("\n"), self.stderr)
+    }
+}
+
+/// Runs `insights run RUN_ARGS -- $PEERS_CLI AGENT` beside the real CLI of `provider` and the
+/// mock model scripted by `testdata/scenarios/run/SCENARIO.json`, in a new scratch folder,
+/// writing `steps` to its standard input (then closing it). `AGENT` is shell text after the
+/// CLI's argv (`$PEERS_ARGS` is the harness's flags). `None` when the harness is not there.
+pub fn with_mock(
+    provider: &str,
+    scenario: &str,
+    run_args: &[&str],
+    agent: &str,
+    steps: &[Step],
+) -> Option<Mocked> {
+    use std::io::BufRead;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let peers = peers()?;
+    let scratch = std::env::temp_dir().join(format!(
+        "insights-run-{provider}-{scenario}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let script = format!("exec \"$0\" run \"$@\" -- $PEERS_CLI {agent}");
+    let mut child = Command::new(peers.join("with-mock"))
+        .arg(provider)
+        .arg(root().join(format!("testdata/scenarios/run/{scenario}.json")))
+        .args(["--", "sh", "-c", &script, env!("CARGO_BIN_EXE_insights")])
+        .args(run_args)
+        .env("PEERS_SCRATCH", &scratch)
+        .env("PEERS_KEEP_WORK", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn with-mock");
+    let events = Arc::new(Mutex::new(Vec::<serde_json::Value>::new()));
+    let out = child.stdout.take().expect("stdout");
+    let seen = Arc::clone(&events);
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let v =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not an event: {e}: {line}"));
+            seen.lock().unwrap().push(v);
+        }
+    });
+    let mut err = child.stderr.take().expect("stderr");
+    let errs = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let mut input = child.stdin.take().expect("stdin");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for step in steps {
+        match step {
+            Step::Send(line) => {
+                let _ = input.write_all(format!("{line}\n").as_bytes());
+                let _ = input.flush();
+            }
+            Step::Until(ty) => {
+                while !events.lock().unwrap().iter().any(|e| e["event"] == *ty) {
+                    if Instant::now() > deadline {
+                        let _ = child.kill();
+                        panic!("no `{ty}` event came: {:?}", events.lock().unwrap());
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+    drop(input);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait with-mock") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("insights run did not end: {:?}", events.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reader.join().expect("stdout reader");
+    let stderr = errs.join().expect("stderr reader");
+    let events = std::mem::take(&mut *events.lock().unwrap());
+    Some(Mocked {
+        events,
+        status: status.code(),
+        stderr,
+        scratch,
+    })
+}

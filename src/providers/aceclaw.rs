@@ -78,6 +78,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: false,
     whole_messages: true,
     at_end: None,
+    talk: None,
 };
 
 /// Method prefixes of the daemon's protocol.

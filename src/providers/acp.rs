@@ -81,6 +81,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: false,
     whole_messages: true,
     at_end: None,
+    talk: None,
 };
 
 crate::providers::memo::remember! {

@@ -57,6 +57,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: true,
     whole_messages: true,
     at_end: Some(super::gemini_chat::at_end),
+    talk: None,
 };
 
 crate::providers::memo::remember! {

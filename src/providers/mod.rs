@@ -23,6 +23,7 @@ pub mod jsonrpc;
 pub mod memo;
 pub mod opencode;
 pub mod qwen;
+pub mod talk;
 pub mod turns;
 pub mod whole;
 
@@ -60,6 +61,8 @@ pub struct Provider {
     /// anchor (the events' ids are `anchor:N`: it must be unique in the stream); it is called
     /// again until it pushes nothing. `None` for the formats whose lines end all they open.
     pub at_end: Option<AtEnd>,
+    /// How `insights run` drives it ([`talk`]); `None` for formats it only reads.
+    pub talk: Option<&'static talk::Speaker>,
 }
 
 /// A provider's [`Provider::at_end`].

@@ -60,6 +60,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: true,
     whole_messages: false,
     at_end: None,
+    talk: None,
 };
 
 fn sniff(p: &Probe) -> bool {

@@ -58,6 +58,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: true,
     whole_messages: false,
     at_end: None,
+    talk: None,
 };
 
 /// Qwen Code's tools, by the Claude Code tool they correspond to.

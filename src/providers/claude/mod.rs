@@ -63,6 +63,7 @@ mod assistant;
 mod control;
 mod session_file;
 mod system;
+pub mod talk;
 mod user;
 
 use super::memo::Memo;
@@ -116,6 +117,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: true,
     whole_messages: false,
     at_end: None,
+    talk: Some(&talk::SPEAKER),
 };
 
 crate::providers::memo::remember! {

@@ -95,6 +95,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: false,
     whole_messages: false,
     at_end: None,
+    talk: None,
 };
 
 crate::providers::memo::remember! {

@@ -1,4 +1,4 @@
-//! The command language (`schemas/insights-command.schema.json`): one JSON object a line,
+//! The command language, what `insights run` reads (`schemas/insights-command.schema.json`): one JSON object a line,
 //! each mirroring the event it causes. Our own input, so it is read strictly: an unknown
 //! command, a member the command does not take or a missing one is an error that names the
 //! command and the member, and nothing reaches the agent.
@@ -64,6 +64,21 @@ pub enum Decision {
     Deny,
     DenyAlways,
     Cancelled,
+}
+
+impl Action {
+    /// The command's name, as the schema spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::SendMessage { .. } => "send_message",
+            Action::PermissionResponse { .. } => "permission_response",
+            Action::Interrupt => "interrupt",
+            Action::Kill => "kill",
+            Action::SetModel { .. } => "set_model",
+            Action::SetPermissionMode { .. } => "set_permission_mode",
+            Action::SetReasoningEffort { .. } => "set_reasoning_effort",
+        }
+    }
 }
 
 impl Decision {

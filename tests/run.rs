@@ -1,0 +1,299 @@
+//! `insights run` against the real agent CLIs, each beside the scripted mock model
+//! (`../shared/peers/with-mock`); skipped when the harness is not there. What each test
+//! expects is what the script asks for: the files written or not, the requests asked and how
+//! they were answered, the turns and how they ended, the model the next request names.
+
+use crate::util::{with_mock, Mocked, Step};
+use serde_json::Value;
+
+const ALLOW: &str = r#"{"command":"permission_response","decision":"allow","id":"a1"}"#;
+const DENY: &str = r#"{"command":"permission_response","decision":"deny","id":"d1"}"#;
+
+fn send(text: &str, id: &str) -> String {
+    format!(r#"{{"command":"send_message","text":"{text}","id":"{id}"}}"#)
+}
+
+/// How each turn ended (`turn_complete` subtypes, or `stopReason`), in order.
+fn ends(m: &Mocked) -> Vec<String> {
+    m.of("turn_complete")
+        .iter()
+        .map(|e| {
+            e["stopReason"]
+                .as_str()
+                .or(e["subtype"].as_str())
+                .unwrap_or("?")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The events a command (by its `id`) caused.
+fn caused<'m>(m: &'m Mocked, id: &str) -> Vec<&'m Value> {
+    m.events
+        .iter()
+        .filter(|e| e["extensions"]["insights.commandId"] == id)
+        .collect()
+}
+
+/// The command script of the allow/deny case: a prompt whose Write is allowed, a prompt whose
+/// Write is denied. Same meaning for every agent.
+fn allow_then_deny(provider: &str, scenario: &str, run_args: &[&str], agent: &str) {
+    let (p1, p2) = (
+        send("Create notes.txt", "p1"),
+        send("Create more.txt", "p2"),
+    );
+    let steps = [
+        Step::Send(&p1),
+        Step::Send(ALLOW),
+        Step::Send(&p2),
+        Step::Send(DENY),
+    ];
+    let Some(m) = with_mock(provider, scenario, run_args, agent, &steps) else {
+        return;
+    };
+    let d = m.dump();
+    assert_eq!(m.status, Some(0), "{d}");
+    assert_eq!(m.file("notes.txt").as_deref(), Some("first\n"), "{d}");
+    assert_eq!(m.file("more.txt"), None, "denied: {d}");
+    let asked = m.of("permission_request");
+    let answered = m.of("permission_response");
+    assert_eq!((asked.len(), answered.len()), (2, 2), "{d}");
+    for (q, a) in asked.iter().zip(&answered) {
+        assert_eq!(q["requestId"], a["requestId"], "{d}");
+    }
+    assert_eq!(answered[0]["decision"], "allow", "{d}");
+    assert_eq!(answered[1]["decision"], "deny", "{d}");
+    assert_eq!(answered[0]["extensions"]["insights.commandId"], "a1", "{d}");
+    assert_eq!(answered[1]["extensions"]["insights.commandId"], "d1", "{d}");
+    let prompts: Vec<&Value> = m
+        .of("user_input")
+        .into_iter()
+        .filter(|e| e["isSynthetic"] != true)
+        .collect();
+    assert_eq!(prompts.len(), 2, "{d}");
+    assert!(
+        caused(&m, "p1").iter().any(|e| e["event"] == "user_input"),
+        "{d}"
+    );
+    assert_eq!(ends(&m).len(), 2, "{d}");
+    assert!(m.of("error").is_empty(), "{d}");
+}
+
+/// `allow_always` on the first of two writes: the second does not ask.
+fn allow_always(provider: &str, scenario: &str, run_args: &[&str], agent: &str) {
+    let p = send("Create a.txt and b.txt", "p1");
+    let always = r#"{"command":"permission_response","decision":"allow_always"}"#;
+    let steps = [Step::Send(&p), Step::Send(always)];
+    let Some(m) = with_mock(provider, scenario, run_args, agent, &steps) else {
+        return;
+    };
+    let d = m.dump();
+    assert_eq!(m.status, Some(0), "{d}");
+    assert_eq!(m.of("permission_request").len(), 1, "{d}");
+    assert_eq!(
+        m.of("permission_response")[0]["decision"],
+        "allow_always",
+        "{d}"
+    );
+    assert_eq!(m.file("a.txt").as_deref(), Some("a\n"), "{d}");
+    assert_eq!(m.file("b.txt").as_deref(), Some("b\n"), "{d}");
+    assert!(m.of("error").is_empty(), "{d}");
+}
+
+/// `interrupt` while a long command runs, then a new prompt that completes.
+fn interrupt_then_prompt(provider: &str, scenario: &str, run_args: &[&str], agent: &str) {
+    let (p1, p2) = (send("Wait a while", "p1"), send("Are you back?", "p2"));
+    let steps = [
+        Step::Send(&p1),
+        Step::Until("tool_invocation"),
+        Step::Send(r#"{"command":"interrupt","id":"i1"}"#),
+        Step::Until("turn_complete"),
+        Step::Send(&p2),
+    ];
+    let Some(m) = with_mock(provider, scenario, run_args, agent, &steps) else {
+        return;
+    };
+    let d = m.dump();
+    assert_eq!(m.status, Some(0), "{d}");
+    let e = ends(&m);
+    assert_eq!(e.len(), 2, "{d}");
+    assert!(
+        e[0] == "interrupted" || e[0] == "cancelled" || e[0] == "error_during_execution",
+        "the first turn was interrupted: {e:?}\n{d}"
+    );
+    let texts: Vec<&str> = m
+        .of("text")
+        .iter()
+        .filter_map(|t| t["text"].as_str())
+        .collect();
+    assert!(texts.contains(&"Back again."), "{d}");
+    assert!(m.of("error").iter().all(|e| e["code"] != "command"), "{d}");
+}
+
+/// `kill`: the agent ends at once, its status is the signal's.
+fn kill(provider: &str, scenario: &str, run_args: &[&str], agent: &str) {
+    let p1 = send("Wait a while", "p1");
+    let steps = [
+        Step::Send(&p1),
+        Step::Until("tool_invocation"),
+        Step::Send(r#"{"command":"kill"}"#),
+    ];
+    let Some(m) = with_mock(provider, scenario, run_args, agent, &steps) else {
+        return;
+    };
+    assert_eq!(m.status, Some(137), "{}", m.dump());
+}
+
+/// Every kind of bad command is an `error` event naming it, nothing reaches the agent, and
+/// the run goes on: the prompt after them is answered.
+fn bad_commands(
+    provider: &str,
+    scenario: &str,
+    run_args: &[&str],
+    agent: &str,
+    unsupported: &[&str],
+) {
+    let mut lines: Vec<String> = vec![
+        "{not json".into(),
+        r#"{"command":"dance","id":"b1"}"#.into(),
+        r#"{"command":"send_message","id":"b2"}"#.into(),
+        r#"{"command":"permission_response","requestId":"nope","decision":"allow","id":"b3"}"#
+            .into(),
+    ];
+    lines.extend(unsupported.iter().map(|s| s.to_string()));
+    lines.push(send("Hello", "p1"));
+    let steps: Vec<Step> = lines.iter().map(|l| Step::Send(l)).collect();
+    let Some(m) = with_mock(provider, scenario, run_args, agent, &steps) else {
+        return;
+    };
+    let d = m.dump();
+    assert_eq!(m.status, Some(0), "{d}");
+    let errors = m.of("error");
+    assert_eq!(errors.len(), 4 + unsupported.len(), "{d}");
+    for (e, want) in errors
+        .iter()
+        .zip([None, Some("b1"), Some("b2"), Some("b3")])
+    {
+        assert_eq!(e["extensions"]["insights.commandId"].as_str(), want, "{d}");
+        assert_eq!(e["code"], "command", "{d}");
+    }
+    assert!(
+        errors[3]["message"].as_str().unwrap_or("").contains("nope"),
+        "{d}"
+    );
+    assert_eq!(
+        ends(&m).len(),
+        1,
+        "the prompt after the bad commands ran: {d}"
+    );
+    assert!(m.stderr.contains("<stdin>:1"), "{}", m.stderr);
+}
+
+/// `--log` writes both directions; `insights` of it gives the run's events (without the
+/// command ids, which only the run knows).
+fn log_converts_the_same(provider: &str, scenario: &str, agent: &str) {
+    let log = std::env::temp_dir().join(format!(
+        "insights-run-log-{provider}-{}.jsonl",
+        std::process::id()
+    ));
+    let logs = log.display().to_string();
+    let p1 = send("Hello", "p1");
+    let Some(m) = with_mock(
+        provider,
+        scenario,
+        &["--no-timestamp", "--log", &logs],
+        agent,
+        &[Step::Send(&p1)],
+    ) else {
+        return;
+    };
+    let out = crate::util::run(&["--no-timestamp", &logs], b"");
+    let converted: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("event"))
+        .collect();
+    let strip = |e: &Value| {
+        let mut e = e.clone();
+        if let Some(x) = e.get_mut("extensions").and_then(Value::as_object_mut) {
+            x.remove("insights.commandId");
+            if x.is_empty() {
+                e.as_object_mut().map(|o| o.remove("extensions"));
+            }
+        }
+        e
+    };
+    let ran: Vec<Value> = m.events.iter().map(strip).collect();
+    assert_eq!(ran, converted, "{}", m.dump());
+    let _ = std::fs::remove_file(&log);
+}
+
+mod claude {
+    use super::*;
+
+    const SDK: &str = "claude-sdk";
+    const NONE: &[&str] = &[];
+
+    #[test]
+    fn allow_writes_and_deny_does_not() {
+        allow_then_deny(SDK, "claude/write-twice", NONE, "");
+    }
+
+    #[test]
+    fn allow_always_asks_once() {
+        allow_always(SDK, "claude/write-always", NONE, "");
+    }
+
+    #[test]
+    fn interrupt_then_a_new_prompt() {
+        interrupt_then_prompt(SDK, "claude/sleep", &["--permissions", "allow"], "");
+    }
+
+    #[test]
+    fn kill_ends_the_agent() {
+        kill(SDK, "claude/sleep", &["--permissions", "allow"], "");
+    }
+
+    #[test]
+    fn bad_commands_are_errors_and_the_run_goes_on() {
+        bad_commands(
+            SDK,
+            "claude/text",
+            NONE,
+            "",
+            &[
+                r#"{"command":"set_reasoning_effort","effort":"high","id":"b4"}"#,
+                r#"{"command":"permission_response","decision":"deny_always","id":"b5"}"#,
+            ],
+        );
+    }
+
+    #[test]
+    fn the_log_converts_to_the_same_events() {
+        log_converts_the_same(SDK, "claude/text", "");
+    }
+
+    /// `set_model`: the next model request names the model; `set_permission_mode
+    /// acceptEdits`: a Write no longer asks.
+    #[test]
+    fn set_model_and_permission_mode_reach_the_agent() {
+        let p1 = send("Create notes.txt", "p1");
+        let steps = [
+            Step::Send(r#"{"command":"set_model","model":"claude-haiku-4-5","id":"m1"}"#),
+            Step::Send(r#"{"command":"set_permission_mode","mode":"acceptEdits","id":"m2"}"#),
+            Step::Send(&p1),
+        ];
+        let Some(m) = with_mock(SDK, "claude/write-twice", NONE, "", &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert!(m.of("permission_request").is_empty(), "{d}");
+        assert_eq!(m.file("notes.txt").as_deref(), Some("first\n"), "{d}");
+        assert!(
+            m.requests().contains("claude-haiku-4-5"),
+            "{}",
+            m.requests()
+        );
+        assert!(m.of("error").is_empty(), "{d}");
+    }
+}
