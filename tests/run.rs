@@ -272,6 +272,34 @@ mod claude {
         log_converts_the_same(SDK, "claude/text", "");
     }
 
+    /// Ctrl-C during a long command interrupts the turn, and the run goes on to the next
+    /// prompt; a second Ctrl-C kills the agent (status 137).
+    #[test]
+    fn a_first_ctrl_c_interrupts_a_second_kills() {
+        let p2 = send("Are you back?", "p2");
+        let steps = [
+            Step::Send(r#"{"command":"send_message","text":"Wait a while"}"#),
+            Step::Until("tool_invocation"),
+            Step::Signal("INT"),
+            Step::Until("turn_complete"),
+            Step::Send(&p2),
+            Step::Send(r#"{"command":"send_message","text":"Wait again"}"#),
+            Step::Until("permission_request"),
+            Step::Signal("INT"),
+        ];
+        let Some(m) = with_mock(SDK, "claude/sleep-twice", NONE, "", &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(137), "{d}");
+        let e = ends(&m);
+        assert_eq!(e.len(), 2, "{d}");
+        assert!(
+            m.of("text").iter().any(|t| t["text"] == "Back again."),
+            "{d}"
+        );
+    }
+
     /// `set_model`: the next model request names the model; `set_permission_mode
     /// acceptEdits`: a Write no longer asks.
     #[test]
@@ -295,5 +323,162 @@ mod claude {
             m.requests()
         );
         assert!(m.of("error").is_empty(), "{d}");
+    }
+}
+
+/// The one-shot CLIs, started with their own flags (`$PEERS_ARGS`: the prompt and the output
+/// format): their output is converted, a command other than `interrupt` and `kill` is an
+/// `error` event, and the run ends with the CLI.
+mod one_shot {
+    use super::*;
+
+    fn converts(provider: &str) {
+        let p = send("More", "p1");
+        let Some(m) = with_mock(
+            provider,
+            "claude/text",
+            &[],
+            "$PEERS_ARGS",
+            &[Step::Send(&p)],
+        ) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert_eq!(ends(&m).len(), 1, "{d}");
+        assert!(
+            m.of("text").iter().any(|t| t["text"] == "Hello there."),
+            "{d}"
+        );
+        // The prompt command cannot reach a one-shot CLI, and says so; it may be read after
+        // the CLI has ended, when it is refused as well.
+        let errors = m.of("error");
+        assert_eq!(errors.len(), 1, "{d}");
+        assert_eq!(errors[0]["extensions"]["insights.commandId"], "p1", "{d}");
+    }
+
+    #[test]
+    fn claude_print() {
+        converts("claude");
+    }
+
+    #[test]
+    fn codex_exec() {
+        converts("codex-exec");
+    }
+
+    #[test]
+    fn gemini_print() {
+        converts("gemini");
+    }
+
+    #[test]
+    fn qwen_print() {
+        converts("qwen");
+    }
+
+    #[test]
+    fn opencode_run() {
+        converts("opencode");
+    }
+
+    /// `interrupt` is SIGINT to a one-shot CLI: Claude Code ends in the middle of a long
+    /// command, long before the command would have.
+    #[test]
+    fn interrupt_signals_a_one_shot_cli() {
+        let steps = [
+            Step::Until("tool_invocation"),
+            Step::Send(r#"{"command":"interrupt"}"#),
+        ];
+        let t = std::time::Instant::now();
+        let Some(m) = with_mock(
+            "claude",
+            "claude/sleep",
+            &[],
+            "$PEERS_ARGS --dangerously-skip-permissions",
+            &steps,
+        ) else {
+            return;
+        };
+        assert!(t.elapsed().as_secs() < 25, "{}", m.dump());
+        assert!(
+            m.of("error").iter().all(|e| e["code"] != "command"),
+            "{}",
+            m.dump()
+        );
+    }
+
+    /// `kill` ends a one-shot CLI in the middle of a long command.
+    #[test]
+    fn kill_ends_a_one_shot_cli() {
+        let steps = [
+            Step::Until("tool_invocation"),
+            Step::Send(r#"{"command":"kill"}"#),
+        ];
+        let Some(m) = with_mock(
+            "claude",
+            "claude/sleep",
+            &[],
+            "$PEERS_ARGS --dangerously-skip-permissions",
+            &steps,
+        ) else {
+            return;
+        };
+        assert_eq!(m.status, Some(137), "{}", m.dump());
+    }
+}
+
+/// No agent CLI needed: an agent that cannot start, and one that crashes.
+mod failing_agents {
+    use crate::util::run;
+    use serde_json::Value;
+
+    fn events(out: &std::process::Output) -> Vec<Value> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("event"))
+            .collect()
+    }
+
+    #[test]
+    fn an_agent_that_cannot_start_is_an_error_event_and_127() {
+        let out = run(&["run", "--", "/nonexistent/agent", "--x"], b"");
+        assert_eq!(out.status.code(), Some(127));
+        let evs = events(&out);
+        assert_eq!(evs.len(), 1, "{evs:?}");
+        assert_eq!(evs[0]["event"], "error");
+        let msg = evs[0]["message"].as_str().unwrap_or("");
+        assert!(
+            msg.contains("/nonexistent/agent") && msg.contains("no such file"),
+            "{msg}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot start the agent"), "{err}");
+    }
+
+    /// What it wrote before it crashed is converted; then an `error` event, and its status.
+    #[test]
+    fn an_agent_that_crashes_is_converted_then_an_error_and_its_status() {
+        let script = r#"read line; echo '{"type":"system","subtype":"init","session_id":"s1","model":"m","tools":[]}'; echo 'not json'; exit 3"#;
+        let out = run(
+            &["run", "--protocol", "claude", "--", "sh", "-c", script],
+            b"{\"command\":\"send_message\",\"text\":\"hi\"}\n",
+        );
+        assert_eq!(out.status.code(), Some(3));
+        let evs = events(&out);
+        let kinds: Vec<&str> = evs.iter().filter_map(|e| e["event"].as_str()).collect();
+        assert!(kinds.contains(&"session_init"), "{kinds:?}");
+        let last = evs.last().expect("events");
+        assert_eq!(last["event"], "error", "{kinds:?}");
+        assert_eq!(last["code"], "agent");
+        assert!(
+            last["message"].as_str().unwrap_or("").contains('3'),
+            "{last}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("agent:"),
+            "the unreadable line is reported: {err}"
+        );
     }
 }

@@ -204,6 +204,8 @@ pub enum Step<'a> {
     Send(&'a str),
     /// Wait until an event of this type has come out.
     Until(&'a str),
+    /// Send this signal to `insights run` (as a terminal's Ctrl-C would, for SIGINT).
+    Signal(&'a str),
 }
 
 /// What a run beside a real CLI left: its events, exit status, standard error, and the
@@ -269,7 +271,10 @@ pub fn with_mock(
         std::thread::current().id()
     ));
     let _ = std::fs::remove_dir_all(&scratch);
-    let script = format!("exec \"$0\" run \"$@\" -- $PEERS_CLI {agent}");
+    // `exec` keeps the shell's pid: the file names `insights run`'s process.
+    let script = format!(
+        "echo $$ > \"$PEERS_WORKDIR/../run.pid\"; exec \"$0\" run \"$@\" -- $PEERS_CLI {agent}"
+    );
     let mut child = Command::new(peers.join("with-mock"))
         .arg(provider)
         .arg(root().join(format!("testdata/scenarios/run/{scenario}.json")))
@@ -305,6 +310,14 @@ pub fn with_mock(
             Step::Send(line) => {
                 let _ = input.write_all(format!("{line}\n").as_bytes());
                 let _ = input.flush();
+            }
+            Step::Signal(sig) => {
+                let pid = std::fs::read_to_string(scratch.join("run.pid")).expect("run.pid");
+                let ok = Command::new("kill")
+                    .args([format!("-{sig}"), pid.trim().to_owned()])
+                    .status()
+                    .is_ok_and(|s| s.success());
+                assert!(ok, "kill -{sig} {pid}");
             }
             Step::Until(ty) => {
                 while !events.lock().unwrap().iter().any(|e| e["event"] == *ty) {
