@@ -853,35 +853,15 @@ impl<'o, W: Write> Converter<'o, W> {
         }
     }
 
-    /// An event of the caller's own, not made from an input line (`insights run`'s answer to
-    /// a command it cannot carry out): numbered and stamped as the converted ones, its id
-    /// `id`, its line `lineno` of the input named `provider`.
-    pub fn write_own(
-        &mut self,
-        provider: &'static str,
-        session_id: &str,
-        id: &str,
-        lineno: u64,
-        body: Body<'_>,
-        extensions: Extensions<'_>,
-    ) -> io::Result<()> {
+    /// Writes an event not made by a provider's mapping: a line's `raw` event, or one of the
+    /// caller's own (`insights run`'s answer to a command it cannot carry out). It is numbered
+    /// and stamped as the converted ones (its `seq` and `timestamp` are set here).
+    pub fn write_own(&mut self, mut ev: Event<'_>) -> io::Result<()> {
         self.seq += 1;
-        let ev = Event {
-            event: body.kind(),
-            id: Cow::Borrowed(id),
-            seq: self.seq,
-            line: lineno,
-            timestamp: self
-                .opts
-                .clock
-                .then(|| Cow::Owned(self.clock.now().to_owned())),
-            provider,
-            session_id: Cow::Borrowed(session_id),
-            turn_id: None,
-            body,
-            raw: None,
-            extensions,
-        };
+        ev.seq = self.seq;
+        if self.opts.clock {
+            ev.timestamp = Some(Cow::Owned(self.clock.now().to_owned()));
+        }
         self.write_event(&ev)?;
         self.stats.events += 1;
         Ok(())
@@ -898,17 +878,13 @@ impl<'o, W: Write> Converter<'o, W> {
             *self.stats.dropped.entry("raw").or_default() += 1;
             return Ok(());
         }
-        self.seq += 1;
         self.stats.raw_events += 1;
-        let ev = Event {
+        self.write_own(Event {
             event: "raw",
             id: Cow::Owned(format!("{}:0", content_id(text, lineno))),
-            seq: self.seq,
+            seq: 0,
             line: lineno,
-            timestamp: self
-                .opts
-                .clock
-                .then(|| Cow::Owned(self.clock.now().to_owned())),
+            timestamp: None,
             provider,
             session_id: Cow::Borrowed(""),
             turn_id: None,
@@ -917,10 +893,7 @@ impl<'o, W: Write> Converter<'o, W> {
             }),
             raw: raw_of(text),
             extensions: Extensions::default(),
-        };
-        self.write_event(&ev)?;
-        self.stats.events += 1;
-        Ok(())
+        })
     }
 
     /// An InsightsEvent already: written again with only `seq` renumbered (and a member

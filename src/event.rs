@@ -1077,6 +1077,24 @@ pub struct ErrorEvent<'a> {
     pub parent_call_id: Option<Str<'a>>,
 }
 
+impl<'a> ErrorEvent<'a> {
+    /// An error with only its message, severity and code.
+    pub fn new(message: Str<'a>, severity: Severity, code: Option<Str<'a>>) -> Self {
+        ErrorEvent {
+            message,
+            severity,
+            code,
+            http_status: None,
+            will_retry: None,
+            attempt: None,
+            max_retries: None,
+            retry_delay_ms: None,
+            request_id: None,
+            parent_call_id: None,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskUpdate<'a> {

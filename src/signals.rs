@@ -36,10 +36,17 @@ extern "C" fn record(signo: libc::c_int) {
 /// Installs the handlers. A signal that was ignored when the process started (`nohup`, a
 /// background job of a non-interactive shell) stays ignored.
 pub fn install() {
+    // No SA_RESTART: a blocked read returns EINTR, so the reader sees the flag.
     #[cfg(unix)]
+    set_handlers(|_| record, libc::SA_RESETHAND);
+}
+
+/// Sets the handler `handler(signo)` with `flags` for each handled signal that is not ignored.
+#[cfg(unix)]
+fn set_handlers(handler: fn(libc::c_int) -> extern "C" fn(libc::c_int), flags: libc::c_int) {
     for signo in HANDLED {
-        // SAFETY: `sigaction` with a zeroed, then filled, `struct sigaction`; the handler only
-        // stores into an atomic.
+        // SAFETY: `sigaction` with a zeroed, then filled, `struct sigaction`; the handlers only
+        // touch atomics.
         unsafe {
             let mut old: libc::sigaction = std::mem::zeroed();
             if libc::sigaction(signo, std::ptr::null(), &mut old) != 0
@@ -48,9 +55,8 @@ pub fn install() {
                 continue;
             }
             let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = record as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            // No SA_RESTART: a blocked read returns EINTR, so the reader sees the flag.
-            act.sa_flags = libc::SA_RESETHAND;
+            act.sa_sigaction = handler(signo) as libc::sighandler_t;
+            act.sa_flags = flags;
             libc::sigemptyset(&mut act.sa_mask);
             libc::sigaction(signo, &act, std::ptr::null_mut());
         }
@@ -71,26 +77,10 @@ extern "C" fn count(_: libc::c_int) {
 /// read the commands and the agent's output poll nothing.
 pub fn install_for_run() {
     #[cfg(unix)]
-    for signo in HANDLED {
-        // SAFETY: as in `install`; the handlers only touch atomics.
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(signo, std::ptr::null(), &mut old) != 0
-                || old.sa_sigaction == libc::SIG_IGN
-            {
-                continue;
-            }
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = if signo == libc::SIGINT {
-                count as extern "C" fn(libc::c_int) as libc::sighandler_t
-            } else {
-                record as extern "C" fn(libc::c_int) as libc::sighandler_t
-            };
-            act.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut act.sa_mask);
-            libc::sigaction(signo, &act, std::ptr::null_mut());
-        }
-    }
+    set_handlers(
+        |signo| if signo == libc::SIGINT { count } else { record },
+        libc::SA_RESTART,
+    );
 }
 
 /// The SIGINTs received since [`install_for_run`].

@@ -18,7 +18,7 @@ use crate::cli::Config;
 use crate::command::{Action, Command, Decision};
 use crate::convert::{Converter, Options};
 use crate::diag::Diag;
-use crate::event::{Body, ErrorEvent, Extensions, Severity};
+use crate::event::{Body, ErrorEvent, Event, Extensions, Severity};
 use crate::output::{FlushPolicy, Out, WholeLines};
 use crate::providers::talk::{self, Answer, Outbox, Talk};
 use anyhow::Context;
@@ -567,20 +567,27 @@ impl<W: Write> Driver<'_, W> {
         } else {
             format!("run:{}:error", self.lineno)
         };
-        let body = Body::Error(ErrorEvent {
-            message: Cow::Owned(message),
-            severity: Severity::Error,
-            code: Some(Cow::Borrowed(if n > 0 { "command" } else { "agent" })),
-            http_status: None,
-            will_retry: None,
-            attempt: None,
-            max_retries: None,
-            retry_delay_ms: None,
-            request_id: None,
-            parent_call_id: None,
-        });
+        let code = Cow::Borrowed(if n > 0 { "command" } else { "agent" });
+        let body = Body::Error(ErrorEvent::new(
+            Cow::Owned(message),
+            Severity::Error,
+            Some(code),
+        ));
+        let ev = Event {
+            event: body.kind(),
+            id: Cow::Owned(event_id),
+            seq: 0,
+            line: n.max(1),
+            timestamp: None,
+            provider: self.provider,
+            session_id: Cow::Owned(session),
+            turn_id: None,
+            body,
+            raw: None,
+            extensions: ext,
+        };
         self.conv
-            .write_own(self.provider, &session, &event_id, n.max(1), body, ext)
+            .write_own(ev)
             .context("cannot write to standard output")?;
         self.conv
             .out()
