@@ -41,6 +41,7 @@ mod app_server;
 mod diff;
 mod exec;
 mod legacy;
+pub mod talk;
 mod thread_items;
 
 use super::jsonrpc::{Kind, Message, RpcError};
@@ -95,7 +96,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: false,
     whole_messages: false,
     at_end: None,
-    talk: None,
+    talk: Some(&talk::SPEAKER),
 };
 
 crate::providers::memo::remember! {
