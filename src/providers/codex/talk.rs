@@ -3,7 +3,8 @@
 //!
 //! - The handshake: `initialize` (`clientInfo`), then the `initialized` notification and
 //!   `thread/start {cwd, approvalPolicy: "untrusted"}` (`--resume ID`: `thread/resume
-//!   {threadId, approvalPolicy}` instead). Codex 0.169 asks for approvals only when the thread
+//!   {threadId, approvalPolicy, excludeTurns: true}` instead: the thread's own cwd, and not
+//!   its turns so far, whose full history 0.169 calls deprecated). Codex 0.169 asks for approvals only when the thread
 //!   sets an approval policy (its config file no longer accepts `untrusted`), so the run always
 //!   sets one: what is allowed is then the commands' and `--permissions`' to decide, and every
 //!   request and answer is on the wire, as with the other protocols. `set_permission_mode`
@@ -253,9 +254,12 @@ impl Codex {
             ("initialize", None) => {
                 out.send(&json!({"method": "initialized"}));
                 match self.resume.clone() {
+                    // Without the turns so far: 0.169 calls the full history in the answer
+                    // deprecated (a `deprecationNotice`); the run goes on from there, as
+                    // `claude --resume` does.
                     Some(id) => self.request(
                         "thread/resume",
-                        json!({"threadId": id, "approvalPolicy": POLICY}),
+                        json!({"threadId": id, "approvalPolicy": POLICY, "excludeTurns": true}),
                         out,
                     ),
                     None => {
@@ -673,7 +677,8 @@ mod tests {
         assert_eq!(
             sent(&out, 2),
             json!({"method": "thread/resume", "id": 2,
-                   "params": {"threadId": "t0", "approvalPolicy": "untrusted"}})
+                   "params": {"threadId": "t0", "approvalPolicy": "untrusted",
+                              "excludeTurns": true}})
         );
     }
 
