@@ -34,7 +34,8 @@
 //! notifications and server requests), [`thread_items`] (v2 items, `item/started` and
 //! `item/completed`), [`answers`] (the answers of a tee of both directions) and
 //! [`legacy`](mod@legacy) (`codex/event`, `codex proto`); [`diff`] makes git diffs of what
-//! Codex sends for a file change.
+//! Codex sends for a file change. [`talk`] is the other direction: how `insights run` drives
+//! `codex app-server`.
 
 mod answers;
 mod app_server;
