@@ -390,6 +390,61 @@ mod codex {
         }
     }
 
+    /// `--resume ID`: a second run, in the same Codex home, continues the first run's thread
+    /// (`thread/resume`). The wire: the resumed thread is the first one, its turn is served
+    /// the scenario's second answer ("Hello again."), and that model request carries the
+    /// first turn's exchange ("Hello there.").
+    #[test]
+    fn resume_continues_the_thread() {
+        let Some(peers) = crate::util::peers() else {
+            return;
+        };
+        let scratch =
+            std::env::temp_dir().join(format!("insights-run-codex-resume-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let script = r#"ins="$0"
+"$ins" run --no-timestamp --prompt Hello -- $PEERS_CLI app-server < /dev/null > first.jsonl || exit 3
+t=$(grep -o '"sessionId":"[^"]*"' first.jsonl | grep -v '""' | head -n 1 | cut -d '"' -f 4)
+echo "$t" > thread.txt
+exec "$ins" run --no-timestamp --resume "$t" --prompt Again -- $PEERS_CLI app-server < /dev/null"#;
+        let out = std::process::Command::new(peers.join("with-mock"))
+            .arg(CX)
+            .arg(crate::util::root().join("testdata/scenarios/run/codex/text.json"))
+            .args(["--", "sh", "-c", script, env!("CARGO_BIN_EXE_insights")])
+            .env("PEERS_SCRATCH", &scratch)
+            .env("PEERS_KEEP_WORK", "1")
+            .output()
+            .expect("run with-mock");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let thread = std::fs::read_to_string(scratch.join("work/thread.txt")).unwrap_or_default();
+        let thread = thread.trim();
+        assert!(!thread.is_empty(), "{stderr}");
+        let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("an event"))
+            .collect();
+        let of = |ty: &str| events.iter().filter(|e| e["event"] == ty).count();
+        assert!(
+            events
+                .iter()
+                .all(|e| e["sessionId"] == thread || e["sessionId"] == ""),
+            "{events:?}"
+        );
+        assert_eq!((of("turn_complete"), of("error")), (1, 0), "{events:?}");
+        assert!(
+            events
+                .iter()
+                .any(|e| e["event"] == "text" && e["text"] == "Hello again."),
+            "{events:?}"
+        );
+        let requests =
+            std::fs::read_to_string(scratch.join("mock/requests.jsonl")).unwrap_or_default();
+        let last = requests.lines().last().unwrap_or("");
+        assert!(last.contains("Hello there."), "{last}");
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+
     /// `set_permission_mode never`: the next turn's apply_patch asks nothing and the file is
     /// written.
     #[test]
