@@ -14,8 +14,10 @@
 //!   `set_reasoning_effort` and `set_permission_mode` are said with the next `turn/start`
 //!   (`model`, `effort`, `approvalPolicy`/`sandboxPolicy`: "this turn and subsequent turns"),
 //!   as the Codex web client says them; nothing is written when the command is read.
-//! - `interrupt` is `turn/interrupt {threadId, turnId}` (the turn's id, once Codex has named
-//!   it: an interrupt that comes before is sent then).
+//! - `interrupt` is `turn/interrupt {threadId, turnId}`, once the turn has started: the
+//!   `turn/start` answer names the turn before it is active, and Codex refuses to interrupt it
+//!   then ("no active turn to interrupt"); an interrupt that comes earlier is sent at the
+//!   thread's `turn/started`.
 //! - Server requests that wait for an answer (their JSON-RPC id, as text, is the
 //!   `permission_request` event's `requestId`, as the converter writes it):
 //!   `item/commandExecution/requestApproval` and `item/fileChange/requestApproval` are
@@ -125,7 +127,7 @@ struct Codex {
     failed: Option<String>,
     /// A turn is running (from `turn/start` to the thread's `turn/completed`).
     running: bool,
-    /// The running turn's id, once Codex has named it.
+    /// The running turn's id, once it has started (`turn/started`).
     turn: Option<String>,
     /// An `interrupt` came before the turn had an id.
     interrupt_due: bool,
@@ -185,7 +187,6 @@ struct Turn {
 #[derive(Deserialize, Default)]
 struct Answered {
     thread: Option<Thread>,
-    turn: Option<Turn>,
 }
 
 #[derive(Deserialize)]
@@ -279,16 +280,10 @@ impl Codex {
             ("initialize" | "thread/start" | "thread/resume", Some(e)) => {
                 self.failed = Some(format!("Codex refused {method}: {}", error_text(e)));
             }
-            ("turn/start", None) => {
-                if let Some(t) = body.turn.and_then(|t| t.id) {
-                    if self.running && self.turn.is_none() {
-                        self.turn = Some(t);
-                        if self.interrupt_due {
-                            self.send_interrupt(out);
-                        }
-                    }
-                }
-            }
+            // The answer names the turn before it is active: Codex refuses to interrupt it
+            // then ("no active turn to interrupt"), so the turn is the one `turn/started`
+            // names.
+            ("turn/start", None) => {}
             // No turn started.
             ("turn/start", Some(_)) => self.turn_ended(),
             _ => {}
@@ -624,8 +619,14 @@ mod tests {
         // An interrupt before the turn has an id waits for it.
         c.interrupt(&mut out).unwrap();
         assert_eq!(out.lines.len(), 4);
+        // The answer names the turn before it is active: not yet.
         c.heard(
             r#"{"id":3,"result":{"turn":{"id":"u1","status":"inProgress"}}}"#,
+            &mut out,
+        );
+        assert_eq!(out.lines.len(), 4);
+        c.heard(
+            r#"{"method":"turn/started","params":{"threadId":"t1","turn":{"id":"u1"}}}"#,
             &mut out,
         );
         assert_eq!(
