@@ -390,6 +390,27 @@ mod codex {
         }
     }
 
+    /// `cancelled` is Codex's `cancel`: the patch is not applied and the turn is interrupted
+    /// (the wire: `{"decision":"cancel"}`, then `turn/completed` with status `interrupted`).
+    #[test]
+    fn cancelled_stops_the_turn() {
+        let p1 = send("Create notes.txt", "p1");
+        let cancel = r#"{"command":"permission_response","decision":"cancelled","id":"c1"}"#;
+        let steps = [Step::Send(&p1), Step::Send(cancel)];
+        let Some(m) = with_mock(CX, "codex/write-twice", NONE, APP, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert_eq!(m.file("notes.txt"), None, "{d}");
+        let answered = m.of("permission_response");
+        assert_eq!(answered.len(), 1, "{d}");
+        assert_eq!(answered[0]["decision"], "cancelled", "{d}");
+        assert_eq!(answered[0]["extensions"]["codex.decision"], "cancel", "{d}");
+        assert_eq!(ends(&m), ["interrupted"], "{d}");
+        assert!(m.of("error").is_empty(), "{d}");
+    }
+
     /// `--resume ID`: a second run, in the same Codex home, continues the first run's thread
     /// (`thread/resume`). The wire: the resumed thread is the first one, its turn is served
     /// the scenario's second answer ("Hello again."), and that model request carries the
