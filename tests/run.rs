@@ -71,10 +71,13 @@ fn allow_then_deny(provider: &str, scenario: &str, run_args: &[&str], agent: &st
         .filter(|e| e["isSynthetic"] != true)
         .collect();
     assert_eq!(prompts.len(), 2, "{d}");
-    assert!(
-        caused(&m, "p1").iter().any(|e| e["event"] == "user_input"),
-        "{d}"
-    );
+    // The prompt's `user_input` is the command's own event where the prompt line is the
+    // user's message (Claude, ACP), or the agent's echo of it, after the command's events
+    // (Codex: the server's `userMessage` item; the `turn/start` line is a notice).
+    let seq = |e: &Value| e["seq"].as_u64().unwrap_or(0);
+    let first = caused(&m, "p1").first().map(|e| seq(e));
+    assert!(first.is_some_and(|f| seq(prompts[0]) >= f), "{d}");
+    assert_eq!(prompts[0]["text"], "Create notes.txt", "{d}");
     assert_eq!(ends(&m).len(), 2, "{d}");
     assert!(m.of("error").is_empty(), "{d}");
 }
@@ -322,6 +325,191 @@ mod claude {
             "{}",
             m.requests()
         );
+        assert!(m.of("error").is_empty(), "{d}");
+    }
+}
+
+/// `codex app-server` (JSON-RPC): the thread starts with `approvalPolicy: "untrusted"`, so
+/// every patch and command asks (`item/fileChange/requestApproval`,
+/// `item/commandExecution/requestApproval`), answered `accept`, `acceptForSession`,
+/// `decline` or `cancel`.
+mod codex {
+    use super::*;
+
+    const CX: &str = "codex-app-server";
+    const NONE: &[&str] = &[];
+    const APP: &str = "app-server";
+
+    /// The wire: turn 1's apply_patch (Add File notes.txt) asks with a fileChange approval,
+    /// `accept` is sent and the item completes; turn 2's (more.txt) asks, `decline` is sent,
+    /// the item ends declined and the model says its closing text. Both turns complete.
+    #[test]
+    fn allow_writes_and_deny_does_not() {
+        allow_then_deny(CX, "codex/write-twice", NONE, APP);
+    }
+
+    /// Codex's session grant (`acceptForSession`) covers the same command again, not another
+    /// one: the scenario runs one command twice (it writes a.txt, then b.txt), and only the
+    /// first asks.
+    #[test]
+    fn allow_always_asks_once() {
+        allow_always(CX, "codex/write-always", NONE, APP);
+    }
+
+    /// `turn/interrupt` while `sleep 30` runs: the turn completes `interrupted`; the next
+    /// `turn/start` is answered "Back again.".
+    #[test]
+    fn interrupt_then_a_new_prompt() {
+        interrupt_then_prompt(CX, "codex/sleep", &["--permissions", "allow"], APP);
+    }
+
+    #[test]
+    fn kill_ends_the_agent() {
+        kill(CX, "codex/sleep", &["--permissions", "allow"], APP);
+    }
+
+    #[test]
+    fn bad_commands_are_errors_and_the_run_goes_on() {
+        bad_commands(
+            CX,
+            "codex/text",
+            NONE,
+            APP,
+            &[
+                r#"{"command":"set_permission_mode","mode":"plan","id":"b4"}"#,
+                r#"{"command":"permission_response","decision":"deny_always","id":"b5"}"#,
+            ],
+        );
+    }
+
+    #[test]
+    fn the_log_converts_to_the_same_events() {
+        log_converts_the_same(CX, "codex/text", APP);
+    }
+
+    /// `set_model` and `set_reasoning_effort` go with the next `turn/start` (`model`,
+    /// `effort`), and the model request of that turn names them; the turn after it keeps
+    /// them ("this turn and subsequent turns").
+    #[test]
+    fn set_model_and_reasoning_effort_reach_the_model() {
+        let (p1, p2) = (send("Hello", "p1"), send("Hello", "p2"));
+        let steps = [
+            Step::Send(r#"{"command":"set_model","model":"gpt-5.4","id":"m1"}"#),
+            Step::Send(r#"{"command":"set_reasoning_effort","effort":"low","id":"m2"}"#),
+            Step::Send(&p1),
+            Step::Send(&p2),
+        ];
+        let Some(m) = with_mock(CX, "codex/text", NONE, APP, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert!(m.of("error").is_empty(), "{d}");
+        assert_eq!(ends(&m), ["completed", "completed"], "{d}");
+        let requests: Vec<Value> = m
+            .requests()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        assert_eq!(requests.len(), 2, "{}", m.requests());
+        for r in &requests {
+            assert_eq!(r["body"]["model"], "gpt-5.4", "{r}");
+            assert_eq!(r["body"]["reasoning"]["effort"], "low", "{r}");
+        }
+    }
+
+    /// `cancelled` is Codex's `cancel`: the patch is not applied and the turn is interrupted
+    /// (the wire: `{"decision":"cancel"}`, then `turn/completed` with status `interrupted`).
+    #[test]
+    fn cancelled_stops_the_turn() {
+        let p1 = send("Create notes.txt", "p1");
+        let cancel = r#"{"command":"permission_response","decision":"cancelled","id":"c1"}"#;
+        let steps = [Step::Send(&p1), Step::Send(cancel)];
+        let Some(m) = with_mock(CX, "codex/write-twice", NONE, APP, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert_eq!(m.file("notes.txt"), None, "{d}");
+        let answered = m.of("permission_response");
+        assert_eq!(answered.len(), 1, "{d}");
+        assert_eq!(answered[0]["decision"], "cancelled", "{d}");
+        assert_eq!(answered[0]["extensions"]["codex.decision"], "cancel", "{d}");
+        assert_eq!(ends(&m), ["interrupted"], "{d}");
+        assert!(m.of("error").is_empty(), "{d}");
+    }
+
+    /// `--resume ID`: a second run, in the same Codex home, continues the first run's thread
+    /// (`thread/resume`). The wire: the resumed thread is the first one, its turn is served
+    /// the scenario's second answer ("Hello again."), and that model request carries the
+    /// first turn's exchange ("Hello there.").
+    #[test]
+    fn resume_continues_the_thread() {
+        let Some(peers) = crate::util::peers() else {
+            return;
+        };
+        let scratch =
+            std::env::temp_dir().join(format!("insights-run-codex-resume-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let script = r#"ins="$0"
+"$ins" run --no-timestamp --prompt Hello -- $PEERS_CLI app-server < /dev/null > first.jsonl || exit 3
+t=$(grep -o '"sessionId":"[^"]*"' first.jsonl | grep -v '""' | head -n 1 | cut -d '"' -f 4)
+echo "$t" > thread.txt
+exec "$ins" run --no-timestamp --resume "$t" --prompt Again -- $PEERS_CLI app-server < /dev/null"#;
+        let out = std::process::Command::new(peers.join("with-mock"))
+            .arg(CX)
+            .arg(crate::util::root().join("testdata/scenarios/run/codex/text.json"))
+            .args(["--", "sh", "-c", script, env!("CARGO_BIN_EXE_insights")])
+            .env("PEERS_SCRATCH", &scratch)
+            .env("PEERS_KEEP_WORK", "1")
+            .output()
+            .expect("run with-mock");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let thread = std::fs::read_to_string(scratch.join("work/thread.txt")).unwrap_or_default();
+        let thread = thread.trim();
+        assert!(!thread.is_empty(), "{stderr}");
+        let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("an event"))
+            .collect();
+        let of = |ty: &str| events.iter().filter(|e| e["event"] == ty).count();
+        assert!(
+            events
+                .iter()
+                .all(|e| e["sessionId"] == thread || e["sessionId"] == ""),
+            "{events:?}"
+        );
+        assert_eq!((of("turn_complete"), of("error")), (1, 0), "{events:?}");
+        assert!(
+            events
+                .iter()
+                .any(|e| e["event"] == "text" && e["text"] == "Hello again."),
+            "{events:?}"
+        );
+        let requests =
+            std::fs::read_to_string(scratch.join("mock/requests.jsonl")).unwrap_or_default();
+        let last = requests.lines().last().unwrap_or("");
+        assert!(last.contains("Hello there."), "{last}");
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+
+    /// `set_permission_mode never`: the next turn's apply_patch asks nothing and the file is
+    /// written.
+    #[test]
+    fn set_permission_mode_never_stops_the_asking() {
+        let p1 = send("Create notes.txt", "p1");
+        let steps = [
+            Step::Send(r#"{"command":"set_permission_mode","mode":"never","id":"m1"}"#),
+            Step::Send(&p1),
+        ];
+        let Some(m) = with_mock(CX, "codex/write-twice", NONE, APP, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert!(m.of("permission_request").is_empty(), "{d}");
+        assert_eq!(m.file("notes.txt").as_deref(), Some("first\n"), "{d}");
         assert!(m.of("error").is_empty(), "{d}");
     }
 }

@@ -305,27 +305,17 @@ pub(super) fn response<'a>(
                 );
             }
         }
-    } else if b.permissions.is_some() {
-        let always = b.scope.as_deref() == Some("session");
-        let tool_use_id = answered(
-            cx,
-            &request_id,
-            Some(if always {
-                Decision::AllowAlways
-            } else {
-                Decision::Allow
-            }),
-        );
-        let mut r = answer(
-            if always {
-                Decision::AllowAlways
-            } else {
-                Decision::Allow
-            },
-            true,
-            None,
-            b.permissions.map(Json::Raw),
-        );
+    } else if let Some(p) = b.permissions {
+        // The permissions granted: none (`{}`, or every member null) is the denial.
+        let granted = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(p.get())
+            .map_or(true, |m| m.values().any(|v| !v.is_null()));
+        let decision = match (granted, b.scope.as_deref()) {
+            (false, _) => Decision::Deny,
+            (true, Some("session")) => Decision::AllowAlways,
+            (true, _) => Decision::Allow,
+        };
+        let tool_use_id = answered(cx, &request_id, Some(decision));
+        let mut r = answer(decision, granted, None, Some(Json::Raw(p)));
         r.tool_use_id = tool_use_id;
         cx.push(r);
     } else if let Some(a) = b.answers {
@@ -388,6 +378,32 @@ mod tests {
         ] {
             let ev = conv(&format!(r#"{{"id":0,"result":{{"decision":{d}}}}}"#));
             assert_eq!(ev[0]["decision"], want, "{d}");
+        }
+    }
+
+    /// `item/permissions/requestApproval` is answered with the permissions granted: all
+    /// asked, for the turn or the session, or none (the denial).
+    #[test]
+    fn permissions_answers_grant_or_deny() {
+        for (result, want) in [
+            (
+                r#"{"permissions":{"network":{"enabled":true}},"scope":"turn"}"#,
+                "allow",
+            ),
+            (
+                r#"{"permissions":{"network":{"enabled":true}},"scope":"session"}"#,
+                "allow_always",
+            ),
+            (r#"{"permissions":{},"scope":"turn"}"#, "deny"),
+            (
+                r#"{"permissions":{"fileSystem":null,"network":null}}"#,
+                "deny",
+            ),
+        ] {
+            let ev = stream(&[&format!(r#"{{"id":3,"result":{result}}}"#)]);
+            assert_eq!(ev[0]["event"], "permission_response", "{result}");
+            assert_eq!(ev[0]["decision"], want, "{result}");
+            assert_eq!(ev[0]["allowed"], want != "deny", "{result}");
         }
     }
 

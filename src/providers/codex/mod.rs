@@ -34,13 +34,15 @@
 //! notifications and server requests), [`thread_items`] (v2 items, `item/started` and
 //! `item/completed`), [`answers`] (the answers of a tee of both directions) and
 //! [`legacy`](mod@legacy) (`codex/event`, `codex proto`); [`diff`] makes git diffs of what
-//! Codex sends for a file change.
+//! Codex sends for a file change. [`talk`] is the other direction: how `insights run` drives
+//! `codex app-server`.
 
 mod answers;
 mod app_server;
 mod diff;
 mod exec;
 mod legacy;
+pub mod talk;
 mod thread_items;
 
 use super::jsonrpc::{Kind, Message, RpcError};
@@ -95,7 +97,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: false,
     whole_messages: false,
     at_end: None,
-    talk: None,
+    talk: Some(&talk::SPEAKER),
 };
 
 crate::providers::memo::remember! {
