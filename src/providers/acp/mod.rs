@@ -36,6 +36,8 @@
 //! Unstable `session/update` kinds: `plan_removed` → empty `plan_update`, `compaction_update` →
 //! `session_status` compacting; others → `raw`.
 
+pub mod talk;
+
 use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::memo::Memo;
 use super::{Cx, Provider, Unmapped};
@@ -81,7 +83,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: false,
     whole_messages: true,
     at_end: None,
-    talk: None,
+    talk: Some(&talk::SPEAKER),
 };
 
 crate::providers::memo::remember! {
