@@ -227,6 +227,42 @@ fn log_converts_the_same(provider: &str, scenario: &str, agent: &str) {
     let _ = std::fs::remove_file(&log);
 }
 
+/// A decision the request does not offer (`deny_always`: the write's request offers no
+/// "reject always") is an `error` event naming the command, nothing reaches the agent, and
+/// the request still waits: the `allow` after it answers it, and the file is written.
+fn unoffered_decision_leaves_the_request_waiting(
+    provider: &str,
+    scenario: &str,
+    run_args: &[&str],
+    agent: &str,
+) {
+    let p1 = send("Create notes.txt", "p1");
+    let never = r#"{"command":"permission_response","decision":"deny_always","id":"b5"}"#;
+    let steps = [Step::Send(&p1), Step::Send(never), Step::Send(ALLOW)];
+    let Some(m) = with_mock(provider, scenario, run_args, agent, &steps) else {
+        return;
+    };
+    let d = m.dump();
+    assert_eq!(m.status, Some(0), "{d}");
+    let errors = m.of("error");
+    assert_eq!(errors.len(), 1, "{d}");
+    assert_eq!(errors[0]["extensions"]["insights.commandId"], "b5", "{d}");
+    assert_eq!(errors[0]["code"], "command", "{d}");
+    let answered = m.of("permission_response");
+    assert_eq!(answered.len(), 1, "{d}");
+    assert_eq!(answered[0]["decision"], "allow", "{d}");
+    assert_eq!(answered[0]["extensions"]["insights.commandId"], "a1", "{d}");
+    assert_eq!(m.file("notes.txt").as_deref(), Some("first\n"), "{d}");
+}
+
+/// The model requests the mock received, as JSON (`mock/requests.jsonl`).
+fn model_requests(m: &Mocked) -> Vec<Value> {
+    m.requests()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
 mod claude {
     use super::*;
 
@@ -293,6 +329,200 @@ mod claude {
             m.requests().contains("claude-haiku-4-5"),
             "{}",
             m.requests()
+        );
+        assert!(m.of("error").is_empty(), "{d}");
+    }
+}
+
+/// claude-agent-acp 0.49.0 (it bundles the Agent SDK and its own claude): Claude Code's tools,
+/// so Claude's scenarios serve it as they are.
+mod acp_claude {
+    use super::*;
+
+    const ACP: &str = "acp-claude";
+    const ARGS: &str = "$PEERS_ARGS";
+    const NONE: &[&str] = &[];
+
+    #[test]
+    fn allow_writes_and_deny_does_not() {
+        allow_then_deny(ACP, "claude/write-twice", NONE, ARGS);
+    }
+
+    #[test]
+    fn allow_always_asks_once() {
+        allow_always(ACP, "claude/write-always", NONE, ARGS);
+    }
+
+    #[test]
+    fn interrupt_then_a_new_prompt() {
+        interrupt_then_prompt(ACP, "claude/sleep", &["--permissions", "allow"], ARGS);
+    }
+
+    #[test]
+    fn kill_ends_the_agent() {
+        kill(ACP, "claude/sleep", &["--permissions", "allow"], ARGS);
+    }
+
+    /// claude-agent-acp can do every command (its `effort` config option takes
+    /// `set_reasoning_effort`): only the bad input of every protocol.
+    #[test]
+    fn bad_commands_are_errors_and_the_run_goes_on() {
+        bad_commands(ACP, "claude/text", NONE, ARGS, NONE);
+    }
+
+    #[test]
+    fn a_decision_the_request_does_not_offer_leaves_it_waiting() {
+        unoffered_decision_leaves_the_request_waiting(ACP, "claude/write-twice", NONE, ARGS);
+    }
+
+    #[test]
+    fn the_log_converts_to_the_same_events() {
+        log_converts_the_same(ACP, "claude/text", ARGS);
+    }
+
+    /// What the wire showed (a run of these commands with `--log`): `session/new`'s answer
+    /// lists `modes` and the config options `mode`, `model` and `effort` (category
+    /// `thought_level`), and no `models`. `session/set_config_option` `{configId: "model",
+    /// value: "claude-haiku-4-5"}` is answered with the options, `model` now `haiku` and no
+    /// `effort` option any more (Haiku has no effort levels); `session/set_mode` `acceptEdits`
+    /// is answered `{}` after a `config_option_update`; the prompt's Write then runs with no
+    /// `session/request_permission`, and notes.txt is written. The mock's model requests name
+    /// `claude-haiku-4-5-20251001`.
+    #[test]
+    fn set_model_and_permission_mode_reach_the_agent() {
+        let p1 = send("Create notes.txt", "p1");
+        let steps = [
+            Step::Send(r#"{"command":"set_model","model":"claude-haiku-4-5","id":"m1"}"#),
+            Step::Send(r#"{"command":"set_permission_mode","mode":"acceptEdits","id":"m2"}"#),
+            Step::Send(&p1),
+        ];
+        let Some(m) = with_mock(ACP, "claude/write-twice", NONE, ARGS, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert!(m.of("permission_request").is_empty(), "{d}");
+        assert_eq!(m.file("notes.txt").as_deref(), Some("first\n"), "{d}");
+        let models: Vec<String> = model_requests(&m)
+            .iter()
+            .filter_map(|r| r["body"]["model"].as_str().map(str::to_owned))
+            .collect();
+        assert!(!models.is_empty(), "{}", m.requests());
+        assert!(
+            models.iter().all(|s| s.starts_with("claude-haiku-4-5")),
+            "{models:?}"
+        );
+        assert!(m.of("error").is_empty(), "{d}");
+    }
+
+    /// What the wire showed: `session/set_config_option` `{configId: "effort", value: "low"}`
+    /// is answered with the options; the prompt's model request carries
+    /// `output_config.effort` `low`.
+    #[test]
+    fn set_reasoning_effort_is_the_effort_option() {
+        let p1 = send("Hello", "p1");
+        let steps = [
+            Step::Send(r#"{"command":"set_reasoning_effort","effort":"low","id":"e1"}"#),
+            Step::Send(&p1),
+        ];
+        let Some(m) = with_mock(ACP, "claude/text", NONE, ARGS, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        let efforts: Vec<Value> = model_requests(&m)
+            .iter()
+            .filter(|r| r["body"]["model"].is_string())
+            .map(|r| r["body"]["output_config"]["effort"].clone())
+            .collect();
+        assert_eq!(efforts, vec![Value::from("low")], "{}", m.requests());
+        assert!(m.of("error").is_empty(), "{d}");
+        assert_eq!(ends(&m).len(), 1, "{d}");
+    }
+}
+
+/// Gemini CLI 0.61.0 `--acp`: Gemini's tools (`write_file`, `run_shell_command`), so its own
+/// scenarios (`testdata/scenarios/run/gemini/`, the Claude ones with Gemini's tool names).
+mod acp_gemini {
+    use super::*;
+
+    const ACP: &str = "acp-gemini";
+    const ARGS: &str = "$PEERS_ARGS";
+    const NONE: &[&str] = &[];
+
+    #[test]
+    fn allow_writes_and_deny_does_not() {
+        allow_then_deny(ACP, "gemini/write-twice", NONE, ARGS);
+    }
+
+    #[test]
+    fn allow_always_asks_once() {
+        allow_always(ACP, "gemini/write-always", NONE, ARGS);
+    }
+
+    #[test]
+    fn interrupt_then_a_new_prompt() {
+        interrupt_then_prompt(ACP, "gemini/sleep", &["--permissions", "allow"], ARGS);
+    }
+
+    #[test]
+    fn kill_ends_the_agent() {
+        kill(ACP, "gemini/sleep", &["--permissions", "allow"], ARGS);
+    }
+
+    /// Gemini CLI lists no reasoning-effort option (no config options at all).
+    #[test]
+    fn bad_commands_are_errors_and_the_run_goes_on() {
+        bad_commands(
+            ACP,
+            "gemini/text",
+            NONE,
+            ARGS,
+            &[r#"{"command":"set_reasoning_effort","effort":"high","id":"b4"}"#],
+        );
+    }
+
+    #[test]
+    fn a_decision_the_request_does_not_offer_leaves_it_waiting() {
+        unoffered_decision_leaves_the_request_waiting(ACP, "gemini/write-twice", NONE, ARGS);
+    }
+
+    #[test]
+    fn the_log_converts_to_the_same_events() {
+        log_converts_the_same(ACP, "gemini/text", ARGS);
+    }
+
+    /// What the wire showed (a run of these commands with `--log`): `session/new`'s answer
+    /// lists `modes` and `models` (current `auto`), no config options. `session/set_model`
+    /// `{modelId: "gemini-2.5-pro"}` and `session/set_mode` `{modeId: "autoEdit"}` are both
+    /// answered `{}`; the prompt's write_file then runs with no `session/request_permission`
+    /// (`tool_call` in_progress, then completed), and notes.txt is written. Every model
+    /// request goes to `models/gemini-2.5-pro:streamGenerateContent` (no router request), and
+    /// the prompt's answer reports its usage under `gemini-2.5-pro`.
+    #[test]
+    fn set_model_and_permission_mode_reach_the_agent() {
+        let p1 = send("Create notes.txt", "p1");
+        let steps = [
+            Step::Send(r#"{"command":"set_model","model":"gemini-2.5-pro","id":"m1"}"#),
+            Step::Send(r#"{"command":"set_permission_mode","mode":"autoEdit","id":"m2"}"#),
+            Step::Send(&p1),
+        ];
+        let Some(m) = with_mock(ACP, "gemini/write-twice", NONE, ARGS, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert!(m.of("permission_request").is_empty(), "{d}");
+        assert_eq!(m.file("notes.txt").as_deref(), Some("first\n"), "{d}");
+        let paths: Vec<String> = model_requests(&m)
+            .iter()
+            .filter(|r| r["method"] == "POST")
+            .filter_map(|r| r["path"].as_str().map(str::to_owned))
+            .collect();
+        assert!(!paths.is_empty(), "{}", m.requests());
+        assert!(
+            paths.iter().all(|p| p.contains("/models/gemini-2.5-pro:")),
+            "{paths:?}"
         );
         assert!(m.of("error").is_empty(), "{d}");
     }
