@@ -5,6 +5,7 @@
 
 use crate::util::{with_mock, Mocked, Step};
 use serde_json::Value;
+use std::process::Command;
 
 const ALLOW: &str = r#"{"command":"permission_response","decision":"allow","id":"a1"}"#;
 const DENY: &str = r#"{"command":"permission_response","decision":"deny","id":"d1"}"#;
@@ -263,6 +264,43 @@ fn model_requests(m: &Mocked) -> Vec<Value> {
         .collect()
 }
 
+/// Two runs beside one mock, in one home: the first prompts "Hello"; the second continues its
+/// session (`--resume` with the first `session_init`'s id) and prompts "Again". The events of
+/// both, in order.
+fn resumed(provider: &str, scenario: &str) -> Option<Mocked> {
+    let peers = crate::util::peers()?;
+    let scratch = std::env::temp_dir().join(format!(
+        "insights-run-{provider}-resume-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let script = r#"f="${TMPDIR:-/tmp}/first.jsonl"
+printf '%s\n' '{"command":"send_message","text":"Hello","id":"p1"}' |
+  "$0" run --no-timestamp -- $PEERS_CLI $PEERS_ARGS > "$f" || exit 1
+cat "$f"
+sid=$(sed -n 's/.*"event":"session_init".*"sessionId":"\([^"]*\)".*/\1/p' "$f" | head -n 1)
+printf '%s\n' '{"command":"send_message","text":"Again","id":"p2"}' |
+  exec "$0" run --no-timestamp --resume "$sid" -- $PEERS_CLI $PEERS_ARGS"#;
+    let out = Command::new(peers.join("with-mock"))
+        .arg(provider)
+        .arg(crate::util::root().join(format!("testdata/scenarios/run/{scenario}.json")))
+        .args(["--", "sh", "-c", script, env!("CARGO_BIN_EXE_insights")])
+        .env("PEERS_SCRATCH", &scratch)
+        .output()
+        .expect("with-mock");
+    let _ = std::fs::remove_dir_all(&scratch);
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("event"))
+        .collect();
+    Some(Mocked {
+        events,
+        status: out.status.code(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        scratch,
+    })
+}
+
 mod claude {
     use super::*;
 
@@ -415,6 +453,43 @@ mod acp_claude {
         assert!(m.of("error").is_empty(), "{d}");
     }
 
+    /// `--resume`: a second run in the same home continues the first run's session. What the
+    /// wire showed (both runs with `--log`): the second `initialize` answer says
+    /// `loadSession: true`; `session/load` `{sessionId, cwd, mcpServers: []}` is answered after
+    /// the agent replays the first run (`user_message_chunk` "Hello", its answer "Hello
+    /// there."), with the same `sessionId`; the prompt "Again" runs in that session and gets
+    /// the mock's next turn, "Hello again.".
+    #[test]
+    fn resume_continues_the_session() {
+        let Some(m) = resumed(ACP, "claude/text") else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        let inits = m.of("session_init");
+        assert_eq!(inits.len(), 2, "{d}");
+        assert_eq!(inits[0]["sessionId"], inits[1]["sessionId"], "{d}");
+        let prompts: Vec<(&Value, &Value)> = m
+            .of("user_input")
+            .iter()
+            .map(|e| (&e["text"], &e["isSynthetic"]))
+            .collect();
+        let (hello, again) = (Value::from("Hello"), Value::from("Again"));
+        assert!(
+            prompts.contains(&(&hello, &Value::Bool(true))),
+            "replayed: {d}"
+        );
+        assert!(prompts.contains(&(&again, &Value::Null)), "{d}");
+        let texts: Vec<&str> = m
+            .of("text")
+            .iter()
+            .filter_map(|t| t["text"].as_str())
+            .collect();
+        assert_eq!(texts.last(), Some(&"Hello again."), "{d}");
+        assert_eq!(ends(&m).len(), 2, "{d}");
+        assert!(m.of("error").is_empty(), "{d}");
+    }
+
     /// What the wire showed: `session/set_config_option` `{configId: "effort", value: "low"}`
     /// is answered with the options; the prompt's model request carries
     /// `output_config.effort` `low`.
@@ -490,6 +565,32 @@ mod acp_gemini {
     #[test]
     fn the_log_converts_to_the_same_events() {
         log_converts_the_same(ACP, "gemini/text", ARGS);
+    }
+
+    /// `--resume` that the agent refuses. What the wire showed (both runs with `--log`): the
+    /// second `initialize` answer says `loadSession: true`; `session/load` of the first run's
+    /// session gets the error -32603 "Internal error", `data.details` "No previous sessions
+    /// found for this project." (Gemini CLI 0.61.0 lists no session, though the first run's
+    /// chat file is in `~/.gemini/tmp/work/chats/`). No `authenticate` follows (the error is
+    /// not "Authentication required"), and nothing else is sent: the prompt "Again" never
+    /// reaches the agent.
+    #[test]
+    fn a_refused_resume_is_an_error_and_no_prompt_is_sent() {
+        let Some(m) = resumed(ACP, "gemini/text") else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        let errors = m.of("error");
+        assert_eq!(errors.len(), 2, "{d}");
+        assert_eq!(errors[0]["extensions"]["acp.method"], "session/load", "{d}");
+        assert_eq!(errors[1]["code"], "command", "{d}");
+        assert_eq!(errors[1]["extensions"]["insights.commandId"], "p2", "{d}");
+        let why = errors[1]["message"].as_str().unwrap_or("");
+        assert!(why.contains("could not open a session"), "{d}");
+        let prompts: Vec<&Value> = m.of("user_input");
+        assert_eq!(prompts.len(), 1, "only the first run's: {d}");
+        assert_eq!(ends(&m).len(), 1, "{d}");
     }
 
     /// What the wire showed (a run of these commands with `--log`): `session/new`'s answer

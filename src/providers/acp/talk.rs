@@ -4,9 +4,12 @@
 //! - `initialize` first (protocol 1, no client `fs` and no `terminal`: this client serves
 //!   neither, so the agent reads and writes files and runs commands itself), then `session/new`
 //!   `{cwd, mcpServers: []}`, or `session/load` `{sessionId, cwd, mcpServers}` for `--resume`
-//!   when the `initialize` answer says `loadSession`. When opening the session fails and the
-//!   agent listed `authMethods`, `authenticate` with the first one, then open it again (as the
-//!   clients of the ACP SDKs do).
+//!   when the `initialize` answer says `loadSession`. When opening the session fails with
+//!   ACP's "Authentication required" (-32000) and the agent listed `authMethods`,
+//!   `authenticate` with the first one, then open it again, once. Only then: Gemini CLI lists
+//!   `oauth-personal` first, and authenticating with it starts an interactive login that
+//!   writes to the agent's standard output and reads its input (seen on the wire after a
+//!   failed `session/load`).
 //! - A prompt is `session/prompt` `{sessionId, prompt: [text, images]}`; the turn runs until
 //!   its answer (`stopReason`, or an error).
 //! - The agent's `session/request_permission` is a permission request (its JSON-RPC id is the
@@ -66,6 +69,9 @@ fn new(o: &Options) -> Box<dyn Talk> {
         ..Acp::default()
     })
 }
+
+/// ACP's error code "Authentication required".
+const AUTH_REQUIRED: i64 = -32000;
 
 /// One of our requests, until the agent answers it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -273,10 +279,18 @@ impl Acp {
         let id: u64 = env.id.and_then(|r| r.get().parse().ok())?;
         let what = self.sent.remove(&id)?;
         let error = env.error.map(|e| {
-            serde_json::from_str::<RpcError>(e.get())
-                .ok()
-                .and_then(|e| e.message.0.map(|m| m.into_owned()))
-                .unwrap_or_else(|| e.get().to_owned())
+            let read = serde_json::from_str::<RpcError>(e.get()).ok();
+            let code = read.as_ref().and_then(|r| r.code);
+            let data = read
+                .as_ref()
+                .and_then(|r| r.data)
+                .map(|d| d.get().to_owned());
+            let message = match (read.and_then(|r| r.message.0), data) {
+                (Some(m), Some(d)) => format!("{m} {d}"),
+                (Some(m), None) => m.into_owned(),
+                (None, _) => e.get().to_owned(),
+            };
+            (code, message)
         });
         let result = env.result.map(|r| r.get()).unwrap_or("null");
         match (what, error) {
@@ -293,12 +307,12 @@ impl Acp {
                     .collect();
                 Some("open".into())
             }
-            (Sent::Initialize, Some(e)) => {
+            (Sent::Initialize, Some((_, e))) => {
                 self.broken = Some(format!("the agent refused `initialize`: {e}"));
                 None
             }
             (Sent::Authenticate, None) => Some("open".into()),
-            (Sent::Authenticate, Some(e)) => {
+            (Sent::Authenticate, Some((_, e))) => {
                 self.broken = Some(format!("the agent refused `authenticate`: {e}"));
                 None
             }
@@ -310,11 +324,13 @@ impl Acp {
                 self.settings(&s);
                 None
             }
-            (Sent::Open, Some(_)) if !self.authenticated && !self.auth_methods.is_empty() => {
+            (Sent::Open, Some((Some(AUTH_REQUIRED), _)))
+                if !self.authenticated && !self.auth_methods.is_empty() =>
+            {
                 self.authenticated = true;
                 Some("authenticate".into())
             }
-            (Sent::Open, Some(e)) => {
+            (Sent::Open, Some((_, e))) => {
                 self.broken = Some(format!("the agent could not open a session: {e}"));
                 None
             }
@@ -648,6 +664,19 @@ mod tests {
             .prompt("hi", &[], &mut out)
             .unwrap_err()
             .contains("loadSession"));
+        // Gemini CLI 0.61.0 refusing the load (a run's --log): not an authentication matter,
+        // so no `authenticate`, though it lists methods.
+        let mut t = new(&o);
+        let mut out = Outbox::default();
+        t.start(&mut out);
+        t.heard(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"authMethods":[{"id":"oauth-personal"}],"agentCapabilities":{"loadSession":true}}}"#, &mut out);
+        t.heard(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error","data":{"details":"No previous sessions found for this project."}}}"#, &mut out);
+        assert_eq!(out.lines.len(), 2, "no authenticate");
+        assert_eq!(
+            t.prompt("hi", &[], &mut out).unwrap_err(),
+            "the agent could not open a session: Internal error \
+             {\"details\":\"No previous sessions found for this project.\"}"
+        );
     }
 
     #[test]
