@@ -256,6 +256,17 @@ fn unoffered_decision_leaves_the_request_waiting(
     assert_eq!(m.file("notes.txt").as_deref(), Some("first\n"), "{d}");
 }
 
+/// The value of the session's config option `id`, as the last `config_options` event says.
+fn option_value(m: &Mocked, id: &str) -> Option<String> {
+    let last = m.of("config_options").pop()?;
+    last["configOptions"]
+        .as_array()?
+        .iter()
+        .find(|o| o["id"] == id)?["currentValue"]
+        .as_str()
+        .map(str::to_owned)
+}
+
 /// The model requests the mock received, as JSON (`mock/requests.jsonl`).
 fn model_requests(m: &Mocked) -> Vec<Value> {
     m.requests()
@@ -450,6 +461,7 @@ mod acp_claude {
             models.iter().all(|s| s.starts_with("claude-haiku-4-5")),
             "{models:?}"
         );
+        assert_eq!(option_value(&m, "model").as_deref(), Some("haiku"), "{d}");
         assert!(m.of("error").is_empty(), "{d}");
     }
 
@@ -511,6 +523,7 @@ mod acp_claude {
             .map(|r| r["body"]["output_config"]["effort"].clone())
             .collect();
         assert_eq!(efforts, vec![Value::from("low")], "{}", m.requests());
+        assert_eq!(option_value(&m, "effort").as_deref(), Some("low"), "{d}");
         assert!(m.of("error").is_empty(), "{d}");
         assert_eq!(ends(&m).len(), 1, "{d}");
     }
