@@ -1,6 +1,8 @@
 //! ACP, the Agent Client Protocol (JSON-RPC 2.0 between a client and an agent): the agent's
 //! output alone, or a tee of both directions. Recorded with Gemini CLI 0.61.0 `--acp` and
 //! claude-agent-acp 0.49.0 (`testdata/acp-gemini/`, `testdata/acp-claude/`); schema v1.
+//! [`talk`] is the client side, for `insights run`; `insights run`'s lines of both directions
+//! are converted here as a tee is.
 //!
 //! | message | events |
 //! |---|---|
