@@ -1,15 +1,18 @@
 //! ACP, the Agent Client Protocol (JSON-RPC 2.0 between a client and an agent): the agent's
 //! output alone, or a tee of both directions. Recorded with Gemini CLI 0.61.0 `--acp` and
 //! claude-agent-acp 0.49.0 (`testdata/acp-gemini/`, `testdata/acp-claude/`); schema v1.
+//! [`talk`] is the client side, for `insights run`; `insights run`'s lines of both directions
+//! are converted here as a tee is.
 //!
 //! | message | events |
 //! |---|---|
 //! | `initialize` result | `notice` `initialize` (agent name and version, capabilities in `extensions`): no session exists yet |
-//! | `session/new`, `session/load` result | `session_init` (with the agent's name and version from `initialize`), then `session_mode` and `config_options` when present |
+//! | `session/new`, `session/load` result | `session_init` (with the agent's name and version from `initialize`; a `session/load` answer names no session, its request does), then `session_mode` and `config_options` when present |
 //! | `session/prompt` (client) | `turn_start`, `user_input` |
 //! | `session/prompt` result | `turn_complete` (`stopReason`, usage when the agent reports it; the session from the request), after the inferred ends of the turn's open calls (below) |
 //! | `session/cancel` (client) | `session_status` interrupted |
 //! | `session/set_mode` (client) | `notice` (the mode asked for); its answer: `session_mode` when it accepts, `error` when it refuses |
+//! | `session/set_config_option` answer | `config_options` when it lists the session's options (claude-agent-acp) |
 //! | `session/update` `user_message_chunk` | `user_input` (a replay, `isSynthetic`) |
 //! | `agent_message_chunk`, `agent_thought_chunk` | `stream_delta` text / thinking (chunks pass on as they come), and the whole message as `text` where it ends (inferred, `super::whole`) |
 //! | `tool_call` | `tool_invocation` (+ `tool_completion` when it arrives finished); a second `tool_call` for a call already announced is a `tool_update` |
@@ -35,6 +38,8 @@
 //!
 //! Unstable `session/update` kinds: `plan_removed` → empty `plan_update`, `compaction_update` →
 //! `session_status` compacting; others → `raw`.
+
+pub mod talk;
 
 use super::jsonrpc::{Envelope, Kind, Message, RpcError};
 use super::memo::Memo;
@@ -81,7 +86,7 @@ pub const PROVIDER: Provider = Provider {
     infers_turns: false,
     whole_messages: true,
     at_end: None,
-    talk: None,
+    talk: Some(&talk::SPEAKER),
 };
 
 crate::providers::memo::remember! {
@@ -1558,57 +1563,12 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
             ..TurnComplete::default()
         });
         ext.put("acp.requestId", request_id);
-    } else if let Some(sid) = b.session_id.0 {
+    } else if let Some(sid) = b.session_id.0.clone() {
         let cwd = match answered(env, Shape::Other, cx) {
             Some(Request::Other { cwd, .. }) => cwd,
             _ => None,
         };
-        cx.session_id = Some(sid);
-        let agent = cx.memory().acp.agent.get("").cloned();
-        let ext = cx.push(SessionInit {
-            cwd: cwd.map(Cow::Owned),
-            version: agent
-                .as_ref()
-                .and_then(|a| a.version.clone())
-                .map(Cow::Owned),
-            model: b.models.as_ref().and_then(|m| m.current_model_id.0.clone()),
-            available_models: b.models.as_ref().map(|m| {
-                m.available_models
-                    .iter()
-                    .copied()
-                    .filter(|x| is_object(x))
-                    .map(Json::Raw)
-                    .collect()
-            }),
-            ..SessionInit::default()
-        });
-        ext.put("acp.requestId", request_id);
-        if let Some(a) = agent {
-            ext.put_opt("acp.agentName", a.name);
-            ext.put_opt("acp.protocolVersion", a.protocol.map(|r| r.0));
-            ext.put_opt("acp.agentCapabilities", a.capabilities.map(|r| r.0));
-            ext.put_opt("acp.authMethods", a.auth.map(|r| r.0));
-        }
-        if let Some(m) = b.modes {
-            cx.push(SessionMode {
-                current_mode_id: m.current_mode_id.0.unwrap_or_default(),
-                available_modes: m
-                    .available_modes
-                    .into_iter()
-                    .filter(|x| is_object(x))
-                    .map(Json::Raw)
-                    .collect(),
-            });
-        }
-        if let Some(c) = b.config_options {
-            cx.push(ConfigOptions {
-                config_options: c
-                    .into_iter()
-                    .filter(|x| is_object(x))
-                    .map(Json::Raw)
-                    .collect(),
-            });
-        }
+        session_opened(sid, cwd, Some(b), request_id, cx);
     } else if b.protocol_version.is_some() || b.agent_capabilities.is_some() {
         // No session exists yet: the agent's name and version go onto the inits of the
         // sessions it makes.
@@ -1645,6 +1605,71 @@ fn response<'a>(env: &Envelope<'a>, b: ResultBody<'a>, cx: &mut Cx<'a>) -> Resul
     Ok(true)
 }
 
+/// A session the agent opened (`session/new`, `session/load`): its `session_init` (with the
+/// agent's name and version from `initialize`), then its modes and config options when the
+/// answer `b` lists them.
+fn session_opened<'a>(
+    sid: Str<'a>,
+    cwd: Option<String>,
+    b: Option<ResultBody<'a>>,
+    request_id: Str<'a>,
+    cx: &mut Cx<'a>,
+) {
+    cx.session_id = Some(sid);
+    let agent = cx.memory().acp.agent.get("").cloned();
+    let models = b.as_ref().and_then(|b| b.models.as_ref());
+    let ext = cx.push(SessionInit {
+        cwd: cwd.map(Cow::Owned),
+        version: agent
+            .as_ref()
+            .and_then(|a| a.version.clone())
+            .map(Cow::Owned),
+        model: models.and_then(|m| m.current_model_id.0.clone()),
+        available_models: models.map(|m| {
+            m.available_models
+                .iter()
+                .copied()
+                .filter(|x| is_object(x))
+                .map(Json::Raw)
+                .collect()
+        }),
+        ..SessionInit::default()
+    });
+    ext.put("acp.requestId", request_id);
+    if let Some(a) = agent {
+        ext.put_opt("acp.agentName", a.name);
+        ext.put_opt("acp.protocolVersion", a.protocol.map(|r| r.0));
+        ext.put_opt("acp.agentCapabilities", a.capabilities.map(|r| r.0));
+        ext.put_opt("acp.authMethods", a.auth.map(|r| r.0));
+    }
+    let Some(b) = b else { return };
+    if let Some(m) = b.modes {
+        cx.push(SessionMode {
+            current_mode_id: m.current_mode_id.0.unwrap_or_default(),
+            available_modes: m
+                .available_modes
+                .into_iter()
+                .filter(|x| is_object(x))
+                .map(Json::Raw)
+                .collect(),
+        });
+    }
+    config_options(b.config_options, cx);
+}
+
+/// The session's config options, when an answer lists them.
+fn config_options<'a>(list: Option<Vec<&'a RawValue>>, cx: &mut Cx<'a>) {
+    if let Some(c) = list {
+        cx.push(ConfigOptions {
+            config_options: c
+                .into_iter()
+                .filter(|x| is_object(x))
+                .map(Json::Raw)
+                .collect(),
+        });
+    }
+}
+
 /// Another answer, its `result` as written (the line read again): an accepted
 /// `session/set_mode` is the session's new mode, any other a notice.
 fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
@@ -1663,8 +1688,35 @@ fn result_notice<'a>(env: &Envelope<'a>, line: &'a str, cx: &mut Cx<'a>) -> Resu
             );
             return Ok(());
         }
-        Some(Request::Other { session, .. }) => {
+        // The schema's `session/load` answer does not name the session: its request does.
+        Some(Request::Other {
+            method,
+            session,
+            cwd,
+        }) if method == "session/load" && !session.is_empty() => {
+            let b = match e.result.filter(|r| is_object(r)) {
+                Some(r) => Some(serde_json::from_str(r.get())?),
+                None => None,
+            };
+            let id = Cow::Owned(env.id_text().into_owned());
+            session_opened(Cow::Owned(session), cwd, b, id, cx);
+            return Ok(());
+        }
+        Some(Request::Other {
+            method, session, ..
+        }) => {
             cx.session_id = (!session.is_empty()).then_some(Cow::Owned(session));
+            // An accepted `session/set_config_option`: the session's options now.
+            if method == "session/set_config_option" {
+                let b: Option<ResultBody> = match e.result.filter(|r| is_object(r)) {
+                    Some(r) => Some(serde_json::from_str(r.get())?),
+                    None => None,
+                };
+                if let Some(list) = b.and_then(|b| b.config_options) {
+                    config_options(Some(list), cx);
+                    return Ok(());
+                }
+            }
         }
         _ => {}
     }
@@ -1958,6 +2010,45 @@ mod tests {
             let probe: Probe = serde_json::from_str(line).unwrap();
             assert!(!sniff(&probe), "{line}");
         }
+    }
+
+    /// The schema's `session/load` answer names no session (`insights run --resume` sends
+    /// the request, whose `sessionId` and `cwd` it is); claude-agent-acp's does, and is read
+    /// as `session/new`'s.
+    #[test]
+    fn a_loaded_session_is_the_one_its_request_names() {
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"old","cwd":"/w","mcpServers":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Default"}]}}}"#,
+        ]);
+        assert_eq!(kinds(&ev), ["notice", "session_init", "session_mode"]);
+        assert_eq!(ev[1]["sessionId"], "old");
+        assert_eq!(ev[1]["cwd"], "/w");
+        assert_eq!(ev[2]["sessionId"], "old");
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"old","cwd":"/w","mcpServers":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":null}"#,
+        ]);
+        assert_eq!(kinds(&ev), ["notice", "session_init"]);
+    }
+
+    /// claude-agent-acp answers `session/set_config_option` with the session's options now
+    /// (after `insights run`'s `set_model`: `model` is `haiku`, and `effort` is gone).
+    #[test]
+    fn an_accepted_config_option_answers_with_the_options() {
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/set_config_option","params":{"configId":"model","value":"claude-haiku-4-5","sessionId":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"configOptions":[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"haiku","options":[]}]}}"#,
+        ]);
+        assert_eq!(kinds(&ev), ["notice", "config_options"]);
+        assert_eq!(ev[1]["sessionId"], "s");
+        assert_eq!(ev[1]["configOptions"][0]["currentValue"], "haiku");
+        // Without options, the answer is a notice as any other.
+        let ev = stream(&[
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/set_config_option","params":{"configId":"x","value":"y","sessionId":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+        ]);
+        assert_eq!(kinds(&ev), ["notice", "notice"]);
     }
 
     #[test]
