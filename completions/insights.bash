@@ -464,7 +464,7 @@ _insights() {
             fi
             case "${prev}" in
                 --protocol)
-                    COMPREPLY=($(compgen -W "claude acp one-shot" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex acp one-shot" -- "${cur}"))
                     return 0
                     ;;
                 --permissions)

@@ -203,6 +203,7 @@ never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand providers" -l json -d 'Print the matrix as a JSON array: one object per provider with its `name`, `about` and `capabilities`'
 complete -c insights -n "__fish_insights_using_subcommand providers" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand run" -l protocol -d 'The agent\'s protocol, when its command line does not make it clear: claude (the Agent SDK\'s stream-json control protocol), codex (`codex app-server`), acp (the Agent Client Protocol), or one-shot (started and converted; only interrupt and kill apply)' -r -f -a "claude\t''
+codex\t''
 acp\t''
 one-shot\t''"
 complete -c insights -n "__fish_insights_using_subcommand run" -l permissions -d 'What happens to a permission request no command answers: ask waits for a `permission_response` (and denies once standard input has ended), allow and deny answer at once, for unattended runs' -r -f -a "ask\t'Wait for a `permission_response`; once the commands have ended, deny'

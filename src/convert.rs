@@ -236,6 +236,10 @@ pub struct Converter<'o, W: Write> {
     /// The client's id of the command that made the lines being converted (`insights run`),
     /// written on their events as `insights.commandId`.
     pub command_id: Option<String>,
+    /// The input is live (a pipe or a terminal, or a file followed, read line by line): a
+    /// prompt held for its session is let go when no further line is there to read
+    /// ([`crate::providers::held`]).
+    live: bool,
     pub stats: Stats,
 }
 
@@ -317,6 +321,7 @@ impl<'o, W: Write> Converter<'o, W> {
             spare: Vec::new(),
             ids: String::new(),
             command_id: None,
+            live: false,
             stats: Stats::default(),
         }
     }
@@ -339,7 +344,18 @@ impl<'o, W: Write> Converter<'o, W> {
         let Some(lines) = src.lines_or_report(self.opts.max_line, diag) else {
             return Ok(());
         };
-        self.run_lines(lines, &name, diag)
+        self.live = !src.is_group() && src.regular_file_len().is_none();
+        let result = self.run_lines(lines, &name, diag);
+        self.live = false;
+        result
+    }
+
+    /// Reads the inputs from here on as live ones (`replay --follow`'s file, which its
+    /// writer is still writing): a prompt held for its session is let go when no further
+    /// line is there to read ([`crate::providers::held`]). [`Converter::run_source`] tells
+    /// for itself.
+    pub fn set_live(&mut self, live: bool) {
+        self.live = live;
     }
 
     pub fn run_reader<'r>(
@@ -383,7 +399,14 @@ impl<'o, W: Write> Converter<'o, W> {
                 stopped = true;
                 break;
             }
-            if self.opts.flush.flush_now(rdr.has_buffered_line()) {
+            let more = rdr.has_buffered_line();
+            // Reading on would wait for a live writer: a prompt held for its session goes now
+            // (not when the output waits for the end anyway, `--block-buffered`).
+            if self.live && !more && self.opts.flush != FlushPolicy::Block {
+                self.let_go(name, diag)
+                    .context("cannot write to standard output")?;
+            }
+            if self.opts.flush.flush_now(more) {
                 self.out
                     .flush()
                     .context("cannot write to standard output")?;
@@ -413,6 +436,7 @@ impl<'o, W: Write> Converter<'o, W> {
     /// file), its events numbered and written after the input's. Once per input, not per
     /// line; nothing to do when no line has left anything in the memory.
     pub fn close_input(&mut self, lineno: u64, name: &str, diag: &mut Diag) -> io::Result<()> {
+        self.let_go(name, diag)?;
         for p in crate::providers::PROVIDERS {
             self.close_input_of(p, lineno, name, diag)?;
         }
@@ -697,15 +721,26 @@ impl<'o, W: Write> Converter<'o, W> {
                     ..Cx::default()
                 };
                 let result = convert_guarded(p, text, probe, &mut cx);
-                if p.whole_messages && result.is_ok() {
-                    crate::providers::whole::assemble(&mut cx, p.name);
-                }
-                if p.infers_turns && result.is_ok() && !cx.own_turns {
-                    crate::providers::turns::infer(&mut cx);
+                // A prompt held for its session to write after this line's events.
+                let mut after = None;
+                if result.is_ok() {
+                    if holds(p, &cx) {
+                        return self.hold(p, text, lineno, cx, name, diag);
+                    }
+                    if cx.memory.as_mut().is_some_and(|m| m.held.is_some()) {
+                        after = self.let_go_at(p, &mut cx, name, diag)?;
+                    }
+                    finish_line(p, &mut cx);
                 }
                 self.memory = cx.memory.take();
                 match result {
-                    Ok(()) => return self.write_events(text, lineno, p.name, cx, name, diag),
+                    Ok(()) => {
+                        let ok = self.write_events(text, lineno, p.name, cx, name, diag)?;
+                        if let Some((prompt, session)) = after {
+                            self.let_go_prompt(&prompt, Some(&session), name, diag)?;
+                        }
+                        return Ok(ok);
+                    }
                     Err(why) => {
                         self.stats.provider_raw += 1;
                         self.write_raw(text, lineno, p.name, why.0)?
@@ -718,6 +753,132 @@ impl<'o, W: Write> Converter<'o, W> {
             }
         }
         Ok(true)
+    }
+
+    /// Holds the prompt line `text` (input line `lineno`), which `p` converted to `cx`'s events,
+    /// until a line names its session ([`crate::providers::held`]); one held before is
+    /// written as it was.
+    fn hold(
+        &mut self,
+        p: &'static Provider,
+        text: &str,
+        lineno: u64,
+        mut cx: Cx<'_>,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<bool> {
+        let read_at = match &cx.timestamp {
+            Some(_) => None,
+            None => self.opts.clock.then(|| Arc::from(self.clock.now())),
+        };
+        let before = cx.memory().held.hold(crate::providers::held::Prompt {
+            text: Arc::from(text),
+            line: lineno,
+            provider: p.name,
+            read_at,
+            command_id: self.command_id.as_deref().map(Arc::from),
+        });
+        self.memory = cx.memory.take();
+        self.spare = recycle(cx.events);
+        if let Some(b) = before {
+            self.let_go_prompt(&b, None, name, diag)?;
+        }
+        Ok(true)
+    }
+
+    /// A prompt is held and `cx` holds the events of a line `p` converted: lets it go before
+    /// them, named, when the line names its session and does not start with its
+    /// `session_init` (as it was when `p` is not its provider); returns it with the session
+    /// to write after them when the line does start so. Keeps it when the line names no
+    /// session.
+    fn let_go_at(
+        &mut self,
+        p: &'static Provider,
+        cx: &mut Cx<'_>,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<Option<(Arc<crate::providers::held::Prompt>, String)>> {
+        let same = cx.memory().held.provider() == Some(p.name);
+        let session = cx.session_id.as_deref().unwrap_or("");
+        if same && session.is_empty() {
+            return Ok(None);
+        }
+        let session = session.to_owned();
+        let Some(prompt) = cx.memory().held.take() else {
+            return Ok(None);
+        };
+        if same && matches!(cx.events.first(), Some((Body::SessionInit(_), _))) {
+            return Ok(Some((prompt, session)));
+        }
+        self.memory = cx.memory.take();
+        let named = same.then_some(session.as_str());
+        let written = self.let_go_prompt(&prompt, named, name, diag);
+        cx.memory = self.memory.take();
+        written.map(|_| None)
+    }
+
+    /// Writes the prompt held, if any, as it was (the end of an input, a live input that
+    /// would wait); returns its provider.
+    pub fn let_go(&mut self, name: &str, diag: &mut Diag) -> io::Result<Option<&'static str>> {
+        let Some(m) = self.memory.as_mut() else {
+            return Ok(None);
+        };
+        if !m.held.is_some() {
+            return Ok(None);
+        }
+        match m.held.take() {
+            Some(prompt) => {
+                self.let_go_prompt(&prompt, None, name, diag)?;
+                Ok(Some(prompt.provider))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Converts a prompt held again and writes its events, in `session` (`None`: as it was).
+    fn let_go_prompt(
+        &mut self,
+        prompt: &crate::providers::held::Prompt,
+        session: Option<&str>,
+        name: &str,
+        diag: &mut Diag,
+    ) -> io::Result<()> {
+        let Some(p) = crate::providers::by_name(prompt.provider) else {
+            return Ok(());
+        };
+        let text: &str = &prompt.text;
+        let mut probe = Probe::default();
+        if probe.fill(text).is_err() {
+            return Ok(()); // Not so: it was read before.
+        }
+        let mut cx = Cx {
+            line: prompt.line,
+            memory: self.memory.take(),
+            events: recycle(std::mem::take(&mut self.spare)),
+            ..Cx::default()
+        };
+        let result = convert_guarded(p, text, &probe, &mut cx);
+        cx.session_id = session.map(Cow::Borrowed);
+        if cx.timestamp.is_none() {
+            cx.timestamp = prompt.read_at.as_deref().map(Cow::Borrowed);
+        }
+        if result.is_ok() {
+            finish_line(p, &mut cx);
+        }
+        self.memory = cx.memory.take();
+        // Its events name the command that sent it, not the one of the line that let it go.
+        let by = std::mem::replace(
+            &mut self.command_id,
+            prompt.command_id.as_deref().map(str::to_owned),
+        );
+        let r = match result {
+            Ok(()) => self
+                .write_events(text, prompt.line, p.name, cx, name, diag)
+                .map(|_| ()),
+            Err(why) => self.write_raw(text, prompt.line, p.name, why.0),
+        };
+        self.command_id = by;
+        r
     }
 
     /// Writes the events of a converted line; `Ok(false)` if they could not be (reported).
@@ -942,6 +1103,27 @@ impl<'o, W: Write> Converter<'o, W> {
         self.stats.events += 1;
         Ok(true)
     }
+}
+
+/// What the converter adds to the events `p` made of a line: whole messages
+/// ([`crate::providers::whole`]) and inferred turn starts ([`crate::providers::turns`]).
+fn finish_line(p: &Provider, cx: &mut Cx<'_>) {
+    if p.whole_messages {
+        crate::providers::whole::assemble(cx, p.name);
+    }
+    if p.infers_turns && !cx.own_turns {
+        crate::providers::turns::infer(cx);
+    }
+}
+
+/// Whether `p`'s line converted to `cx` is a prompt to hold for its session
+/// ([`crate::providers::held`]): a lone top-level `user_input` of a line that names no
+/// session, of a provider whose turns are inferred (the Claude Agent SDK's first prompt).
+fn holds(p: &Provider, cx: &Cx<'_>) -> bool {
+    p.infers_turns
+        && cx.session_id.as_deref().is_none_or(str::is_empty)
+        && matches!(&cx.events[..], [(Body::UserInput(u), _)]
+            if !u.is_synthetic && u.parent_call_id.as_deref().is_none_or(str::is_empty))
 }
 
 /// Keeps one member per name: the last value, at the place of the first (as a
@@ -1285,5 +1467,95 @@ mod tests {
         assert!(out.is_empty());
         assert_eq!(stats.dropped.get("notice"), Some(&1));
         assert_eq!(stats.dropped.get("raw"), Some(&1));
+    }
+
+    /// `[line, event, sessionId]` of each event `input` converts to.
+    fn shapes(input: &str) -> Vec<(u64, String, String)> {
+        let (out, _, bad) = run(input, &opts());
+        assert_eq!(bad, 0);
+        out.lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["line"].as_u64().unwrap(),
+                    v["event"].as_str().unwrap().to_owned(),
+                    v["sessionId"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    const PROMPT: &str = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]},"parent_tool_use_id":null,"session_id":""}"#;
+    const CONTROL: &str =
+        r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize"}}"#;
+    const INIT: &str =
+        r#"{"type":"system","subtype":"init","session_id":"s","uuid":"u4","model":"m"}"#;
+    const ANSWER: &str = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Hello."}]},"session_id":"s","uuid":"u5"}"#;
+    const RESULT: &str =
+        r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s","uuid":"u6"}"#;
+
+    fn lines(ls: &[&str]) -> String {
+        ls.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    fn ev(line: u64, event: &str, session: &str) -> (u64, String, String) {
+        (line, event.into(), session.into())
+    }
+
+    #[test]
+    fn the_sdk_s_first_prompt_waits_for_the_line_that_names_its_session() {
+        // After the init and the turn it starts, in that turn; a line naming no session
+        // between them leaves it held. Its line and id stay its own.
+        let input = lines(&[PROMPT, CONTROL, INIT, ANSWER, RESULT]);
+        assert_eq!(
+            shapes(&input),
+            [
+                ev(2, "notice", ""),
+                ev(3, "session_init", "s"),
+                ev(3, "turn_start", "s"),
+                ev(1, "user_input", "s"),
+                ev(4, "text", "s"),
+                ev(5, "turn_complete", "s"),
+            ]
+        );
+        let (out, _, _) = run(&input, &opts());
+        let prompt: Value = serde_json::from_str(out.lines().nth(3).unwrap()).unwrap();
+        assert_eq!(prompt["id"], format!("{}:0", content_id(PROMPT, 1)));
+        assert_eq!(prompt["seq"], 4);
+        // Named by a line that is no init: before its events, the prompt opens the turn.
+        assert_eq!(
+            shapes(&lines(&[PROMPT, ANSWER])),
+            [
+                ev(1, "turn_start", "s"),
+                ev(1, "user_input", "s"),
+                ev(2, "text", "s"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_prompt_held_goes_as_it_was_at_the_end_and_for_another() {
+        // The input ends first: written as it came, outside any turn.
+        assert_eq!(
+            shapes(&lines(&[PROMPT, CONTROL])),
+            [ev(2, "notice", ""), ev(1, "user_input", "")]
+        );
+        // At most one is held: the first goes as it was when the second comes.
+        assert_eq!(
+            shapes(&lines(&[PROMPT, PROMPT, INIT]))[..2],
+            [ev(1, "user_input", ""), ev(3, "session_init", "s")]
+        );
+        // Another provider's line: let go as it was, before it.
+        let gemini =
+            r#"{"type":"init","timestamp":"2026-01-01T00:00:00Z","session_id":"g","model":"x"}"#;
+        assert_eq!(
+            shapes(&lines(&[PROMPT, gemini]))[..2],
+            [ev(1, "user_input", ""), ev(2, "session_init", "g")]
+        );
+        // A prompt of a session already named is not held.
+        assert_eq!(
+            shapes(&lines(&[INIT, PROMPT]))[1..],
+            [ev(1, "turn_start", "s"), ev(2, "user_input", "s")]
+        );
     }
 }

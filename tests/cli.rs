@@ -1013,6 +1013,43 @@ fn line_buffered_output_is_live() {
     assert_live(&["--line-buffered"]);
 }
 
+/// The SDK's first prompt waits for the line that names its session only while that line is
+/// there to read: on a live pipe whose writer has not sent it, the prompt is written at once,
+/// as it came (src/providers/held.rs); in a file, the prompt is named, after the init and the
+/// turn start.
+#[test]
+fn a_prompt_held_for_its_session_does_not_wait_on_a_live_pipe() {
+    let sdk = std::fs::read_to_string(root().join("testdata/claude-sdk/edit-file.jsonl"))
+        .expect("capture");
+    let lines: Vec<&str> = sdk.lines().collect();
+    assert!(lines[2].contains(r#""session_id":"""#), "{}", lines[2]);
+    let mut live = Live::start(&[]);
+    live.send(lines[2]);
+    let ev = live.next("after the prompt");
+    assert_eq!(str_of(&ev, "event"), "user_input", "{ev}");
+    assert_eq!(str_of(&ev, "sessionId"), "", "{ev}");
+    live.send(lines[3]);
+    assert_eq!(
+        str_of(&live.next("after the init"), "event"),
+        "session_init"
+    );
+    let (code, _, err) = live.finish();
+    assert_eq!(code, 0, "{err}");
+    // The same lines from a file: the prompt follows the init, in its session and turn.
+    let path = std::env::temp_dir().join(format!("insights-held-{}.jsonl", std::process::id()));
+    std::fs::write(&path, format!("{}\n{}\n", lines[2], lines[3])).expect("write");
+    let out = run(&[&path.to_string_lossy()], b"");
+    std::fs::remove_file(&path).expect("remove");
+    let evs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(event)
+        .collect();
+    let kinds: Vec<&str> = evs.iter().map(|e| str_of(e, "event")).collect();
+    assert_eq!(kinds, ["session_init", "turn_start", "user_input"]);
+    assert_eq!(str_of(&evs[2], "sessionId"), str_of(&evs[0], "sessionId"));
+    assert_eq!(evs[2]["line"], 1);
+}
+
 #[test]
 fn block_buffered_output_waits_for_the_end() {
     let text = lines_of(TEXT_ONLY);

@@ -27,6 +27,8 @@
 //!   also match with `cacheReadTokens` added, as agents that count cached input in state it.
 //!
 //! - `plans` (when given): the number of `plan_update` events.
+//! - `turnModels` (when given): for each `turn_complete`, in order, the models its
+//!   `modelUsage` names (sorted; `[]` when it has none).
 //!
 //! Every mismatch of every file is collected, then one assertion lists them all, per file.
 //! Run it alone with `cargo test --test integration facts`.
@@ -128,7 +130,33 @@ fn check_file(path: &Path) -> Vec<String> {
     check_errors(&ev, &facts, &mut out);
     check_tokens(&ev, &facts, &mut out);
     check_plans(&ev, &facts, &mut out);
+    check_turn_models(&ev, &facts, &mut out);
     out
+}
+
+/// `turnModels` (when given): the models of each turn's `modelUsage`.
+fn check_turn_models(ev: &Events, facts: &Value, out: &mut Vec<String>) {
+    let Some(want) = facts["turnModels"].as_array() else {
+        return;
+    };
+    let got: Vec<Value> = ev
+        .of("turn_complete")
+        .map(|e| {
+            let mut names: Vec<String> = e["modelUsage"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            names.sort();
+            Value::from(names)
+        })
+        .collect();
+    if got != *want {
+        out.push(format!(
+            "turnModels: facts {}, events {}",
+            Value::from(want.clone()),
+            Value::from(got)
+        ));
+    }
 }
 
 /// `plans` (when given): how many `plan_update` events state the agent's plan (a plan is

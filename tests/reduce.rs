@@ -362,9 +362,9 @@ fn from_state_resumes_a_log_split_anywhere() {
 }
 
 /// Raw input of providers whose turn starts are inferred, mixed in one log with events the
-/// converter renumbers (an InsightsEvent whose `seq` is no number, one without an id) and
-/// events parked until their session is known (a Codex rollout's): a snapshot taken after any
-/// event, even between an event and the `turn_start` inferred after it on the same line,
+/// converter renumbers (an InsightsEvent whose `seq` is no number, one without an id),
+/// events parked until their session is known (a Codex rollout's) and a prompt held until its
+/// session is named (the Claude Agent SDK's first): a snapshot taken after any event, even between an event and the `turn_start` inferred after it on the same line,
 /// resumes to the state of one go when the whole log is read again. (Found by the `reduce`
 /// fuzz target: the resumed converter, told which turns are running, infers fewer starts, so
 /// neither the line's other ids nor the converter's count may depend on them.)
@@ -383,6 +383,8 @@ fn from_state_resumes_after_every_event_of_inferred_turns() {
     // A Gemini answer with no init: its turn starts at the result.
     lines.push(r#"{"type":"message","timestamp":"2026-11-26T13:14:40.193Z","role":"assistant","content":"Done.","delta":true}"#.to_owned());
     lines.push(r#"{"type":"result","timestamp":"2026-11-26T13:14:40.201Z","status":"success","stats":{"total_tokens":3,"input_tokens":2,"output_tokens":1}}"#.to_owned());
+    // The SDK's first prompt, held until the init names its session, then in its turn.
+    lines.extend(first("testdata/claude-sdk/edit-file.jsonl", 7));
     lines.extend(first("testdata/claude/thinking-tool.jsonl", 6));
     lines.push(
         r#"{"event":"text","seq":1e999,"line":5,"provider":"claude","sessionId":"s","text":"x"}"#
@@ -407,6 +409,40 @@ fn from_state_resumes_after_every_event_of_inferred_turns() {
             &reduce(&["--from-state", snap.to_str().unwrap(), log]),
         );
     }
+}
+
+/// A log that ends while the converter holds the SDK's first prompt for its session (the
+/// CLI has not answered yet) has the prompt without its session; the grown log, read again
+/// from that state, names it, and it still counts once.
+#[test]
+fn a_prompt_held_at_the_end_of_a_log_counts_once_when_the_log_grows() {
+    let scratch = Scratch::new("a_prompt_held_at_the_end_of_a_log_counts_once");
+    let cap = "testdata/claude-sdk/edit-file.jsonl";
+    let text = std::fs::read_to_string(root().join(cap)).unwrap();
+    let head = scratch.file("head.jsonl");
+    std::fs::write(
+        &head,
+        text.lines().take(3).collect::<Vec<_>>().join("\n") + "\n",
+    )
+    .unwrap();
+    let snap = scratch.file("snap.json");
+    std::fs::write(&snap, reduce(&[head.to_str().unwrap()])).unwrap();
+    let prompts = |state: &str| {
+        json(state)["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                e["role"] == "user"
+                    && e["content"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with("Change the greeting"))
+            })
+            .count()
+    };
+    assert_eq!(prompts(&reduce(&[cap])), 1);
+    let resumed = reduce(&["--from-state", snap.to_str().unwrap(), cap]);
+    assert_eq!(prompts(&resumed), 1, "{resumed}");
 }
 
 /// AceClaw's bridge numbers its events (`eventId`): a tail cut from the log, whose lines have

@@ -713,6 +713,15 @@ fn compat_output_meets_the_cc_insights_checklist() {
         for (i, l) in text.lines().enumerate() {
             let ev: Value = serde_json::from_str(l).expect("output line is JSON");
             seen.insert(ev["event"].as_str().unwrap_or("").to_owned());
+            // Every event names its session (the SDK's first prompt waits for it). Not the
+            // AceClaw notifications of the mixed file: it has them without the client's
+            // `agent.prompt` that names their session (testdata/mixed/README.md).
+            if ev["sessionId"] == "" && !cap.starts_with("testdata/mixed/") {
+                failures.push(format!(
+                    "insights --compat cc-insights {cap}: event {}: sessionId is empty",
+                    i + 1
+                ));
+            }
             for p in cc_insights_problems(&ev) {
                 failures.push(format!(
                     "insights --compat cc-insights {cap}: event {}: {p}",

@@ -185,6 +185,11 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
             if let Some(c) = &p.cwd.0 {
                 memory.insert(CWD, c.to_string(), line);
             }
+            // The thread's model, whose the turn's `modelUsage` is (an aborted turn's too,
+            // which the wire protocol's code ends).
+            if let Some(m) = &p.model.0 {
+                super::codex::set_thread_model(cx, None, m);
+            }
             notice(
                 cx,
                 Cow::Borrowed("codex/turn_context"),
@@ -318,6 +323,8 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
         ext.put_opt("codex.errorInfo", e.codex_error_info);
     }
     let usage = super::codex::turn_usage(cx, cx.turn_id.clone().as_deref());
+    // The turn's usage under the model its `turn_context` named.
+    let model_usage = super::codex::turn_model_usage(cx, usage.as_ref());
     // The words of the stream's `turn/completed`: `success`/`completed`, or
     // `error_api`/`failed` with the error's message.
     let (subtype, stop_reason) = if failed {
@@ -328,6 +335,7 @@ fn task_complete<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmap
     cx.push(crate::event::TurnComplete {
         is_error: failed,
         usage,
+        model_usage,
         subtype: Some(Cow::Borrowed(subtype)),
         stop_reason: Some(Cow::Borrowed(stop_reason)),
         errors,

@@ -19,6 +19,7 @@ pub mod cursor;
 pub mod edits;
 pub mod gemini;
 pub mod gemini_chat;
+pub mod held;
 pub mod jsonrpc;
 pub mod memo;
 pub mod opencode;
@@ -242,6 +243,7 @@ crate::providers::memo::remember! {
         pub amp: amp::Memory,
         pub turns: turns::Memory,
         pub whole: whole::Memory,
+        pub held: held::Held,
     }
 }
 

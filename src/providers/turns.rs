@@ -9,8 +9,9 @@
 //! else before the first top-level prompt or piece of agent output (`user_input`, `text`,
 //! `stream_delta`, `tool_invocation`, `subagent_spawn`, `permission_request`, `plan_update`),
 //! or before a `turn_complete`, while no turn is open. A line that names no session opens
-//! none: the prompt the SDK sends before the CLI has named its session is followed by the
-//! `system/init` that names it, and the turn starts there. A `turn_start` the provider writes
+//! none: the prompt the SDK sends before the CLI has named its session is held for the
+//! `system/init` that names it ([`super::held`]), the turn starts there, and the prompt is
+//! written after the start, in the turn. A `turn_start` the provider writes
 //! itself (Claude's session files) opens the turn, and `turn_complete` closes it. A
 //! subagent's events (with a `parentCallId`) belong to the turn of their call and open none.
 //! So `reduce` counts each turn once: the inferred start opens the turn it would have opened.

@@ -209,8 +209,17 @@ impl Reducer {
             if seen {
                 return Fed::Skipped;
             }
-        } else if let Some((_, h)) = id {
+        } else if let Some((id, h)) = id {
             if !self.state.cursor.ids.0.insert(h) {
+                return Fed::Skipped;
+            }
+            // The SDK's first prompt, applied without its session by a run whose input ended
+            // while the converter held it (`providers::held`), and named on the log read
+            // again: applied once.
+            if ev.event == "user_input"
+                && !ev.session().is_empty()
+                && self.state.cursor.ids.0.contains(hash_pair("", id))
+            {
                 return Fed::Skipped;
             }
         } else if ev.seq.is_some_and(|s| s <= self.state.last_seq) {

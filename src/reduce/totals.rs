@@ -4,9 +4,11 @@
 //!   **running totals** of the agent process (Claude reports `total_cost_usd` and `modelUsage`
 //!   for the whole session so far): a turn's share is the increase since the previous report,
 //!   and a report lower than the previous one starts a new run (a resumed session in a new
-//!   process), whose figures add to the earlier runs'. **Except ACP's** (provider `acp`):
-//!   its answer to a prompt reports that prompt's own usage, so its figures are the turn's own
-//!   and add up ([`crate::event::running_turn_totals`], the one rule `replay` follows too).
+//!   process), whose figures add to the earlier runs'. **Except ACP's and Codex's** (providers
+//!   `acp`, `codex`): ACP's answer to a prompt reports that prompt's own usage, and Codex's
+//!   `modelUsage` is the turn's own usage under its model, so their figures are the turn's own
+//!   and add up ([`crate::event::running_turn_totals`], the one rule `replay` follows too);
+//!   where a running `total` counts the same tokens (Codex), they are counted once.
 //! * usage_update `costUsd` (ACP) is a running total of the session's cost (ACP's turn_complete
 //!   carries none).
 //! * usage_update `total` (Codex) is a running total of the session's tokens in the same way.
@@ -119,13 +121,21 @@ impl Account {
         self.live = Vec::new();
         let model = model.or(self.last_model.as_deref()).map(str::to_owned);
         let t = if !reported.is_empty() && !running {
-            // The turn's own per-model figures (ACP's): added to the session's.
-            let t = sum_tokens(&reported);
+            // The turn's own per-model figures (ACP's, Codex's): the model attribution of the
+            // turn's tokens. Where a running `total` was reported during the turn (Codex's
+            // usage_update), the session's tokens count them already: its increase is the
+            // turn's, and they are not added again.
             for m in &reported {
                 merge_model(&mut self.extra_models, m);
             }
-            self.extra.add(&t);
-            t
+            match turn_total {
+                Some(t) => t,
+                None => {
+                    let t = sum_tokens(&reported);
+                    self.extra.add(&t);
+                    t
+                }
+            }
         } else if !reported.is_empty() {
             let reset = self.run_models.iter().any(|old| {
                 match reported.iter().find(|n| n.model == old.model) {

@@ -400,7 +400,11 @@ fn read(
     for (i, src) in sources.iter().enumerate() {
         match src {
             Source::File(p) if follow && i == last => match std::fs::File::open(p) {
-                Ok(file) => conv.run_reader(Follow(file), &src.name(), diag)?,
+                Ok(file) => {
+                    // Written as it is read: a prompt held for its session does not wait.
+                    conv.set_live(true);
+                    conv.run_reader(Follow(file), &src.name(), diag)?
+                }
                 Err(e) => diag.io_error(&src.name(), &e),
             },
             _ => conv.run_source(src, diag)?,

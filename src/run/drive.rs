@@ -451,6 +451,11 @@ impl<W: Write> Driver<'_, W> {
                 self.hear(l)?;
             }
         }
+        // The end of the capture: what the converter holds for a later line (a prompt waiting
+        // for the line that names its session) is written now.
+        self.conv
+            .close_input(self.lineno, NAME, &mut self.diag)
+            .context("cannot write to standard output")?;
         let status = match self.agent.as_mut().map(|a| a.child.wait()) {
             Some(Ok(s)) => s,
             Some(Err(e)) => {

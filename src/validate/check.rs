@@ -557,6 +557,27 @@ impl<F: FnMut(Piece, &mut Vec<u8>)> Reader<'_, '_, F> {
     /// Gemini CLI chat file, [`Converter::close_input`]), and its events are handed on as
     /// those of the last line.
     fn close(&mut self, lineno: u64, name: &str) {
+        // A prompt still held for its session ([`crate::providers::held`]) goes as it was.
+        let at = self.conv.out().w.get_ref().len();
+        let before = self.conv.stats.events;
+        // Writing into a Vec cannot fail.
+        if let Ok(Some(provider)) = self.conv.let_go(name, &mut Diag::new(false)) {
+            let events = self.conv.stats.events - before;
+            let len = self.conv.out().w.get_ref().len() - at;
+            self.read
+                .health
+                .providers
+                .entry(provider)
+                .or_default()
+                .events += events;
+            self.read.events += events;
+            self.emit(Piece::Item(Item::Converted {
+                line: lineno,
+                provider,
+                at,
+                len,
+            }));
+        }
         for p in crate::providers::PROVIDERS {
             let mut diag = Diag::new(false);
             let at = self.conv.out().w.get_ref().len();

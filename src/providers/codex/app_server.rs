@@ -8,9 +8,9 @@ use super::thread_items::{v2_item, Item};
 use super::{
     cancel_open_calls, changes_json, command_text, cumulative_changes, delta, error_event,
     http_status, is_open, line_thread, note_error, notice, object, open_call, or_null,
-    plan_free_delta, plan_update, remember_request, set_stream_thread, status_in_message,
-    tool_invocation, turn_errored, turn_usage, unwrap_shell, usage_reported, usage_turn_started,
-    wire_status, PlanStep, Totals, RAW_REASONING,
+    plan_free_delta, plan_update, remember_request, set_stream_thread, set_thread_model,
+    status_in_message, tool_invocation, turn_errored, turn_model_usage, turn_usage, unwrap_shell,
+    usage_reported, usage_turn_started, wire_status, PlanStep, Totals, RAW_REASONING,
 };
 use crate::event::*;
 use crate::providers::jsonrpc::{self, Envelope, Kind};
@@ -444,6 +444,7 @@ pub(super) fn method_call<'a>(
             }
             let errors = t.error.and_then(|e| e.message.0).map(|m| vec![m]);
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
+            let model_usage = turn_model_usage(cx, usage.as_ref());
             let subtype = turn_subtype(status);
             cx.push(TurnComplete {
                 is_error: failed,
@@ -452,6 +453,7 @@ pub(super) fn method_call<'a>(
                 duration_ms: count(t.duration_ms),
                 stop_reason: Some(wire),
                 usage,
+                model_usage,
                 ..TurnComplete::default()
             });
         }
@@ -599,6 +601,9 @@ pub(super) fn method_call<'a>(
             }
         }
         "model/rerouted" => {
+            if let Some(m) = p.to_model.as_deref() {
+                super::reroute(cx, m);
+            }
             let msg = format!(
                 "model rerouted from {} to {}",
                 p.from_model.as_deref().unwrap_or("?"),
@@ -881,6 +886,9 @@ fn turn_overrides<'a>(raw: &'a RawValue, cx: &mut Cx<'a>) {
         settings.map_or((None, None), |s| (s.model.0, s.reasoning_effort.0));
     let model = o.model.0.or(set_model);
     let effort = o.effort.0.or(set_effort);
+    if let Some(m) = &model {
+        set_thread_model(cx, None, m);
+    }
     if model.is_some() || effort.is_some() {
         let ext = cx.push(SessionInit {
             model,
@@ -992,8 +1000,12 @@ pub(super) fn session_init<'a>(t: Thread<'a>, answer: Option<ThreadAnswer<'a>>, 
         let id = cx.session_id.clone().unwrap_or_default();
         cx.memory().codex.cwds.insert(&id, c.to_owned(), line);
     }
+    let model = model.or(t.model.0);
+    if let Some(m) = &model {
+        set_thread_model(cx, None, m);
+    }
     let ext = cx.push(SessionInit {
-        model: model.or(t.model.0),
+        model,
         reasoning_effort: effort.or(t.reasoning_effort.0),
         cwd,
         version: t.cli_version.0,
@@ -1075,6 +1087,63 @@ mod tests {
     const THREAD_START_ANSWER: &str = r#"{"id":2,"result":{"thread":{"id":"th1","cwd":"/w"},"model":"m","approvalPolicy":"untrusted","sandbox":null}}"#;
     const THREAD_STARTED: &str =
         r#"{"method":"thread/started","params":{"thread":{"id":"th1","cwd":"/w"}}}"#;
+
+    /// CC-Insights' `modelUsage`: a turn's usage under the thread's model, which the
+    /// `thread/start` answer announced (`"model":"m"`), a `model/rerouted` changes, and none
+    /// when no line said it (testdata/codex-app-server/text-only.jsonl, lines 2, 11, 20, 23),
+    /// or when the turn had spent tokens before the reroute (the wire does not split them).
+    #[test]
+    fn a_turn_s_usage_is_under_the_thread_s_model() {
+        let started = r#"{"method":"turn/started","params":{"threadId":"th1","turn":{"id":"t1","items":[],"status":"inProgress"}}}"#;
+        let usage = |total: u64| {
+            format!(
+                r#"{{"method":"thread/tokenUsage/updated","params":{{"threadId":"th1","turnId":"t1","tokenUsage":{{"total":{t},"last":{t}}}}}}}"#,
+                t = format!(
+                    r#"{{"totalTokens":{},"inputTokens":{total},"cachedInputTokens":0,"outputTokens":15,"reasoningOutputTokens":0}}"#,
+                    total + 15
+                )
+            )
+        };
+        let done = r#"{"method":"turn/completed","params":{"threadId":"th1","turn":{"id":"t1","items":[],"status":"completed"}}}"#;
+        let (u1, u2) = (usage(9494), usage(9600));
+        let evs = stream(&[THREAD_START_ANSWER, started, &u1, done]);
+        let tc = of_kind(&evs, "turn_complete");
+        assert_eq!(tc[0]["usage"]["inputTokens"], 9494);
+        assert_eq!(tc[0]["modelUsage"]["m"]["inputTokens"], 9494);
+        assert_eq!(tc[0]["modelUsage"]["m"]["outputTokens"], 15);
+        let rerouted = r#"{"method":"model/rerouted","params":{"threadId":"th1","turnId":"t1","fromModel":"m","toModel":"m2","reason":"x"}}"#;
+        let evs = stream(&[THREAD_START_ANSWER, started, rerouted, &u1, done]);
+        let tc = of_kind(&evs, "turn_complete");
+        assert!(tc[0]["modelUsage"].get("m").is_none());
+        assert_eq!(tc[0]["modelUsage"]["m2"]["inputTokens"], 9494);
+        // Rerouted after the turn spent tokens: of two models, split as the wire does not say.
+        let evs = stream(&[THREAD_START_ANSWER, started, &u1, rerouted, &u2, done]);
+        let tc = of_kind(&evs, "turn_complete");
+        assert!(tc[0].get("usage").is_some());
+        assert!(tc[0].get("modelUsage").is_none());
+        // The next turn is the new model's.
+        let started2 = started.replace("\"t1\"", "\"t2\"");
+        let done2 = done.replace("\"t1\"", "\"t2\"");
+        let u3 = usage(9700).replace("\"t1\"", "\"t2\"");
+        let evs = stream(&[
+            THREAD_START_ANSWER,
+            started,
+            &u1,
+            rerouted,
+            &u2,
+            done,
+            &started2,
+            &u3,
+            &done2,
+        ]);
+        let tc = of_kind(&evs, "turn_complete");
+        assert_eq!(tc[1]["modelUsage"]["m2"]["inputTokens"], 100);
+        // No announcement seen: the model is unknown, and no modelUsage is written.
+        let evs = stream(&[started, &u1, &u2, done]);
+        let tc = of_kind(&evs, "turn_complete");
+        assert!(tc[0].get("usage").is_some());
+        assert!(tc[0].get("modelUsage").is_none());
+    }
 
     #[test]
     fn the_thread_start_answer_and_notification_are_one_announcement() {

@@ -166,6 +166,9 @@ pub(in crate::providers) fn legacy<'a>(
                 let line = cx.line;
                 cx.memory().codex.cwds.insert(&t, c.to_owned(), line);
             }
+            if let Some(model) = m.model.as_deref() {
+                super::set_thread_model(cx, Some(&t), model);
+            }
             cx.push(SessionInit {
                 model: m.model.0.clone(),
                 cwd: m.cwd.0.clone(),
@@ -179,10 +182,12 @@ pub(in crate::providers) fn legacy<'a>(
         }
         "task_complete" => {
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
+            let model_usage = super::turn_model_usage(cx, usage.as_ref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("success")),
                 result: m.last_agent_message.0.clone(),
                 usage,
+                model_usage,
                 ..TurnComplete::default()
             });
         }
@@ -190,10 +195,12 @@ pub(in crate::providers) fn legacy<'a>(
             let thread = line_thread(cx);
             cancel_open_calls(cx, thread.as_deref());
             let usage = turn_usage(cx, cx.turn_id.clone().as_deref());
+            let model_usage = super::turn_model_usage(cx, usage.as_ref());
             cx.push(TurnComplete {
                 subtype: Some(Cow::Borrowed("interrupted")),
                 stop_reason: m.reason.0.clone(),
                 usage,
+                model_usage,
                 ..TurnComplete::default()
             });
         }

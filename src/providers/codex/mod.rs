@@ -74,8 +74,10 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: true,
     sniff,
     convert,
+    // Its turn_complete's `modelUsage` is the turn's own usage under the thread's model.
     reading: super::Reading {
         raw_reasoning: true,
+        running_turn_totals: false,
         ..super::Reading::PLAIN
     },
     caps: super::Capabilities {
@@ -128,6 +130,9 @@ crate::providers::memo::remember! {
         /// Threads' running token totals (`thread/tokenUsage/updated`, legacy `token_count`),
         /// by thread: a turn's own usage is the difference of the total across it.
         pub usage: Memo<Running>,
+        /// Threads' models, by thread: the announcement's, a `turn/start`'s override, a
+        /// `model/rerouted`'s new model. A turn's `modelUsage` is its usage under it.
+        pub models: Memo<String>,
         /// Whether an app-server v2 notification has been seen: legacy `codex/event` lines
         /// then duplicate v2 events (see `legacy.rs`).
         pub v2_seen: Seen,
@@ -253,6 +258,9 @@ pub struct Running {
     /// The turn's start was seen and no total reported since: the first report's `last`
     /// (the usage of the request it counts) is the turn's first.
     pub fresh: bool,
+    /// A `model/rerouted` came after the turn had reported tokens: they are of two models,
+    /// in a split the wire does not give, so the turn has no `modelUsage`.
+    pub rerouted: bool,
 }
 
 /// A file a file change touches, as its call remembers it.
@@ -619,6 +627,7 @@ fn usage_turn_started(cx: &mut Cx<'_>, turn: &str) {
             }
             r.base = r.now;
             r.fresh = true;
+            r.rerouted = false;
         }
         None => m.insert(
             &key,
@@ -627,6 +636,7 @@ fn usage_turn_started(cx: &mut Cx<'_>, turn: &str) {
                 base: None,
                 now: None,
                 fresh: true,
+                rerouted: false,
             },
             line,
         ),
@@ -670,6 +680,7 @@ fn usage_reported(
                 base: None,
                 now: Some(total),
                 fresh: false,
+                rerouted: false,
             },
             line,
         ),
@@ -704,6 +715,62 @@ pub(super) fn turn_usage(cx: &mut Cx<'_>, turn: Option<&str>) -> Option<TokenUsa
         cache_creation_tokens: written,
         reasoning_tokens: reasoning,
     })
+}
+
+/// Notes `model` as the model of `thread` (this line's thread when `None`), from now on.
+pub(super) fn set_thread_model(cx: &mut Cx<'_>, thread: Option<&str>, model: &str) {
+    if model.is_empty() {
+        return;
+    }
+    let Some(thread) = thread.map(str::to_owned).or_else(|| line_thread(cx)) else {
+        return;
+    };
+    let line = cx.line;
+    let m = &mut cx.memory().codex.models;
+    if m.get(&thread).map(String::as_str) != Some(model) {
+        m.insert(&thread, model.to_owned(), line);
+    }
+}
+
+/// A turn's `modelUsage`: its `usage` under the model of this line's thread, when the stream
+/// said which it is ([`set_thread_model`]); `None` when it did not (no model is guessed), and
+/// when the model was rerouted after the turn had spent tokens ([`Running::rerouted`]).
+pub(super) fn turn_model_usage<'a>(
+    cx: &mut Cx<'_>,
+    usage: Option<&TokenUsage>,
+) -> Option<Pairs<'a, ModelTokenUsage>> {
+    let usage = usage?;
+    let thread = line_thread(cx)?;
+    let m = &mut cx.memory().codex;
+    if m.usage.get(&thread).is_some_and(|r| r.rerouted) {
+        return None;
+    }
+    let model = m.models.get(&thread)?.clone();
+    Some(usage_under(model, usage))
+}
+
+/// A `model/rerouted` of this line's thread to `model`: the thread's model from now on; a turn
+/// that has reported tokens already is of two models ([`Running::rerouted`]).
+pub(super) fn reroute(cx: &mut Cx<'_>, model: &str) {
+    if let Some(thread) = line_thread(cx) {
+        if let Some(r) = cx.memory().codex.usage.get_mut(&thread) {
+            if !r.fresh {
+                r.rerouted = true;
+            }
+        }
+    }
+    set_thread_model(cx, None, model);
+}
+
+/// `modelUsage` of one model: `usage` under `model`.
+pub(crate) fn usage_under<'a>(model: String, usage: &TokenUsage) -> Pairs<'a, ModelTokenUsage> {
+    Pairs(vec![(
+        Cow::Owned(model),
+        ModelTokenUsage {
+            tokens: usage.clone(),
+            ..ModelTokenUsage::default()
+        },
+    )])
 }
 
 /// `"exceeded retry limit, last status: 429 Too Many Requests, …"` → 429.

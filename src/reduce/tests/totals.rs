@@ -235,6 +235,44 @@ fn session_running_token_totals_count_once() {
 }
 
 #[test]
+fn a_codex_turn_s_own_model_usage_counts_once_beside_the_running_total() {
+    // Codex's turn_complete `modelUsage` is the turn's own usage under its model
+    // (testdata/codex-app-server/two-prompts.jsonl): the running `total` of its usage_update
+    // counts the same tokens, which must not count twice; the turn's model is the one named.
+    let u = |i: u64, total: u64| json!({"event": "usage_update", "provider": "codex", "stepUsage": {"input_tokens": i}, "total": {"inputTokens": total, "outputTokens": 1}});
+    let tc = |input: u64| json!({"event": "turn_complete", "provider": "codex", "usage": {"inputTokens": input, "outputTokens": 1}, "modelUsage": {"gpt-5.5": {"inputTokens": input, "outputTokens": 1}}});
+    let j = js(&reduce(&[
+        json!({"event": "session_init", "provider": "codex", "model": "gpt-5.5"}),
+        json!({"event": "turn_start", "provider": "codex"}),
+        u(10, 10),
+        tc(10),
+        json!({"event": "turn_start", "provider": "codex"}),
+        u(7, 17),
+        tc(7),
+    ]));
+    let turns = &j["tree"]["sessions"][0]["turns"];
+    assert_eq!(turns[0]["tokens"]["inputTokens"], 10);
+    assert_eq!(turns[1]["tokens"]["inputTokens"], 7);
+    assert_eq!(j["totals"]["sessions"][0]["inputTokens"], 17);
+    assert_eq!(j["totals"]["all"]["inputTokens"], 17);
+    let models = j["totals"]["models"].as_array().unwrap();
+    assert_eq!(models.len(), 1, "{models:?}");
+    assert_eq!(
+        (&models[0]["model"], &models[0]["inputTokens"]),
+        (&json!("gpt-5.5"), &json!(17))
+    );
+    // Without a running total (a session file that reports none), the turns' own add up.
+    let j = js(&reduce(&[
+        json!({"event": "turn_start", "provider": "codex"}),
+        tc(10),
+        json!({"event": "turn_start", "provider": "codex"}),
+        tc(7),
+    ]));
+    assert_eq!(j["totals"]["all"]["inputTokens"], 17);
+    assert_eq!(j["totals"]["models"][0]["inputTokens"], 17);
+}
+
+#[test]
 fn requests_own_costs_add_up_when_no_running_total_is_reported() {
     // OpenCode: each step's cost, one per message (a repeated line counts once, its last).
     let step = |m: &str, cost: f64| {
