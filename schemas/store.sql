@@ -40,6 +40,9 @@ CREATE TABLE sources (
   seq INTEGER NOT NULL,
   head_len INTEGER NOT NULL,  -- how many first bytes head_hash covers (at most 4096)
   head_hash TEXT NOT NULL,
+  closing TEXT NOT NULL,      -- JSON [[session_id, id], ...]: the events the end of the read
+                              -- inferred (the end of a turn left open), taken back when the
+                              -- file goes on
   stored_at TEXT NOT NULL     -- when it was last read (UTC)
 );
 

@@ -122,7 +122,7 @@ impl Store {
                 };
                 self.begin()?;
                 let lines = SourceLines::one(reader, name.clone(), opts.max_line);
-                self.read(lines, &name, true, 0, 0, opts, diag)?;
+                self.read(lines, &name, true, 0, opts, diag)?;
                 self.commit()
             }
             Source::File(path) => self.file(path, opts, diag),
@@ -150,11 +150,18 @@ impl Store {
                 return Ok(());
             }
         };
-        let Plan::From { offset, lines, seq } = plan else {
+        let Plan::From { lines, .. } = plan else {
             self.counts.files_unchanged += 1;
             return self.commit_if_due(false);
         };
-        let (reader, ends) = match sources::open_at(path, offset, size) {
+        // What the end of the last read inferred (the end of a turn the file had left open)
+        // is taken back: the file went on, and its end is inferred again where it ends now.
+        if lines > 0 {
+            if let Some(rec) = &rec {
+                self.retract(&rec.closing)?;
+            }
+        }
+        let (reader, ends) = match sources::open_at(path, 0, size) {
             Ok(r) => r,
             Err(e) => {
                 diag.io_error(&name, &e);
@@ -163,7 +170,7 @@ impl Store {
         };
         self.savepoint()?;
         let lines_in = SourceLines::one(Box::new(reader), name.clone(), opts.max_line);
-        let read = match self.read(lines_in, &name, false, lines, seq, opts, diag) {
+        let read = match self.read(lines_in, &name, false, lines, opts, diag) {
             Ok(r) => r,
             Err(e) => {
                 self.rollback();
@@ -188,10 +195,11 @@ impl Store {
             size,
             mtime_ns: mtime,
             offset: ends.get(),
-            lines: lines + read.whole_lines,
+            lines: read.whole_lines,
             seq: read.seq,
             head_len,
             head_hash,
+            closing: read.closing,
         };
         sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
         self.release_savepoint()?;
@@ -232,7 +240,7 @@ impl Store {
             return Ok(());
         };
         self.savepoint()?;
-        let read = match self.read(lines, &name, false, 0, 0, opts, diag) {
+        let read = match self.read(lines, &name, false, 0, opts, diag) {
             Ok(r) => r,
             Err(e) => {
                 self.rollback();
@@ -257,6 +265,7 @@ impl Store {
                 seq: 0,
                 head_len,
                 head_hash,
+                closing: Vec::new(),
             };
             sources::save(&self.conn, &key_of(p), &rec)
                 .map_err(|e| self.db_error(e, "cannot write"))?;
@@ -284,25 +293,34 @@ impl Store {
             .map_err(|e| self.db_error(e, "cannot write"))
     }
 
-    /// Converts and stores the lines of `rdr`, numbered after `lines`, events after `seq`.
-    /// `live` (a pipe): commits whenever the next line is not there yet or the batch is
-    /// [`BATCH`] old. A database error ends the run (`Err`, the batch rolled back by the
-    /// caller); an input error is reported and ends this input (`failed`).
-    #[allow(clippy::too_many_arguments)]
+    /// Takes back the events the end of a file's last read inferred (their keys).
+    fn retract(&mut self, keys: &[(String, String)]) -> anyhow::Result<()> {
+        for (session, id) in keys {
+            self.conn
+                .prepare_cached("DELETE FROM events WHERE session_id = ?1 AND id = ?2")
+                .and_then(|mut st| st.execute([session, id]))
+                .map_err(|e| self.db_error(e, "cannot write"))?;
+        }
+        Ok(())
+    }
+
+    /// Converts the lines of `rdr` and stores their events, except those of the first `skip`
+    /// lines (stored by an earlier run: they are converted only so that the converter
+    /// remembers what a whole read remembers, and the events after them come out as in a
+    /// whole read, with the same ids). `live` (a pipe): commits whenever the next line is not
+    /// there yet or the batch is [`BATCH`] old. A database error ends the run (`Err`, the
+    /// batch rolled back by the caller); an input error is reported and ends this input
+    /// (`failed`).
     fn read(
         &mut self,
         mut rdr: SourceLines<'_>,
         name: &str,
         live: bool,
-        lines: u64,
-        seq: u64,
+        skip: u64,
         opts: &Options,
         diag: &mut Diag,
     ) -> anyhow::Result<Outcome> {
-        let mut result = Outcome {
-            seq,
-            ..Outcome::default()
-        };
+        let mut result = Outcome::default();
         let conn = &self.conn;
         let ins = RefCell::new(Inserter::new(conn).map_err(|e| self.db_error(e, "cannot write"))?);
         let busy = || io::Error::other("internal error: the store was fed while it was busy");
@@ -312,7 +330,6 @@ impl Store {
         };
         let mut out = Out::new(Vec::new());
         let mut conv = Converter::new(opts, &mut out);
-        conv.set_seq(seq);
         conv.tap(&mut tap);
         let mut buf = Vec::with_capacity(64 * 1024);
         let mut commit_now = false;
@@ -326,8 +343,10 @@ impl Store {
                     break;
                 }
             };
-            let lineno = lines + rdr.lineno();
+            let lineno = rdr.lineno();
             let unterminated = rdr.unterminated();
+            let storing = lineno > skip;
+            ins.try_borrow_mut().map_err(|_| busy())?.storing = storing;
             let converted = conv.input_line(line, &buf, lineno, unterminated, rdr.name(), diag);
             let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
             if let Some(e) = i.failed.take() {
@@ -342,7 +361,9 @@ impl Store {
             let out = conv.out();
             out.flush().context("cannot convert")?;
             let written = out.w.get_mut();
-            if !written.is_empty() {
+            if !storing {
+                written.clear();
+            } else if !written.is_empty() {
                 let fallback = format!(
                     "line-{:016x}",
                     crate::ids::hash_pair("", &String::from_utf8_lossy(&buf))
@@ -377,8 +398,14 @@ impl Store {
             }
         }
         if crate::signals::caught().is_none() && !result.failed {
-            let closed = conv.close_input(lines + rdr.lineno(), rdr.name(), diag);
+            {
+                let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
+                i.storing = true;
+                i.closing = Some(Vec::new());
+            }
+            let closed = conv.close_input(rdr.lineno(), rdr.name(), diag);
             let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
+            result.closing = i.closing.take().unwrap_or_default();
             if let Some(e) = i.failed.take() {
                 return Err(anyhow::anyhow!(
                     "{}: cannot store: {}",
@@ -413,6 +440,9 @@ struct Outcome {
     seq: u64,
     /// The input could not be read to its end.
     failed: bool,
+    /// The keys of the events the end of the input added (inferred ends of what it left
+    /// open), taken back when the file goes on.
+    closing: Vec<(String, String)>,
 }
 
 /// The statements that insert events, and what they did.
@@ -422,6 +452,11 @@ struct Inserter<'c> {
     /// An InsightsEvent line: its members read by SQLite.
     line: CachedStatement<'c>,
     json: Vec<u8>,
+    /// Whether events are stored (not while the lines an earlier run stored are converted
+    /// again).
+    storing: bool,
+    /// When set, the keys of the events added are noted here (the end of an input).
+    closing: Option<Vec<(String, String)>>,
     /// The database error that stopped the tap (the converter sees only an `io::Error`).
     failed: Option<rusqlite::Error>,
     events: u64,
@@ -448,6 +483,8 @@ impl<'c> Inserter<'c> {
                  FROM (SELECT ?1 AS j)",
             )?,
             json: Vec::with_capacity(4096),
+            storing: true,
+            closing: None,
             failed: None,
             events: 0,
             added: 0,
@@ -457,6 +494,9 @@ impl<'c> Inserter<'c> {
 
     /// Inserts an event the converter made; a database error is kept in `failed`.
     fn event(&mut self, ev: &Event) -> io::Result<()> {
+        if !self.storing {
+            return Ok(());
+        }
         self.json.clear();
         crate::json_writer::write(&mut self.json, ev).map_err(io::Error::other)?;
         let json = std::str::from_utf8(&self.json).map_err(io::Error::other)?;
@@ -470,10 +510,18 @@ impl<'c> Inserter<'c> {
             ev.event,
             json,
         ]);
-        self.counted(r).map_err(|e| {
-            self.failed = Some(e);
-            io::Error::other("the store failed")
-        })
+        match self.counted(r) {
+            Ok(added) => {
+                if let (true, Some(keys)) = (added, self.closing.as_mut()) {
+                    keys.push((ev.session_id.to_string(), ev.id.to_string()));
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = Some(e);
+                Err(io::Error::other("the store failed"))
+            }
+        }
     }
 
     /// Inserts an InsightsEvent line; `fallback` is its id when it has none.
@@ -482,15 +530,16 @@ impl<'c> Inserter<'c> {
         let r = self
             .line
             .execute(rusqlite::params![text.as_ref(), fallback]);
-        self.counted(r)
+        self.counted(r).map(|_| ())
     }
 
-    fn counted(&mut self, r: rusqlite::Result<usize>) -> rusqlite::Result<()> {
+    /// Counts an insert; whether it added the event.
+    fn counted(&mut self, r: rusqlite::Result<usize>) -> rusqlite::Result<bool> {
         let n = r? as u64;
         self.events += 1;
         self.added += n;
         self.added_since_commit += n;
-        Ok(())
+        Ok(n > 0)
     }
 }
 

@@ -50,25 +50,32 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
                 .with_context(|| format!("cannot create the folder {}", dir.display()))?;
         }
     }
+    if !fresh {
+        // Read only, until the file is known to be ours: a read-only connection writes
+        // nothing, not even a checkpoint when it closes.
+        let ro = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("cannot open the database {}", path.display()))?;
+        ro.busy_timeout(BUSY_TIMEOUT)?;
+        if let Some(v) = version_of(&ro, path)? {
+            if v > VERSION {
+                return Err(Refused(format!(
+                    "{}: schema version {v} is newer than this insights knows ({VERSION}); \
+                     use a newer insights (the file is left as it is)",
+                    path.display()
+                ))
+                .into());
+            }
+        }
+    }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)
         .with_context(|| format!("cannot open the database {}", path.display()))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // Read only, until the file is known to be ours.
-    let version = version_of(&conn, path)?;
-    if let Some(v) = version {
-        if v > VERSION {
-            return Err(Refused(format!(
-                "{}: schema version {v} is newer than this insights knows ({VERSION}); \
-                 use a newer insights",
-                path.display()
-            ))
-            .into());
-        }
-    }
     conn.pragma_update(None, "journal_mode", "WAL")
         .with_context(|| format!("cannot set WAL mode on {}", path.display()))?;
     // In WAL mode, NORMAL loses no committed transaction to a crash of the program, only

@@ -39,6 +39,8 @@ pub struct Record {
     pub seq: u64,
     pub head_len: u64,
     pub head_hash: String,
+    /// The keys `(session_id, id)` of the events the end of its last read inferred.
+    pub closing: Vec<(String, String)>,
 }
 
 /// What to do with a file this run.
@@ -72,7 +74,8 @@ pub fn head_hash(path: &Path, len: u64) -> io::Result<String> {
 /// The record of `path`, if it was read before.
 pub fn lookup(conn: &Connection, path: &str) -> rusqlite::Result<Option<Record>> {
     conn.prepare_cached(
-        "SELECT size, mtime_ns, offset, lines, seq, head_len, head_hash FROM sources WHERE path = ?1",
+        "SELECT size, mtime_ns, offset, lines, seq, head_len, head_hash, closing
+         FROM sources WHERE path = ?1",
     )?
     .query_row([path], |r| {
         Ok(Record {
@@ -83,6 +86,7 @@ pub fn lookup(conn: &Connection, path: &str) -> rusqlite::Result<Option<Record>>
             seq: r.get::<_, i64>(4)? as u64,
             head_len: r.get::<_, i64>(5)? as u64,
             head_hash: r.get(6)?,
+            closing: serde_json::from_str(&r.get::<_, String>(7)?).unwrap_or_default(),
         })
     })
     .optional()
@@ -91,10 +95,11 @@ pub fn lookup(conn: &Connection, path: &str) -> rusqlite::Result<Option<Record>>
 /// Writes the record of `path` (in the transaction of the events it read).
 pub fn save(conn: &Connection, path: &str, rec: &Record) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO sources (path, size, mtime_ns, offset, lines, seq, head_len, head_hash, stored_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        "INSERT INTO sources
+           (path, size, mtime_ns, offset, lines, seq, head_len, head_hash, closing, stored_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
          ON CONFLICT (path) DO UPDATE SET size = ?2, mtime_ns = ?3, offset = ?4, lines = ?5,
-           seq = ?6, head_len = ?7, head_hash = ?8, stored_at = excluded.stored_at",
+           seq = ?6, head_len = ?7, head_hash = ?8, closing = ?9, stored_at = excluded.stored_at",
     )?
     .execute(rusqlite::params![
         path,
@@ -105,6 +110,7 @@ pub fn save(conn: &Connection, path: &str, rec: &Record) -> rusqlite::Result<()>
         rec.seq as i64,
         rec.head_len as i64,
         rec.head_hash,
+        serde_json::to_string(&rec.closing).unwrap_or_else(|_| "[]".into()),
     ])?;
     Ok(())
 }
@@ -208,6 +214,7 @@ mod tests {
             seq: 5,
             head_len: size.min(HEAD),
             head_hash: head_hash(&p, size.min(HEAD)).unwrap(),
+            closing: Vec::new(),
         };
         assert_eq!(plan(&p, Some(&rec), size, mtime).unwrap(), Plan::Unchanged);
         std::fs::write(&p, "one\ntwo\nthree\nfour\n").unwrap();
