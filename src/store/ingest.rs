@@ -168,20 +168,10 @@ impl Store {
                 return Ok(());
             }
         };
-        self.savepoint()?;
         let lines_in = SourceLines::one(Box::new(reader), name.clone(), opts.max_line);
-        let read = match self.read(lines_in, &name, false, lines, opts, diag) {
-            Ok(r) => r,
-            Err(e) => {
-                self.rollback();
-                return Err(e);
-            }
-        };
-        if crate::signals::caught().is_some() || read.failed {
-            // Not read to its end: nothing of it is kept, the next run reads it again.
-            self.undo_savepoint()?;
+        let Some(read) = self.read_file(lines_in, &name, lines, opts, diag)? else {
             return Ok(());
-        }
+        };
         let head_len = size.min(sources::HEAD);
         let head_hash = match sources::head_hash(path, head_len) {
             Ok(h) => h,
@@ -239,16 +229,7 @@ impl Store {
         let Some(lines) = src.lines_or_report(opts.max_line, diag) else {
             return Ok(());
         };
-        self.savepoint()?;
-        let read = match self.read(lines, &name, false, 0, opts, diag) {
-            Ok(r) => r,
-            Err(e) => {
-                self.rollback();
-                return Err(e);
-            }
-        };
-        if crate::signals::caught().is_some() || read.failed {
-            self.undo_savepoint()?;
+        if self.read_file(lines, &name, 0, opts, diag)?.is_none() {
             return Ok(());
         }
         for (p, size, mtime) in stats {
@@ -273,6 +254,33 @@ impl Store {
         self.release_savepoint()?;
         self.counts.files_read += paths.len() as u64;
         self.commit_if_due(false)
+    }
+
+    /// [`Store::read`] of a file (or a conversation's files) under a savepoint, which is left
+    /// open for the file's record; `None` when it was not read to its end (a signal, an
+    /// input error): then nothing of it is kept, and the next run reads it again. A database
+    /// error rolls the batch back.
+    fn read_file(
+        &mut self,
+        lines: SourceLines<'_>,
+        name: &str,
+        skip: u64,
+        opts: &Options,
+        diag: &mut Diag,
+    ) -> anyhow::Result<Option<Outcome>> {
+        self.savepoint()?;
+        let read = match self.read(lines, name, false, skip, opts, diag) {
+            Ok(r) => r,
+            Err(e) => {
+                self.rollback();
+                return Err(e);
+            }
+        };
+        if crate::signals::caught().is_some() || read.failed {
+            self.undo_savepoint()?;
+            return Ok(None);
+        }
+        Ok(Some(read))
     }
 
     fn savepoint(&mut self) -> anyhow::Result<()> {

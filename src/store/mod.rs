@@ -135,14 +135,5 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         c.files_read,
         c.files_unchanged
     ));
-    if let Some(signo) = crate::signals::caught() {
-        return Ok(ExitCode::from(crate::signals::exit_status(signo)));
-    }
-    Ok(if diag.io_errors > 0 {
-        ExitCode::from(2)
-    } else if diag.bad_lines > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(diag.exit_code())
 }
