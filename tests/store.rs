@@ -465,3 +465,40 @@ fn the_sqlite3_shell_reads_the_views() {
     assert_eq!(query("select version from schema_version"), "version\n1\n");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_write_error_rolls_the_batch_back_and_is_named() {
+    let d = scratch("full");
+    let input = d.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    generate(&input, 4, 2);
+    let clean = d.join("clean.db");
+    ok(&store(&clean, &[&input]));
+    // No file of the database may grow past 400 KiB (RLIMIT_FSIZE, its signal ignored so the
+    // write fails with EFBIG): a full disk as SQLite sees one, an error of its writes.
+    let db = d.join("full.db");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 400; exec \"$0\" store --db \"$1\" \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_insights"))
+        .arg(&db)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("(the batch was rolled back)")
+            && (err.contains("I/O error") || err.contains("disk is full")),
+        "{err}"
+    );
+    // The database is whole, and a run with room ends as one clean run.
+    let check: String = Connection::open(&db)
+        .unwrap()
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    ok(&store(&db, &[&input]));
+    assert!(contents(&db) == contents(&clean));
+    std::fs::remove_dir_all(&d).unwrap();
+}

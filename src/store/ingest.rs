@@ -359,7 +359,7 @@ impl Store {
             let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
             if let Some(e) = i.failed.take() {
                 return Err(anyhow::anyhow!(
-                    "{}: cannot store: {}",
+                    "{}: cannot store (the batch was rolled back): {}",
                     self.name,
                     db_words(&e)
                 ));
@@ -382,7 +382,11 @@ impl Store {
                     .enumerate()
                 {
                     i.line(l, &format!("{fallback}:{k}")).map_err(|e| {
-                        anyhow::anyhow!("{}: cannot store: {}", self.name, db_words(&e))
+                        anyhow::anyhow!(
+                            "{}: cannot store (the batch was rolled back): {}",
+                            self.name,
+                            db_words(&e)
+                        )
                     })?;
                 }
                 written.clear();
@@ -416,7 +420,7 @@ impl Store {
             result.closing = i.closing.take().unwrap_or_default();
             if let Some(e) = i.failed.take() {
                 return Err(anyhow::anyhow!(
-                    "{}: cannot store: {}",
+                    "{}: cannot store (the batch was rolled back): {}",
                     self.name,
                     db_words(&e)
                 ));
