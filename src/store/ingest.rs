@@ -358,11 +358,7 @@ impl Store {
             let converted = conv.input_line(line, &buf, lineno, unterminated, rdr.name(), diag);
             let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
             if let Some(e) = i.failed.take() {
-                return Err(anyhow::anyhow!(
-                    "{}: cannot store (the batch was rolled back): {}",
-                    self.name,
-                    db_words(&e)
-                ));
+                return Err(self.db_error(e, "cannot store (the batch was rolled back)"));
             }
             converted?;
             // InsightsEvents passed through.
@@ -382,11 +378,7 @@ impl Store {
                     .enumerate()
                 {
                     i.line(l, &format!("{fallback}:{k}")).map_err(|e| {
-                        anyhow::anyhow!(
-                            "{}: cannot store (the batch was rolled back): {}",
-                            self.name,
-                            db_words(&e)
-                        )
+                        self.db_error(e, "cannot store (the batch was rolled back)")
                     })?;
                 }
                 written.clear();
@@ -419,11 +411,7 @@ impl Store {
             let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
             result.closing = i.closing.take().unwrap_or_default();
             if let Some(e) = i.failed.take() {
-                return Err(anyhow::anyhow!(
-                    "{}: cannot store (the batch was rolled back): {}",
-                    self.name,
-                    db_words(&e)
-                ));
+                return Err(self.db_error(e, "cannot store (the batch was rolled back)"));
             }
             closed.context("cannot convert")?;
             drop(i);
