@@ -48,8 +48,11 @@ fn note(out: &Output) -> (u64, u64) {
     )
 }
 
-/// Every event stored, in key order: (session_id, id, event, json).
-fn rows(db: &Path) -> Vec<(String, String, String, String)> {
+/// An event stored: (session_id, id, event, json).
+type Row = (String, String, String, String);
+
+/// Every event stored, in key order.
+fn rows(db: &Path) -> Vec<Row> {
     let c = Connection::open(db).unwrap();
     let mut st = c
         .prepare("SELECT session_id, id, event, json FROM events ORDER BY session_id, id")
@@ -224,7 +227,7 @@ fn generate(dir: &Path, copies: usize, files: usize) {
 }
 
 /// Everything a run leaves that one clean run would: the events and the files' records.
-fn contents(db: &Path) -> (Vec<(String, String, String, String)>, Vec<String>) {
+fn contents(db: &Path) -> (Vec<Row>, Vec<String>) {
     let c = Connection::open(db).unwrap();
     let mut st = c
         .prepare(
