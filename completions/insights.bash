@@ -43,6 +43,9 @@ _insights() {
             insights,sessions)
                 cmd="insights__subcmd__sessions"
                 ;;
+            insights,store)
+                cmd="insights__subcmd__store"
+                ;;
             insights,usage)
                 cmd="insights__subcmd__usage"
                 ;;
@@ -76,6 +79,9 @@ _insights() {
             insights__subcmd__help,sessions)
                 cmd="insights__subcmd__help__subcmd__sessions"
                 ;;
+            insights__subcmd__help,store)
+                cmd="insights__subcmd__help__subcmd__store"
+                ;;
             insights__subcmd__help,usage)
                 cmd="insights__subcmd__help__subcmd__usage"
                 ;;
@@ -89,7 +95,7 @@ _insights() {
 
     case "${cmd}" in
         insights)
-            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage completions help"
+            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage store completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -183,7 +189,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__help)
-            opts="convert validate replay reduce providers run schema sessions usage completions help"
+            opts="convert validate replay reduce providers run schema sessions usage store completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -309,6 +315,20 @@ _insights() {
             return 0
             ;;
         insights__subcmd__help__subcmd__sessions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        insights__subcmd__help__subcmd__store)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -556,6 +576,36 @@ _insights() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        insights__subcmd__store)
+            opts="-h --db --from --max-line-bytes --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -W "auto qwen amp cursor opencode claude codex gemini aceclaw acp" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-line-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -201,6 +201,18 @@ pub enum Command {
     /// `outputTokens`, `cacheReadTokens`, `cacheCreationTokens`, `reasoningTokens`,
     /// `totalTokens` and `costUsd` (null when a model has no price).
     Usage(crate::usage::Args),
+    /// Keep every event in an SQLite database, each exactly once.
+    ///
+    /// Reads what `insights` reads (agent output, InsightsEvent logs, session files, folders,
+    /// `-` for standard input), or with no PATH the agents' standard places as `usage` does,
+    /// converts it as `insights` does and inserts each event once, keyed by its session and id:
+    /// storing a file again, a copy of it, or after a run that was killed, adds nothing twice.
+    /// A file stored before is read from the offset the last run read up to (a file rewritten
+    /// from its start again). Batches are transactions, committed at least every 200 ms on a
+    /// live pipe; the database is in WAL mode, so it can be read while it is written, and a
+    /// second writer waits for the first. The tables and views (events, sources, sessions,
+    /// turns, tool_calls, usage, schema_version) are schemas/store.sql in the source tree.
+    Store(crate::store::Args),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     ///
     /// The scripts for bash, zsh and fish are also in completions/ in the source tree.
@@ -425,7 +437,7 @@ pub fn sources(files: &[PathBuf]) -> Vec<crate::input::Source> {
     }
 }
 
-fn from_values() -> PossibleValuesParser {
+pub fn from_values() -> PossibleValuesParser {
     let mut v =
         vec![PossibleValue::new("auto").help("Detect the provider of each line by its shape")];
     v.extend(

@@ -87,15 +87,7 @@ pub fn run(args: &ConvertArgs, config: &Config) -> anyhow::Result<ExitCode> {
             parts.join(", ")
         ));
     }
-    Ok(if let Some(signo) = crate::signals::caught() {
-        ExitCode::from(crate::signals::exit_status(signo))
-    } else if diag.io_errors > 0 {
-        ExitCode::from(2)
-    } else if diag.bad_lines > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(diag.exit_code())
 }
 
 /// Everything the converter needs to know, resolved once from the command line.

@@ -77,6 +77,22 @@ struct Said {
 }
 
 impl Diag {
+    /// The exit status of a run that read its inputs with these diagnostics: 128 plus the
+    /// signal's number when a signal ended it, 2 after an I/O error, 1 after a line that
+    /// could not be read, else 0.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        use std::process::ExitCode;
+        if let Some(signo) = crate::signals::caught() {
+            ExitCode::from(crate::signals::exit_status(signo))
+        } else if self.io_errors > 0 {
+            ExitCode::from(2)
+        } else if self.bad_lines > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
+
     pub fn new(color: bool) -> Self {
         Diag {
             color,

@@ -1,6 +1,6 @@
 //! The library behind the `insights` command: a Unix filter that normalizes AI coding agents'
 //! streaming output into InsightsEvent JSONL, and the commands built on those events
-//! (`validate`, `replay`, `reduce`, `usage`, `sessions`).
+//! (`validate`, `replay`, `reduce`, `usage`, `sessions`, `store`).
 //!
 //! `src/main.rs` only parses the command line and calls [`run()`]. The modules are public so that
 //! the fuzz targets (`fuzz/`) can call into them; they are this program's internals, not a
@@ -36,6 +36,7 @@ pub mod run;
 pub mod scan;
 pub mod schema;
 pub mod signals;
+pub mod store;
 #[cfg(test)]
 mod test_support;
 pub mod time;
@@ -67,6 +68,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Schema(args)) => schema::run(&args),
         Some(Command::Sessions(args)) => usage::sessions::run(&args),
         Some(Command::Usage(args)) => usage::run(&args),
+        Some(Command::Store(args)) => store::run(&args, &config),
         Some(Command::Completions { shell }) => {
             // Generated into memory first: clap_complete panics on a failed write.
             let mut script = Vec::new();

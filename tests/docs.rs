@@ -61,6 +61,7 @@ fn all_long_flags() -> BTreeSet<String> {
         &["completions", "--help"],
         &["usage", "--help"],
         &["sessions", "--help"],
+        &["store", "--help"],
     ] {
         flags.extend(long_flags(&stdout_of(args)));
     }

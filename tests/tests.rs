@@ -18,6 +18,7 @@ mod replay;
 mod robustness;
 mod run;
 mod schema;
+mod store;
 mod usage;
 mod util;
 mod validate;

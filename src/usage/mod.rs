@@ -6,7 +6,7 @@
 //! numbers cannot drift from the events', without building events.
 
 mod facts;
-mod homes;
+pub mod homes;
 pub mod prices;
 mod scan;
 pub mod sessions;

@@ -1,0 +1,139 @@
+//! `insights store`: keep every event in an SQLite database, each exactly once.
+//!
+//! It reads what `insights` reads (agent output, InsightsEvent logs, session files, folders,
+//! standard input), converts it as `insights` does (the converter's events taken from its tap,
+//! as `reduce` takes them) and inserts each event once, by its key `(session_id, id)`
+//! ([`ingest`]). Files are read incrementally: each file's size, modification time, the offset
+//! read up to and a hash of its head are kept, and the next run reads only what was appended
+//! ([`sources`]). The layout, its version and the refusal of a file that is not ours are in
+//! [`schema`]; the layout itself is `schemas/store.sql`, described in `docs/store.md`.
+
+pub mod ingest;
+pub mod schema;
+pub mod sources;
+
+use crate::cli::Config;
+use crate::diag::Diag;
+use crate::input::Source;
+use anyhow::Context as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const AFTER_HELP: &str = "\
+Examples:
+  insights store                                  # the agents' standard places
+  insights store ~/.claude/projects/myproj        # a folder of session files
+  claude -p --output-format stream-json ... | insights store -   # a live stream
+  insights store --db team.db logs/*.jsonl        # another database
+  sqlite3 ~/.local/share/insights/insights.db 'select * from usage'
+
+Every event is stored once, by its session and id: storing a file again, or a copy of it,
+adds nothing. A file stored before is read from where the last run stopped; one that was
+rewritten is read again from its start. The database is plain SQLite with the views sessions,
+turns, tool_calls and usage (docs/store.md).
+
+Exit status: 0 every line was read, 1 some input lines could not be read, 2 usage or I/O
+error, or a --db file that is not an insights database or is of a newer schema (left as it
+is).";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// Inputs: files, folders (every `*.jsonl` file below), `-` for standard input; none
+    /// reads the agents' standard places, as `usage` does.
+    ///
+    /// The standard places are Claude Code's ~/.claude/projects (CLAUDE_CONFIG_DIR),
+    /// Codex's ~/.codex/sessions and ~/.codex/archived_sessions (CODEX_HOME) and Gemini CLI's
+    /// ~/.gemini/tmp/*/chats. A Claude Code session file and its subagents' files are read as
+    /// one conversation.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// The database; created, with its folder, when it does not exist.
+    ///
+    /// The default is $XDG_DATA_HOME/insights/insights.db, else
+    /// ~/.local/share/insights/insights.db. A file that is not an insights database, or one
+    /// of a newer schema, is refused (exit status 2) and left as it is.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// The provider of raw input, or `auto` to detect it line by line (as for `convert`).
+    #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = crate::cli::from_values())]
+    pub from: String,
+
+    /// Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and
+    /// skipped.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::cli::parse_bytes)]
+    pub max_line_bytes: usize,
+}
+
+/// The default database: `$XDG_DATA_HOME/insights/insights.db`, else
+/// `~/.local/share/insights/insights.db`.
+pub fn default_db() -> anyhow::Result<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local").join("share"))
+        })
+        .context("no database given, and neither XDG_DATA_HOME nor HOME is set: give --db")?;
+    Ok(data.join("insights").join("insights.db"))
+}
+
+pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
+    crate::signals::install();
+    let mut diag = Diag::new(config.color_err);
+    // Times are the session's own: a line without a time is not stamped with the moment it
+    // was read (it would differ from run to run).
+    let opts = crate::convert::Options {
+        forced: crate::cli::forced(&args.from)?,
+        raw: false,
+        clock: false,
+        flush: crate::output::FlushPolicy::WhenIdle,
+        strict: false,
+        cc_insights: false,
+        max_line: args.max_line_bytes,
+    };
+    let db = match &args.db {
+        Some(p) => p.clone(),
+        None => default_db()?,
+    };
+    let sources = if args.paths.is_empty() {
+        let (found, _) = crate::usage::homes::standard(&[]);
+        found.into_iter().map(|f| Source::File(f.path)).collect()
+    } else {
+        for p in &args.paths {
+            if p.as_os_str() != "-" {
+                std::fs::metadata(p).with_context(|| format!("{}: cannot read", p.display()))?;
+            }
+        }
+        let given: Vec<Source> = args.paths.iter().map(|p| Source::from_arg(p)).collect();
+        crate::input::expand_dirs(&given, &mut diag)
+    };
+    let sources = crate::input::group_conversations(sources);
+    let conn = schema::open(&db)?;
+    let mut store = ingest::Store::new(conn, db.display().to_string());
+    for src in &sources {
+        if let Err(e) = store.source(src, &opts, &mut diag) {
+            store.rollback();
+            return Err(e);
+        }
+        if crate::signals::caught().is_some() {
+            break;
+        }
+    }
+    store.commit()?;
+    let c = store.counts;
+    diag.note(&format!(
+        "stored {} new events of {} read into {} ({} files read, {} unchanged)",
+        c.added,
+        c.events,
+        db.display(),
+        c.files_read,
+        c.files_unchanged
+    ));
+    Ok(diag.exit_code())
+}

@@ -1,0 +1,215 @@
+//! The database's layout (`schemas/store.sql`, included here so there is one copy), its
+//! version, the migrations from older versions, and the refusal of a file that is not an
+//! insights database or is of a newer version: nothing is written to such a file (the check
+//! reads before anything sets WAL mode or creates a table).
+
+use anyhow::{bail, Context as _};
+use rusqlite::{Connection, OpenFlags, OptionalExtension as _};
+use std::io::Read as _;
+use std::path::Path;
+use std::time::Duration;
+
+/// The layout of a new database: tables, indexes and views.
+pub const DDL: &str = include_str!("../../schemas/store.sql");
+
+/// The version [`DDL`] makes.
+pub const VERSION: i64 = 1;
+
+/// `MIGRATIONS[k]` takes a database of version `k + 1` to version `k + 2`, in the
+/// transaction that also writes the new version. None yet: version 1 is the first.
+const MIGRATIONS: &[&str] = &[];
+
+/// How long a writer waits for another one to commit (`PRAGMA busy_timeout`): a batch is
+/// committed at least every 200 ms, but one file is stored in one transaction.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The first bytes of every SQLite 3 database file.
+const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Why a database is refused (exit status 2, the file untouched).
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Opens the database at `path` for writing, creating it (and its folder) when it does not
+/// exist, and brings its layout to [`VERSION`]: WAL mode, the busy timeout set. A file that is
+/// not an SQLite database, an SQLite database that is not an insights store, or a store of a
+/// newer version is refused ([`Refused`]) before anything is written to it.
+pub fn open(path: &Path) -> anyhow::Result<Connection> {
+    let fresh = check_file(path)?;
+    if fresh {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+        }
+    }
+    if !fresh {
+        // Read only, until the file is known to be ours: a read-only connection writes
+        // nothing, not even a checkpoint when it closes.
+        let ro = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("cannot open the database {}", path.display()))?;
+        ro.busy_timeout(BUSY_TIMEOUT)?;
+        if let Some(v) = version_of(&ro, path)? {
+            if v > VERSION {
+                return Err(Refused(format!(
+                    "{}: schema version {v} is newer than this insights knows ({VERSION}); \
+                     use a newer insights (the file is left as it is)",
+                    path.display()
+                ))
+                .into());
+            }
+        }
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)
+        .with_context(|| format!("cannot open the database {}", path.display()))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .with_context(|| format!("cannot set WAL mode on {}", path.display()))?;
+    // In WAL mode, NORMAL loses no committed transaction to a crash of the program, only
+    // (at worst) the last ones to a power failure, and never corrupts.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    migrate(&conn).with_context(|| format!("cannot set up {}", path.display()))?;
+    Ok(conn)
+}
+
+/// Whether `path` is to be created (absent or empty); `Err(Refused)` when it is a file that
+/// is not an SQLite database. Reads at most its first 16 bytes.
+fn check_file(path: &Path) -> anyhow::Result<bool> {
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot open the database {}", path.display()))
+        }
+    };
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(Refused(format!("{}: a directory, not a database", path.display())).into());
+    }
+    let mut head = Vec::with_capacity(16);
+    (&mut f)
+        .take(16)
+        .read_to_end(&mut head)
+        .with_context(|| format!("cannot read the database {}", path.display()))?;
+    if head.is_empty() {
+        return Ok(true);
+    }
+    if head.as_slice() != MAGIC {
+        return Err(Refused(format!(
+            "{}: not an SQLite database (left as it is); give --db a new file or an insights store",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(false)
+}
+
+/// The schema version of the database, `None` for an empty one (to be created); refused when
+/// it holds tables but no version of ours.
+fn version_of(conn: &Connection, path: &Path) -> anyhow::Result<Option<i64>> {
+    let not_ours = |why: &str| {
+        Refused(format!(
+            "{}: an SQLite database, but not an insights store ({why}; left as it is)",
+            path.display()
+        ))
+    };
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| not_ours(&e.to_string()))?;
+    if tables == 0 {
+        return Ok(None);
+    }
+    let has_version: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_version {
+        return Err(not_ours("no schema_version table").into());
+    }
+    let v: Option<i64> = conn
+        .query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))
+        .optional()
+        .map_err(|e| not_ours(&e.to_string()))?
+        .flatten();
+    match v {
+        Some(v) if v >= 1 => Ok(Some(v)),
+        _ => Err(not_ours("schema_version holds no version").into()),
+    }
+}
+
+/// Creates the layout in an empty database, or runs the migrations from its version, with the
+/// new version in one transaction (a second writer doing the same waits, then finds it done).
+fn migrate(conn: &Connection) -> anyhow::Result<()> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    // Read again under the write lock: another writer may have created or migrated it.
+    let tables: i64 = tx.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name = 'schema_version'",
+        [],
+        |r| r.get(0),
+    )?;
+    let now: Option<i64> = if tables == 0 {
+        None
+    } else {
+        tx.query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))?
+    };
+    match now {
+        None => {
+            tx.execute_batch(DDL)?;
+            tx.execute(
+                "INSERT INTO schema_version (version) VALUES (?1)",
+                [VERSION],
+            )?;
+        }
+        Some(v) if v < VERSION => {
+            for (k, m) in MIGRATIONS.iter().enumerate().skip((v - 1) as usize) {
+                tx.execute_batch(m)?;
+                tx.execute("UPDATE schema_version SET version = ?1", [k as i64 + 2])?;
+            }
+        }
+        Some(v) if v > VERSION => bail!("schema version {v} is newer than {VERSION}"),
+        Some(_) => {}
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ddl_makes_every_view_and_they_run() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(DDL).unwrap();
+        for view in ["sessions", "turns", "tool_calls", "usage"] {
+            conn.prepare(&format!("SELECT * FROM {view}"))
+                .unwrap()
+                .query([])
+                .unwrap()
+                .next()
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn migrations_reach_the_version() {
+        assert_eq!(MIGRATIONS.len() as i64, VERSION - 1);
+    }
+}
