@@ -82,7 +82,8 @@ pub mod targets {
     ///
     /// * no panic, no hang;
     /// * every non-blank input line yields events or exactly one diagnostic, not both; blank
-    ///   lines yield nothing;
+    ///   lines yield nothing; a line whose events wait for a later one (a prompt held for the
+    ///   line that names its session) has them written by the end, with its line number;
     /// * every output line is a JSON object with a string `event`, `seq` counting from 1;
     /// * line by line and `run_reader` give the same output (and so does a second run);
     /// * converting the output again changes nothing; `--compat cc-insights` twice is once;
@@ -96,6 +97,8 @@ pub mod targets {
         let mut conv = Converter::new(&opts, &mut out);
         let mut rdr = LineReader::new(data, opts.max_line);
         let mut buf = Vec::new();
+        // Lines that yielded nothing yet: their events must come by the end.
+        let mut later: Vec<(u64, String)> = Vec::new();
         while let Some(l) = rdr.next_line(&mut buf).expect("reading memory cannot fail") {
             assert_eq!(l, Line::Ok, "no line is over 64 MiB here");
             let (events, bad) = (conv.stats.events, diag.bad_lines);
@@ -106,6 +109,8 @@ pub mod targets {
             let blank = buf.iter().all(u8::is_ascii_whitespace);
             if blank {
                 assert!(ok && de == 0 && db == 0, "a blank line yielded something");
+            } else if de == 0 && db == 0 && ok {
+                later.push((rdr.lineno(), String::from_utf8_lossy(&buf).into_owned()));
             } else {
                 assert!(
                     (de > 0) != (db > 0) && db <= 1 && ok == (db == 0),
@@ -121,8 +126,16 @@ pub mod targets {
         drop(conv);
         out.flush().unwrap();
         let once = out.w.into_inner().ok().unwrap();
+        let mut written = std::collections::HashSet::new();
         for (i, l) in lines(&once).enumerate() {
             check_event(l, i as u64 + 1);
+            let m: HashMap<String, &RawValue> = serde_json::from_slice(l).unwrap_or_default();
+            if let Some(n) = m.get("line").and_then(|v| v.get().parse::<u64>().ok()) {
+                written.insert(n);
+            }
+        }
+        for (n, text) in later {
+            assert!(written.contains(&n), "line {n}: no events and no diagnostic: {text:?}");
         }
 
         let (again, _) = convert_all(data, &opts);
