@@ -76,13 +76,33 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
     let conn = Connection::open_with_flags(path, flags)
         .with_context(|| format!("cannot open the database {}", path.display()))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
+    when_free(|| conn.pragma_update(None, "journal_mode", "WAL"))
         .with_context(|| format!("cannot set WAL mode on {}", path.display()))?;
     // In WAL mode, NORMAL loses no committed transaction to a crash of the program, only
     // (at worst) the last ones to a power failure, and never corrupts.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     migrate(&conn).with_context(|| format!("cannot set up {}", path.display()))?;
     Ok(conn)
+}
+
+/// `f`, tried again while another writer holds the database, for up to [`BUSY_TIMEOUT`]:
+/// SQLite answers a change of journal mode racing another writer (two writers creating one
+/// database at once) with "database is locked" at once, without calling its busy handler.
+fn when_free<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => return r,
+        }
+    }
 }
 
 /// Whether `path` is to be created (absent or empty); `Err(Refused)` when it is a file that
