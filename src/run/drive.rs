@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 /// How long an agent may take to end after its input was closed, before it is sent SIGTERM
@@ -63,7 +63,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         forced: None,
         raw: false,
         clock: !args.no_timestamp,
-        flush: FlushPolicy::Line,
+        flush: FlushPolicy::WhenIdle,
         strict: false,
         cc_insights: false,
         max_line: 64 << 20,
@@ -176,10 +176,19 @@ impl<W: Write> Driver<'_, W> {
         loop {
             self.pump()?;
             self.maybe_close();
-            let heard = match rx.recv_timeout(Duration::from_millis(50)) {
+            // Output and log are flushed when nothing more is there to read: at once for a
+            // live agent, in large writes for one that writes fast.
+            let heard = match rx.try_recv() {
                 Ok(h) => Some(h),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => Some(Heard::AgentEnd),
+                Err(TryRecvError::Disconnected) => Some(Heard::AgentEnd),
+                Err(TryRecvError::Empty) => {
+                    self.flush()?;
+                    match rx.recv_timeout(Duration::from_millis(50)) {
+                        Ok(h) => Some(h),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => Some(Heard::AgentEnd),
+                    }
+                }
             };
             match heard {
                 Some(Heard::Command(n, Ok(c))) => self.command(n, c)?,
@@ -510,23 +519,29 @@ impl<W: Write> Driver<'_, W> {
         Ok(())
     }
 
-    /// One line of the capture: logged, converted, flushed.
+    /// One line of the capture: logged and converted (flushed by [`Driver::flush`]).
     fn record(&mut self, line: &[u8]) -> anyhow::Result<()> {
         self.lineno += 1;
         if let Some(l) = self.log.as_mut() {
             l.write_all(line)
                 .and_then(|_| l.write_all(b"\n"))
-                .and_then(|_| l.flush())
                 .context("cannot write the --log file")?;
         }
         self.conv
             .line(line, self.lineno, false, NAME, &mut self.diag)
             .context("cannot write to standard output")?;
+        Ok(())
+    }
+
+    /// Writes out the events and log lines buffered.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        if let Some(l) = self.log.as_mut() {
+            l.flush().context("cannot write the --log file")?;
+        }
         self.conv
             .out()
             .flush()
-            .context("cannot write to standard output")?;
-        Ok(())
+            .context("cannot write to standard output")
     }
 
     fn refuse(&mut self, n: u64, c: &Command, why: &str) -> anyhow::Result<()> {
@@ -593,10 +608,6 @@ impl<W: Write> Driver<'_, W> {
         };
         self.conv
             .write_own(ev)
-            .context("cannot write to standard output")?;
-        self.conv
-            .out()
-            .flush()
             .context("cannot write to standard output")?;
         Ok(())
     }
