@@ -536,7 +536,7 @@ mod codex {
             NONE,
             APP,
             &[
-                r#"{"command":"set_permission_mode","mode":"plan","id":"b4"}"#,
+                r#"{"command":"set_permission_mode","mode":"review","id":"b4"}"#,
                 r#"{"command":"permission_response","decision":"deny_always","id":"b5"}"#,
             ],
         );
@@ -575,6 +575,99 @@ mod codex {
         for r in &requests {
             assert_eq!(r["body"]["model"], "gpt-5.4", "{r}");
             assert_eq!(r["body"]["reasoning"]["effort"], "low", "{r}");
+        }
+    }
+
+    /// Plan mode is Codex's collaboration mode, and the mode follows the plan and its
+    /// approval (the event reference's client notes): `set_permission_mode` `plan`, a prompt,
+    /// then `default` (the approval: a follow-up `turn/start` in code mode) and a prompt.
+    /// What the wire says happened (written from the capture): turn 1 starts with
+    /// `collaborationMode` `plan` and Codex's plan-mode instructions reach the model; the
+    /// model's `<proposed_plan>` block becomes a `plan` item ("# Add a greeting…") and the
+    /// agent message keeps only "I will look first.\n"; the turn completes. Turn 2 starts in
+    /// `default` mode, with Codex's default-mode instructions, and says "Done: the plan is
+    /// carried out."; it completes. Codex's own session file tells the same story.
+    #[test]
+    fn plan_mode_follows_the_plan_and_its_approval() {
+        let (p1, p2) = (
+            send("Plan how to add a greeting file.", "p1"),
+            send("Implement the plan.", "p2"),
+        );
+        let steps = [
+            Step::Send(r#"{"command":"set_permission_mode","mode":"plan","id":"m1"}"#),
+            Step::Send(&p1),
+            Step::Send(r#"{"command":"set_permission_mode","mode":"default","id":"m2"}"#),
+            Step::Send(&p2),
+        ];
+        let Some(m) = with_mock(CX, "codex/plan-mode", NONE, APP, &steps) else {
+            return;
+        };
+        let d = m.dump();
+        assert_eq!(m.status, Some(0), "{d}");
+        assert!(m.of("error").is_empty(), "{d}");
+        let requests = m.requests();
+        let requests: Vec<&str> = requests.lines().collect();
+        assert_eq!(requests.len(), 2, "{d}");
+        assert!(requests[0].contains("# Plan Mode"), "{}", requests[0]);
+        assert!(
+            requests[1].contains("Collaboration Mode: Default"),
+            "{}",
+            requests[1]
+        );
+        let expected = [
+            "mode plan",
+            "plan # Add a greeting\n\n1. Create hello.txt with a greeting.\n2. Check it.\n",
+            "text I will look first.\n",
+            "end completed",
+            "mode default",
+            "text Done: the plan is carried out.",
+            "end completed",
+        ];
+        let story = |evs: &[Value]| -> Vec<String> {
+            evs.iter()
+                .filter_map(|e| match e["event"].as_str()? {
+                    "session_mode" if e["extensions"]["codex.collaborationMode"].is_object() => {
+                        Some(format!("mode {}", e["currentModeId"].as_str()?))
+                    }
+                    "text" => Some(format!("{} {}", e["kind"].as_str()?, e["text"].as_str()?)),
+                    "turn_complete" => Some(format!(
+                        "end {}",
+                        e["stopReason"].as_str().or(e["subtype"].as_str())?
+                    )),
+                    _ => None,
+                })
+                .collect()
+        };
+        let ours = story(&m.events);
+        let ours = ours.iter().map(|s| s.replace("success", "completed"));
+        assert_eq!(ours.collect::<Vec<_>>(), expected, "{d}");
+        // The session file.
+        let files = crate::util::files_ending(&m.scratch.join("home/.codex/sessions"), ".jsonl");
+        assert_eq!(files.len(), 1, "{files:?}");
+        let from_file = crate::util::events_of(&files[0].to_string_lossy());
+        let theirs = story(&from_file);
+        let theirs = theirs.iter().map(|s| s.replace("success", "completed"));
+        assert_eq!(
+            theirs.collect::<Vec<_>>(),
+            expected,
+            "{}",
+            files[0].display()
+        );
+        // `reduce`: in plan mode while the plan waits, in default mode once approved.
+        let log = m.scratch.join("run-events.jsonl");
+        let lines: Vec<String> = m.events.iter().map(Value::to_string).collect();
+        let first_end = m
+            .events
+            .iter()
+            .position(|e| e["event"] == "turn_complete")
+            .unwrap();
+        for (upto, mode) in [(first_end + 1, "plan"), (lines.len(), "default")] {
+            std::fs::write(&log, lines[..upto].join("\n") + "\n").unwrap();
+            let st = crate::util::reduce_of(&log.to_string_lossy(), None);
+            assert_eq!(
+                st["pending"]["sessions"][0]["mode"], mode,
+                "after {upto} events"
+            );
         }
     }
 

@@ -5,11 +5,12 @@
 //! | record | events |
 //! |---|---|
 //! | `session_meta` | `session_init` (id, cwd, CLI version; originator, source and model provider in `extensions`) |
-//! | `turn_context` | nothing of its own: the turn's model and cwd are remembered for the lines after it |
+//! | `turn_context` | the turn's model and cwd are remembered for the lines after it; its `collaboration_mode` is a `session_mode` when it changes (`plan`; a session starts in `default`), as the stream's `thread/settings/updated` |
 //! | `event_msg` `task_started`, `task_complete`, `turn_aborted` | `turn_start`, `turn_complete` (interrupted: its open calls end `cancelled`, inferred), as the wire protocol's events |
 //! | `event_msg` `token_count` | `usage_update` (`stepUsage` the response's tokens, `total` the session's), with the turn's model |
 //! | `event_msg`, anything else | `notice` `codex/event/<type>`, the payload in `extensions.msg` (the file repeats each item there: the `response_item`s carry them) |
 //! | `event_msg` `item_completed` of a `FileChange` | its files (kind, move, diff) kept for the call's output; the line is a notice as above |
+//! | `event_msg` `item_completed` of a `Plan` | `text` kind `plan` (plan mode's proposed plan, as the stream's `plan` item); the agent message after it leaves its `<proposed_plan>` block out |
 //! | `response_item` `message` | `user_input` (`isSynthetic` for what Codex writes itself: a `provenance` other than `user`, else `<environment_context>`, `<turn_aborted>`, …), `text`; `developer`/`system` → `notice` `codex/instructions` |
 //! | `response_item` `reasoning` | `text` kind `thinking` (the summary; then the raw content when the file has it, marked `codex.rawReasoning`) |
 //! | `response_item` `function_call`, `custom_tool_call` | `tool_invocation` (`exec_command`/`shell` → execute with the command as title, `apply_patch` → edit); `update_plan` → `plan_update`, as the stream's plans |
@@ -30,7 +31,7 @@ use crate::event::{
     ChangeKind, Json, Notice, SessionInit, Str, Text, TextKind, ToolCallStatus, ToolCompletion,
     ToolInvocation, ToolKind, UserInput,
 };
-use crate::wire::OptStr;
+use crate::wire::{is_object, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -62,6 +63,8 @@ crate::providers::memo::remember! {
 
 const MODEL: &str = "model";
 const CWD: &str = "cwd";
+/// Set by a `Plan` item until the agent message whose `<proposed_plan>` block it is.
+const PLAN: &str = "plan";
 
 /// A call until its output.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +100,9 @@ struct Payload<'a> {
     model: OptStr<'a>,
     turn_id: OptStr<'a>,
     role: OptStr<'a>,
+    /// A `turn_context`'s collaboration mode (`{"mode":"plan","settings":{…}}`).
+    #[serde(borrow, default)]
+    collaboration_mode: Option<&'a RawValue>,
     #[serde(borrow, default)]
     content: Option<Vec<Part<'a>>>,
     /// Reasoning's summary parts (`turn_context` has a `summary` setting, a string).
@@ -150,6 +156,9 @@ struct Item<'a> {
     id: OptStr<'a>,
     #[serde(borrow, default)]
     changes: Option<&'a RawValue>,
+    /// A `Plan` item's text: the `<proposed_plan>` block of the agent message after it.
+    #[serde(borrow)]
+    text: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -190,11 +199,20 @@ pub fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<
             if let Some(m) = &p.model.0 {
                 super::codex::set_thread_model(cx, None, m);
             }
+            cx.memory().codex_rollout.context.remove(PLAN);
             notice(
                 cx,
                 Cow::Borrowed("codex/turn_context"),
                 Some(("payload", r.payload)),
             );
+            // Every turn names its collaboration mode: a `session_mode` when it changes, as
+            // the live stream's `thread/settings/updated` says it.
+            let collab = p.collaboration_mode.filter(|m| is_object(m));
+            if let Some(raw) = collab {
+                if let Some(mode) = super::codex::collaboration_mode(raw) {
+                    super::codex::thread_collaboration(cx, mode, raw, false);
+                }
+            }
         }
         "response_item" => response_item(p, r.payload, cx),
         _ => {
@@ -242,8 +260,8 @@ fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped>
     if ty == "task_complete" {
         return task_complete(payload, cx);
     }
-    if ty == "item_completed" {
-        item_completed(payload, cx)?;
+    if ty == "item_completed" && item_completed(payload, cx)? {
+        return Ok(());
     }
     if !TURN_EVENTS.contains(&&*ty) {
         notice(
@@ -267,20 +285,42 @@ fn event_msg<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped>
     Ok(())
 }
 
-/// A call's `FileChange` item: its files, with their kinds and diffs, kept for the call's
-/// output (the `event_msg` stays a notice, as the other `item_completed`s: the
-/// `response_item`s carry the same calls).
-fn item_completed<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+/// A `Plan` item (plan mode's proposed plan) is a `text` of kind `plan`, as the live stream's
+/// `plan` item, and the agent message after it leaves its `<proposed_plan>` block out; `true`
+/// then, the line being mapped. A call's `FileChange` item: its files, with their kinds and
+/// diffs, kept for the call's output (the `event_msg` stays a notice, as the other
+/// `item_completed`s: the `response_item`s carry the same calls and messages).
+fn item_completed<'a>(payload: &'a RawValue, cx: &mut Cx<'a>) -> Result<bool, Unmapped> {
     let p: Payload = serde_json::from_str(payload.get())?;
-    let Some(it) = p.item.filter(|i| i.ty.as_deref() == Some("FileChange")) else {
-        return Ok(());
-    };
-    let Some(id) = it.id.0 else { return Ok(()) };
+    let Some(it) = p.item else { return Ok(false) };
+    if it.ty.as_deref() == Some("Plan") {
+        let Some(text) = it.text.0 else {
+            return Ok(false);
+        };
+        let line = cx.line;
+        cx.memory()
+            .codex_rollout
+            .context
+            .insert(PLAN, String::new(), line);
+        let model = cx.memory().codex_rollout.context.get(MODEL).cloned();
+        cx.push(Text {
+            text,
+            kind: TextKind::Plan,
+            parent_call_id: None,
+            model: model.map(Cow::Owned),
+            message_id: it.id.0,
+        });
+        return Ok(true);
+    }
+    if it.ty.as_deref() != Some("FileChange") {
+        return Ok(false);
+    }
+    let Some(id) = it.id.0 else { return Ok(false) };
     let changes = super::codex::legacy_changes(it.changes);
     if let Some(call) = cx.memory().codex_rollout.calls.get_mut(&id) {
         call.changes = Some(changes);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// The end of a turn; with an `error` (the API failed), the error and a failed end.
@@ -404,7 +444,13 @@ fn response_item<'a>(p: Payload<'a>, payload: &'a RawValue, cx: &mut Cx<'a>) {
                     });
                 }
                 "assistant" => {
-                    let model = cx.memory().codex_rollout.context.get(MODEL).cloned();
+                    let context = &mut cx.memory().codex_rollout.context;
+                    let model = context.get(MODEL).cloned();
+                    // The plan was said by its item.
+                    let text = match context.remove(PLAN) {
+                        Some(_) => super::codex::strip_plan_block(text),
+                        None => text,
+                    };
                     cx.push(Text {
                         text,
                         kind: TextKind::Text,

@@ -340,6 +340,38 @@ pub(super) fn method_call<'a>(
                 params().map(|p| ("params", p)),
             );
         }
+        "thread/settings/updated" => {
+            // The thread's settings after a change (a `turn/start`'s overrides): its
+            // collaboration mode is a `session_mode` when it is news (a stream without the
+            // client's side of the wire tells the mode only here).
+            #[derive(Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Updated<'a> {
+                #[serde(borrow)]
+                thread_settings: Option<Settings<'a>>,
+            }
+            #[derive(Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Settings<'a> {
+                #[serde(borrow)]
+                collaboration_mode: Option<&'a RawValue>,
+            }
+            let raw = params();
+            notice(
+                cx,
+                Cow::Borrowed("thread/settings/updated"),
+                raw.map(|p| ("params", p)),
+            );
+            let collab = raw
+                .and_then(|r| serde_json::from_str::<Updated>(r.get()).ok())
+                .and_then(|u| u.thread_settings?.collaboration_mode)
+                .filter(|m| is_object(m));
+            if let Some(raw) = collab {
+                if let Some(mode) = super::collaboration_mode(raw) {
+                    super::thread_collaboration(cx, mode, raw, false);
+                }
+            }
+        }
         "thread/started" => {
             // The answer to `thread/start` (`thread/resume`, `thread/fork`) came before and
             // gave the thread's `session_init` already, if the stream holds the answers. This
@@ -897,12 +929,8 @@ fn turn_overrides<'a>(raw: &'a RawValue, cx: &mut Cx<'a>) {
         });
         ext.put("codex.turnStart", true);
     }
-    if let Some(m) = mode {
-        let ext = cx.push(SessionMode {
-            current_mode_id: m,
-            available_modes: Vec::new(),
-        });
-        ext.put_opt("codex.collaborationMode", collab);
+    if let (Some(m), Some(raw)) = (mode, collab) {
+        super::thread_collaboration(cx, m.into_owned(), raw, true);
     }
 }
 

@@ -139,6 +139,9 @@ crate::providers::memo::remember! {
         /// Agent messages (by item id) whose `item/agentMessage/delta`s are inside a
         /// `<proposed_plan>` block, left out of the message ([`plan_free_delta`]).
         pub plan_blocks: Memo<()>,
+        /// Threads' collaboration modes (`plan`, `default`), by thread, once a line named
+        /// one: a `thread/settings/updated` that repeats it is no news.
+        pub modes: Memo<String>,
     }
 }
 
@@ -762,6 +765,44 @@ pub(super) fn reroute(cx: &mut Cx<'_>, model: &str) {
     set_thread_model(cx, None, model);
 }
 
+/// The `mode` of a collaboration mode (`{"mode":"plan","settings":{…}}`), as a `turn/start`,
+/// a `thread/settings/updated` and a session file's `turn_context` carry it.
+pub(crate) fn collaboration_mode(raw: &RawValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Mode {
+        mode: Option<String>,
+    }
+    serde_json::from_str::<Mode>(raw.get())
+        .ok()?
+        .mode
+        .filter(|m| !m.is_empty())
+}
+
+/// The collaboration mode `mode` of this line's thread: a `session_mode` (the mode object kept
+/// as `codex.collaborationMode`) when `said` (a client's `turn/start` names it) or when it is
+/// news: another mode than the thread's last (a thread starts in `default`, which is no news).
+pub(super) fn thread_collaboration<'a>(
+    cx: &mut Cx<'a>,
+    mode: String,
+    raw: &'a RawValue,
+    said: bool,
+) {
+    let thread = line_thread(cx).unwrap_or_default();
+    let line = cx.line;
+    let modes = &mut cx.memory().codex.modes;
+    if !said && modes.get(&thread).map_or("default", String::as_str) == mode {
+        return;
+    }
+    if modes.get(&thread) != Some(&mode) {
+        modes.insert(&thread, mode.clone(), line);
+    }
+    let ext = cx.push(SessionMode {
+        current_mode_id: Cow::Owned(mode),
+        available_modes: Vec::new(),
+    });
+    ext.put("codex.collaborationMode", raw);
+}
+
 /// `modelUsage` of one model: `usage` under `model`.
 pub(crate) fn usage_under<'a>(model: String, usage: &TokenUsage) -> Pairs<'a, ModelTokenUsage> {
     Pairs(vec![(
@@ -1062,7 +1103,7 @@ const PLAN_CLOSE: &str = "</proposed_plan>";
 /// item type" (the app-server's `plan` item and `item/plan/delta`, exec's `plan` item), so the
 /// plan is shown once. A block still open at the end is cut to the end. The line break after
 /// a block goes with it.
-fn strip_plan_block(text: Str<'_>) -> Str<'_> {
+pub(crate) fn strip_plan_block(text: Str<'_>) -> Str<'_> {
     if !text.contains(PLAN_OPEN) {
         return text;
     }

@@ -14,6 +14,11 @@
 //!   `set_reasoning_effort` and `set_permission_mode` are said with the next `turn/start`
 //!   (`model`, `effort`, `approvalPolicy`/`sandboxPolicy`: "this turn and subsequent turns"),
 //!   as the Codex web client says them; nothing is written when the command is read.
+//! - Plan mode is a collaboration mode (`set_permission_mode` `plan`, and `default` or `code`
+//!   to leave it): `collaborationMode {mode, settings: {model, reasoning_effort,
+//!   developer_instructions: null}}` on the next `turn/start`, where a null
+//!   `developer_instructions` takes Codex's own for the mode. 0.169 accepts it only from a
+//!   client that declared `capabilities.experimentalApi` at `initialize`, so this client does.
 //! - `interrupt` is `turn/interrupt {threadId, turnId}`, once the turn has started: the
 //!   `turn/start` answer names the turn before it is active, and Codex refuses to interrupt it
 //!   then ("no active turn to interrupt"); an interrupt that comes earlier is sent at the
@@ -104,9 +109,15 @@ fn new(o: &Options) -> Box<dyn Talk> {
 /// The approval policy the thread starts with, so that Codex asks.
 const POLICY: &str = "untrusted";
 
-/// The values of Codex's `AskForApproval`, and of its `SandboxMode` with the `SandboxPolicy`
-/// each is (`set_permission_mode`).
+/// The values of Codex's `AskForApproval`, of its collaboration modes (`ModeKind`, with
+/// `code`, the design documents' name of `default`), and of its `SandboxMode` with the
+/// `SandboxPolicy` each is (`set_permission_mode`).
 const POLICIES: &[&str] = &["untrusted", "on-request", "never"];
+const COLLABORATION: &[(&str, &str)] = &[
+    ("plan", "plan"),
+    ("default", "default"),
+    ("code", "default"),
+];
 const SANDBOXES: &[(&str, &str)] = &[
     ("read-only", "readOnly"),
     ("workspace-write", "workspaceWrite"),
@@ -123,6 +134,9 @@ struct Codex {
     calls: Vec<(u64, &'static str)>,
     /// The thread, once `thread/start` (or `thread/resume`) has answered.
     thread: Option<String>,
+    /// The thread's model, as `thread/start` (or `thread/resume`) answered or `set_model`
+    /// changed it: a collaboration mode's settings name it.
+    model: Option<String>,
     /// Why there is no thread: the handshake failed. Prompts are refused with it.
     failed: Option<String>,
     /// A turn is running (from `turn/start` to the thread's `turn/completed`).
@@ -143,6 +157,8 @@ struct Overrides {
     effort: Option<String>,
     approval_policy: Option<String>,
     sandbox_policy: Option<Value>,
+    /// A collaboration mode, as Codex names it (`plan`, `default`).
+    collaboration: Option<&'static str>,
 }
 
 struct Ask {
@@ -187,6 +203,7 @@ struct Turn {
 #[derive(Deserialize, Default)]
 struct Answered {
     thread: Option<Thread>,
+    model: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -274,7 +291,10 @@ impl Codex {
                 }
             }
             ("thread/start" | "thread/resume", None) => match body.thread.and_then(|t| t.id) {
-                Some(t) => self.thread = Some(t),
+                Some(t) => {
+                    self.thread = Some(t);
+                    self.model = body.model;
+                }
                 None => self.failed = Some(format!("{method} named no thread")),
             },
             ("initialize" | "thread/start" | "thread/resume", Some(e)) => {
@@ -329,7 +349,8 @@ impl Talk for Codex {
         self.request(
             "initialize",
             json!({"clientInfo": {"name": "insights", "title": "insights run",
-                                  "version": env!("CARGO_PKG_VERSION")}}),
+                                  "version": env!("CARGO_PKG_VERSION")},
+                   "capabilities": {"experimentalApi": true}}),
             out,
         );
     }
@@ -415,8 +436,23 @@ impl Talk for Codex {
             input.push(json!({"type": "text", "text": text, "text_elements": []}));
         }
         let mut params = json!({"threadId": thread, "input": input});
+        if let (Some(mode), None) = (
+            self.next.collaboration,
+            self.model.as_ref().or(self.next.model.as_ref()),
+        ) {
+            return Err(format!(
+                "Codex named no model for its thread, and collaboration mode `{mode}` must name one: \
+                 set_model first"
+            ));
+        }
         let next = std::mem::take(&mut self.next);
+        if let Some(mode) = next.collaboration {
+            let model = next.model.as_ref().or(self.model.as_ref());
+            params["collaborationMode"] = json!({"mode": mode, "settings": {
+                "model": model, "reasoning_effort": next.effort, "developer_instructions": null}});
+        }
         if let Some(m) = next.model {
+            self.model = Some(m.clone());
             params["model"] = json!(m);
         }
         if let Some(e) = next.effort {
@@ -522,14 +558,18 @@ impl Talk for Codex {
     fn set_permission_mode(&mut self, mode: &str, _: &mut Outbox) -> Result<(), String> {
         if POLICIES.contains(&mode) {
             self.next.approval_policy = Some(mode.to_owned());
+        } else if let Some((_, kind)) = COLLABORATION.iter().find(|(m, _)| *m == mode) {
+            self.next.collaboration = Some(kind);
         } else if let Some((_, ty)) = SANDBOXES.iter().find(|(m, _)| *m == mode) {
             self.next.sandbox_policy = Some(json!({"type": ty}));
         } else {
             let sandboxes: Vec<&str> = SANDBOXES.iter().map(|(m, _)| *m).collect();
+            let collaboration: Vec<&str> = COLLABORATION.iter().map(|(m, _)| *m).collect();
             return Err(format!(
-                "Codex has no mode `{mode}`: its modes are its approval policies ({}) and \
-                 sandboxes ({})",
+                "Codex has no mode `{mode}`: its modes are its approval policies ({}), \
+                 collaboration modes ({}) and sandboxes ({})",
                 POLICIES.join(", "),
+                collaboration.join(", "),
                 sandboxes.join(", ")
             ));
         }
@@ -593,6 +633,51 @@ mod tests {
     }
 
     #[test]
+    fn plan_mode_is_a_collaboration_mode_on_the_next_turn() {
+        let (mut c, mut out) = started();
+        assert_eq!(
+            sent(&out, 0)["params"]["capabilities"],
+            json!({"experimentalApi": true}),
+            "0.169 takes collaborationMode only from an experimental client"
+        );
+        c.set_permission_mode("plan", &mut out).unwrap();
+        c.prompt("plan it", &[], &mut out).unwrap();
+        assert_eq!(
+            sent(&out, 3)["params"]["collaborationMode"],
+            json!({"mode": "plan", "settings": {"model": "m", "reasoning_effort": null,
+                   "developer_instructions": null}})
+        );
+        c.heard(
+            r#"{"method":"turn/completed","params":{"threadId":"t1","turn":{"id":"u1"}}}"#,
+            &mut out,
+        );
+        // `code`, the design documents' word, is Codex's `default`; a new model is named.
+        c.set_permission_mode("code", &mut out).unwrap();
+        c.set_model("m2", &mut out).unwrap();
+        c.set_reasoning_effort("high", &mut out).unwrap();
+        c.prompt("do it", &[], &mut out).unwrap();
+        let p = sent(&out, 4)["params"].clone();
+        assert_eq!(
+            p["collaborationMode"],
+            json!({"mode": "default", "settings": {"model": "m2", "reasoning_effort": "high",
+                   "developer_instructions": null}})
+        );
+        assert_eq!(
+            (p["model"].clone(), p["effort"].clone()),
+            (json!("m2"), json!("high"))
+        );
+        c.heard(
+            r#"{"method":"turn/completed","params":{"threadId":"t1","turn":{"id":"u2"}}}"#,
+            &mut out,
+        );
+        c.prompt("again", &[], &mut out).unwrap();
+        assert!(
+            sent(&out, 5)["params"].get("collaborationMode").is_none(),
+            "said once"
+        );
+    }
+
+    #[test]
     fn the_handshake_then_a_turn() {
         let (mut c, mut out) = started();
         assert_eq!(sent(&out, 0)["method"], "initialize");
@@ -606,7 +691,7 @@ mod tests {
         c.set_model("gpt-x", &mut out).unwrap();
         c.set_reasoning_effort("low", &mut out).unwrap();
         c.set_permission_mode("never", &mut out).unwrap();
-        assert!(c.set_permission_mode("plan", &mut out).is_err());
+        assert!(c.set_permission_mode("review", &mut out).is_err());
         assert_eq!(out.lines.len(), 3, "the overrides wait for the next turn");
         c.prompt("hi", &[], &mut out).unwrap();
         assert_eq!(
