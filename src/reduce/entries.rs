@@ -608,6 +608,11 @@ impl State {
                 decision: p.response.as_ref().map(|r| r.decision.clone()),
                 allowed: p.response.as_ref().map(|r| r.allowed),
             });
+            // Refused before the call was announced (Codex 0.100 asks first): the refusal
+            // was counted when it came.
+            if p.response.as_ref().is_some_and(|r| denies(&r.decision)) {
+                t.denied = true;
+            }
         }
     }
 

@@ -369,6 +369,8 @@ struct Call {
     proposed: bool,
     /// The end of the background task it started was shown.
     task_ended: bool,
+    /// Only a permission request (a question) opened the card: no call was announced.
+    asked_only: bool,
 }
 
 impl Call {
@@ -388,6 +390,7 @@ impl Call {
             refined: false,
             proposed: false,
             task_ended: false,
+            asked_only: false,
         }
     }
 }
@@ -731,11 +734,7 @@ impl Model {
             "text" => self.text(ev, depth),
             "tool_invocation" => self.tool_invocation(ev, depth),
             "tool_completion" => self.tool_completion(ev),
-            "subagent_spawn" => {
-                if let Some(c) = st(ev, "callId").and_then(|c| self.calls.get_mut(c)) {
-                    c.spawned = true;
-                }
-            }
+            "subagent_spawn" => self.subagent_spawn(ev, depth),
             "subagent_complete" => self.subagent_complete(ev, None),
             "file_change" => self.file_change(ev, depth),
             "permission_request" => self.permission_request(ev, depth),
@@ -878,7 +877,11 @@ impl Model {
         for id in std::mem::take(&mut self.order) {
             let Some(card) = self.card(&id) else { continue };
             let c = self.calls.get_mut(&id).expect("call exists");
-            if c.done {
+            let answered = c.asked_only && c.decision.is_some();
+            if c.done || answered {
+                // A question that was answered and never became a call has said all
+                // there is: its answer (no call for `reduce` either).
+                c.done = true;
                 continue;
             }
             c.done = true;
@@ -1210,7 +1213,40 @@ impl Model {
         }
     }
 
-    /// A call the input never introduced (it began before the input did).
+    /// A subagent starts. One the input announces without a call of its own (AceClaw's
+    /// bridge names the subagent by its type) opens a card here, an `Agent` call with the
+    /// subagent's type and prompt, as `reduce` makes it a call.
+    fn subagent_spawn(&mut self, ev: &Value, depth: usize) {
+        let Some(id) = st(ev, "callId") else { return };
+        if !self.calls.contains_key(id) {
+            let mut input = Map::new();
+            for (from, to) in [("agentType", "subagent_type"), ("prompt", "prompt")] {
+                if let Some(v) = ev.get(from).filter(|v| v.is_string()) {
+                    input.insert(to.into(), v.clone());
+                }
+            }
+            let mut call = Map::new();
+            call.insert("callId".into(), id.into());
+            call.insert("toolName".into(), "Agent".into());
+            call.insert("kind".into(), "think".into());
+            call.insert("input".into(), Value::Object(input));
+            for k in ["timestamp", "parentCallId"] {
+                if let Some(v) = ev.get(k) {
+                    call.insert(k.into(), v.clone());
+                }
+            }
+            if let Some(t) = ev.get("agentType").filter(|v| v.is_string()) {
+                call.insert("title".into(), t.clone());
+            }
+            self.tool_invocation(&Value::Object(call), depth);
+        }
+        if let Some(c) = self.calls.get_mut(id) {
+            c.spawned = true;
+        }
+    }
+
+    /// A call the input never introduced (it began before the input did): its card opens
+    /// with what is known, its id, as `reduce` makes it a call.
     fn unknown_call(&mut self, id: &str, depth: usize, name: Option<&str>) {
         if self.calls.contains_key(id) {
             return;
@@ -1221,7 +1257,9 @@ impl Model {
             salient: clean(id),
             title: None,
         };
-        self.calls.insert(id.to_string(), Call::new(head, depth));
+        self.calls
+            .insert(id.to_string(), Call::new(head.clone(), depth));
+        self.emit_card(Some(id), Block::ToolStart { depth, head });
     }
 
     fn tool_completion(&mut self, ev: &Value) {
@@ -1410,6 +1448,7 @@ impl Model {
                 Call {
                     // Without a tool use id no result can come to end the card.
                     done: !has_call,
+                    asked_only: true,
                     ..Call::new(head.clone(), depth)
                 },
             );

@@ -8,6 +8,7 @@ mod chunks;
 mod nesting;
 mod permissions;
 mod reading;
+mod replay_agrees;
 mod resume;
 mod session_entries;
 mod totals;
