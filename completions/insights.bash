@@ -621,14 +621,18 @@ _insights() {
             return 0
             ;;
         insights__subcmd__usage)
-            opts="-j -h --by --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
+            opts="-j -h --by --block-hours --active --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --by)
-                    COMPREPLY=($(compgen -W "day week month session model project agent" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "day week month session model project agent block" -- "${cur}"))
+                    return 0
+                    ;;
+                --block-hours)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --root)

@@ -239,13 +239,15 @@ never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l json -d 'Write JSON instead of a table'
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l allow-empty -d 'Accept finding nothing: exit 0 when the places read hold no session with usage'
 complete -c insights -n "__fish_insights_using_subcommand sessions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c insights -n "__fish_insights_using_subcommand usage" -l by -d 'Group by these keys, in order (separate with commas): day, week (its Monday), month, session, model, project (the working directory), agent' -r -f -a "day\t''
+complete -c insights -n "__fish_insights_using_subcommand usage" -l by -d 'Group by these keys, in order (separate with commas): day, week (its Monday), month, session, model, project (the working directory), agent; or block alone' -r -f -a "day\t''
 week\t''
 month\t''
 session\t''
 model\t''
 project\t''
-agent\t''"
+agent\t''
+block\t'Billing blocks (`--block-hours`); stands alone'"
+complete -c insights -n "__fish_insights_using_subcommand usage" -l block-hours -d 'The length of a billing block, in hours (--by block)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
@@ -259,6 +261,7 @@ complete -c insights -n "__fish_insights_using_subcommand usage" -s j -l jobs -d
 complete -c insights -n "__fish_insights_using_subcommand usage" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand usage" -l active -d 'Only the active block (--by block): the one in progress, if there is one'
 complete -c insights -n "__fish_insights_using_subcommand usage" -l json -d 'Write JSON instead of a table'
 complete -c insights -n "__fish_insights_using_subcommand usage" -l allow-empty -d 'Accept finding nothing: exit 0 when the places read hold no session with usage'
 complete -c insights -n "__fish_insights_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'

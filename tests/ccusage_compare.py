@@ -15,6 +15,12 @@ the recorded sessions, written around 13:00 UTC, fall on the next day). In that 
 first day is compared again with --since and --until, given to both as YYYYMMDD and as
 YYYY-MM-DD.
 
+Billing blocks: `insights usage --by block --agent claude --json` against `ccusage blocks
+--json` (Claude's), block by block: id, times, gap and active flags, responses, models, tokens,
+cost; and, on a copy of the largest Claude session moved to the last 40 minutes, the active
+block's burn rate and projection (the two tools read the clock a moment apart: rates within 1%,
+the projection within 2%, the minutes left within 2).
+
 Differences by design (README, "Coming from ccusage"), allowed here:
 - insights' `outputTokens` counts reasoning for every agent; ccusage's Gemini output does not
   (its thoughts are only in its total): insights' output minus reasoning is compared there.
@@ -169,6 +175,105 @@ def compare(binary, home, exe):
     return failures, checked
 
 
+def ccusage_blocks(exe, home):
+    env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
+    for var in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"):
+        env.pop(var, None)
+    out = subprocess.run([exe, "blocks", "--json", "--offline"], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["blocks"]
+
+
+def insights_blocks(binary, home):
+    out = subprocess.run(
+        [binary, "usage", "--root", home, "--agent", "claude", "--by", "block", "--json",
+         "--allow-empty"],
+        env=dict(os.environ, TZ="UTC"), capture_output=True, text=True, check=True,
+    ).stdout
+    return json.loads(out)["blocks"]
+
+
+def near(a, b, rel):
+    if a is None or b is None:
+        return a == b
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-9
+
+
+def compare_blocks(binary, home, exe, failures):
+    """Block by block; returns how many were compared."""
+    theirs, ours = ccusage_blocks(exe, home), insights_blocks(binary, home)
+    if len(theirs) != len(ours):
+        failures.append(f"blocks {home}: insights {len(ours)}, ccusage {len(theirs)}")
+        return 0
+    for a, b in zip(ours, theirs):
+        what = f"block {b['id']}"
+        tc = b["tokenCounts"]
+        pairs = [
+            ("id", a["id"], b["id"]), ("startTime", a["startTime"], b["startTime"]),
+            ("endTime", a["endTime"], b["endTime"]),
+            ("actualEndTime", a["actualEndTime"], b["actualEndTime"]),
+            ("isGap", a["isGap"], b["isGap"]), ("isActive", a["isActive"], b["isActive"]),
+            ("entries", a["entries"], b["entries"]), ("models", a["models"], b["models"]),
+            ("inputTokens", a["inputTokens"], tc["inputTokens"]),
+            ("outputTokens", a["outputTokens"], tc["outputTokens"]),
+            ("cacheReadTokens", a["cacheReadTokens"], tc["cacheReadInputTokens"]),
+            ("cacheCreationTokens", a["cacheCreationTokens"], tc["cacheCreationInputTokens"]),
+            ("totalTokens", a["totalTokens"], b["totalTokens"]),
+        ]
+        for k, x, y in pairs:
+            if x != y:
+                failures.append(f"{what} {k}: insights {x}, ccusage {y}")
+        if b["costUSD"] and not near(a["costUsd"], b["costUSD"], 0.01):
+            failures.append(f"{what} cost: insights {a['costUsd']}, ccusage {b['costUSD']}")
+        ra, rb = a["burnRate"], b["burnRate"]
+        if (ra is None) != (rb is None):
+            failures.append(f"{what} burnRate: insights {ra}, ccusage {rb}")
+        elif ra:
+            for k in ("tokensPerMinute", "tokensPerMinuteForIndicator", "costPerHour"):
+                if not near(ra[k], rb[k], 0.01):
+                    failures.append(f"{what} burnRate.{k}: insights {ra[k]}, ccusage {rb[k]}")
+        pa, pb = a["projection"], b["projection"]
+        if (pa is None) != (pb is None):
+            failures.append(f"{what} projection: insights {pa}, ccusage {pb}")
+        elif pa:
+            if not near(pa["totalTokens"], pb["totalTokens"], 0.02):
+                failures.append(f"{what} projection tokens: insights {pa}, ccusage {pb}")
+            if not near(pa["totalCost"], pb["totalCost"], 0.02):
+                failures.append(f"{what} projection cost: insights {pa}, ccusage {pb}")
+            if abs(pa["remainingMinutes"] - pb["remainingMinutes"]) > 2:
+                failures.append(f"{what} projection minutes: insights {pa}, ccusage {pb}")
+    print(f"blocks {home}: {len(ours)} from insights, {len(theirs)} from ccusage")
+    return len(ours)
+
+
+def active_home(src_home, dest):
+    """The largest Claude session of `src_home`, its times moved to the last 40 minutes (so
+    that its block is the active one), in a home of its own."""
+    import datetime
+    files = []
+    for d, _, names in os.walk(os.path.join(src_home, ".claude", "projects")):
+        files += [os.path.join(d, n) for n in names if n.endswith(".jsonl")]
+    if not files:
+        return False
+    src = max(files, key=os.path.getsize)
+    lines = [json.loads(l) for l in open(src, encoding="utf-8") if l.strip()]
+    parse = lambda t: datetime.datetime.fromisoformat(t.replace("Z", "+00:00"))
+    times = [parse(l["timestamp"]) for l in lines if "timestamp" in l]
+    first, span = min(times), (max(times) - min(times)).total_seconds() or 1.0
+    start = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=40)
+    for l in lines:
+        if "timestamp" in l:
+            f = (parse(l["timestamp"]) - first).total_seconds() / span
+            t = start + datetime.timedelta(seconds=f * 35 * 60)
+            l["timestamp"] = t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
+    out = os.path.join(dest, ".claude", "projects", "-home-dev-work")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, os.path.basename(src)), "w", encoding="utf-8") as f:
+        for l in lines:
+            f.write(json.dumps(l, separators=(",", ":"), ensure_ascii=False) + "\n")
+    return True
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -187,8 +292,19 @@ def main():
         failed = []
         for home in homes:
             failures, checked = compare(binary, home, exe)
+            checked += compare_blocks(binary, home, exe, failures)
             print(f"{home}: {checked} rows compared, {len(failures)} differences")
             failed += failures
+        active = tempfile.mkdtemp(prefix="insights-ccusage-active-")
+        try:
+            if active_home(homes[0], active):
+                failures = []
+                compare_blocks(binary, active, exe, failures)
+                if not any(b["isActive"] for b in insights_blocks(binary, active)):
+                    failures.append("active home: no active block")
+                failed += failures
+        finally:
+            shutil.rmtree(active, ignore_errors=True)
         for f in failed:
             print("DIFFERENT", f)
         if failed:

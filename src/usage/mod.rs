@@ -5,6 +5,7 @@
 //! tokens, model, session, prompt) from the same wire types its event mapping reads, so the
 //! numbers cannot drift from the events', without building events.
 
+pub mod blocks;
 mod facts;
 pub mod homes;
 pub mod prices;
@@ -101,6 +102,8 @@ Examples:
   insights usage --by month,agent --json
   insights usage --root /mnt/old-laptop/home/me --root /mnt/desktop/home/me --by project
   insights usage ~/.codex/sessions --tz Europe/Paris --since 20261101
+  insights usage --by block --agent claude     # Claude's 5-hour billing blocks
+  insights usage --by block --active --json    # the block in progress, its burn rate
 
 Days are those of the local time zone unless --tz says otherwise, as ccusage counts them.
 Tokens: input is uncached input; output includes reasoning; reasoning is the part of output
@@ -115,9 +118,24 @@ Exit status: 0 done, 1 no usage found (no session file, or none with usage) unle
 #[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// Group by these keys, in order (separate with commas): day, week (its Monday), month,
-    /// session, model, project (the working directory), agent.
+    /// session, model, project (the working directory), agent; or block alone.
+    ///
+    /// `block` cuts each agent's responses into billing blocks, the windows Claude's plans
+    /// are metered in, as ccusage's `blocks` does: a block starts at the hour (UTC) of its
+    /// first response and lasts --block-hours; a response after the window, or after a pause
+    /// as long, starts the next, and a longer pause is a gap row. The active block (its last
+    /// response less than the window ago, and its window not over) has a burn rate and a
+    /// projection to its end.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "day")]
     pub by: Vec<Key>,
+
+    /// The length of a billing block, in hours (--by block).
+    #[arg(long, value_name = "HOURS", default_value = "5", value_parser = positive_hours)]
+    pub block_hours: f64,
+
+    /// Only the active block (--by block): the one in progress, if there is one.
+    #[arg(long)]
+    pub active: bool,
 
     #[command(flatten)]
     pub source: Source,
@@ -132,6 +150,8 @@ pub enum Key {
     Model,
     Project,
     Agent,
+    /// Billing blocks (`--block-hours`); stands alone.
+    Block,
 }
 
 impl Key {
@@ -144,6 +164,7 @@ impl Key {
             Key::Model => "model",
             Key::Project => "project",
             Key::Agent => "agent",
+            Key::Block => "block",
         }
     }
 }
@@ -290,8 +311,25 @@ fn round_cents_fraction(c: f64) -> f64 {
     (c * 1e6).round() / 1e6
 }
 
+fn positive_hours(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(h) if h > 0.0 && h <= 24.0 * 366.0 => Ok(h),
+        _ => Err(format!("`{s}` is not a number of hours above 0")),
+    }
+}
+
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if args.by.contains(&Key::Block) {
+        if args.by.len() > 1 {
+            bail!("--by block stands alone: blocks are not grouped by other keys");
+        }
+    } else if args.active {
+        bail!("--active is for --by block");
+    }
     let l = load(&args.source)?;
+    if args.by == [Key::Block] {
+        return run_blocks(args, &l);
+    }
     let mut groups: BTreeMap<Vec<String>, Sum> = BTreeMap::new();
     let mut total = Sum::zero();
     for (k, &i) in l.kept.iter().enumerate() {
@@ -374,6 +412,125 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         found,
         !groups.is_empty(),
     ))
+}
+
+/// `--by block`: the billing blocks, as a table or JSON.
+fn run_blocks(args: &Args, l: &Loaded) -> anyhow::Result<ExitCode> {
+    let now = blocks::now();
+    let mut all = blocks::blocks(l, args.block_hours, now);
+    if args.active {
+        all.retain(|b| b.active);
+    }
+    let mut total = Sum::zero();
+    for b in all.iter().filter(|b| !b.gap) {
+        total.tokens.add(&b.sum.tokens);
+        total.responses += b.sum.responses;
+        total.cost = match (total.cost, b.sum.cost) {
+            (Some(a), Some(c)) => Some(a + c),
+            _ => None,
+        };
+    }
+    let text = if args.source.json {
+        let rows: Vec<Value> = all.iter().map(|b| b.json(now)).collect();
+        let mut t = Map::new();
+        total.json(&mut t);
+        let mut s = serde_json::to_string_pretty(&json!({"blocks": rows, "totals": t}))?;
+        s.push('\n');
+        s
+    } else if all.is_empty() {
+        String::new()
+    } else {
+        let head: Vec<String> = [
+            "block",
+            "agent",
+            "state",
+            "models",
+            "input",
+            "output",
+            "cache read",
+            "cache write",
+            "total tokens",
+            "cost (USD)",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let row = |key: Vec<String>, s: &Sum| {
+            let mut r = key;
+            let t = &s.tokens;
+            for n in [t.input, t.output, t.cache_read, t.cache_creation, t.total()] {
+                r.push(table::thousands(n));
+            }
+            r.push(table::dollars(s.cost));
+            r
+        };
+        let mut notes = Vec::new();
+        let rows: Vec<Vec<String>> = all
+            .iter()
+            .map(|b| {
+                let state = if b.gap {
+                    format!("gap {}", duration(b.end - b.start))
+                } else if b.active {
+                    if let (Some(burn), Some((tokens, cost, left))) = (b.burn(), b.projection(now))
+                    {
+                        notes.push(format!(
+                            "active {} block: {} left; {} tokens a minute, ${} an hour; at that \
+                             rate {} tokens and ${} by its end",
+                            b.agent,
+                            duration(left as i64 * 60_000),
+                            table::thousands(burn.tokens_per_minute.round() as u64),
+                            table::dollars(burn.cost_per_hour),
+                            table::thousands(tokens),
+                            table::dollars(cost),
+                        ));
+                    }
+                    format!("active, {} left", duration(b.end - now))
+                } else {
+                    format!(
+                        "{} of activity",
+                        duration(b.last.unwrap_or(b.start) - b.first.unwrap_or(b.start))
+                    )
+                };
+                let key = vec![
+                    l.zone.minute(b.start),
+                    b.agent.to_owned(),
+                    state,
+                    b.models.join(", "),
+                ];
+                row(key, &b.sum)
+            })
+            .collect();
+        let mut right = vec![false; 4];
+        right.extend([true; 6]);
+        let foot = row(
+            vec!["total".into(), String::new(), String::new(), String::new()],
+            &total,
+        );
+        let mut t = table::render(&head, &right, &rows, Some(&foot));
+        for n in notes {
+            t.push_str(&n);
+            t.push('\n');
+        }
+        t
+    };
+    write_out(&text)?;
+    report(l);
+    let found = l.scan.entries.iter().any(|e| e.response);
+    Ok(outcome(
+        l,
+        &args.source,
+        "token usage",
+        found,
+        !all.is_empty() || args.active,
+    ))
+}
+
+/// A span of time as `2h 05m` (or `35m`).
+fn duration(ms: i64) -> String {
+    let m = ms.max(0) / 60_000;
+    match m / 60 {
+        0 => format!("{}m", m % 60),
+        h => format!("{h}h {:02}m", m % 60),
+    }
 }
 
 /// What a command read that it could not count, on standard error.
@@ -474,6 +631,8 @@ fn group_key(l: &Loaded, e: &Entry, key: Key) -> String {
         Key::Model => Some(l.scan.str(e.model).to_owned()),
         Key::Project => Some(l.scan.str(e.project).to_owned()),
         Key::Agent => Some(e.agent.name().to_owned()),
+        // `--by block` is not a grouping key (`run_blocks`).
+        Key::Block => None,
     }
     .filter(|s| !s.is_empty())
     .unwrap_or_else(|| "unknown".to_owned())
