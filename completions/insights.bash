@@ -621,7 +621,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__usage)
-            opts="-j -h --by --block-hours --active --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
+            opts="-j -h --by --block-hours --active --breakdown --order --compact --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -633,6 +633,10 @@ _insights() {
                     ;;
                 --block-hours)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --order)
+                    COMPREPLY=($(compgen -W "asc desc" -- "${cur}"))
                     return 0
                     ;;
                 --root)

@@ -248,6 +248,8 @@ project\t''
 agent\t''
 block\t'Billing blocks (`--block-hours`); stands alone'"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l block-hours -d 'The length of a billing block, in hours (--by block)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l order -d 'The order of the rows: asc (oldest, or first by key, first) or desc' -r -f -a "asc\t''
+desc\t''"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
@@ -262,6 +264,8 @@ complete -c insights -n "__fish_insights_using_subcommand usage" -l color -d 'Wh
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l active -d 'Only the active block (--by block): the one in progress, if there is one'
+complete -c insights -n "__fish_insights_using_subcommand usage" -l breakdown -d 'Under each row, a row per model: its tokens and cost (JSON: `breakdown`, a list of them in each row)'
+complete -c insights -n "__fish_insights_using_subcommand usage" -l compact -d 'A narrower table: the keys, input, output, total tokens and cost (for screenshots and narrow terminals). JSON is unchanged'
 complete -c insights -n "__fish_insights_using_subcommand usage" -l json -d 'Write JSON instead of a table'
 complete -c insights -n "__fish_insights_using_subcommand usage" -l allow-empty -d 'Accept finding nothing: exit 0 when the places read hold no session with usage'
 complete -c insights -n "__fish_insights_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'

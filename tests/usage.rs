@@ -383,3 +383,120 @@ fn a_codex_turn_started_by_its_goal_counts_as_a_turn() {
     let s = &v["sessions"][0];
     assert_eq!(s["turns"], 2, "{v:#}");
 }
+
+/// `--breakdown` lists each row's models, with the numbers `--by KEY,model` gives them;
+/// `--order desc` reverses the rows; `--compact` keeps the keys, input, output, total and cost.
+#[test]
+fn breakdown_order_and_compact_are_ccusage_s_options() {
+    let all = "testdata/session-files";
+    let by_model = json_of(&["usage", "--by", "agent,model", "--json", "--tz", "UTC", all]);
+    let broken = json_of(&[
+        "usage",
+        "--by",
+        "agent",
+        "--breakdown",
+        "--json",
+        "--tz",
+        "UTC",
+        all,
+    ]);
+    let mut from_breakdown = Vec::new();
+    for row in broken["rows"].as_array().unwrap() {
+        let parts = row["breakdown"].as_array().unwrap();
+        let mut sum = [0u64; 5];
+        for m in parts {
+            from_breakdown.push((row["agent"].clone(), m["model"].clone(), tokens(m)));
+            for (s, t) in sum.iter_mut().zip(tokens(m)) {
+                *s += t;
+            }
+        }
+        assert_eq!(sum, tokens(row), "{row}");
+    }
+    let expected: Vec<(Value, Value, [u64; 5])> = by_model["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["agent"].clone(), r["model"].clone(), tokens(r)))
+        .collect();
+    assert_eq!(from_breakdown, expected);
+    let asc = json_of(&["usage", "--by", "day", "--json", "--tz", "UTC", all]);
+    let desc = json_of(&[
+        "usage", "--by", "day", "--order", "desc", "--json", "--tz", "UTC", all,
+    ]);
+    let mut rows = asc["rows"].as_array().unwrap().clone();
+    rows.reverse();
+    assert_eq!(&rows, desc["rows"].as_array().unwrap());
+    assert_eq!(asc["totals"], desc["totals"]);
+    let out = insights()
+        .args(["usage", "--by", "agent", "--compact", "--tz", "UTC", all])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head: Vec<&str> = text
+        .lines()
+        .next()
+        .unwrap()
+        .split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        head,
+        ["agent", "input", "output", "total tokens", "cost (USD)"],
+        "{text}"
+    );
+}
+
+/// `--by block` on recorded sessions: Claude's three blocks with the gaps between them, by
+/// ccusage's rules (tests/ccusage_compare.py checks them against ccusage itself).
+#[test]
+fn billing_blocks_start_at_the_hour_and_gaps_are_rows() {
+    let v = json_of(&[
+        "usage",
+        "--by",
+        "block",
+        "--agent",
+        "claude",
+        "--json",
+        "testdata/session-files",
+    ]);
+    let blocks = v["blocks"].as_array().unwrap();
+    for b in blocks {
+        let id = b["id"].as_str().unwrap();
+        if b["isGap"] == true {
+            assert!(id.starts_with("gap-") && b["entries"] == 0, "{b}");
+        } else {
+            assert!(
+                id.ends_with(":00:00.000Z"),
+                "a block starts at the hour: {b}"
+            );
+            assert_eq!(b["startTime"], b["id"]);
+        }
+        assert!(b["isActive"] == false && b["burnRate"].is_null(), "{b}");
+    }
+    // The recorded sessions are of three days, more than 5 hours apart: a gap between each.
+    let gaps: Vec<bool> = blocks.iter().map(|b| b["isGap"] == true).collect();
+    assert!(gaps.windows(2).all(|w| !(w[0] && w[1])), "{gaps:?}");
+    let tokens_in_blocks: u64 = blocks
+        .iter()
+        .map(|b| b["totalTokens"].as_u64().unwrap())
+        .sum();
+    let usage = json_of(&[
+        "usage",
+        "--by",
+        "agent",
+        "--agent",
+        "claude",
+        "--json",
+        "testdata/session-files",
+    ]);
+    assert_eq!(
+        tokens_in_blocks,
+        usage["totals"]["totalTokens"].as_u64().unwrap()
+    );
+    let out = insights()
+        .args(["usage", "--by", "block,day", "testdata/session-files"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -137,8 +137,28 @@ pub struct Args {
     #[arg(long)]
     pub active: bool,
 
+    /// Under each row, a row per model: its tokens and cost (JSON: `breakdown`, a list of
+    /// them in each row).
+    #[arg(long)]
+    pub breakdown: bool,
+
+    /// The order of the rows: asc (oldest, or first by key, first) or desc.
+    #[arg(long, value_enum, default_value = "asc")]
+    pub order: Order,
+
+    /// A narrower table: the keys, input, output, total tokens and cost (for screenshots and
+    /// narrow terminals). JSON is unchanged.
+    #[arg(long)]
+    pub compact: bool,
+
     #[command(flatten)]
     pub source: Source,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Order {
+    Asc,
+    Desc,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -306,6 +326,90 @@ impl Sum {
     }
 }
 
+/// A row's sum, and with --breakdown its models'.
+#[derive(Debug)]
+struct Group {
+    sum: Sum,
+    models: BTreeMap<String, Sum>,
+}
+
+impl Default for Group {
+    fn default() -> Group {
+        Group {
+            sum: Sum::zero(),
+            models: BTreeMap::new(),
+        }
+    }
+}
+
+impl Group {
+    fn breakdown_json(&self) -> Value {
+        let models = self.models.iter().map(|(model, s)| {
+            let mut m = Map::new();
+            m.insert("model".into(), json!(model));
+            s.json(&mut m);
+            Value::Object(m)
+        });
+        Value::Array(models.collect())
+    }
+}
+
+/// The number columns of a table: all of them, or with --compact input, output, total tokens
+/// and cost.
+struct Columns {
+    compact: bool,
+}
+
+impl Columns {
+    fn new(compact: bool) -> Columns {
+        Columns { compact }
+    }
+
+    fn head(&self) -> Vec<String> {
+        let all: &[&str] = if self.compact {
+            &["input", "output", "total tokens", "cost (USD)"]
+        } else {
+            &[
+                "input",
+                "output",
+                "cache read",
+                "cache write",
+                "reasoning",
+                "total tokens",
+                "cost (USD)",
+            ]
+        };
+        all.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn len(&self) -> usize {
+        if self.compact {
+            4
+        } else {
+            7
+        }
+    }
+
+    fn cells(&self, s: &Sum) -> Vec<String> {
+        let t = &s.tokens;
+        let numbers: Vec<u64> = if self.compact {
+            vec![t.input, t.output, t.total()]
+        } else {
+            vec![
+                t.input,
+                t.output,
+                t.cache_read,
+                t.cache_creation,
+                t.reasoning,
+                t.total(),
+            ]
+        };
+        let mut r: Vec<String> = numbers.into_iter().map(table::thousands).collect();
+        r.push(table::dollars(s.cost));
+        r
+    }
+}
+
 /// Costs to a millionth of a dollar: sums of many small products carry float noise.
 fn round_cents_fraction(c: f64) -> f64 {
     (c * 1e6).round() / 1e6
@@ -323,6 +427,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if args.by.len() > 1 {
             bail!("--by block stands alone: blocks are not grouped by other keys");
         }
+        if args.breakdown {
+            bail!(
+                "--breakdown is for rows grouped by keys, not --by block: a block lists its models"
+            );
+        }
     } else if args.active {
         bail!("--active is for --by block");
     }
@@ -330,7 +439,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.by == [Key::Block] {
         return run_blocks(args, &l);
     }
-    let mut groups: BTreeMap<Vec<String>, Sum> = BTreeMap::new();
+    let mut groups: BTreeMap<Vec<String>, Group> = BTreeMap::new();
     let mut total = Sum::zero();
     for (k, &i) in l.kept.iter().enumerate() {
         let e = &l.scan.entries[i];
@@ -338,21 +447,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             continue;
         }
         let keys: Vec<String> = args.by.iter().map(|&key| group_key(&l, e, key)).collect();
-        groups
-            .entry(keys)
-            .or_insert_with(Sum::zero)
-            .add(&e.tokens, l.costs[k]);
+        let g = groups.entry(keys).or_default();
+        g.sum.add(&e.tokens, l.costs[k]);
+        if args.breakdown {
+            g.models
+                .entry(group_key(&l, e, Key::Model))
+                .or_insert_with(Sum::zero)
+                .add(&e.tokens, l.costs[k]);
+        }
         total.add(&e.tokens, l.costs[k]);
     }
+    let mut ordered: Vec<(&Vec<String>, &Group)> = groups.iter().collect();
+    if args.order == Order::Desc {
+        ordered.reverse();
+    }
     let text = if args.source.json {
-        let rows: Vec<Value> = groups
+        let rows: Vec<Value> = ordered
             .iter()
-            .map(|(keys, sum)| {
+            .map(|(keys, g)| {
                 let mut m = Map::new();
-                for (key, v) in args.by.iter().zip(keys) {
+                for (key, v) in args.by.iter().zip(keys.iter()) {
                     m.insert(key.name().into(), json!(v));
                 }
-                sum.json(&mut m);
+                g.sum.json(&mut m);
+                if args.breakdown {
+                    m.insert("breakdown".into(), g.breakdown_json());
+                }
                 Value::Object(m)
             })
             .collect();
@@ -367,39 +487,26 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         String::new()
     } else {
         let mut head: Vec<String> = args.by.iter().map(|k| k.name().to_owned()).collect();
-        head.extend(
-            [
-                "input",
-                "output",
-                "cache read",
-                "cache write",
-                "reasoning",
-                "total tokens",
-                "cost (USD)",
-            ]
-            .map(str::to_owned),
-        );
+        let cols = Columns::new(args.compact);
+        head.extend(cols.head());
         let row = |keys: Vec<String>, s: &Sum| {
             let mut r = keys;
-            let t = &s.tokens;
-            for n in [
-                t.input,
-                t.output,
-                t.cache_read,
-                t.cache_creation,
-                t.reasoning,
-                t.total(),
-            ] {
-                r.push(table::thousands(n));
-            }
-            r.push(table::dollars(s.cost));
+            r.extend(cols.cells(s));
             r
         };
-        let rows: Vec<Vec<String>> = groups.iter().map(|(k, s)| row(k.clone(), s)).collect();
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for (keys, g) in &ordered {
+            rows.push(row(keys.to_vec(), &g.sum));
+            for (model, s) in &g.models {
+                let mut k = vec![String::new(); args.by.len()];
+                k[0] = format!("  └ {model}");
+                rows.push(row(k, s));
+            }
+        }
         let mut foot = vec![String::new(); args.by.len()];
         foot[0] = "total".to_owned();
         let mut right = vec![false; args.by.len()];
-        right.extend([true; 7]);
+        right.extend(vec![true; cols.len()]);
         table::render(&head, &right, &rows, Some(&row(foot, &total)))
     };
     write_out(&text)?;
@@ -421,6 +528,9 @@ fn run_blocks(args: &Args, l: &Loaded) -> anyhow::Result<ExitCode> {
     if args.active {
         all.retain(|b| b.active);
     }
+    if args.order == Order::Desc {
+        all.reverse();
+    }
     let mut total = Sum::zero();
     for b in all.iter().filter(|b| !b.gap) {
         total.tokens.add(&b.sum.tokens);
@@ -440,27 +550,14 @@ fn run_blocks(args: &Args, l: &Loaded) -> anyhow::Result<ExitCode> {
     } else if all.is_empty() {
         String::new()
     } else {
-        let head: Vec<String> = [
-            "block",
-            "agent",
-            "state",
-            "models",
-            "input",
-            "output",
-            "cache read",
-            "cache write",
-            "total tokens",
-            "cost (USD)",
-        ]
-        .map(str::to_owned)
-        .to_vec();
+        let cols = Columns::new(args.compact);
+        let mut head: Vec<String> = ["block", "agent", "state", "models"]
+            .map(str::to_owned)
+            .to_vec();
+        head.extend(cols.head());
         let row = |key: Vec<String>, s: &Sum| {
             let mut r = key;
-            let t = &s.tokens;
-            for n in [t.input, t.output, t.cache_read, t.cache_creation, t.total()] {
-                r.push(table::thousands(n));
-            }
-            r.push(table::dollars(s.cost));
+            r.extend(cols.cells(s));
             r
         };
         let mut notes = Vec::new();
@@ -500,7 +597,7 @@ fn run_blocks(args: &Args, l: &Loaded) -> anyhow::Result<ExitCode> {
             })
             .collect();
         let mut right = vec![false; 4];
-        right.extend([true; 6]);
+        right.extend(vec![true; cols.len()]);
         let foot = row(
             vec!["total".into(), String::new(), String::new(), String::new()],
             &total,
