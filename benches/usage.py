@@ -33,7 +33,8 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 IDS = re.compile(r"\b(msg|req|toolu|call)_[A-Za-z0-9]+")
 HEX32 = re.compile(r'"id":"[0-9a-f]{32}"')
 AGENT = re.compile(r"\b(agent-|\"agentId\":\")([0-9a-f]{17})\b")
-DAY = re.compile(r"2026-11-26")
+# The days the recorded sessions were written on; a copy moves them all to one day.
+DAY = re.compile(r"2026-11-26|2026-12-05")
 
 
 def sources():
@@ -108,7 +109,7 @@ def main():
     ap.add_argument("--compare", action="store_true", help="also compare the numbers")
     a = ap.parse_args()
     exe = ccusage_compare.ccusage()
-    home = os.path.join(a.dir, f"home-{a.copies}x{a.repeat_lines}")
+    home = os.path.join(a.dir, f"home-v2-{a.copies}x{a.repeat_lines}")
     build(home, a.copies, a.repeat_lines)
     files = sum(len([n for n in ns if n.endswith(".jsonl")]) for _, _, ns in os.walk(home))
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(home) for n in ns)

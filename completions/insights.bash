@@ -43,6 +43,9 @@ _insights() {
             insights,sessions)
                 cmd="insights__subcmd__sessions"
                 ;;
+            insights,statusline)
+                cmd="insights__subcmd__statusline"
+                ;;
             insights,store)
                 cmd="insights__subcmd__store"
                 ;;
@@ -79,6 +82,9 @@ _insights() {
             insights__subcmd__help,sessions)
                 cmd="insights__subcmd__help__subcmd__sessions"
                 ;;
+            insights__subcmd__help,statusline)
+                cmd="insights__subcmd__help__subcmd__statusline"
+                ;;
             insights__subcmd__help,store)
                 cmd="insights__subcmd__help__subcmd__store"
                 ;;
@@ -95,7 +101,7 @@ _insights() {
 
     case "${cmd}" in
         insights)
-            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage store completions help"
+            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage statusline store completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -189,7 +195,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__help)
-            opts="convert validate replay reduce providers run schema sessions usage store completions help"
+            opts="convert validate replay reduce providers run schema sessions usage statusline store completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -315,6 +321,20 @@ _insights() {
             return 0
             ;;
         insights__subcmd__help__subcmd__sessions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        insights__subcmd__help__subcmd__statusline)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -576,6 +596,44 @@ _insights() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        insights__subcmd__statusline)
+            opts="-h --cost-source --block-hours --timezone --tz --root --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cost-source)
+                    COMPREPLY=($(compgen -W "auto claude insights" -- "${cur}"))
+                    return 0
+                    ;;
+                --block-hours)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timezone)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

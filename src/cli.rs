@@ -201,6 +201,15 @@ pub enum Command {
     /// `outputTokens`, `cacheReadTokens`, `cacheCreationTokens`, `reasoningTokens`,
     /// `totalTokens` and `costUsd` (null when a model has no price).
     Usage(crate::usage::Args),
+    /// One line for Claude Code's status bar: model, session, today and block costs, burn
+    /// rate, context.
+    ///
+    /// Reads the JSON Claude Code gives a status-line command on standard input (session id,
+    /// model, transcript path, cost, context window) and prints the model, the session's cost,
+    /// today's cost, the active billing block's cost and time left, its burn rate and the
+    /// context in use, as ccusage's statusline does. Only the Claude Code session files written
+    /// to today or within two block windows are read, so it stays fast with any history.
+    Statusline(crate::usage::statusline::Args),
     /// Keep every event in an SQLite database, each exactly once.
     ///
     /// Reads what `insights` reads (agent output, InsightsEvent logs, session files, folders,

@@ -68,6 +68,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Schema(args)) => schema::run(&args),
         Some(Command::Sessions(args)) => usage::sessions::run(&args),
         Some(Command::Usage(args)) => usage::run(&args),
+        Some(Command::Statusline(args)) => usage::statusline::run(&args),
         Some(Command::Store(args)) => store::run(&args, &config),
         Some(Command::Completions { shell }) => {
             // Generated into memory first: clap_complete panics on a failed write.

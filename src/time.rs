@@ -346,7 +346,8 @@ impl Zone {
         format!("{} {:02}:{:02}", format_day(day), min / 60, min % 60)
     }
 
-    fn offset(&self, ms: i64) -> i64 {
+    /// How far this zone's clock is ahead of UTC at `ms`, in milliseconds.
+    pub fn offset(&self, ms: i64) -> i64 {
         match self {
             Zone::Fixed(o) => *o,
             #[cfg(unix)]

@@ -246,6 +246,46 @@ def compare_blocks(binary, home, exe, failures):
     return len(ours)
 
 
+def statusline_parts(line):
+    """Session, today and block dollars, minutes left, dollars an hour, context tokens."""
+    import re
+    money = re.search(r"\$([\d.]+) session / \$([\d.]+) today / \$([\d.]+) block \((?:(\d+)h )?(\d+)m left\)", line)
+    burn = re.search(r"\$([\d.]+)/hr", line)
+    ctx = re.search(r"🧠 ([\d,]+)", line)
+    if not (money and burn and ctx):
+        return None
+    s, t, b, h, m = money.groups()
+    return (float(s), float(t), float(b), int(h or 0) * 60 + int(m), float(burn.group(1)),
+            int(ctx.group(1).replace(",", "")))
+
+
+def compare_statusline(binary, home, exe, failures):
+    """`insights statusline` against `ccusage statusline` on the same status JSON."""
+    files = []
+    for d, _, names in os.walk(os.path.join(home, ".claude", "projects")):
+        files += [os.path.join(d, n) for n in names if n.endswith(".jsonl")]
+    status = json.dumps({
+        "hook_event_name": "Status", "session_id": os.path.basename(files[0])[:-6],
+        "transcript_path": files[0], "cwd": "/home/dev/work",
+        "model": {"id": "claude-opus-4-8", "display_name": "Opus 4.8"},
+        "workspace": {"current_dir": "/home/dev/work", "project_dir": "/home/dev/work"},
+    })
+    env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
+    theirs = subprocess.run([exe, "statusline", "--offline", "--no-cache"], input=status, env=env,
+                            capture_output=True, text=True).stdout.strip()
+    ours = subprocess.run([binary, "statusline"], input=status, env=env,
+                          capture_output=True, text=True).stdout.strip()
+    a, b = statusline_parts(ours), statusline_parts(theirs)
+    print(f"statusline: insights {ours!r}; ccusage {theirs!r}")
+    if a is None or b is None:
+        failures.append(f"statusline: insights {ours!r}, ccusage {theirs!r}")
+        return
+    # Dollars to the cent shown, minutes a moment apart; the context here counts the last
+    # response's output too (what the next request reads), ccusage's not: within 1%.
+    if a[:3] != b[:3] or abs(a[3] - b[3]) > 2 or abs(a[4] - b[4]) > 0.011 or not near(a[5], b[5], 0.01):
+        failures.append(f"statusline: insights {ours!r}, ccusage {theirs!r}")
+
+
 def active_home(src_home, dest):
     """The largest Claude session of `src_home`, its times moved to the last 40 minutes (so
     that its block is the active one), in a home of its own."""
@@ -302,6 +342,7 @@ def main():
                 compare_blocks(binary, active, exe, failures)
                 if not any(b["isActive"] for b in insights_blocks(binary, active)):
                     failures.append("active home: no active block")
+                compare_statusline(binary, active, exe, failures)
                 failed += failures
         finally:
             shutil.rmtree(active, ignore_errors=True)

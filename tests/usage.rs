@@ -500,3 +500,72 @@ fn billing_blocks_start_at_the_hour_and_gaps_are_rows() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `insights statusline` reads Claude Code's status JSON: the model's name, the session's cost
+/// from Claude Code, the context after the transcript's last response (input, cache read and
+/// write, and its output: what the next request reads) against the window Claude Code gives;
+/// input it cannot read still gets a line, and exit status 0. (tests/ccusage_compare.py checks
+/// its figures against ccusage's statusline.)
+#[test]
+fn statusline_says_what_claude_code_s_json_and_the_transcript_tell() {
+    let home = temp("statusline");
+    let transcript = root().join(NESTED).join(".claude/projects/-home-dev-work");
+    let transcript = crate::util::files_ending(&transcript, ".jsonl")
+        .into_iter()
+        .find(|p| !p.to_string_lossy().contains("subagents"))
+        .unwrap();
+    // The last main-agent response of that file, its `usage` summed here.
+    let last = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "assistant" && v["isSidechain"] != true)
+        .last()
+        .unwrap();
+    let u = &last["message"]["usage"];
+    let used: u64 = [
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    ]
+    .iter()
+    .map(|k| u[k].as_u64().unwrap_or(0))
+    .sum();
+    let status = serde_json::json!({
+        "session_id": "s", "transcript_path": transcript,
+        "model": {"id": "claude-opus-4-8", "display_name": "Opus"},
+        "cost": {"total_cost_usd": 1.234},
+        "context_window": {"context_window_size": 200000},
+    });
+    let run = |input: &str| {
+        use std::io::Write;
+        let mut child = insights()
+            .args(["statusline", "--root"])
+            .arg(&home)
+            .env("TZ", "UTC")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let line = run(&status.to_string());
+    let pct = (used as f64 * 100.0 / 200000.0).round() as u64;
+    let (head, context) = line.trim_end().rsplit_once(" | 🧠 ").unwrap();
+    assert_eq!(head, "🤖 Opus | 💰 $1.23 session / $0.00 today", "{line}");
+    assert_eq!(
+        context.replace(',', ""),
+        format!("{used} ({pct}%)"),
+        "{line}"
+    );
+    assert_eq!(run("not json"), "🤖 ? | 💰 $? session / $0.00 today\n");
+}

@@ -11,6 +11,7 @@ pub mod homes;
 pub mod prices;
 mod scan;
 pub mod sessions;
+pub mod statusline;
 mod table;
 
 pub use facts::{FileMemo, LineFacts, Tokens};
@@ -26,7 +27,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// What both commands read and which of it they keep.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct Source {
     /// Session files or directories; none reads the agents' standard places
     /// (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp; CLAUDE_CONFIG_DIR and
