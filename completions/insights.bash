@@ -533,7 +533,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__sessions)
-            opts="-j -h --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
+            opts="-j -h --root --agent --since --until --project --timezone --tz --prices --json --jobs --db --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -579,6 +579,10 @@ _insights() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -621,7 +625,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__usage)
-            opts="-j -h --by --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
+            opts="-j -h --by --root --agent --since --until --project --timezone --tz --prices --json --jobs --db --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -668,6 +672,10 @@ _insights() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

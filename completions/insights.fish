@@ -233,6 +233,7 @@ complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l db -d 'Answer from an insights store (`insights store`) instead of reading the files: the same output, from what was stored. Without a value, the default store ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
@@ -256,6 +257,7 @@ complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d '
 complete -c insights -n "__fish_insights_using_subcommand usage" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l db -d 'Answer from an insights store (`insights store`) instead of reading the files: the same output, from what was stored. Without a value, the default store ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"

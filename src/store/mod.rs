@@ -12,6 +12,7 @@ pub mod ingest;
 pub mod query;
 pub mod schema;
 pub mod sources;
+pub mod tally;
 
 use crate::cli::Config;
 use crate::diag::Diag;
@@ -102,9 +103,12 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         Some(p) => p.clone(),
         None => default_db()?,
     };
+    let mut places = std::collections::HashMap::new();
     let sources = if args.paths.is_empty() {
         let (found, _) = crate::usage::homes::standard(&[]);
-        found.into_iter().map(|f| Source::File(f.path)).collect()
+        let files = found.iter().map(|f| Source::File(f.path.clone())).collect();
+        places = found.into_iter().map(|f| (f.path.clone(), f)).collect();
+        files
     } else {
         for p in &args.paths {
             if p.as_os_str() != "-" {
@@ -117,6 +121,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let sources = crate::input::group_conversations(sources);
     let conn = schema::open(&db)?;
     let mut store = ingest::Store::new(conn, db.display().to_string());
+    store.places = places;
     for src in &sources {
         if let Err(e) = store.source(src, &opts, &mut diag) {
             store.rollback();

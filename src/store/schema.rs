@@ -13,11 +13,31 @@ use std::time::Duration;
 pub const DDL: &str = include_str!("../../schemas/store.sql");
 
 /// The version [`DDL`] makes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// `MIGRATIONS[k]` takes a database of version `k + 1` to version `k + 2`, in the
-/// transaction that also writes the new version. None yet: version 1 is the first.
-const MIGRATIONS: &[&str] = &[];
+/// transaction that also writes the new version: the part of [`DDL`] from its marker (a
+/// comment line) to the next version's marker, then its own statements. So the layout is
+/// written once, in `schemas/store.sql`.
+const MIGRATIONS: &[(&str, &str)] = &[(
+    "-- Added in version 2",
+    // The files stored before are read again, to fill usage_facts (their events are there
+    // already and are not stored twice).
+    "DELETE FROM sources;",
+)];
+
+/// The statements of `MIGRATIONS[k]`.
+fn migration(k: usize) -> anyhow::Result<String> {
+    let (marker, then) = MIGRATIONS[k];
+    let at = DDL
+        .find(marker)
+        .with_context(|| format!("internal error: no {marker:?} in schemas/store.sql"))?;
+    let end = MIGRATIONS
+        .get(k + 1)
+        .and_then(|(next, _)| DDL.find(next))
+        .unwrap_or(DDL.len());
+    Ok(format!("{}\n{then}", &DDL[at..end]))
+}
 
 /// How long a writer waits for another one to commit (`PRAGMA busy_timeout`): a batch is
 /// committed at least every 200 ms, but one file is stored in one transaction.
@@ -239,8 +259,8 @@ fn migrate(conn: &Connection) -> anyhow::Result<()> {
             )?;
         }
         Some(v) if v < VERSION => {
-            for (k, m) in MIGRATIONS.iter().enumerate().skip((v - 1) as usize) {
-                tx.execute_batch(m)?;
+            for k in (v - 1) as usize..MIGRATIONS.len() {
+                tx.execute_batch(&migration(k)?)?;
                 tx.execute("UPDATE schema_version SET version = ?1", [k as i64 + 2])?;
             }
         }
@@ -272,5 +292,36 @@ mod tests {
     #[test]
     fn migrations_reach_the_version() {
         assert_eq!(MIGRATIONS.len() as i64, VERSION - 1);
+    }
+
+    #[test]
+    fn a_store_of_version_1_is_migrated_and_its_files_read_again() {
+        let dir = std::env::temp_dir().join(format!("insights-migrate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("v1.db");
+        {
+            let c = Connection::open(&db).unwrap();
+            let v1 = &DDL[..DDL.find(MIGRATIONS[0].0).unwrap()];
+            c.execute_batch(v1).unwrap();
+            c.execute_batch(
+                "INSERT INTO schema_version VALUES (1);
+                 INSERT INTO sources VALUES ('/x.jsonl', 1, 1, 1, 1, 1, 1, 'h', '[]', 'now');",
+            )
+            .unwrap();
+        }
+        let c = open(&db).unwrap();
+        let v: i64 = c
+            .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, VERSION);
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM sources", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+        c.query_row("SELECT count(*) FROM usage_facts", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap();
     }
 }
