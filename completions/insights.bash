@@ -389,7 +389,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__reduce)
-            opts="-j -h --from --max-line-bytes --follow --view --from-state --at --jobs --color --help"
+            opts="-j -h --from --max-line-bytes --db --session --follow --view --from-state --at --jobs --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -400,6 +400,14 @@ _insights() {
                     return 0
                     ;;
                 --max-line-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -435,7 +443,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__replay)
-            opts="-h --from --max-line-bytes --format --width --thinking --full --speed --max-gap --follow --redact --color --help"
+            opts="-h --from --max-line-bytes --db --session --format --width --thinking --full --speed --max-gap --follow --redact --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,6 +454,14 @@ _insights() {
                     return 0
                     ;;
                 --max-line-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -110,6 +110,7 @@ Examples:
   insights usage --by month,agent --json
   insights usage --root /mnt/old-laptop/home/me --root /mnt/desktop/home/me --by project
   insights usage ~/.codex/sessions --tz Europe/Paris --since 20261101
+  insights usage --by month,agent --db                 # from the store (insights store)
 
 Days are those of the local time zone unless --tz says otherwise, as ccusage counts them.
 Tokens: input is uncached input; output includes reasoning; reasoning is the part of output
