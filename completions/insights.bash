@@ -409,7 +409,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__reduce)
-            opts="-j -h --from --max-line-bytes --follow --view --from-state --at --jobs --color --help"
+            opts="-j -h --from --max-line-bytes --db --session --follow --view --from-state --at --jobs --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -420,6 +420,14 @@ _insights() {
                     return 0
                     ;;
                 --max-line-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -455,7 +463,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__replay)
-            opts="-h --from --max-line-bytes --format --width --thinking --full --speed --max-gap --follow --redact --color --help"
+            opts="-h --from --max-line-bytes --db --session --format --width --thinking --full --speed --max-gap --follow --redact --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -466,6 +474,14 @@ _insights() {
                     return 0
                     ;;
                 --max-line-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -553,7 +569,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__sessions)
-            opts="-j -h --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
+            opts="-j -h --root --agent --since --until --project --timezone --tz --prices --json --jobs --db --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -596,6 +612,10 @@ _insights() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -679,7 +699,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__usage)
-            opts="-j -h --by --block-hours --active --breakdown --order --compact --root --agent --since --until --project --timezone --tz --prices --json --jobs --allow-empty --color --help"
+            opts="-j -h --by --block-hours --active --breakdown --order --compact --root --agent --since --until --project --timezone --tz --prices --json --jobs --db --allow-empty --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -734,6 +754,10 @@ _insights() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -164,6 +164,8 @@ gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
 complete -c insights -n "__fish_insights_using_subcommand replay" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand replay" -l db -d 'Read the events from an insights store (`insights store`) instead of FILEs: those of --session, else all, in the order they were stored. Without a value, the default store ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand replay" -l session -d 'With --db: only the events of this session (its sessionId, as `insights sessions --db` lists them)' -r
 complete -c insights -n "__fish_insights_using_subcommand replay" -l format -d 'Output format: terminal, markdown or html' -r -f -a "terminal\t'Laid out for a terminal, coloured per --color'
 markdown\t'Markdown for issues and pull requests: prompts quoted, outputs and diffs in fenced code blocks, thinking in a collapsed `<details>`, no colour'
 html\t'One self-contained HTML page (inline CSS, no script, nothing fetched): a summary of the sessions at the top, tool calls whose output folds open, coloured diffs, folded thinking, subagents indented under their call; everything the agent or a tool wrote is escaped'"
@@ -175,7 +177,7 @@ always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand replay" -l thinking -d 'Show thinking in full, not folded to one dimmed line'
 complete -c insights -n "__fish_insights_using_subcommand replay" -l full -d 'Show tool output, diffs, long commands and summaries in full, not cut after a few lines'
-complete -c insights -n "__fish_insights_using_subcommand replay" -l follow -d 'Keep reading the last FILE as it grows, like `tail -f` (stop with Ctrl-C)'
+complete -c insights -n "__fish_insights_using_subcommand replay" -l follow -d 'Keep reading the last FILE as it grows, like `tail -f` (stop with Ctrl-C); with --db, keep reading the events stored (a live `... | insights store -`), looking every 100 ms'
 complete -c insights -n "__fish_insights_using_subcommand replay" -l redact -d 'Mask secrets (API keys, tokens, passwords) as `[REDACTED:KIND]` before they are shown, as `insights --redact` does in events: for a transcript to share'
 complete -c insights -n "__fish_insights_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand reduce" -l from -d 'The provider of raw input, or `auto` to detect it line by line (normalized InsightsEvent lines are always recognised)' -r -f -a "auto\t'Detect the provider of each line by its shape'
@@ -189,6 +191,8 @@ gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
 complete -c insights -n "__fish_insights_using_subcommand reduce" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l db -d 'Read the events from an insights store (`insights store`) instead of FILEs: those of --session, else all, in the order they were stored. Without a value, the default store ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db)' -r -F
+complete -c insights -n "__fish_insights_using_subcommand reduce" -l session -d 'With --db: only the events of this session (its sessionId, as `insights sessions --db` lists them)' -r
 complete -c insights -n "__fish_insights_using_subcommand reduce" -l view -d 'What to print: `state` (JSON) or `summary` (a table per session)' -r -f -a "state\t'The state as JSON (the default)'
 summary\t'A table per session: each turn\'s status, tool calls, tokens, cost and duration, the session\'s totals, context use and what is pending'"
 complete -c insights -n "__fish_insights_using_subcommand reduce" -l from-state -d 'Continue from a state `insights reduce` wrote: events it applied (by `id`) are skipped' -r -F
@@ -234,6 +238,7 @@ complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l db -d 'Answer from an insights store (`insights store`) instead of reading the files: the same output, from what was stored. Without a value, the default store ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
@@ -261,6 +266,7 @@ complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d '
 complete -c insights -n "__fish_insights_using_subcommand usage" -l tz -l timezone -d 'The time zone of days, weeks and months: local (the default: TZ, else /etc/localtime), UTC, an offset such as +09:00, or a name from /usr/share/zoneinfo such as Europe/Paris' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l prices -d 'Prices to use over the shipped table, model by model (data/prices.json\'s shape)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -s j -l jobs -d 'Threads reading files (default: one per core)' -r
+complete -c insights -n "__fish_insights_using_subcommand usage" -l db -d 'Answer from an insights store (`insights store`) instead of reading the files: the same output, from what was stored. Without a value, the default store ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db)' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"

@@ -1,4 +1,4 @@
--- The database `insights store` writes (schema version 1). docs/store.md describes it; the
+-- The database `insights store` writes (schema version 2). docs/store.md describes it; the
 -- program runs this text (src/store/schema.rs includes it) when it creates a database, so
 -- this file is the one copy. A plain SQLite 3 file: `sqlite3 insights.db 'select * from usage'`
 -- needs no insights.
@@ -159,3 +159,38 @@ SELECT
 FROM responses
 GROUP BY day, session_id, model, provider
 HAVING totalTokens > 0 OR reasoningTokens > 0;
+
+-- Added in version 2 (a store of version 1 gets them, and its files are read again so that
+-- they are filled).
+
+-- What `insights usage` and `insights sessions` read of each file, so that `--db` gives
+-- exactly what they give on the files: one row per line that says something of usage (a
+-- model response's tokens, a prompt that starts a turn, the session's id or directory), as
+-- the usage reader (src/usage/scan.rs) reads it. Written again whole when the file is read.
+CREATE TABLE usage_facts (
+  path TEXT NOT NULL,         -- the file (absolute), as in sources
+  n INTEGER NOT NULL,         -- 0, 1, ... in the file's order
+  agent TEXT NOT NULL,        -- claude, codex, gemini, ...
+  time INTEGER,               -- Unix milliseconds
+  session TEXT NOT NULL,      -- '' when the line names none
+  project TEXT NOT NULL,      -- its directory (or project folder), '' when unknown
+  model TEXT NOT NULL,
+  input INTEGER NOT NULL,     -- tokens of the response (0 for a line without usage)
+  output INTEGER NOT NULL,
+  cache_read INTEGER NOT NULL,
+  cache_creation INTEGER NOT NULL,
+  cache_creation_1h INTEGER NOT NULL,
+  reasoning INTEGER NOT NULL,
+  cost_usd REAL,              -- the agent's own cost of the response, where it writes one
+  response INTEGER NOT NULL,  -- 1: a model response (its tokens count)
+  turn INTEGER NOT NULL,      -- 1: a prompt starts a turn
+  response_key INTEGER,      -- the response's key: written again, it counts once
+  PRIMARY KEY (path, n)
+) WITHOUT ROWID;
+
+-- The files of usage_facts, with the time of their first line (the order `usage` reads a
+-- subagents folder in).
+CREATE TABLE usage_files (
+  path TEXT PRIMARY KEY,
+  first_ms INTEGER
+);

@@ -124,6 +124,10 @@ pub enum Command {
     /// bidirectional overrides are shown visibly. The colours of the transcript are the only
     /// escape sequences written, and none with `--color never`. The exit status is that of
     /// `convert`.
+    ///
+    /// With --db, the events come from an insights store (--session: one session's), and with
+    /// --follow too, as they are stored: `insights replay --session ID --follow --db` in one
+    /// terminal watches `claude ... | insights store -` in another.
     Replay(crate::replay::Args),
     /// Fold an event log into state: entries, the turn tree, totals, what is pending.
     ///
@@ -148,6 +152,9 @@ pub enum Command {
     /// events at or before the last number it applied, so a tail cut from the log resumes a
     /// snapshot. Events are taken with the `seq` they carry; converted lines are numbered
     /// after the last event applied.
+    ///
+    /// With --db, the events come from an insights store (--session: one session's), in the
+    /// order they were stored: the state is the one the same events give from a file.
     Reduce(crate::reduce::Args),
     /// Print what each provider's output carries: the capability matrix, as a table or JSON.
     ///
@@ -192,14 +199,15 @@ pub enum Command {
     /// session id, project, first and last time, turns (every turn started, a running one
     /// and one the agent's goal started included: the turns `reduce` lists), models,
     /// tokens, cost and the files. A table, or with --json `{"sessions":[...]}`. The options
-    /// are those of `usage` but --by.
+    /// are those of `usage` but --by; --db answers from an insights store, the same rows.
     Sessions(crate::usage::sessions::Args),
     /// Sum tokens and cost from the agents' own session files, grouped by day, model, …
     ///
     /// A table, with a totals row at the end and thousands separated, or with --json
     /// `{"rows":[...],"totals":{...}}`, where each row has its group keys and `inputTokens`,
     /// `outputTokens`, `cacheReadTokens`, `cacheCreationTokens`, `reasoningTokens`,
-    /// `totalTokens` and `costUsd` (null when a model has no price).
+    /// `totalTokens` and `costUsd` (null when a model has no price). --db answers from an
+    /// insights store, exactly what the files stored give.
     Usage(crate::usage::Args),
     /// One line for Claude Code's status bar: model, session, today and block costs, burn
     /// rate, context.
@@ -221,6 +229,9 @@ pub enum Command {
     /// live pipe; the database is in WAL mode, so it can be read while it is written, and a
     /// second writer waits for the first. The tables and views (events, sources, sessions,
     /// turns, tool_calls, usage, schema_version) are schemas/store.sql in the source tree.
+    ///
+    /// `usage`, `sessions`, `replay` and `reduce` answer from it with --db (`replay --follow
+    /// --db` as it is written).
     Store(crate::store::Args),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     ///

@@ -696,7 +696,7 @@ pub fn jsonl_files(
 
 /// The time (`timestamp`, in Unix milliseconds) of a JSON Lines file's first line, when it
 /// has one; at most the first 1 MiB is read.
-fn first_line_millis(path: &Path) -> Option<i64> {
+pub fn first_line_millis(path: &Path) -> Option<i64> {
     #[derive(serde::Deserialize)]
     struct Timed<'a> {
         #[serde(borrow)]

@@ -249,13 +249,14 @@ def compare_blocks(binary, home, exe, failures):
 def statusline_parts(line):
     """Session, today and block dollars, minutes left, dollars an hour, context tokens."""
     import re
-    money = re.search(r"\$([\d.]+) session / \$([\d.]+) today / \$([\d.]+) block \((?:(\d+)h )?(\d+)m left\)", line)
+    # (ccusage writes a sum of nothing as -0.00.)
+    money = re.search(r"\$(-?[\d.]+) session / \$(-?[\d.]+) today / \$(-?[\d.]+) block \((?:(\d+)h )?(\d+)m left\)", line)
     burn = re.search(r"\$([\d.]+)/hr", line)
     ctx = re.search(r"🧠 ([\d,]+)", line)
     if not (money and burn and ctx):
         return None
     s, t, b, h, m = money.groups()
-    return (float(s), float(t), float(b), int(h or 0) * 60 + int(m), float(burn.group(1)),
+    return (abs(float(s)), abs(float(t)), abs(float(b)), int(h or 0) * 60 + int(m), float(burn.group(1)),
             int(ctx.group(1).replace(",", "")))
 
 

@@ -2,7 +2,7 @@
 //! run again ends as one clean run, two writers at once, files that are not ours refused and
 //! left as they are, and the database read back with the real `sqlite3` shell.
 
-use crate::util::{files_ending, insights, root};
+use crate::util::{assert_same, difference, files_ending, insights, root};
 use rusqlite::Connection;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -465,7 +465,7 @@ fn the_sqlite3_shell_reads_the_views() {
         let n: u64 = out.lines().nth(1).unwrap().parse().unwrap();
         assert!(n > 10, "{view}: {n} rows");
     }
-    assert_eq!(query("select version from schema_version"), "version\n1\n");
+    assert_eq!(query("select version from schema_version"), "version\n2\n");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -503,5 +503,320 @@ fn a_write_error_rolls_the_batch_back_and_is_named() {
     assert_eq!(check, "ok");
     ok(&store(&db, &[&input]));
     assert!(contents(&db) == contents(&clean));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `insights ARGS` run in the repository: (stdout, exit status).
+fn answer(args: &[&str]) -> (String, Option<i32>) {
+    let out = insights().args(args).output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// The recordings of `testdata/`: every stream capture (not its golden) and every
+/// conversation's folder of session files.
+fn recordings() -> Vec<PathBuf> {
+    let t = root().join("testdata");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&t)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !p.ends_with("session-files"))
+        .flat_map(|d| std::fs::read_dir(d).unwrap().flatten().map(|e| e.path()))
+        .filter(|p| {
+            let s = p.to_string_lossy();
+            s.ends_with(".jsonl") && !s.ends_with(".events.jsonl")
+        })
+        .collect();
+    for agent in std::fs::read_dir(t.join("session-files"))
+        .unwrap()
+        .flatten()
+    {
+        cases.extend(
+            std::fs::read_dir(agent.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path()),
+        );
+    }
+    cases.sort();
+    cases
+}
+
+/// The comparisons `usage --db` and `sessions --db` must pass against the files under `dir`.
+fn usage_answers(dir: &Path, db: &Path) -> Vec<String> {
+    let dir = dir.to_str().unwrap();
+    let db = format!("--db={}", db.display());
+    let mut failures = Vec::new();
+    let mut same = |args: &[&str]| {
+        let files = answer(args);
+        let mut with_db = args.to_vec();
+        with_db.push(&db);
+        let stored = answer(&with_db);
+        if files != stored {
+            failures.push(
+                difference(&args.join(" "), &files.0, &stored.0).unwrap_or_else(|| {
+                    format!("{}: exit {:?} vs {:?}", args.join(" "), files.1, stored.1)
+                }),
+            );
+        }
+    };
+    for by in [
+        "day,session,model,agent,project",
+        "week,model",
+        "month,agent",
+    ] {
+        same(&["usage", "--json", "--tz", "UTC", "--by", by, dir]);
+    }
+    same(&["usage", "--tz", "UTC", "--by", "session,model", dir]);
+    same(&[
+        "usage",
+        "--json",
+        "--agent",
+        "codex",
+        "--since",
+        "2026-01-01",
+        dir,
+    ]);
+    same(&["sessions", "--json", "--tz", "UTC", dir]);
+    same(&["sessions", "--tz", "UTC", dir]);
+    failures
+}
+
+#[test]
+fn usage_and_sessions_from_the_store_are_those_of_the_files() {
+    let d = scratch("usage-db");
+    let testdata = root().join("testdata");
+    let db = d.join("all.db");
+    // Every recording of testdata/ (some lines of its malformed/ ones cannot be read: 1).
+    let out = store(&db, &[&testdata]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let failures = usage_answers(&testdata, &db);
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+    // A re-run and a copy (another path) change nothing of what the files under the first
+    // path give; the copy answers as its own files do.
+    let files = root().join("testdata/session-files");
+    let copy = d.join("copy");
+    copy_dir(&files, &copy);
+    ok(&store(&db, &[&files]));
+    ok(&store(&db, &[&copy]));
+    let mut failures = usage_answers(&files, &db);
+    failures.extend(usage_answers(&copy, &db));
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+    // A run killed (SIGKILL) while it stores, then run again.
+    let killed = d.join("killed.db");
+    let mut c = insights();
+    c.arg("store").arg("--db").arg(&killed).arg(&files);
+    let mut child = c.stderr(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    ok(&store(&killed, &[&files]));
+    let failures = usage_answers(&files, &killed);
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The files of a recording as `store` converts them, each a conversation: a file, or a Claude
+/// Code session file with its subagents' files (`<session>/subagents/`).
+fn conversations(case: &Path) -> Vec<Vec<PathBuf>> {
+    if !case.is_dir() {
+        return vec![vec![case.to_path_buf()]];
+    }
+    let files = files_ending(case, ".jsonl");
+    files
+        .iter()
+        .filter(|f| !f.to_string_lossy().contains("/subagents/"))
+        .map(|f| {
+            let mut unit = vec![f.clone()];
+            unit.extend(files_ending(
+                &f.with_extension("").join("subagents"),
+                ".jsonl",
+            ));
+            unit
+        })
+        .collect()
+}
+
+/// A top-level string member of an event line, read without parsing what nests below (some
+/// recordings nest deeper than serde_json reads): the header members come first.
+fn member_of(line: &str, name: &str) -> String {
+    let key = format!("\"{name}\":\"");
+    line.find(&key)
+        .and_then(|i| {
+            let rest = &line[i + key.len()..];
+            rest.find('"').map(|j| rest[..j].to_owned())
+        })
+        .unwrap_or_default()
+}
+
+fn session_of(line: &str) -> String {
+    member_of(line, "sessionId")
+}
+
+fn id_of(line: &str) -> String {
+    member_of(line, "id")
+}
+
+#[test]
+fn replay_and_reduce_of_a_stored_session_are_those_of_its_events() {
+    let d = scratch("replay-db");
+    let cases = recordings();
+    assert!(cases.len() > 300, "{} recordings", cases.len());
+    // Two at a time: the cases are many, and each runs a few commands.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let sessions = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for w in 0..2 {
+            let (d, cases, next, failures, sessions) = (&d, &cases, &next, &failures, &sessions);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let db = d.join(format!("w{w}.db"));
+                for ext in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+                }
+                let _ = store(&db, &[case]);
+                // What `store` converts: each file on its own (its events numbered from 1), a
+                // Claude Code session file with its subagents' files.
+                let mut text = String::new();
+                for unit in conversations(case) {
+                    let conv = insights()
+                        .arg("--no-timestamp")
+                        .args(&unit)
+                        .output()
+                        .unwrap();
+                    text.push_str(&String::from_utf8_lossy(&conv.stdout));
+                }
+                let keyed: Vec<(String, String, &str)> =
+                    text.lines().map(|l| (session_of(l), id_of(l), l)).collect();
+                let ids: std::collections::BTreeSet<&str> = keyed
+                    .iter()
+                    .map(|k| k.0.as_str())
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                for id in ids {
+                    sessions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    // The session's events, each once (the first of an id, as stored; an event
+                    // without an id is keyed by its line's content).
+                    let mut seen = std::collections::HashSet::new();
+                    let mine: String = keyed
+                        .iter()
+                        .filter(|k| k.0 == id && (k.1.is_empty() || seen.insert(k.1.clone())))
+                        .map(|k| format!("{}\n", k.2))
+                        .collect();
+                    let file = d.join(format!("w{w}.jsonl"));
+                    std::fs::write(&file, mine).unwrap();
+                    let file = file.to_str().unwrap();
+                    let dbarg = format!("--db={}", db.display());
+                    for cmd in [
+                        &["replay", "--format", "markdown", "--width", "80"][..],
+                        &["reduce"][..],
+                    ] {
+                        let mut a = cmd.to_vec();
+                        a.push(file);
+                        let mut b = cmd.to_vec();
+                        b.extend(["--session", id, &dbarg]);
+                        let (x, y) = (answer(&a), answer(&b));
+                        if x != y {
+                            let why = difference(&cmd.join(" "), &x.0, &y.0)
+                                .unwrap_or_else(|| format!("exit {:?} vs {:?}", x.1, y.1));
+                            failures
+                                .lock()
+                                .unwrap()
+                                .push(format!("{} {id}: {why}", case.display()));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(sessions.into_inner() > 300, "too few sessions compared");
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn replay_follows_a_live_pipe_into_the_store() {
+    let d = scratch("follow");
+    let db = d.join("live.db");
+    let capture = root().join("testdata/claude/acceptedits-multi-write.jsonl");
+    let want = answer(&["replay", "--format", "markdown", capture.to_str().unwrap()]).0;
+    let conv = insights().arg(&capture).output().unwrap();
+    let first = String::from_utf8_lossy(&conv.stdout);
+    let first: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    let session = first["sessionId"].as_str().unwrap().to_owned();
+    // The follower starts first: the store does not exist yet.
+    let shown = d.join("shown.md");
+    let mut follower = insights()
+        .args([
+            "replay",
+            "--format",
+            "markdown",
+            "--follow",
+            "--session",
+            &session,
+        ])
+        .arg(format!("--db={}", db.display()))
+        .stdout(std::fs::File::create(&shown).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The writer: `insights store -`, fed a line at a time.
+    let mut writer = insights()
+        .arg("store")
+        .arg("--db")
+        .arg(&db)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = writer.stdin.take().unwrap();
+    let text = std::fs::read_to_string(&capture).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let half = lines.len() / 2;
+    for l in &lines[..half] {
+        writeln!(stdin, "{l}").unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // While the pipe is open, the follower shows what was stored so far.
+    let mut partial = String::new();
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        partial = std::fs::read_to_string(&shown).unwrap_or_default();
+        if !partial.is_empty() {
+            break;
+        }
+    }
+    assert!(!partial.is_empty(), "nothing shown while the pipe was open");
+    for l in &lines[half..] {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    drop(stdin);
+    ok(&writer.wait_with_output().unwrap());
+    // It ends showing what replay shows of the whole capture (the end of the turn is in the
+    // capture itself: nothing waits for the input's end).
+    let mut got = String::new();
+    for _ in 0..100 {
+        got = std::fs::read_to_string(&shown).unwrap_or_default();
+        if got == want {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+    assert_same("replay --follow --db", &want, &got);
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -70,6 +70,7 @@ use crate::diag::Diag;
 use crate::event::Event;
 use crate::ids::hash_pair;
 use crate::input::{Line, Source};
+use crate::lines::SourceLines;
 use crate::output::Out;
 use anyhow::Context as _;
 use state::State;
@@ -87,6 +88,7 @@ Examples:
   insights reduce --view summary logs/*.jsonl          # a table per session
   insights reduce --at 120 session.jsonl               # the state after event 120
   insights reduce --from-state snap.json session.jsonl # continue a snapshot
+  insights reduce --view summary --session ID --db     # one session from the store
 
 Exit status: 0 every line was read, 1 some input lines could not be read,
 2 usage or I/O error.";
@@ -106,6 +108,9 @@ pub enum View {
 pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
+
+    #[command(flatten)]
+    pub store: crate::store::DbArgs,
 
     /// Print the state after every turn_complete, and at the end, instead of once.
     ///
@@ -369,9 +374,21 @@ pub fn read_source(
     each: &mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let name = src.name();
-    let Some(mut rdr) = src.lines_or_report(opts.max_line, diag) else {
+    let Some(rdr) = src.lines_or_report(opts.max_line, diag) else {
         return Ok(());
     };
+    read_lines(rdr, &name, opts, diag, red, each)
+}
+
+/// [`read_source`] of lines already open (`name` names them in messages).
+pub fn read_lines(
+    mut rdr: SourceLines<'_>,
+    name: &str,
+    opts: &Options,
+    diag: &mut Diag,
+    red: &mut Reducer,
+    each: &mut dyn FnMut(&mut Reducer, Fed) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let start = converter_start(&red.state);
     let sink = RefCell::new(Sink {
         red,
@@ -608,14 +625,24 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     };
-    let sources = crate::input::group_conversations(crate::input::expand_dirs(
-        &args.input.sources(),
-        &mut diag,
-    ));
+    let stored = args.store.lines(false)?;
+    let sources = match stored {
+        Some(_) => Vec::new(),
+        None => crate::input::group_conversations(crate::input::expand_dirs(
+            &args.input.sources(),
+            &mut diag,
+        )),
+    };
     let jobs = match args.jobs {
         Some(n) => usize::from(n),
+        None if stored.is_some() => 1,
         None => crate::parallel::default_jobs(&sources, opts.flush),
     };
+    if let Some((lines, name)) = stored {
+        // The events of a store (`--db`): InsightsEvent lines, read as a file of them is.
+        let rdr = SourceLines::one(Box::new(lines), name.clone(), opts.max_line);
+        read_lines(rdr, &name, &opts, &mut diag, &mut red, &mut each)?;
+    }
     for src in &sources {
         // A conversation in several files is merged line by line on one thread.
         if jobs > 1 && !src.is_group() {

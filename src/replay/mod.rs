@@ -56,6 +56,9 @@ pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
 
+    #[command(flatten)]
+    pub store: crate::store::DbArgs,
+
     /// Output format: terminal, markdown or html.
     #[arg(long, value_enum, default_value_t = Format::Terminal, value_name = "FORMAT")]
     pub format: Format,
@@ -85,7 +88,8 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = non_negative)]
     pub max_gap: f64,
 
-    /// Keep reading the last FILE as it grows, like `tail -f` (stop with Ctrl-C).
+    /// Keep reading the last FILE as it grows, like `tail -f` (stop with Ctrl-C); with --db,
+    /// keep reading the events stored (a live `... | insights store -`), looking every 100 ms.
     #[arg(long)]
     pub follow: bool,
 
@@ -313,6 +317,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         redact: args.redact,
     };
 
+    let stored = args.store.lines(args.follow)?;
     let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(1024);
     let follow = args.follow;
     let reader = std::thread::spawn(move || {
@@ -324,7 +329,10 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
             tx.send(line.to_vec())
                 .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
         };
-        let r = read(&sources, &opts, follow, &mut diag, send);
+        let r = match stored {
+            Some((lines, name)) => read_stored(lines, &name, &opts, follow, &mut diag, send),
+            None => read(&sources, &opts, follow, &mut diag, send),
+        };
         let unreadable = diag.unreadable.take().unwrap_or_default();
         (r, diag.io_errors, diag.bad_lines, unreadable)
     });
@@ -410,6 +418,25 @@ fn read(
             _ => conv.run_source(src, diag)?,
         }
     }
+    drop(conv);
+    out.flush()?;
+    Ok(())
+}
+
+/// Reads the events of a store (`--db`), as [`read`] reads a file of them; `follow`: as
+/// they are stored.
+fn read_stored(
+    lines: crate::store::query::Lines,
+    name: &str,
+    opts: &Options,
+    follow: bool,
+    diag: &mut Diag,
+    f: impl FnMut(&[u8]) -> io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut out = Out::new(LineSink::new(f));
+    let mut conv = Converter::new(opts, &mut out);
+    conv.set_live(follow);
+    conv.run_reader(lines, name, diag)?;
     drop(conv);
     out.flush()?;
     Ok(())

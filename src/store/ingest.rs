@@ -17,11 +17,14 @@ use crate::event::Event;
 use crate::input::Source;
 use crate::lines::SourceLines;
 use crate::output::Out;
+use crate::usage::homes::Found;
 use anyhow::Context as _;
 use rusqlite::{CachedStatement, Connection};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io;
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The longest a batch stays open while there is something to commit.
@@ -49,6 +52,11 @@ pub struct Store {
     dirty: bool,
     pub counts: Counts,
     name: String,
+    /// The files of the standard places, with what their place says (whose they are, their
+    /// project folder): `usage` reads them so ([`super::tally`]).
+    pub places: HashMap<PathBuf, Found>,
+    /// A buffer for [`super::tally::save`].
+    tally_buf: Vec<u8>,
 }
 
 impl Store {
@@ -59,6 +67,8 @@ impl Store {
             dirty: false,
             counts: Counts::default(),
             name,
+            places: HashMap::new(),
+            tally_buf: Vec::new(),
         }
     }
 
@@ -191,6 +201,7 @@ impl Store {
             head_hash,
             closing: read.closing,
         };
+        self.tally(path, &key)?;
         sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
         self.release_savepoint()?;
         self.counts.files_read += 1;
@@ -248,12 +259,30 @@ impl Store {
                 head_hash,
                 closing: Vec::new(),
             };
-            sources::save(&self.conn, &key_of(p), &rec)
-                .map_err(|e| self.db_error(e, "cannot write"))?;
+            let key = key_of(p);
+            self.tally(p, &key)?;
+            sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
         }
         self.release_savepoint()?;
         self.counts.files_read += paths.len() as u64;
         self.commit_if_due(false)
+    }
+
+    /// Keeps what `usage` reads of the file at `path` (its key `key`), as it would find it:
+    /// in a standard place, or given.
+    fn tally(&mut self, path: &Path, key: &str) -> anyhow::Result<()> {
+        let found = match self.places.get(path) {
+            Some(f) => f.clone(),
+            None => crate::usage::homes::given(&[path.to_path_buf()])
+                .pop()
+                .unwrap_or(Found {
+                    path: path.to_path_buf(),
+                    agent: None,
+                    project: None,
+                }),
+        };
+        super::tally::save(&self.conn, key, &found, &mut self.tally_buf)
+            .map_err(|e| self.db_error(e, "cannot store (the batch was rolled back)"))
     }
 
     /// [`Store::read`] of a file (or a conversation's files) under a savepoint, which is left
@@ -447,6 +476,7 @@ struct Outcome {
 
 /// The statements that insert events, and what they did.
 struct Inserter<'c> {
+    conn: &'c Connection,
     /// An event the converter made: its members given.
     made: CachedStatement<'c>,
     /// An InsightsEvent line: its members read by SQLite.
@@ -467,10 +497,12 @@ struct Inserter<'c> {
 impl<'c> Inserter<'c> {
     fn new(conn: &'c Connection) -> rusqlite::Result<Self> {
         Ok(Inserter {
+            conn,
             made: conn.prepare_cached(
                 "INSERT OR IGNORE INTO events
                    (session_id, id, turn_id, seq, time, provider, event, call_id, json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, json_extract(?8, '$.callId'), ?8)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                         CASE WHEN ?9 THEN json_extract(?8, '$.callId') END, ?8)",
             )?,
             line: conn.prepare_cached(
                 "INSERT OR IGNORE INTO events
@@ -500,6 +532,9 @@ impl<'c> Inserter<'c> {
         self.json.clear();
         crate::json_writer::write(&mut self.json, ev).map_err(io::Error::other)?;
         let json = std::str::from_utf8(&self.json).map_err(io::Error::other)?;
+        // SQLite reads the JSON for `callId` only where it is (a tool's, a permission's
+        // event): most events have none, and parsing each one again was a third of the time.
+        let call = memchr::memmem::find(json.as_bytes(), b"\"callId\"").is_some();
         let r = self.made.execute(rusqlite::params![
             ev.session_id.as_ref(),
             ev.id.as_ref(),
@@ -509,7 +544,9 @@ impl<'c> Inserter<'c> {
             ev.provider,
             ev.event,
             json,
+            call,
         ]);
+        let r = or_deep(r, self.conn, json, &ev.id);
         match self.counted(r) {
             Ok(added) => {
                 if let (true, Some(keys)) = (added, self.closing.as_mut()) {
@@ -530,6 +567,7 @@ impl<'c> Inserter<'c> {
         let r = self
             .line
             .execute(rusqlite::params![text.as_ref(), fallback]);
+        let r = or_deep(r, self.conn, &text, fallback);
         self.counted(r).map(|_| ())
     }
 
@@ -540,6 +578,105 @@ impl<'c> Inserter<'c> {
         self.added += n;
         self.added_since_commit += n;
         Ok(n > 0)
+    }
+}
+
+/// `r`, the insert of an event's JSON `text`, or when SQLite's JSON functions refused the
+/// text (it nests deeper than their 1000 levels, which the converter passes through), the
+/// insert of its members read here instead.
+fn or_deep(
+    r: rusqlite::Result<usize>,
+    conn: &Connection,
+    text: &str,
+    fallback: &str,
+) -> rusqlite::Result<usize> {
+    match r {
+        Err(rusqlite::Error::SqliteFailure(e, Some(m)))
+            if e.code == rusqlite::ErrorCode::Unknown && m.contains("JSON") => {}
+        r => return r,
+    }
+    let members = top_members(text).unwrap_or_default();
+    let get = |name: &str| members.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let string = |name: &str| get(name).and_then(|v| serde_json::from_str::<String>(v).ok());
+    let seq = get("seq").and_then(|v| v.parse::<i64>().ok());
+    let mut st = conn.prepare_cached(
+        "INSERT OR IGNORE INTO events
+           (session_id, id, turn_id, seq, time, provider, event, call_id, json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    st.execute(rusqlite::params![
+        string("sessionId").unwrap_or_default(),
+        string("id")
+            .filter(|i| !i.is_empty())
+            .unwrap_or_else(|| fallback.to_owned()),
+        string("turnId"),
+        seq,
+        string("timestamp"),
+        string("provider"),
+        string("event").unwrap_or_default(),
+        string("callId"),
+        text,
+    ])
+}
+
+/// The top-level members of a JSON object (name without its quotes, value text), at any
+/// depth of nesting below them: `None` for what is not one object. Names with escapes are
+/// kept as written (the members read of it have none).
+fn top_members(text: &str) -> Option<Vec<(&str, &str)>> {
+    let b = text.as_bytes();
+    let mut i = text.find('{')? + 1;
+    let mut out = Vec::new();
+    let skip_ws = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    // The end of the string that starts at `i` (its closing quote's index).
+    let string_end = |mut i: usize| -> Option<usize> {
+        i += 1;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    loop {
+        skip_ws(&mut i);
+        match b.get(i)? {
+            b'}' => return Some(out),
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let kend = string_end(i)?;
+        let key = &text[i + 1..kend];
+        i = kend + 1;
+        skip_ws(&mut i);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        skip_ws(&mut i);
+        let start = i;
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'"' => i = string_end(i)?,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 0 => break,
+                b'}' | b']' => depth -= 1,
+                b',' if depth == 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        out.push((key, text[start..i].trim_end()));
     }
 }
 

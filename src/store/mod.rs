@@ -9,8 +9,10 @@
 //! [`schema`]; the layout itself is `schemas/store.sql`, described in `docs/store.md`.
 
 pub mod ingest;
+pub mod query;
 pub mod schema;
 pub mod sources;
+pub mod tally;
 
 use crate::cli::Config;
 use crate::diag::Diag;
@@ -26,6 +28,8 @@ Examples:
   claude -p --output-format stream-json ... | insights store -   # a live stream
   insights store --db team.db logs/*.jsonl        # another database
   sqlite3 ~/.local/share/insights/insights.db 'select * from usage'
+  insights usage --db                             # usage, sessions: answered from the store
+  insights replay --session ID --follow --db      # watch a live `... | insights store -`
 
 Every event is stored once, by its session and id: storing a file again, or a copy of it,
 adds nothing. A file stored before is read from where the last run stopped; one that was
@@ -67,6 +71,66 @@ pub struct Args {
     pub max_line_bytes: usize,
 }
 
+/// `--db` and `--session` of the commands that read events (`replay`, `reduce`): the events
+/// of a store instead of FILEs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbArgs {
+    /// Read the events from an insights store (`insights store`) instead of FILEs: those of
+    /// --session, else all, in the order they were stored. Without a value, the default store
+    /// ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db).
+    ///
+    /// The events are exactly those a conversion of the files gave when they were stored, so
+    /// the output is what the command gives on them. Write `--db=PATH` or put it last: `--db
+    /// PATH` takes the next word as the database.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, conflicts_with = "files")]
+    pub db: Option<Option<PathBuf>>,
+
+    /// With --db: only the events of this session (its sessionId, as `insights sessions --db`
+    /// lists them).
+    #[arg(long, value_name = "ID", requires = "db")]
+    pub session: Option<String>,
+}
+
+impl DbArgs {
+    /// The events to read, as JSONL, when `--db` was given (`follow`: wait for more, as a
+    /// live pipe stores them); and a name for them in messages. An unknown session is an
+    /// error unless `follow` (it may not have begun yet; nor the store, which is then waited
+    /// for).
+    pub fn lines(&self, follow: bool) -> anyhow::Result<Option<(query::Lines, String)>> {
+        let Some(db) = &self.db else {
+            return Ok(None);
+        };
+        let path = match db {
+            Some(p) => p.clone(),
+            None => default_db()?,
+        };
+        // Following, a store not made yet (or still empty) is waited for; one that is not
+        // ours is refused at once.
+        let store = loop {
+            match query::Db::open(&path) {
+                Ok(s) => break s,
+                Err(e) if follow && e.downcast_ref::<schema::Refused>().is_none() => {
+                    std::thread::sleep(query::POLL)
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        if let Some(s) = &self.session {
+            if !follow && !store.has_session(s)? {
+                anyhow::bail!(
+                    "{}: no session {s} stored (`insights sessions --db` lists them)",
+                    path.display()
+                );
+            }
+        }
+        let name = match &self.session {
+            Some(s) => format!("{}#{s}", path.display()),
+            None => path.display().to_string(),
+        };
+        Ok(Some((store.lines(self.session.clone(), 0, follow), name)))
+    }
+}
+
 /// The default database: `$XDG_DATA_HOME/insights/insights.db`, else
 /// `~/.local/share/insights/insights.db`.
 pub fn default_db() -> anyhow::Result<PathBuf> {
@@ -101,9 +165,12 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         Some(p) => p.clone(),
         None => default_db()?,
     };
+    let mut places = std::collections::HashMap::new();
     let sources = if args.paths.is_empty() {
         let (found, _) = crate::usage::homes::standard(&[]);
-        found.into_iter().map(|f| Source::File(f.path)).collect()
+        let files = found.iter().map(|f| Source::File(f.path.clone())).collect();
+        places = found.into_iter().map(|f| (f.path.clone(), f)).collect();
+        files
     } else {
         for p in &args.paths {
             if p.as_os_str() != "-" {
@@ -116,6 +183,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let sources = crate::input::group_conversations(sources);
     let conn = schema::open(&db)?;
     let mut store = ingest::Store::new(conn, db.display().to_string());
+    store.places = places;
     for src in &sources {
         if let Err(e) = store.source(src, &opts, &mut diag) {
             store.rollback();

@@ -13,11 +13,31 @@ use std::time::Duration;
 pub const DDL: &str = include_str!("../../schemas/store.sql");
 
 /// The version [`DDL`] makes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// `MIGRATIONS[k]` takes a database of version `k + 1` to version `k + 2`, in the
-/// transaction that also writes the new version. None yet: version 1 is the first.
-const MIGRATIONS: &[&str] = &[];
+/// transaction that also writes the new version: the part of [`DDL`] from its marker (a
+/// comment line) to the next version's marker, then its own statements. So the layout is
+/// written once, in `schemas/store.sql`.
+const MIGRATIONS: &[(&str, &str)] = &[(
+    "-- Added in version 2",
+    // The files stored before are read again, to fill usage_facts (their events are there
+    // already and are not stored twice).
+    "DELETE FROM sources;",
+)];
+
+/// The statements of `MIGRATIONS[k]`.
+fn migration(k: usize) -> anyhow::Result<String> {
+    let (marker, then) = MIGRATIONS[k];
+    let at = DDL
+        .find(marker)
+        .with_context(|| format!("internal error: no {marker:?} in schemas/store.sql"))?;
+    let end = MIGRATIONS
+        .get(k + 1)
+        .and_then(|(next, _)| DDL.find(next))
+        .unwrap_or(DDL.len());
+    Ok(format!("{}\n{then}", &DDL[at..end]))
+}
 
 /// How long a writer waits for another one to commit (`PRAGMA busy_timeout`): a batch is
 /// committed at least every 200 ms, but one file is stored in one transaction.
@@ -61,12 +81,7 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
         ro.busy_timeout(BUSY_TIMEOUT)?;
         if let Some(v) = version_of(&ro, path)? {
             if v > VERSION {
-                return Err(Refused(format!(
-                    "{}: schema version {v} is newer than this insights knows ({VERSION}); \
-                     use a newer insights (the file is left as it is)",
-                    path.display()
-                ))
-                .into());
+                return Err(newer(path, v).into());
             }
         }
     }
@@ -83,6 +98,52 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     migrate(&conn).with_context(|| format!("cannot set up {}", path.display()))?;
     Ok(conn)
+}
+
+/// Opens the database at `path` for reading only: nothing is written to it, not even its
+/// layout. A file that does not exist is an error (nothing was stored there yet); a file that
+/// is not an insights store, or a store of another version, is refused ([`Refused`]) as
+/// [`open`] refuses it. An empty database (created, nothing stored) reads as empty.
+pub fn open_read_only(path: &Path) -> anyhow::Result<Connection> {
+    if check_file(path)? {
+        bail!(
+            "{}: no insights store there (nothing stored yet): `insights store --db {}` \
+             makes one",
+            path.display(),
+            path.display()
+        );
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open the database {}", path.display()))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    match version_of(&conn, path)? {
+        None => bail!(
+            "{}: an empty database (nothing stored yet): `insights store --db {}` fills it",
+            path.display(),
+            path.display()
+        ),
+        Some(v) if v > VERSION => return Err(newer(path, v).into()),
+        Some(v) if v < VERSION => bail!(
+            "{}: schema version {v} is older than this insights reads ({VERSION}): \
+             `insights store --db {}` brings it up to date",
+            path.display(),
+            path.display()
+        ),
+        Some(_) => {}
+    }
+    Ok(conn)
+}
+
+/// The refusal of a store of a newer schema version `v`.
+fn newer(path: &Path, v: i64) -> Refused {
+    Refused(format!(
+        "{}: schema version {v} is newer than this insights knows ({VERSION}); \
+         use a newer insights (the file is left as it is)",
+        path.display()
+    ))
 }
 
 /// `f`, tried again while another writer holds the database, for up to [`BUSY_TIMEOUT`]:
@@ -198,8 +259,8 @@ fn migrate(conn: &Connection) -> anyhow::Result<()> {
             )?;
         }
         Some(v) if v < VERSION => {
-            for (k, m) in MIGRATIONS.iter().enumerate().skip((v - 1) as usize) {
-                tx.execute_batch(m)?;
+            for k in (v - 1) as usize..MIGRATIONS.len() {
+                tx.execute_batch(&migration(k)?)?;
                 tx.execute("UPDATE schema_version SET version = ?1", [k as i64 + 2])?;
             }
         }
@@ -231,5 +292,36 @@ mod tests {
     #[test]
     fn migrations_reach_the_version() {
         assert_eq!(MIGRATIONS.len() as i64, VERSION - 1);
+    }
+
+    #[test]
+    fn a_store_of_version_1_is_migrated_and_its_files_read_again() {
+        let dir = std::env::temp_dir().join(format!("insights-migrate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("v1.db");
+        {
+            let c = Connection::open(&db).unwrap();
+            let v1 = &DDL[..DDL.find(MIGRATIONS[0].0).unwrap()];
+            c.execute_batch(v1).unwrap();
+            c.execute_batch(
+                "INSERT INTO schema_version VALUES (1);
+                 INSERT INTO sources VALUES ('/x.jsonl', 1, 1, 1, 1, 1, 1, 'h', '[]', 'now');",
+            )
+            .unwrap();
+        }
+        let c = open(&db).unwrap();
+        let v: i64 = c
+            .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, VERSION);
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM sources", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+        c.query_row("SELECT count(*) FROM usage_facts", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap();
     }
 }

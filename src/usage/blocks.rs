@@ -234,6 +234,7 @@ mod tests {
             zone: crate::time::Zone::Fixed(0),
             unpriced: Default::default(),
             looked: Vec::new(),
+            from_db: false,
         }
     }
 

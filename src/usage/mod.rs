@@ -9,7 +9,7 @@ pub mod blocks;
 mod facts;
 pub mod homes;
 pub mod prices;
-mod scan;
+pub mod scan;
 pub mod sessions;
 pub mod statusline;
 mod table;
@@ -88,6 +88,15 @@ pub struct Source {
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
 
+    /// Answer from an insights store (`insights store`) instead of reading the files: the same
+    /// output, from what was stored. Without a value, the default store
+    /// ($XDG_DATA_HOME/insights/insights.db, else ~/.local/share/insights/insights.db).
+    ///
+    /// PATHs given with it keep only the files stored from under them (give them before
+    /// `--db`, or write `--db=PATH`). Paths are shown absolute, as the store keeps them.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, conflicts_with = "root")]
+    pub db: Option<Option<PathBuf>>,
+
     /// Accept finding nothing: exit 0 when the places read hold no session with usage.
     ///
     /// Without it, finding nothing to count (no session file, or none that holds usage) is
@@ -105,6 +114,7 @@ Examples:
   insights usage ~/.codex/sessions --tz Europe/Paris --since 20261101
   insights usage --by block --agent claude     # Claude's 5-hour billing blocks
   insights usage --by block --active --json    # the block in progress, its burn rate
+  insights usage --by month,agent --db         # from the store (insights store)
 
 Days are those of the local time zone unless --tz says otherwise, as ccusage counts them.
 Tokens: input is uncached input; output includes reasoning; reasoning is the part of output
@@ -200,8 +210,11 @@ pub struct Loaded {
     pub costs: Vec<Option<f64>>,
     pub zone: Zone,
     pub unpriced: BTreeSet<String>,
-    /// Where the files were looked for: the standard places, or the paths given.
+    /// Where the files were looked for: the standard places, or the paths given (or the
+    /// store, with `from_db`).
     pub looked: Vec<PathBuf>,
+    /// Read from a store (`--db`).
+    pub from_db: bool,
 }
 
 pub fn load(src: &Source) -> anyhow::Result<Loaded> {
@@ -214,32 +227,17 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
     };
     let (since, until) = (day(&src.since)?, day(&src.until)?);
     let prices = prices::Prices::load(src.prices.as_deref())?;
-    let (files, looked) = if src.paths.is_empty() {
-        for r in &src.root {
-            match std::fs::metadata(r) {
-                Err(e) => bail!("--root {}: {}", r.display(), crate::diag::io_words(&e)),
-                Ok(m) if !m.is_dir() => bail!("--root {}: not a directory", r.display()),
-                Ok(_) => {}
-            }
+    let (scan, looked) = match &src.db {
+        Some(db) => {
+            let path = match db {
+                Some(p) => p.clone(),
+                None => crate::store::default_db()?,
+            };
+            let store = crate::store::query::Db::open(&path)?;
+            (crate::store::tally::scan(&store, &src.paths)?, vec![path])
         }
-        homes::standard(&src.root)
-    } else {
-        if !src.root.is_empty() {
-            bail!("--root reads the standard places: give it or paths, not both");
-        }
-        for p in &src.paths {
-            if let Err(e) = std::fs::metadata(p) {
-                bail!("{}: {}", p.display(), crate::diag::io_words(&e));
-            }
-        }
-        (homes::given(&src.paths), src.paths.clone())
+        None => read_files(src)?,
     };
-    let jobs = src.jobs.map(usize::from).unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(usize::from)
-            .unwrap_or(1)
-    });
-    let scan = scan::scan(files, jobs);
     let mut kept = Vec::new();
     let mut costs = Vec::new();
     let mut unpriced = BTreeSet::new();
@@ -286,7 +284,38 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
         zone,
         unpriced,
         looked,
+        from_db: src.db.is_some(),
     })
+}
+
+/// Reads the session files (`usage` without `--db`): the scan, and the places looked in.
+fn read_files(src: &Source) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
+    let (files, looked) = if src.paths.is_empty() {
+        for r in &src.root {
+            match std::fs::metadata(r) {
+                Err(e) => bail!("--root {}: {}", r.display(), crate::diag::io_words(&e)),
+                Ok(m) if !m.is_dir() => bail!("--root {}: not a directory", r.display()),
+                Ok(_) => {}
+            }
+        }
+        homes::standard(&src.root)
+    } else {
+        if !src.root.is_empty() {
+            bail!("--root reads the standard places: give it or paths, not both");
+        }
+        for p in &src.paths {
+            if let Err(e) = std::fs::metadata(p) {
+                bail!("{}: {}", p.display(), crate::diag::io_words(&e));
+            }
+        }
+        (homes::given(&src.paths), src.paths.clone())
+    };
+    let jobs = src.jobs.map(usize::from).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(usize::from)
+            .unwrap_or(1)
+    });
+    Ok((scan::scan(files, jobs), looked))
 }
 
 /// Sums of tokens and cost.
@@ -683,6 +712,7 @@ pub fn outcome(l: &Loaded, src: &Source, what: &str, found: bool, shown: bool) -
                 .filter(|f| f.path.starts_with(place))
                 .count();
             let held = match n {
+                _ if l.from_db => format!("{} files stored", l.scan.files.len()),
                 _ if !place.exists() => "missing".to_owned(),
                 0 => "no *.jsonl files".to_owned(),
                 1 => "1 file".to_owned(),

@@ -91,15 +91,19 @@ impl Scan {
 }
 
 /// One file's entries, with its own string table (threads share nothing while they read).
+/// `insights store` keeps them (src/store/tally.rs), so that `usage --db` merges what
+/// reading the files would give.
 #[derive(Default)]
-struct FilePart {
-    entries: Vec<(Entry, Option<u64>)>,
-    strings: Vec<String>,
-    error: Option<String>,
+pub struct FilePart {
+    /// Each entry (its `file` not set yet) with its response's key.
+    pub entries: Vec<(Entry, Option<u64>)>,
+    /// The entries' strings: symbol 0 is the empty string.
+    pub strings: Vec<String>,
+    pub error: Option<String>,
 }
 
 impl FilePart {
-    fn sym(&mut self, s: Option<&str>) -> Sym {
+    pub fn sym(&mut self, s: Option<&str>) -> Sym {
         let s = s.unwrap_or("");
         match self.strings.iter().position(|x| x == s) {
             Some(i) => i as Sym,
@@ -150,7 +154,22 @@ pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
     scan
 }
 
-fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
+/// The scan of files already read (`usage --db`), merged in the order given, as [`scan`]
+/// merges them.
+pub fn from_parts(parts: Vec<(Found, FilePart)>) -> Scan {
+    let mut scan = Scan::default();
+    scan.intern("");
+    let mut files = Vec::with_capacity(parts.len());
+    for (i, (found, part)) in parts.into_iter().enumerate() {
+        scan.merge(i as u32, part);
+        files.push(found);
+    }
+    scan.files = files;
+    scan
+}
+
+/// The entries of one file, read as `usage` reads it.
+pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
     let mut part = FilePart::default();
     part.sym(None);
     let file = match std::fs::File::open(&f.path) {

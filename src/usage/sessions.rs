@@ -10,6 +10,7 @@ Examples:
   insights sessions                         # every agent's sessions, most recent first
   insights sessions --agent codex --since 2026-11-20
   insights sessions --project myrepo --json | jq -r '.sessions[].paths[]'
+  insights sessions --db=team.db                   # from a store (insights store)
 
 Exit status: 0 done, 1 no sessions found (no session file, or none with a session) unless
 --allow-empty, 2 usage or I/O error (a path or --root that does not exist).";
