@@ -213,6 +213,16 @@ pub enum Command {
     /// second writer waits for the first. The tables and views (events, sources, sessions,
     /// turns, tool_calls, usage, schema_version) are schemas/store.sql in the source tree.
     Store(crate::store::Args),
+    /// Write the events for an engine a fleet runs: ClickHouse rows, OpenTelemetry traces.
+    ///
+    /// Reads what `insights` reads (agent output, InsightsEvent logs, session files, folders,
+    /// `-` for standard input; the agents' standard places when no PATH is given), or with
+    /// --db the events `insights store` kept, only those not exported before. `--to
+    /// clickhouse` writes JSONEachRow rows for the events table of schemas/clickhouse.sql (in
+    /// the source tree) on standard output; loading them twice keeps one copy after merges,
+    /// and its usage view gives the numbers of `insights usage`. docs/fleet.md shows the
+    /// commands.
+    Export(crate::export::Args),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     ///
     /// The scripts for bash, zsh and fish are also in completions/ in the source tree.
