@@ -9,6 +9,7 @@
 //! [`schema`]; the layout itself is `schemas/store.sql`, described in `docs/store.md`.
 
 pub mod ingest;
+pub mod query;
 pub mod schema;
 pub mod sources;
 

@@ -61,12 +61,7 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
         ro.busy_timeout(BUSY_TIMEOUT)?;
         if let Some(v) = version_of(&ro, path)? {
             if v > VERSION {
-                return Err(Refused(format!(
-                    "{}: schema version {v} is newer than this insights knows ({VERSION}); \
-                     use a newer insights (the file is left as it is)",
-                    path.display()
-                ))
-                .into());
+                return Err(newer(path, v).into());
             }
         }
     }
@@ -83,6 +78,52 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     migrate(&conn).with_context(|| format!("cannot set up {}", path.display()))?;
     Ok(conn)
+}
+
+/// Opens the database at `path` for reading only: nothing is written to it, not even its
+/// layout. A file that does not exist is an error (nothing was stored there yet); a file that
+/// is not an insights store, or a store of another version, is refused ([`Refused`]) as
+/// [`open`] refuses it. An empty database (created, nothing stored) reads as empty.
+pub fn open_read_only(path: &Path) -> anyhow::Result<Connection> {
+    if check_file(path)? {
+        bail!(
+            "{}: no insights store there (nothing stored yet): `insights store --db {}` \
+             makes one",
+            path.display(),
+            path.display()
+        );
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open the database {}", path.display()))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    match version_of(&conn, path)? {
+        None => bail!(
+            "{}: an empty database (nothing stored yet): `insights store --db {}` fills it",
+            path.display(),
+            path.display()
+        ),
+        Some(v) if v > VERSION => return Err(newer(path, v).into()),
+        Some(v) if v < VERSION => bail!(
+            "{}: schema version {v} is older than this insights reads ({VERSION}): \
+             `insights store --db {}` brings it up to date",
+            path.display(),
+            path.display()
+        ),
+        Some(_) => {}
+    }
+    Ok(conn)
+}
+
+/// The refusal of a store of a newer schema version `v`.
+fn newer(path: &Path, v: i64) -> Refused {
+    Refused(format!(
+        "{}: schema version {v} is newer than this insights knows ({VERSION}); \
+         use a newer insights (the file is left as it is)",
+        path.display()
+    ))
 }
 
 /// `f`, tried again while another writer holds the database, for up to [`BUSY_TIMEOUT`]:
