@@ -8,6 +8,7 @@ Loads schemas/clickhouse.sql into a fresh database, exports PATH... (default:
 testdata/session-files) and loads the rows twice, then checks that
   * every row loaded is one event after merges (`FINAL`, and after `OPTIMIZE ... FINAL`),
     none lost: as many events as distinct (session_id, id) keys exported;
+  * the questions docs/fleet.md shows run;
   * the `usage` view equals `insights usage --by day,session,model,agent --tz UTC --json`
     on the same input, row for row (tokens exactly, cost to 1e-6 dollars).
 Prints what it checked and exits 0, or says what differs and exits 1. Exit status 77 (the
@@ -151,6 +152,15 @@ def main():
         for col, v in want_totals.items():
             if not same(v, got[col]):
                 failures.append(f"all of it: total {col} {v} by insights usage, {got[col]} by the view")
+        # The questions docs/fleet.md shows run on these rows.
+        with open(os.path.join(ROOT, "docs", "fleet.md")) as f:
+            doc = f.read()
+        asked = [q for block in doc.split("```sql")[1:] for q in statements(block.split("```")[0])]
+        for q in asked:
+            try:
+                ch.db.query(q)
+            except Exception as e:  # noqa: BLE001 (chDB raises its own types)
+                failures.append(f"docs/fleet.md: {q.splitlines()[0]}...: {e}")
         ch.db.query("OPTIMIZE TABLE events FINAL")
         merged = int(ch.value("SELECT count() FROM events"))
         if merged != len(keys):
@@ -181,6 +191,7 @@ def main():
         return 1
     print(
         f"clickhouse_check: {exported} rows loaded twice are {len(keys)} events after FINAL; "
+        f"the {len(asked)} questions of docs/fleet.md run; "
         f"the usage view's totals equal insights usage's ({len(want_rows)} rows), and its rows, "
         f"recording by recording ({len(dirs)} recordings, {checked} rows)"
     )

@@ -100,6 +100,9 @@ fn rows_are_the_same_from_files_again_and_from_the_store_whose_cursor_moves() {
     store(&gemini);
     let since = export(&["--db", db.to_str().unwrap()]);
     assert_eq!(sorted(&since), sorted(&export(&[gemini.to_str().unwrap()])));
+    // --all: everything again.
+    let all = export(&["--db", db.to_str().unwrap(), "--all"]);
+    assert_eq!(all.stdout.len(), first.stdout.len() + since.stdout.len());
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -27,6 +27,7 @@ Examples:
     clickhouse-client -q 'INSERT INTO events FORMAT JSONEachRow'
   insights export --to clickhouse                  # the agents' standard places
   insights export --to clickhouse --db ~/.local/share/insights/insights.db   # what is new
+  insights export --to clickhouse --db ~/.local/share/insights/insights.db --all
   claude -p --output-format stream-json ... | insights export --to clickhouse -
 
 The ClickHouse tables are schemas/clickhouse.sql in the source tree (an events table that
@@ -66,6 +67,13 @@ pub struct Args {
     /// export to the same target took.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+
+    /// With --db: every stored event, not only those stored since the last export to the
+    /// target (after a load that failed downstream); the cursor then moves to the end.
+    ///
+    /// Both targets' engines keep one copy of an event exported twice.
+    #[arg(long, requires = "db")]
+    pub all: bool,
 
     /// The provider of raw input, or `auto` to detect it line by line (as for `convert`).
     #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = crate::cli::from_values())]
@@ -114,7 +122,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let mut diag = Diag::new(config.color_err);
     let mut target = target(args)?;
     if let Some(db) = &args.db {
-        return from_store(db, args.to, target.as_mut(), diag);
+        return from_store(db, args, target.as_mut(), diag);
     }
     // Times are the session's own (a line without one is not stamped with the moment it was
     // read): exporting the same input twice gives the same rows.
@@ -137,14 +145,14 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
 /// the cursor moves to the last one once the target has them all.
 fn from_store(
     path: &std::path::Path,
-    to: To,
+    args: &Args,
     target: &mut dyn Target,
     mut diag: Diag,
 ) -> anyhow::Result<ExitCode> {
     let db = crate::store::query::Db::open(path)?;
     let cursors = cursor::Cursors::open(path)?;
-    let name = to.name();
-    let after = cursors.get(name)?;
+    let name = args.to.name();
+    let after = if args.all { 0 } else { cursors.get(name)? };
     let mut n = 0u64;
     let last = db.each(None, after, |_, json| {
         n += 1;
@@ -155,8 +163,13 @@ fn from_store(
     })?;
     target.finish(&mut diag)?;
     cursors.set(name, last)?;
+    let since = if args.all {
+        String::new()
+    } else {
+        format!(" since the last export to {name}")
+    };
     diag.note(&format!(
-        "exported {n} events stored in {} since the last export to {name}",
+        "exported {n} events stored in {}{since}",
         path.display()
     ));
     Ok(diag.exit_code())
