@@ -5,13 +5,14 @@
 --   insights export --to clickhouse ... | clickhouse-client -d insights -q 'INSERT INTO events FORMAT JSONEachRow'
 -- loads them. Running this file again changes nothing.
 
--- Every event, once after merges: the table replaces rows by its sorting key, the event's
--- session and id (ids are unique within a session), so rows loaded twice (the same log
--- exported again, two machines exporting one shared file) are one copy once ClickHouse has
--- merged them; `SELECT ... FROM events FINAL` reads them merged now. Partitioned by the
--- month of the event's time (replacement happens within a partition: an event's time never
--- changes, so its copies are in one). Sorted by session, then id: a session's events are
--- read together.
+-- Every event, once after merges: the table replaces rows by its sorting key, which is the
+-- event's key, its session and id (ids are unique within a session), with its time between
+-- them (an event's time is part of the event, the same in every copy): rows loaded twice (the
+-- same log exported again, two machines exporting one shared file) are one copy once
+-- ClickHouse has merged them, and `SELECT ... FROM events FINAL` reads them merged now. A
+-- session's events are stored together, in the order of their times. Partitioned by the
+-- month of the event's time (copies of an event are in one partition, where they are
+-- replaced).
 CREATE TABLE IF NOT EXISTS events
 (
     session_id String,                      -- sessionId ('' for an event that names none)
@@ -42,7 +43,7 @@ CREATE TABLE IF NOT EXISTS events
 )
 ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMM(time)
-ORDER BY (session_id, id);
+ORDER BY (session_id, time, id);
 
 -- Tokens and cost by day (UTC), session, model and agent: the rows of
 -- `insights usage --by day,session,model,agent --tz UTC --json`, their columns in

@@ -395,6 +395,21 @@ impl InputArgs {
     }
 }
 
+/// Conversion options for the commands that keep events or send them on (`store`, `export`):
+/// times are the events' own, a line without one is not stamped with the moment it was read
+/// (it would differ from run to run, and an event kept twice must be the same event).
+pub fn keeping_options(from: &str, max_line: usize) -> anyhow::Result<crate::convert::Options> {
+    Ok(crate::convert::Options {
+        forced: forced(from)?,
+        raw: false,
+        clock: false,
+        flush: FlushPolicy::WhenIdle,
+        strict: false,
+        cc_insights: false,
+        max_line,
+    })
+}
+
 /// The provider `--from` names, `None` for auto.
 pub fn forced(from: &str) -> anyhow::Result<Option<&'static crate::providers::Provider>> {
     match from {

@@ -124,17 +124,8 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     if let Some(db) = &args.db {
         return from_store(db, args, target.as_mut(), diag);
     }
-    // Times are the session's own (a line without one is not stamped with the moment it was
-    // read): exporting the same input twice gives the same rows.
-    let opts = crate::convert::Options {
-        forced: crate::cli::forced(&args.from)?,
-        raw: false,
-        clock: false,
-        flush: crate::output::FlushPolicy::WhenIdle,
-        strict: false,
-        cc_insights: false,
-        max_line: args.max_line_bytes,
-    };
+    // Exporting the same input twice gives the same rows: times are the events' own.
+    let opts = crate::cli::keeping_options(&args.from, args.max_line_bytes)?;
     let sources = crate::input::given_or_standard(&args.paths, &mut diag)?;
     convert_into(&sources, &opts, &mut diag, target.as_mut())?;
     target.finish(&mut diag)?;
@@ -189,7 +180,11 @@ fn convert_into(
     let mut failed: Option<anyhow::Error> = None;
     let result = {
         let sink = LineSink::new(|line: &[u8]| {
-            let text = String::from_utf8_lossy(line);
+            // The converter writes UTF-8; only a line passed through as read may not be.
+            let text = match std::str::from_utf8(line) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(line),
+            };
             target.event(&text).map_err(|e| {
                 failed = Some(e);
                 std::io::Error::other("the export target failed")
