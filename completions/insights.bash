@@ -22,6 +22,9 @@ _insights() {
             insights,convert)
                 cmd="insights__subcmd__convert"
                 ;;
+            insights,export)
+                cmd="insights__subcmd__export"
+                ;;
             insights,help)
                 cmd="insights__subcmd__help"
                 ;;
@@ -60,6 +63,9 @@ _insights() {
                 ;;
             insights__subcmd__help,convert)
                 cmd="insights__subcmd__help__subcmd__convert"
+                ;;
+            insights__subcmd__help,export)
+                cmd="insights__subcmd__help__subcmd__export"
                 ;;
             insights__subcmd__help,help)
                 cmd="insights__subcmd__help__subcmd__help"
@@ -101,7 +107,7 @@ _insights() {
 
     case "${cmd}" in
         insights)
-            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage statusline store completions help"
+            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage statusline store export completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -194,8 +200,42 @@ _insights() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        insights__subcmd__export)
+            opts="-h --to --db --all --from --max-line-bytes --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -W "clickhouse otlp" -- "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -W "auto qwen amp cursor opencode claude codex gemini aceclaw acp" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-line-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         insights__subcmd__help)
-            opts="convert validate replay reduce providers run schema sessions usage statusline store completions help"
+            opts="convert validate replay reduce providers run schema sessions usage statusline store export completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,6 +263,20 @@ _insights() {
             return 0
             ;;
         insights__subcmd__help__subcmd__convert)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        insights__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

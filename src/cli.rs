@@ -233,6 +233,16 @@ pub enum Command {
     /// `usage`, `sessions`, `replay` and `reduce` answer from it with --db (`replay --follow
     /// --db` as it is written).
     Store(crate::store::Args),
+    /// Write the events for an engine a fleet runs: ClickHouse rows, OpenTelemetry traces.
+    ///
+    /// Reads what `insights` reads (agent output, InsightsEvent logs, session files, folders,
+    /// `-` for standard input; the agents' standard places when no PATH is given), or with
+    /// --db the events `insights store` kept, only those not exported before. `--to
+    /// clickhouse` writes JSONEachRow rows for the events table of schemas/clickhouse.sql (in
+    /// the source tree) on standard output; loading them twice keeps one copy after merges,
+    /// and its usage view gives the numbers of `insights usage`. docs/fleet.md shows the
+    /// commands.
+    Export(crate::export::Args),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     ///
     /// The scripts for bash, zsh and fish are also in completions/ in the source tree.
@@ -403,6 +413,21 @@ impl InputArgs {
             max_line: self.max_line_bytes,
         })
     }
+}
+
+/// Conversion options for the commands that keep events or send them on (`store`, `export`):
+/// times are the events' own, a line without one is not stamped with the moment it was read
+/// (it would differ from run to run, and an event kept twice must be the same event).
+pub fn keeping_options(from: &str, max_line: usize) -> anyhow::Result<crate::convert::Options> {
+    Ok(crate::convert::Options {
+        forced: forced(from)?,
+        raw: false,
+        clock: false,
+        flush: FlushPolicy::WhenIdle,
+        strict: false,
+        cc_insights: false,
+        max_line,
+    })
 }
 
 /// The provider `--from` names, `None` for auto.

@@ -709,6 +709,30 @@ pub fn first_line_millis(path: &Path) -> Option<i64> {
     crate::time::millis(&t.timestamp?)
 }
 
+/// The sources of the commands that read the agents' standard places when given no path
+/// (`store`, `export`): each path given (a directory for its `*.jsonl` files, `-` for standard
+/// input), else the standard places; a Claude Code session and its subagents' files joined
+/// into one conversation. A path that does not exist is an error.
+pub fn given_or_standard(
+    paths: &[PathBuf],
+    diag: &mut crate::diag::Diag,
+) -> anyhow::Result<Vec<Source>> {
+    use anyhow::Context as _;
+    let sources = if paths.is_empty() {
+        let (found, _) = crate::usage::homes::standard(&[]);
+        found.into_iter().map(|f| Source::File(f.path)).collect()
+    } else {
+        for p in paths {
+            if p.as_os_str() != "-" {
+                std::fs::metadata(p).with_context(|| format!("{}: cannot read", p.display()))?;
+            }
+        }
+        let given: Vec<Source> = paths.iter().map(|p| Source::from_arg(p)).collect();
+        expand_dirs(&given, diag)
+    };
+    Ok(group_conversations(sources))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

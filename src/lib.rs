@@ -1,6 +1,6 @@
 //! The library behind the `insights` command: a Unix filter that normalizes AI coding agents'
 //! streaming output into InsightsEvent JSONL, and the commands built on those events
-//! (`validate`, `replay`, `reduce`, `usage`, `sessions`, `store`).
+//! (`validate`, `replay`, `reduce`, `usage`, `sessions`, `store`, `export`).
 //!
 //! `src/main.rs` only parses the command line and calls [`run()`]. The modules are public so that
 //! the fuzz targets (`fuzz/`) can call into them; they are this program's internals, not a
@@ -19,6 +19,7 @@ pub mod detect;
 pub mod diag;
 pub mod diff;
 pub mod event;
+pub mod export;
 pub mod ids;
 pub mod input;
 pub mod json_reader;
@@ -70,6 +71,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Usage(args)) => usage::run(&args),
         Some(Command::Statusline(args)) => usage::statusline::run(&args),
         Some(Command::Store(args)) => store::run(&args, &config),
+        Some(Command::Export(args)) => export::run(&args, &config),
         Some(Command::Completions { shell }) => {
             // Generated into memory first: clap_complete panics on a failed write.
             let mut script = Vec::new();

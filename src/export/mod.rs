@@ -1,0 +1,208 @@
+//! `insights export`: the events, in the order read, handed to a target that writes them for
+//! an engine a fleet already runs: ClickHouse rows ([`clickhouse`]) or OpenTelemetry GenAI
+//! traces ([`otlp`]).
+//!
+//! The events come from what `insights` reads (agent output, InsightsEvent logs, session
+//! files, folders, standard input, the agents' standard places when no PATH is given),
+//! converted by the converter itself ([`Converter::run_source`] into a [`LineSink`]), or from
+//! the store (`--db`). A target sees each event as its InsightsEvent JSON line and owns its
+//! output ([`Target`]).
+
+pub mod clickhouse;
+pub mod cursor;
+pub mod otlp;
+
+use crate::cli::Config;
+use crate::convert::{Converter, LineSink};
+use crate::diag::Diag;
+use crate::input::Source;
+use crate::output::Out;
+use anyhow::Context as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const AFTER_HELP: &str = "\
+Examples:
+  insights export --to clickhouse ~/.claude/projects | \\
+    clickhouse-client -q 'INSERT INTO events FORMAT JSONEachRow'
+  insights export --to clickhouse                  # the agents' standard places
+  insights export --to clickhouse --db ~/.local/share/insights/insights.db   # what is new
+  insights export --to clickhouse --db ~/.local/share/insights/insights.db --all
+  claude -p --output-format stream-json ... | insights export --to clickhouse -
+
+The ClickHouse tables are schemas/clickhouse.sql in the source tree (an events table that
+keeps one copy of each event, and a usage view with the columns of `insights usage --json`):
+loading the same rows again adds nothing after merges. docs/fleet.md shows the whole path.
+
+Exit status: 0 every line was read, 1 some input lines could not be read, 2 usage or I/O
+error.";
+
+/// Where the events go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum To {
+    /// JSONEachRow rows for the `events` table of schemas/clickhouse.sql, on standard output.
+    Clickhouse,
+    /// OpenTelemetry GenAI traces (OTLP).
+    Otlp,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// The target: `clickhouse` or `otlp`.
+    #[arg(long, value_enum, value_name = "TARGET")]
+    pub to: To,
+
+    /// Inputs: files, folders (every `*.jsonl` file below), `-` for standard input; none
+    /// reads the agents' standard places, as `store` does.
+    ///
+    /// The standard places are Claude Code's ~/.claude/projects (CLAUDE_CONFIG_DIR),
+    /// Codex's ~/.codex/sessions and ~/.codex/archived_sessions (CODEX_HOME) and Gemini CLI's
+    /// ~/.gemini/tmp/*/chats. A Claude Code session file and its subagents' files are read as
+    /// one conversation.
+    #[arg(value_name = "PATH", conflicts_with = "db")]
+    pub paths: Vec<PathBuf>,
+
+    /// Read the events `insights store` kept in this database instead, only those no earlier
+    /// export to the same target took.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// With --db: every stored event, not only those stored since the last export to the
+    /// target (after a load that failed downstream); the cursor then moves to the end.
+    ///
+    /// Both targets' engines keep one copy of an event exported twice.
+    #[arg(long, requires = "db")]
+    pub all: bool,
+
+    /// The provider of raw input, or `auto` to detect it line by line (as for `convert`).
+    #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = crate::cli::from_values())]
+    pub from: String,
+
+    /// Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and
+    /// skipped.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::cli::parse_bytes)]
+    pub max_line_bytes: usize,
+}
+
+impl To {
+    /// Its name on the command line, and its cursor's in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            To::Clickhouse => "clickhouse",
+            To::Otlp => "otlp",
+        }
+    }
+}
+
+/// What every target is: it is given each event, in the order read, as its InsightsEvent
+/// JSON line (one object, no line end), and writes what it makes of them to its own output
+/// (standard output, an endpoint). Events of one session come in their order; the end of an
+/// input has already been written by the converter (a turn the input left open ends there),
+/// so a target needs no notice of it.
+pub trait Target {
+    /// One event. `Err` ends the run (the output failed).
+    fn event(&mut self, line: &str) -> anyhow::Result<()>;
+
+    /// The end of the run: writes what is held, flushes, and tells `diag` what it left out.
+    fn finish(&mut self, diag: &mut Diag) -> anyhow::Result<()>;
+}
+
+/// The target `--to` names, writing to standard output.
+fn target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
+    let stdout = Box::new(std::io::stdout().lock());
+    match args.to {
+        To::Clickhouse => Ok(Box::new(clickhouse::Rows::new(stdout))),
+        To::Otlp => otlp::target(args, stdout),
+    }
+}
+
+pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
+    crate::signals::install();
+    let mut diag = Diag::new(config.color_err);
+    let mut target = target(args)?;
+    if let Some(db) = &args.db {
+        return from_store(db, args, target.as_mut(), diag);
+    }
+    // Exporting the same input twice gives the same rows: times are the events' own.
+    let opts = crate::cli::keeping_options(&args.from, args.max_line_bytes)?;
+    let sources = crate::input::given_or_standard(&args.paths, &mut diag)?;
+    convert_into(&sources, &opts, &mut diag, target.as_mut())?;
+    target.finish(&mut diag)?;
+    Ok(diag.exit_code())
+}
+
+/// `--db`: the events stored after the target's cursor ([`cursor`]), in the order stored;
+/// the cursor moves to the last one once the target has them all.
+fn from_store(
+    path: &std::path::Path,
+    args: &Args,
+    target: &mut dyn Target,
+    mut diag: Diag,
+) -> anyhow::Result<ExitCode> {
+    let db = crate::store::query::Db::open(path)?;
+    let cursors = cursor::Cursors::open(path)?;
+    let name = args.to.name();
+    let after = if args.all { 0 } else { cursors.get(name)? };
+    let mut n = 0u64;
+    let last = db.each(None, after, |_, json| {
+        n += 1;
+        if crate::signals::caught().is_some() {
+            anyhow::bail!("stopped by a signal; the next run exports these events again");
+        }
+        target.event(json)
+    })?;
+    target.finish(&mut diag)?;
+    cursors.set(name, last)?;
+    let since = if args.all {
+        String::new()
+    } else {
+        format!(" since the last export to {name}")
+    };
+    diag.note(&format!(
+        "exported {n} events stored in {}{since}",
+        path.display()
+    ));
+    Ok(diag.exit_code())
+}
+
+/// Converts every source as `insights` does and hands each event line to `target`. Each
+/// source has a converter of its own, as in `insights store`: an event's `seq` is its place in
+/// its file's conversion, so a file gives the same rows exported alone, with others, or from
+/// the store.
+fn convert_into(
+    sources: &[Source],
+    opts: &crate::convert::Options,
+    diag: &mut Diag,
+    target: &mut dyn Target,
+) -> anyhow::Result<()> {
+    // Why the target failed: the converter sees only an `io::Error`.
+    let mut failed: Option<anyhow::Error> = None;
+    let result = {
+        let sink = LineSink::new(|line: &[u8]| {
+            // The converter writes UTF-8; only a line passed through as read may not be.
+            let text = match std::str::from_utf8(line) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(line),
+            };
+            target.event(&text).map_err(|e| {
+                failed = Some(e);
+                std::io::Error::other("the export target failed")
+            })
+        });
+        let mut out = Out::new(sink);
+        let mut result = Ok(());
+        for src in sources {
+            let mut conv = Converter::new(opts, &mut out);
+            result = conv.run_source(src, diag);
+            if result.is_err() || conv.stats.stopped || crate::signals::caught().is_some() {
+                break;
+            }
+        }
+        result.and_then(|()| out.flush().context("cannot export"))
+    };
+    match failed {
+        Some(e) => Err(e),
+        None => result,
+    }
+}
