@@ -323,16 +323,17 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let reader = std::thread::spawn(move || {
         let mut diag = Diag::new(color_err);
         diag.unreadable = Some(Vec::new());
-        let sources =
-            crate::input::group_conversations(crate::input::expand_dirs(&sources, &mut diag));
+        let sources = match stored {
+            Some(_) => Vec::new(),
+            None => {
+                crate::input::group_conversations(crate::input::expand_dirs(&sources, &mut diag))
+            }
+        };
         let send = |line: &[u8]| {
             tx.send(line.to_vec())
                 .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
         };
-        let r = match stored {
-            Some((lines, name)) => read_stored(lines, &name, &opts, follow, &mut diag, send),
-            None => read(&sources, &opts, follow, &mut diag, send),
-        };
+        let r = read(&sources, stored, &opts, follow, &mut diag, send);
         let unreadable = diag.unreadable.take().unwrap_or_default();
         (r, diag.io_errors, diag.bad_lines, unreadable)
     });
@@ -395,8 +396,11 @@ fn wait<W: Write>(
 
 /// Reads every source through the converter and hands each event line to `f`. With
 /// `follow`, the last source, when it is a file, is read on as it grows and never ends.
+/// `stored` (`--db`): the events of a store instead, read as a file of them is (with
+/// `follow`, as they are stored).
 fn read(
     sources: &[Source],
+    stored: Option<(crate::store::query::Lines, String)>,
     opts: &Options,
     follow: bool,
     diag: &mut Diag,
@@ -404,6 +408,10 @@ fn read(
 ) -> anyhow::Result<()> {
     let mut out = Out::new(LineSink::new(f));
     let mut conv = Converter::new(opts, &mut out);
+    if let Some((lines, name)) = stored {
+        conv.set_live(follow);
+        conv.run_reader(lines, &name, diag)?;
+    }
     let last = sources.len().saturating_sub(1);
     for (i, src) in sources.iter().enumerate() {
         match src {
@@ -418,25 +426,6 @@ fn read(
             _ => conv.run_source(src, diag)?,
         }
     }
-    drop(conv);
-    out.flush()?;
-    Ok(())
-}
-
-/// Reads the events of a store (`--db`), as [`read`] reads a file of them; `follow`: as
-/// they are stored.
-fn read_stored(
-    lines: crate::store::query::Lines,
-    name: &str,
-    opts: &Options,
-    follow: bool,
-    diag: &mut Diag,
-    f: impl FnMut(&[u8]) -> io::Result<()>,
-) -> anyhow::Result<()> {
-    let mut out = Out::new(LineSink::new(f));
-    let mut conv = Converter::new(opts, &mut out);
-    conv.set_live(follow);
-    conv.run_reader(lines, name, diag)?;
     drop(conv);
     out.flush()?;
     Ok(())

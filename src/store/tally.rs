@@ -74,12 +74,14 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
         .map(|p| PathBuf::from(super::ingest::key_of(p)))
         .collect();
     let conn = db.conn();
-    let read = || -> rusqlite::Result<(Vec<(String, Option<i64>)>, HashMap<String, FilePart>)> {
+    type Read = (Vec<(String, Option<i64>)>, Vec<(String, FilePart)>);
+    let read = || -> rusqlite::Result<Read> {
         let mut st = conn.prepare("SELECT path, first_ms FROM usage_files")?;
         let files = st
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<Vec<(String, Option<i64>)>>>()?;
-        let mut parts: HashMap<String, FilePart> = HashMap::new();
+        // In path order: a row of the file before's path goes on its part (no lookup a row).
+        let mut parts: Vec<(String, FilePart)> = Vec::with_capacity(files.len());
         let mut st = conn.prepare(
             "SELECT path, agent, time, session, project, model, input, output, cache_read,
                cache_creation, cache_creation_1h, reasoning, cost_usd, response, turn,
@@ -88,12 +90,15 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
         )?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            let path: String = r.get(0)?;
-            let part = parts.entry(path).or_insert_with(|| {
+            let path = r.get_ref(0)?.as_str()?;
+            if parts.last().is_none_or(|(p, _)| p != path) {
                 let mut p = FilePart::default();
                 p.sym(None);
-                p
-            });
+                parts.push((path.to_owned(), p));
+            }
+            let Some((_, part)) = parts.last_mut() else {
+                continue;
+            };
             let agent: String = r.get(1)?;
             let Ok(agent) = <Agent as clap::ValueEnum>::from_str(&agent, true) else {
                 // An agent this insights does not know (a newer one stored it): not counted,
@@ -125,7 +130,8 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
         }
         Ok((files, parts))
     };
-    let (files, mut parts) = read().map_err(|e| db.error(e))?;
+    let (files, parts) = read().map_err(|e| db.error(e))?;
+    let mut parts: HashMap<String, FilePart> = parts.into_iter().collect();
     // Which path given each file is under (its place in the reading order), or none.
     let place = |p: &Path| -> Option<usize> {
         if under.is_empty() {
