@@ -1,7 +1,7 @@
 //! `--to otlp`: OpenTelemetry GenAI traces (issue 45, part 2).
 //!
-//! The inputs are reduced as `insights reduce` reduces them ([`crate::reduce::read_source`]
-//! into one [`Reducer`]), and the turns that ended become spans ([`spans`]): the spans are
+//! Each input is reduced as `insights reduce` reduces it ([`crate::reduce::read_source`] into
+//! a [`Reducer`] of its own), and the turns that ended become spans ([`spans`]): the spans are
 //! built from the reducer's turns tree, entries and totals, never from the events again. They
 //! go out in batches of at most [`BATCH_SPANS`] spans, each an `ExportTraceServiceRequest`
 //! ([`proto`]) with one resource and one scope:
@@ -105,8 +105,13 @@ pub fn run(
     }
 }
 
-/// Reduces every source into one state, as `insights reduce` does, and hands the spans of
-/// its ended turns to `sink` in batches: after each input, the turns it ended.
+/// Reduces each source as `insights reduce` reduces it, and hands the spans of its ended
+/// turns to `sink` in batches.
+///
+/// Each source (a file, standard input, or a Claude Code session with its subagents' files)
+/// has a reducer of its own, dropped once its spans are made: the memory is that of the
+/// largest input, not of them all (a fleet machine's thousands of session files). The ids do
+/// not depend on it: a session read again, in the same file or another, has the same ids.
 pub fn export(
     sources: &[Source],
     opts: &crate::convert::Options,
@@ -115,8 +120,7 @@ pub fn export(
     resource: Resource,
     sink: &mut dyn Sink,
 ) -> anyhow::Result<Stats> {
-    let mut red = Reducer::new(State::new(), None);
-    let mut exporter = spans::Exporter::default();
+    let mut stats = Stats::default();
     let mut batch = Batch {
         resource,
         spans: Vec::with_capacity(BATCH_SPANS),
@@ -124,21 +128,20 @@ pub fn export(
     };
     let mut each = |_: &mut Reducer, _: Fed| -> anyhow::Result<()> { Ok(()) };
     for src in sources {
+        let mut red = Reducer::new(State::new(), None);
+        let mut exporter = spans::Exporter::default();
         crate::reduce::read_source(src, opts, diag, &mut red, &mut each)?;
         exporter.ended_turns(&red.state, &span_opts, &mut batch.spans);
+        stats.turns += exporter.turns;
+        stats.spans += exporter.spans;
         batch.flush(sink, false)?;
         if crate::signals::caught().is_some() {
             break;
         }
     }
     batch.flush(sink, true)?;
-    // The process ends soon: freeing a large state entry by entry would only cost time.
-    std::mem::forget(red);
-    Ok(Stats {
-        turns: exporter.turns,
-        spans: exporter.spans,
-        requests: batch.requests,
-    })
+    stats.requests = batch.requests;
+    Ok(stats)
 }
 
 /// Spans waiting to be sent.
