@@ -195,7 +195,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__export)
-            opts="-h --to --db --from --max-line-bytes --color --help"
+            opts="-h --to --db --all --from --max-line-bytes --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -296,6 +296,7 @@ complete -c insights -n "__fish_insights_using_subcommand export" -l max-line-by
 complete -c insights -n "__fish_insights_using_subcommand export" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
+complete -c insights -n "__fish_insights_using_subcommand export" -l all -d 'With --db: every stored event, not only those stored since the last export to the target (after a load that failed downstream); the cursor then moves to the end'
 complete -c insights -n "__fish_insights_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand completions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'

@@ -7,6 +7,7 @@ mod codex;
 mod codex_seeds;
 mod docs;
 mod errors;
+mod export;
 mod facts;
 mod golden;
 mod html;

@@ -9,6 +9,7 @@
 //! output ([`Target`]).
 
 pub mod clickhouse;
+pub mod cursor;
 pub mod otlp;
 
 use crate::cli::Config;
@@ -26,6 +27,7 @@ Examples:
     clickhouse-client -q 'INSERT INTO events FORMAT JSONEachRow'
   insights export --to clickhouse                  # the agents' standard places
   insights export --to clickhouse --db ~/.local/share/insights/insights.db   # what is new
+  insights export --to clickhouse --db ~/.local/share/insights/insights.db --all
   claude -p --output-format stream-json ... | insights export --to clickhouse -
 
 The ClickHouse tables are schemas/clickhouse.sql in the source tree (an events table that
@@ -66,6 +68,13 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
+    /// With --db: every stored event, not only those stored since the last export to the
+    /// target (after a load that failed downstream); the cursor then moves to the end.
+    ///
+    /// Both targets' engines keep one copy of an event exported twice.
+    #[arg(long, requires = "db")]
+    pub all: bool,
+
     /// The provider of raw input, or `auto` to detect it line by line (as for `convert`).
     #[arg(long, value_name = "PROVIDER", default_value = "auto", value_parser = crate::cli::from_values())]
     pub from: String,
@@ -97,6 +106,16 @@ pub struct Args {
     pub redact: bool,
 }
 
+impl To {
+    /// Its name on the command line, and its cursor's in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            To::Clickhouse => "clickhouse",
+            To::Otlp => "otlp",
+        }
+    }
+}
+
 /// What every target is: it is given each event, in the order read, as its InsightsEvent
 /// JSON line (one object, no line end), and writes what it makes of them to its own output
 /// (standard output, an endpoint). Events of one session come in their order; the end of an
@@ -123,10 +142,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     crate::signals::install();
     let mut diag = Diag::new(config.color_err);
     if let Some(db) = &args.db {
-        anyhow::bail!(
-            "--db {}: reading the store is not built yet; give the files instead",
-            db.display()
-        );
+        return from_store(db, args, target.as_mut(), diag);
     }
     // Times are the session's own (a line without one is not stamped with the moment it was
     // read): exporting the same input twice gives the same rows.
@@ -151,7 +167,44 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     Ok(diag.exit_code())
 }
 
-/// Converts every source as `insights` does and hands each event line to `target`.
+/// `--db`: the events stored after the target's cursor ([`cursor`]), in the order stored;
+/// the cursor moves to the last one once the target has them all.
+fn from_store(
+    path: &std::path::Path,
+    args: &Args,
+    target: &mut dyn Target,
+    mut diag: Diag,
+) -> anyhow::Result<ExitCode> {
+    let db = crate::store::query::Db::open(path)?;
+    let cursors = cursor::Cursors::open(path)?;
+    let name = args.to.name();
+    let after = if args.all { 0 } else { cursors.get(name)? };
+    let mut n = 0u64;
+    let last = db.each(None, after, |_, json| {
+        n += 1;
+        if crate::signals::caught().is_some() {
+            anyhow::bail!("stopped by a signal; the next run exports these events again");
+        }
+        target.event(json)
+    })?;
+    target.finish(&mut diag)?;
+    cursors.set(name, last)?;
+    let since = if args.all {
+        String::new()
+    } else {
+        format!(" since the last export to {name}")
+    };
+    diag.note(&format!(
+        "exported {n} events stored in {}{since}",
+        path.display()
+    ));
+    Ok(diag.exit_code())
+}
+
+/// Converts every source as `insights` does and hands each event line to `target`. Each
+/// source has a converter of its own, as in `insights store`: an event's `seq` is its place in
+/// its file's conversion, so a file gives the same rows exported alone, with others, or from
+/// the store.
 fn convert_into(
     sources: &[Source],
     opts: &crate::convert::Options,
@@ -169,15 +222,14 @@ fn convert_into(
             })
         });
         let mut out = Out::new(sink);
-        let mut conv = Converter::new(opts, &mut out);
         let mut result = Ok(());
         for src in sources {
+            let mut conv = Converter::new(opts, &mut out);
             result = conv.run_source(src, diag);
             if result.is_err() || conv.stats.stopped || crate::signals::caught().is_some() {
                 break;
             }
         }
-        drop(conv);
         result.and_then(|()| out.flush().context("cannot export"))
     };
     match failed {
