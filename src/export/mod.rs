@@ -134,7 +134,7 @@ fn target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
     let stdout = Box::new(std::io::stdout().lock());
     match args.to {
         To::Clickhouse => Ok(Box::new(clickhouse::Rows::new(stdout))),
-        To::Otlp => anyhow::bail!("--to otlp is not a line target (src/export/otlp/)"),
+        To::Otlp => otlp::target(args, stdout),
     }
 }
 
@@ -142,6 +142,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     crate::signals::install();
     let mut diag = Diag::new(config.color_err);
     if let Some(db) = &args.db {
+        let mut target = target(args)?;
         return from_store(db, args, target.as_mut(), diag);
     }
     // Times are the session's own (a line without one is not stamped with the moment it was
@@ -157,7 +158,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     };
     let sources = crate::input::given_or_standard(&args.paths, &mut diag)?;
     if args.to == To::Otlp {
-        // Spans are built from the reducer's state, which reads the sources itself.
+        // Spans are built from the reducer's state, which reads the files itself.
         otlp::run(args, &sources, &opts, &mut diag)?;
         return Ok(diag.exit_code());
     }

@@ -41,6 +41,10 @@ pub const BATCH_SPANS: usize = 512;
 /// Where requests go.
 pub trait Sink {
     fn send(&mut self, req: &ExportTraceServiceRequest) -> anyhow::Result<()>;
+    /// Writes what is buffered.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// OTLP/JSON lines.
@@ -52,6 +56,10 @@ impl<W: Write> Sink for JsonLines<W> {
             .map_err(std::io::Error::from)
             .and_then(|()| self.0.write_all(b"\n"))
             .context("cannot write to standard output")
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        self.0.flush().context("cannot write to standard output")
     }
 }
 
@@ -99,7 +107,7 @@ pub fn run(
         None => {
             let mut out = JsonLines(std::io::BufWriter::new(std::io::stdout().lock()));
             let stats = export(sources, opts, diag, span_opts, resource, &mut out)?;
-            out.0.flush().context("cannot write to standard output")?;
+            out.flush()?;
             Ok(stats)
         }
     }
@@ -142,6 +150,72 @@ pub fn export(
     batch.flush(sink, true)?;
     stats.requests = batch.requests;
     Ok(stats)
+}
+
+/// The OTLP target of `insights export --to otlp --db PATH --all`: the stored events, as
+/// lines, fed to one reducer; the spans of the turns that ended are made and sent at the end.
+///
+/// Without `--all` it refuses: the store's cursor moves by events, and a turn begun before it
+/// would come back as its tail alone, a turn of its own (another index, so other ids) with
+/// part of its calls. `--all` reads every stored event again, and the ids make the same spans.
+/// Files (no `--db`) are read by [`run`].
+pub fn target(args: &Args, out: Box<dyn Write>) -> anyhow::Result<Box<dyn super::Target>> {
+    if args.db.is_some() && !args.all {
+        bail!(
+            "--to otlp --db exports whole turns only: add --all (every stored event again; \
+             the span ids are the same, so a backend keeps one copy), or give the files"
+        );
+    }
+    let env = |k: &str| std::env::var(k).ok();
+    let sink: Box<dyn Sink> = match http::Endpoint::configure(args.endpoint.as_deref(), &env)? {
+        Some(e) => Box::new(http::Sender::new(e)),
+        None => Box::new(JsonLines(std::io::BufWriter::new(out))),
+    };
+    Ok(Box::new(Lines {
+        red: Reducer::new(State::new(), None),
+        span_opts: spans::Options {
+            content: args.content,
+            redact: args.redact,
+        },
+        batch: Batch {
+            resource: resource(&env)?,
+            spans: Vec::new(),
+            requests: 0,
+        },
+        sink,
+    }))
+}
+
+/// Event lines into a reducer, spans at the end ([`target`]).
+struct Lines {
+    red: Reducer,
+    span_opts: spans::Options,
+    batch: Batch,
+    sink: Box<dyn Sink>,
+}
+
+impl super::Target for Lines {
+    fn event(&mut self, line: &str) -> anyhow::Result<()> {
+        let mut ev = crate::reduce::view::Ev::default();
+        // The store keeps InsightsEvents it read; one it cannot read is left out of the state
+        // as `insights reduce` leaves it out.
+        if ev.read(line).is_ok() {
+            self.red.feed(&mut ev);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, diag: &mut Diag) -> anyhow::Result<()> {
+        let mut exporter = spans::Exporter::default();
+        exporter.ended_turns(&self.red.state, &self.span_opts, &mut self.batch.spans);
+        self.batch.flush(self.sink.as_mut(), true)?;
+        self.sink.flush()?;
+        diag.note(&format!(
+            "{} turns, {} spans, {} requests",
+            exporter.turns, exporter.spans, self.batch.requests
+        ));
+        Ok(())
+    }
 }
 
 /// Spans waiting to be sent.
