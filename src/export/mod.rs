@@ -29,6 +29,8 @@ Examples:
   insights export --to clickhouse --db ~/.local/share/insights/insights.db   # what is new
   insights export --to clickhouse --db ~/.local/share/insights/insights.db --all
   claude -p --output-format stream-json ... | insights export --to clickhouse -
+  insights export --to otlp --endpoint http://localhost:4318  # traces to a Collector
+  insights export --to otlp ~/.codex/sessions > traces.jsonl  # OTLP/JSON lines
 
 The ClickHouse tables are schemas/clickhouse.sql in the source tree (an events table that
 keeps one copy of each event, and a usage view with the columns of `insights usage --json`):

@@ -283,18 +283,15 @@ impl<'a> TurnSpans<'a> {
                 self.str(&mut attrs, "gen_ai.output.messages", &o);
             }
         }
-        self.out.push(Span {
-            trace_id: self.ids.trace.clone(),
-            span_id: span_id.clone(),
-            parent_span_id: Vec::new(),
-            flags: FLAGS,
-            name: format!("invoke_agent {agent}"),
-            kind: SPAN_KIND_INTERNAL,
-            start_time_unix_nano: times.start,
-            end_time_unix_nano: times.end,
-            attributes: attrs,
+        self.push(
+            span_id.clone(),
+            &[],
+            format!("invoke_agent {agent}"),
+            SPAN_KIND_INTERNAL,
+            times,
+            attrs,
             status,
-        });
+        );
         self.agent_children(
             &turn.children,
             "",
@@ -472,21 +469,13 @@ impl<'a> TurnSpans<'a> {
                 }]);
                 self.str(&mut attrs, "gen_ai.output.messages", &msg.to_string());
             }
-            self.out.push(Span {
-                trace_id: self.ids.trace.clone(),
-                span_id: self.ids.span("chat", scope, id),
-                parent_span_id: parent.to_vec(),
-                flags: FLAGS,
-                name: match req_model {
-                    Some(m) => format!("chat {m}"),
-                    None => "chat".to_owned(),
-                },
-                kind: SPAN_KIND_CLIENT,
-                start_time_unix_nano: start,
-                end_time_unix_nano: end,
-                attributes: attrs,
-                status: None,
-            });
+            let name = match req_model {
+                Some(m) => format!("chat {m}"),
+                None => "chat".to_owned(),
+            };
+            let span_id = self.ids.span("chat", scope, id);
+            let times = Times { start, end };
+            self.push(span_id, parent, name, SPAN_KIND_CLIENT, times, attrs, None);
         }
     }
 
@@ -567,18 +556,15 @@ impl<'a> TurnSpans<'a> {
                 self.str(&mut attrs, "gen_ai.tool.call.result", o.get());
             }
         }
-        self.out.push(Span {
-            trace_id: self.ids.trace.clone(),
-            span_id: span_id.clone(),
-            parent_span_id: parent.to_vec(),
-            flags: FLAGS,
-            name: format!("execute_tool {name}"),
-            kind: SPAN_KIND_INTERNAL,
-            start_time_unix_nano: times.start,
-            end_time_unix_nano: times.end,
-            attributes: attrs,
+        self.push(
+            span_id.clone(),
+            parent,
+            format!("execute_tool {name}"),
+            SPAN_KIND_INTERNAL,
+            times,
+            attrs,
             status,
-        });
+        );
         if call.subagent.is_some() || !node.children.is_empty() {
             self.subagent(node, call, &span_id, times, provider, model);
         }
@@ -643,18 +629,15 @@ impl<'a> TurnSpans<'a> {
                 self.str(&mut attrs, "gen_ai.output.messages", &msg.to_string());
             }
         }
-        self.out.push(Span {
-            trace_id: self.ids.trace.clone(),
-            span_id: span_id.clone(),
-            parent_span_id: parent.to_vec(),
-            flags: FLAGS,
-            name: format!("invoke_agent {name}"),
-            kind: SPAN_KIND_INTERNAL,
-            start_time_unix_nano: times.start,
-            end_time_unix_nano: times.end,
-            attributes: attrs,
+        self.push(
+            span_id.clone(),
+            parent,
+            format!("invoke_agent {name}"),
+            SPAN_KIND_INTERNAL,
+            times,
+            attrs,
             status,
-        });
+        );
         self.agent_children(
             &node.children,
             &call.call_id,
@@ -692,6 +675,32 @@ impl<'a> TurnSpans<'a> {
             .to_string()
         });
         (input, output)
+    }
+
+    /// Adds a span of the turn's trace.
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        span_id: Vec<u8>,
+        parent: &[u8],
+        name: String,
+        kind: i32,
+        times: Times,
+        attributes: Vec<KeyValue>,
+        status: Option<Status>,
+    ) {
+        self.out.push(Span {
+            trace_id: self.ids.trace.clone(),
+            span_id,
+            parent_span_id: parent.to_vec(),
+            flags: FLAGS,
+            name,
+            kind,
+            start_time_unix_nano: times.start,
+            end_time_unix_nano: times.end,
+            attributes,
+            status,
+        });
     }
 
     /// A string attribute, redacted when asked.
