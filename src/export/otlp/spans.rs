@@ -771,3 +771,45 @@ pub fn redact_str(s: &str) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_masks_secrets_in_a_string_and_keeps_the_rest() {
+        let s = "export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz \"quoted\"\n";
+        let r = redact_str(s);
+        assert!(!r.contains("abcdefghijklmnop"), "{r}");
+        assert!(r.contains("[REDACTED:"), "{r}");
+        assert!(r.ends_with(" \"quoted\"\n"), "{r}");
+        assert_eq!(redact_str("nothing here"), "nothing here");
+    }
+
+    #[test]
+    fn ids_are_stable_and_distinct() {
+        let a = Ids::new("s", 1);
+        assert_eq!(a.trace, Ids::new("s", 1).trace);
+        assert_ne!(a.trace, Ids::new("s", 2).trace);
+        assert_ne!(a.trace, Ids::new("t", 1).trace);
+        assert_eq!(a.trace.len(), 16);
+        let call = a.span("call", "", "c1");
+        assert_eq!(call, Ids::new("s", 1).span("call", "", "c1"));
+        assert_ne!(call, a.span("agent", "", "c1"));
+        assert_ne!(call, a.span("call", "", "c2"));
+        assert_ne!(a.span("chat", "", "m"), a.span("chat", "c1", "m"));
+        // Fixed values: a change of the hash would change every id a backend already has.
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        assert_eq!(hex(&a.trace), "c11d831952749d0102ae77fd23f16e05");
+        assert_eq!(hex(&call), "67f74dd6c7363a8f");
+    }
+
+    #[test]
+    fn provider_names_follow_the_conventions() {
+        assert_eq!(provider_name(Some("claude-opus-4-8"), "acp"), "anthropic");
+        assert_eq!(provider_name(Some("gpt-5.5-codex"), "codex"), "openai");
+        assert_eq!(provider_name(Some("gemini-3-pro"), "acp"), "gcp.gemini");
+        assert_eq!(provider_name(None, "codex"), "openai");
+        assert_eq!(provider_name(Some("qwen3-coder"), "qwen"), "qwen");
+    }
+}
