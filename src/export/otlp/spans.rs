@@ -222,7 +222,7 @@ impl<'a> TurnSpans<'a> {
             self.str(&mut attrs, "gen_ai.response.model", m);
         }
         if let Some(id) = &turn.turn_id {
-            self.str(&mut attrs, "gen_ai.response.id", id);
+            self.str(&mut attrs, "insights.turn.id", id);
         }
         let t = &turn.tokens;
         // The conventions' input tokens include the cached ones; insights counts them apart.
