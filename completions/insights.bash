@@ -201,7 +201,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__export)
-            opts="-h --to --db --all --from --max-line-bytes --color --help"
+            opts="-h --to --db --all --from --max-line-bytes --endpoint --content --redact --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -220,6 +220,10 @@ _insights() {
                     return 0
                     ;;
                 --max-line-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

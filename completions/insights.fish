@@ -317,10 +317,13 @@ gemini\t'Gemini CLI stream-json (-p --output-format stream-json)'
 aceclaw\t'AceClaw daemon JSON-RPC notifications (stream.*, permission.*), or its WebSocket bridge'
 acp\t'ACP (Agent Client Protocol) JSON-RPC: an agent\'s output, or both directions'"
 complete -c insights -n "__fish_insights_using_subcommand export" -l max-line-bytes -d 'Longest input line accepted, in bytes (`100M`, `1G`); longer lines are reported and skipped' -r
+complete -c insights -n "__fish_insights_using_subcommand export" -l endpoint -d '`--to otlp`: send the spans as OTLP/HTTP protobuf to URL/v1/traces (a Collector\'s OTLP receiver, such as http://localhost:4318) instead of writing OTLP/JSON' -r
 complete -c insights -n "__fish_insights_using_subcommand export" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand export" -l all -d 'With --db: every stored event, not only those stored since the last export to the target (after a load that failed downstream); the cursor then moves to the end'
+complete -c insights -n "__fish_insights_using_subcommand export" -l content -d '`--to otlp`: include prompts, answers, tool arguments and results (the GenAI conventions\' opt-in content attributes); left out by default'
+complete -c insights -n "__fish_insights_using_subcommand export" -l redact -d '`--to otlp`: mask secrets (API keys, tokens, passwords) in every string of the spans, as `insights --redact` does in events'
 complete -c insights -n "__fish_insights_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand completions" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'

@@ -12,6 +12,7 @@ mod facts;
 mod golden;
 mod html;
 mod man;
+mod otlp;
 mod parallel;
 mod providers;
 mod reduce;

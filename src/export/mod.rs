@@ -29,6 +29,8 @@ Examples:
   insights export --to clickhouse --db ~/.local/share/insights/insights.db   # what is new
   insights export --to clickhouse --db ~/.local/share/insights/insights.db --all
   claude -p --output-format stream-json ... | insights export --to clickhouse -
+  insights export --to otlp --endpoint http://localhost:4318  # traces to a Collector
+  insights export --to otlp ~/.codex/sessions > traces.jsonl  # OTLP/JSON lines
 
 The ClickHouse tables are schemas/clickhouse.sql in the source tree (an events table that
 keeps one copy of each event, and a usage view with the columns of `insights usage --json`):
@@ -83,6 +85,27 @@ pub struct Args {
     /// skipped.
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::cli::parse_bytes)]
     pub max_line_bytes: usize,
+
+    /// `--to otlp`: send the spans as OTLP/HTTP protobuf to URL/v1/traces (a Collector's
+    /// OTLP receiver, such as http://localhost:4318) instead of writing OTLP/JSON.
+    ///
+    /// Without it, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL) or
+    /// OTEL_EXPORTER_OTLP_ENDPOINT (a base URL) is used when set. Batches of 512 spans; 429,
+    /// 502, 503 and 504 are retried with exponential backoff (Retry-After honoured), 6 tries
+    /// in all; a batch that cannot be sent is an error (exit status 2).
+    /// OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_TIMEOUT apply.
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+
+    /// `--to otlp`: include prompts, answers, tool arguments and results (the GenAI
+    /// conventions' opt-in content attributes); left out by default.
+    #[arg(long)]
+    pub content: bool,
+
+    /// `--to otlp`: mask secrets (API keys, tokens, passwords) in every string of the spans,
+    /// as `insights --redact` does in events.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 impl To {
@@ -120,13 +143,19 @@ fn target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
 pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     crate::signals::install();
     let mut diag = Diag::new(config.color_err);
-    let mut target = target(args)?;
     if let Some(db) = &args.db {
+        let mut target = target(args)?;
         return from_store(db, args, target.as_mut(), diag);
     }
     // Exporting the same input twice gives the same rows: times are the events' own.
     let opts = crate::cli::keeping_options(&args.from, args.max_line_bytes)?;
     let sources = crate::input::given_or_standard(&args.paths, &mut diag)?;
+    if args.to == To::Otlp {
+        // Spans are built from the reducer's state, which reads the files itself.
+        otlp::run(args, &sources, &opts, &mut diag)?;
+        return Ok(diag.exit_code());
+    }
+    let mut target = target(args)?;
     convert_into(&sources, &opts, &mut diag, target.as_mut())?;
     target.finish(&mut diag)?;
     Ok(diag.exit_code())
