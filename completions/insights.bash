@@ -544,7 +544,7 @@ _insights() {
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini qwen opencode" -- "${cur}"))
                     return 0
                     ;;
                 --since)
@@ -636,7 +636,7 @@ _insights() {
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini qwen opencode" -- "${cur}"))
                     return 0
                     ;;
                 --since)
