@@ -5,9 +5,7 @@ output and cache tokens equal, cost within 1% where both price the model.
     python3 tests/ccusage_compare.py INSIGHTS_BINARY [HOME_DIR ...]
 
 With no HOME_DIR it builds one home from every recorded session file under
-testdata/session-files/ (Claude Code, Codex, Gemini CLI and Qwen Code, written by the real
-CLIs), and one home per recorded OpenCode database (each recording has its own
-~/.local/share/opencode/opencode.db, which cannot be merged into one home). ccusage
+testdata/session-files/ (Claude Code, Codex and Gemini CLI, written by the real CLIs). ccusage
 20.0.24 is installed from npm into a cache folder when npm is there; without npm, or when
 the install fails (no network), it prints why and exits 0 with "skipped".
 
@@ -24,14 +22,8 @@ block's burn rate and projection (the two tools read the clock a moment apart: r
 the projection within 2%, the minutes left within 2).
 
 Differences by design (README, "Coming from ccusage"), allowed here:
-- insights' `outputTokens` counts reasoning for every agent; ccusage's Gemini and OpenCode
-  output does not (Gemini's thoughts are only in its total; OpenCode writes reasoning apart):
-  insights' output minus reasoning is compared there.
-- insights' `inputTokens` is uncached input for every agent; ccusage's Qwen input counts the
-  cached tokens too (Qwen's `promptTokenCount`), and its cache reads again: insights' input plus
-  cache reads is compared there.
-- ccusage does not read Qwen Code's subagent files (`~/.qwen/projects/*/subagents/`), whose
-  requests insights counts: the home built here leaves them out (docs/usage.md).
+- insights' `outputTokens` counts reasoning for every agent; ccusage's Gemini output does not
+  (its thoughts are only in its total): insights' output minus reasoning is compared there.
 - a model one of the two cannot price is compared on tokens only.
 """
 
@@ -47,7 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "insights-ccusage", VERSION
 )
-AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
+AGENTS = ["claude", "codex", "gemini"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -70,24 +62,14 @@ def ccusage():
 
 
 def build_home(dest):
-    """Every recorded session file, in one home, as the CLIs laid them out (Qwen's subagent
-    files left out: ccusage does not read them); and the OpenCode recordings, one home each.
-    Returns the homes."""
+    """Every recorded session file, in one home, as the CLIs laid them out."""
     base = os.path.join(ROOT, "testdata", "session-files")
-    homes = [dest]
-    no_subagents = shutil.ignore_patterns("subagents")
     for provider in sorted(os.listdir(base)):
         for scenario in sorted(os.listdir(os.path.join(base, provider))):
             src = os.path.join(base, provider, scenario)
-            for d in (".claude", ".codex", ".gemini", ".qwen"):
+            for d in (".claude", ".codex", ".gemini"):
                 if os.path.isdir(os.path.join(src, d)):
-                    shutil.copytree(os.path.join(src, d), os.path.join(dest, d), dirs_exist_ok=True,
-                                    ignore=no_subagents if d == ".qwen" else None)
-            if os.path.isdir(os.path.join(src, ".local")):
-                home = f"{dest}-{provider}-{scenario}"
-                shutil.copytree(os.path.join(src, ".local"), os.path.join(home, ".local"))
-                homes.append(home)
-    return homes
+                    shutil.copytree(os.path.join(src, d), os.path.join(dest, d), dirs_exist_ok=True)
 
 
 def day_args(days, form):
@@ -100,7 +82,7 @@ def day_args(days, form):
 
 def ccusage_rows(exe, home, agent, tz, days=None, form=None):
     env = dict(os.environ, HOME=home, TZ=tz, NO_COLOR="1")
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME"):
         env.pop(var, None)
     out = subprocess.run(
         [exe, agent, "daily", "--json", "--offline"] + day_args(days, form),
@@ -137,10 +119,9 @@ def insights_rows(binary, home, agent, tz, days=None, form=None):
     ).stdout
     rows = {}
     for r in json.loads(out)["rows"]:
-        output = r["outputTokens"] - (r["reasoningTokens"] if agent in ("gemini", "opencode") else 0)
-        cached = r["cacheReadTokens"] if agent == "qwen" else 0
+        output = r["outputTokens"] - (r["reasoningTokens"] if agent == "gemini" else 0)
         rows[(r["day"], r["model"])] = {
-            "input": r["inputTokens"] + cached,
+            "input": r["inputTokens"],
             "output": output,
             "cacheRead": r["cacheReadTokens"],
             "cacheCreation": r["cacheCreationTokens"],
@@ -346,7 +327,8 @@ def main():
     tmp = None
     if not homes:
         tmp = tempfile.mkdtemp(prefix="insights-ccusage-")
-        homes = build_home(tmp)
+        build_home(tmp)
+        homes = [tmp]
     try:
         failed = []
         for home in homes:
@@ -372,8 +354,7 @@ def main():
         print("same numbers as ccusage", VERSION)
     finally:
         if tmp:
-            for home in homes:
-                shutil.rmtree(home, ignore_errors=True)
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
