@@ -232,7 +232,9 @@ complete -c insights -n "__fish_insights_using_subcommand schema" -s h -l help -
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
-gemini\t''"
+gemini\t''
+qwen\t''
+opencode\t''"
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -d 'Only projects whose directory contains TEXT' -r
@@ -260,7 +262,9 @@ desc\t''"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
 complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
 codex\t''
-gemini\t''"
+gemini\t''
+qwen\t''
+opencode\t''"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d 'Only projects whose directory contains TEXT' -r

@@ -735,7 +735,8 @@ pub fn turn_start_ends_plan(provider: &str) -> bool {
 /// cancelled, the answers report 11,556 and then 11,649 input tokens, the second a request
 /// whose context holds the first prompt, not their sum), so provider `acp`'s figures are the
 /// turn's own; so are Codex's (provider `codex`: `modelUsage` is the turn's `usage` under the
-/// thread's model). `usage` is always the turn's own. `reduce` and `replay` read turn_complete by
+/// thread's model), and OpenCode's (its `costUsd` is the sum of the turn's own steps). `usage`
+/// is always the turn's own. `reduce` and `replay` read turn_complete by
 /// this rule, which each provider declares ([`crate::providers::Reading::running_turn_totals`]).
 pub fn running_turn_totals(provider: &str) -> bool {
     crate::providers::reading(provider).running_turn_totals

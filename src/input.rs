@@ -77,6 +77,8 @@ impl Source {
     /// and which can be read in blocks; `None` for a pipe, a terminal or what cannot be read.
     pub fn regular_file_len(&self) -> Option<u64> {
         let meta = match self {
+            // A database is read as the lines made of it, not in blocks of the file.
+            Source::File(p) if crate::providers::opencode_db::is_database(p) => return None,
             Source::File(p) => std::fs::metadata(p).ok()?,
             Source::Stdin => stdin_metadata()?,
             Source::Group(_) => return None,
@@ -87,6 +89,10 @@ impl Source {
     pub fn open(&self) -> io::Result<Box<dyn Read + Send>> {
         Ok(match self {
             Source::Stdin => Box::new(io::stdin()),
+            // OpenCode's database, read-only, as lines of its `run --format json` shape.
+            Source::File(p) if crate::providers::opencode_db::is_database(p) => Box::new(
+                io::Cursor::new(crate::providers::opencode_db::lines(p).map_err(io::Error::other)?),
+            ),
             Source::File(p) => Box::new(File::open(p)?),
             // The files one after the other (what reads a group as one uses
             // [`Source::lines_or_report`]).
@@ -645,7 +651,8 @@ fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
     });
 }
 
-/// Calls `found` with each `*.jsonl` file below `dir`, in path order (a session file
+/// Calls `found` with each `*.jsonl` file below `dir` (and OpenCode's database,
+/// `opencode.db`, which is read as lines: [`Source::open`]), in path order (a session file
 /// before the folder of its name; the files of a `subagents` folder in the order their
 /// first lines' times say), and `failed` with each directory that cannot be read.
 pub fn jsonl_files(
@@ -688,7 +695,10 @@ pub fn jsonl_files(
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
         if is_dir {
             jsonl_files(&path, found, failed);
-        } else if path.extension().is_some_and(|x| x == "jsonl") && path.is_file() {
+        } else if (path.extension().is_some_and(|x| x == "jsonl")
+            || path.file_name().is_some_and(|n| n == "opencode.db"))
+            && path.is_file()
+        {
             found(path);
         }
     }

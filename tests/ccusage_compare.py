@@ -5,7 +5,9 @@ output and cache tokens equal, cost within 1% where both price the model.
     python3 tests/ccusage_compare.py INSIGHTS_BINARY [HOME_DIR ...]
 
 With no HOME_DIR it builds one home from every recorded session file under
-testdata/session-files/ (Claude Code, Codex and Gemini CLI, written by the real CLIs). ccusage
+testdata/session-files/ (Claude Code, Codex, Gemini CLI and Qwen Code, written by the real
+CLIs), and one home per recorded OpenCode database (each recording has its own
+~/.local/share/opencode/opencode.db, which cannot be merged into one home). ccusage
 20.0.24 is installed from npm into a cache folder when npm is there; without npm, or when
 the install fails (no network), it prints why and exits 0 with "skipped".
 
@@ -22,8 +24,14 @@ block's burn rate and projection (the two tools read the clock a moment apart: r
 the projection within 2%, the minutes left within 2).
 
 Differences by design (README, "Coming from ccusage"), allowed here:
-- insights' `outputTokens` counts reasoning for every agent; ccusage's Gemini output does not
-  (its thoughts are only in its total): insights' output minus reasoning is compared there.
+- insights' `outputTokens` counts reasoning for every agent; ccusage's Gemini and OpenCode
+  output does not (Gemini's thoughts are only in its total; OpenCode writes reasoning apart):
+  insights' output minus reasoning is compared there.
+- insights' `inputTokens` is uncached input for every agent; ccusage's Qwen input counts the
+  cached tokens too (Qwen's `promptTokenCount`), and its cache reads again: insights' input plus
+  cache reads is compared there.
+- ccusage does not read Qwen Code's subagent files (`~/.qwen/projects/*/subagents/`), whose
+  requests insights counts: the home built here leaves them out (docs/usage.md).
 - a model one of the two cannot price is compared on tokens only.
 """
 
@@ -39,7 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "insights-ccusage", VERSION
 )
-AGENTS = ["claude", "codex", "gemini"]
+AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -62,14 +70,24 @@ def ccusage():
 
 
 def build_home(dest):
-    """Every recorded session file, in one home, as the CLIs laid them out."""
+    """Every recorded session file, in one home, as the CLIs laid them out (Qwen's subagent
+    files left out: ccusage does not read them); and the OpenCode recordings, one home each.
+    Returns the homes."""
     base = os.path.join(ROOT, "testdata", "session-files")
+    homes = [dest]
+    no_subagents = shutil.ignore_patterns("subagents")
     for provider in sorted(os.listdir(base)):
         for scenario in sorted(os.listdir(os.path.join(base, provider))):
             src = os.path.join(base, provider, scenario)
-            for d in (".claude", ".codex", ".gemini"):
+            for d in (".claude", ".codex", ".gemini", ".qwen"):
                 if os.path.isdir(os.path.join(src, d)):
-                    shutil.copytree(os.path.join(src, d), os.path.join(dest, d), dirs_exist_ok=True)
+                    shutil.copytree(os.path.join(src, d), os.path.join(dest, d), dirs_exist_ok=True,
+                                    ignore=no_subagents if d == ".qwen" else None)
+            if os.path.isdir(os.path.join(src, ".local")):
+                home = f"{dest}-{provider}-{scenario}"
+                shutil.copytree(os.path.join(src, ".local"), os.path.join(home, ".local"))
+                homes.append(home)
+    return homes
 
 
 def day_args(days, form):
@@ -82,7 +100,7 @@ def day_args(days, form):
 
 def ccusage_rows(exe, home, agent, tz, days=None, form=None):
     env = dict(os.environ, HOME=home, TZ=tz, NO_COLOR="1")
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME"):
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
         env.pop(var, None)
     out = subprocess.run(
         [exe, agent, "daily", "--json", "--offline"] + day_args(days, form),
@@ -119,9 +137,10 @@ def insights_rows(binary, home, agent, tz, days=None, form=None):
     ).stdout
     rows = {}
     for r in json.loads(out)["rows"]:
-        output = r["outputTokens"] - (r["reasoningTokens"] if agent == "gemini" else 0)
+        output = r["outputTokens"] - (r["reasoningTokens"] if agent in ("gemini", "opencode") else 0)
+        cached = r["cacheReadTokens"] if agent == "qwen" else 0
         rows[(r["day"], r["model"])] = {
-            "input": r["inputTokens"],
+            "input": r["inputTokens"] + cached,
             "output": output,
             "cacheRead": r["cacheReadTokens"],
             "cacheCreation": r["cacheCreationTokens"],
@@ -327,8 +346,7 @@ def main():
     tmp = None
     if not homes:
         tmp = tempfile.mkdtemp(prefix="insights-ccusage-")
-        build_home(tmp)
-        homes = [tmp]
+        homes = build_home(tmp)
     try:
         failed = []
         for home in homes:
@@ -354,7 +372,8 @@ def main():
         print("same numbers as ccusage", VERSION)
     finally:
         if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+            for home in homes:
+                shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -390,6 +390,7 @@ const CONVERTER_BUGS: &[(&str, u64, &str)] = &[
     // Not a converter bug: `opencode run` exits after the denied write, its last step
     // finished for `tool-calls`; the wire never ends the turn (its start is inferred).
     ("opencode/write-denied", 1, "turn-open-at-end"),
+    ("opencode/write-outside-denied", 1, "turn-open-at-end"),
     // No other at present. ACP (Gemini CLI) names a call first in `session/request_permission`
     // and completes it without a `tool_call`: the converter invokes it from the request, so
     // `validate` makes no exception for calls a permission request names.

@@ -23,7 +23,9 @@ pub mod held;
 pub mod jsonrpc;
 pub mod memo;
 pub mod opencode;
+pub mod opencode_db;
 pub mod qwen;
+pub mod qwen_chat;
 pub mod talk;
 pub mod turns;
 pub mod whole;
@@ -240,6 +242,8 @@ crate::providers::memo::remember! {
         pub gemini: gemini::Memory,
         pub gemini_chat: gemini_chat::Memory,
         pub qwen: qwen::Memory,
+        pub qwen_chat: qwen_chat::Memory,
+        pub opencode: opencode::Memory,
         pub amp: amp::Memory,
         pub turns: turns::Memory,
         pub whole: whole::Memory,

@@ -12,8 +12,13 @@
 //! | `text` | `text`; a `synthetic` part (written by OpenCode, not the model) is `user_input` with `isSynthetic` |
 //! | `reasoning` | `text` kind thinking |
 //! | `tool_use` | `tool_invocation` then `tool_completion` (`durationMs` from the part's times; a bash command with a non-zero exit code failed; a rejected permission is cancelled), + `subagent_spawn`/`subagent_complete` for `task`, + `plan_update` for `todowrite`, + `file_change` for `edit` (the tool's diff) and `write` |
-//! | `step_finish` | `usage_update` (tokens, and the step's `cost` in `stepUsage`); a step that did not end in tool calls also ends the turn: `turn_complete` with `stopReason` |
-//! | `error` | `error` (`code` is the error's name, `httpStatus` its status code) |
+//! | `step_finish` | `usage_update` (tokens, `output_tokens` with the `reasoning` in it as for the other providers, and the step's `cost` in `stepUsage` unless 0, which OpenCode writes for a model it has no price for); a step that did not end in tool calls also ends the turn: `turn_complete` with `stopReason`, and the turn's `usage` and `costUsd`, its steps' sums (OpenCode's `output` leaves reasoning out; the steps' `stepUsage` say it) |
+//! | `error` | `error` (`code` is the error's name, `httpStatus` its status code), and the turn ends: a failed `turn_complete` with the steps' sums so far |
+//!
+//! OpenCode's database ([`super::opencode_db`]) is read as lines of the same shape, with
+//! two more: `session` (`session_init`: directory, version; title and parent session in
+//! `extensions`) and `prompt` (`user_input`); its `step_finish` lines name the model, which
+//! `usage_update` and the turn's `modelUsage` then carry.
 //!
 //! OpenCode's `input` token count excludes cache reads and writes, as Anthropic's does.
 //! Permission requests are answered inside `run` (rejected) and never printed, the `question`
@@ -23,6 +28,7 @@
 //! provider does.
 
 use super::claude;
+use super::memo::Memo;
 use super::{Capabilities, Cx, Provider, Unmapped};
 use crate::detect::Probe;
 use crate::event::*;
@@ -40,7 +46,11 @@ pub const PROVIDER: Provider = Provider {
     jsonrpc: false,
     sniff,
     convert,
-    reading: super::Reading::PLAIN,
+    // A turn's `costUsd` is its own steps' sum, not a running total of the process.
+    reading: super::Reading {
+        running_turn_totals: false,
+        ..super::Reading::PLAIN
+    },
     caps: Capabilities {
         streaming_deltas: false,
         tool_calls: true,
@@ -63,6 +73,48 @@ pub const PROVIDER: Provider = Provider {
     talk: None,
 };
 
+crate::providers::memo::remember! {
+    /// What OpenCode lines need of earlier lines.
+    pub struct Memory {
+        /// The open turn's steps so far, by session id: the turn's totals when it ends. Only
+        /// for a turn whose start this input holds (its first step, or its prompt): a turn
+        /// resumed in the middle (`reduce --from-state`) gets no totals, and `reduce` sums its
+        /// steps itself.
+        pub turns: Memo<Steps>,
+    }
+}
+
+/// The sums of a turn's steps (`step_finish`): `usage` once any step said its tokens; the
+/// cache counts once any step said them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Steps {
+    tokens: bool,
+    input: u64,
+    output: u64,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+    cost: Option<f64>,
+    /// The model of its steps, when the lines name it.
+    model: Option<String>,
+    /// The messages whose step is counted: a step read again (a capture read twice) counts once.
+    counted: Vec<String>,
+}
+
+impl Steps {
+    fn usage(&self) -> Option<TokenUsage> {
+        self.tokens.then(|| TokenUsage {
+            input_tokens: self.input,
+            output_tokens: self.output,
+            cache_read_tokens: self.cache_read,
+            cache_creation_tokens: self.cache_write,
+            // Left out: `reduce`'s sum of a turn's steps counts no reasoning, and a turn's
+            // figures are the same whether `reduce` takes them from here or sums the steps
+            // (a turn resumed in the middle). The steps' `stepUsage` say it.
+            reasoning_tokens: None,
+        })
+    }
+}
+
 fn sniff(p: &Probe) -> bool {
     p.ty().is_some() && p.member("sessionID").is_some()
 }
@@ -76,6 +128,25 @@ struct Line<'a> {
     part: Option<Part<'a>>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
+    /// The database's lines ([`super::opencode_db::lines`]): a step's model, a session, a prompt.
+    #[serde(rename = "modelID", borrow)]
+    model_id: OptStr<'a>,
+    #[serde(borrow)]
+    session: Option<DbSession<'a>>,
+    #[serde(borrow)]
+    text: OptStr<'a>,
+    synthetic: Option<bool>,
+}
+
+/// A database line's `session`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DbSession<'a> {
+    #[serde(rename = "parentID", borrow)]
+    parent_id: OptStr<'a>,
+    directory: OptStr<'a>,
+    title: OptStr<'a>,
+    version: OptStr<'a>,
 }
 
 #[derive(Deserialize)]
@@ -144,8 +215,33 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         .timestamp
         .map(|ms| Cow::Owned(crate::time::format_millis(ms.0)));
     let ty = probe.ty().unwrap_or("");
-    if ty == "error" {
-        return error(w.error, cx);
+    match ty {
+        "error" => return error(w.error, cx),
+        "session" => {
+            let Some(sess) = w.session else {
+                return Err(Unmapped("OpenCode session line without a session".into()));
+            };
+            let ext = cx.push(SessionInit {
+                cwd: sess.directory.0,
+                version: sess.version.0,
+                ..SessionInit::default()
+            });
+            ext.put_opt("opencode.title", sess.title.0);
+            ext.put_opt("opencode.parentSessionId", sess.parent_id.0);
+            return Ok(());
+        }
+        "prompt" => {
+            // A prompt starts a turn.
+            begin_turn(cx, true);
+            cx.push(UserInput {
+                text: w.text.0.unwrap_or_default(),
+                images: None,
+                is_synthetic: w.synthetic == Some(true),
+                parent_call_id: None,
+            });
+            return Ok(());
+        }
+        _ => {}
     }
     let Some(part) = w.part else {
         return Err(Unmapped(format!("OpenCode {ty:?} line without a part")));
@@ -153,6 +249,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     cx.anchor = part.id.0.clone();
     match ty {
         "step_start" => {
+            begin_turn(cx, false);
             let ext = cx.push(StreamDelta {
                 kind: StreamDeltaKind::MessageStart,
                 parent_call_id: None,
@@ -188,13 +285,14 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             ext.put_opt("opencode.metadata", part.metadata);
         }
         "tool_use" => tool(part, cx)?,
-        "step_finish" => step_finish(part, cx),
+        "step_finish" => step_finish(part, w.model_id.0, cx),
         other => return Err(Unmapped(format!("unknown OpenCode event type {other:?}"))),
     }
     Ok(())
 }
 
-fn step_finish<'a>(part: Part<'a>, cx: &mut Cx<'a>) {
+fn step_finish<'a>(part: Part<'a>, model: Option<Str<'a>>, cx: &mut Cx<'a>) {
+    add_step(&part, model.as_deref(), cx);
     let mut usage = serde_json::Map::new();
     if let Some(t) = &part.tokens {
         let mut put = |k: &str, v: Option<Count>| {
@@ -203,7 +301,13 @@ fn step_finish<'a>(part: Part<'a>, cx: &mut Cx<'a>) {
             }
         };
         put("input_tokens", t.input);
-        put("output_tokens", t.output);
+        // Every generated token, as `output_tokens` means for the other providers: OpenCode
+        // writes the reasoning apart from its `output`.
+        put(
+            "output_tokens",
+            t.output
+                .map(|o| Count(o.0.saturating_add(t.reasoning.map_or(0, |r| r.0)))),
+        );
         put(
             "cache_read_input_tokens",
             t.cache.as_ref().and_then(|c| c.read),
@@ -215,7 +319,8 @@ fn step_finish<'a>(part: Part<'a>, cx: &mut Cx<'a>) {
         put("reasoning_tokens", t.reasoning);
         put("total_tokens", t.total);
     }
-    if let Some(c) = part.cost {
+    // OpenCode writes 0 for a model it has no price for: no cost known.
+    if let Some(c) = part.cost.filter(|c| *c > 0.0) {
         usage.insert("cost".into(), json!(c));
     }
     let ext = cx.push(UsageUpdate {
@@ -225,19 +330,97 @@ fn step_finish<'a>(part: Part<'a>, cx: &mut Cx<'a>) {
         context_tokens: None,
         cost_usd: None,
         parent_call_id: None,
-        model: None,
+        model,
         message_id: part.message_id.0,
     });
     ext.put_opt("opencode.reason", part.reason.0.clone());
     ext.put_opt("opencode.snapshot", part.snapshot.0);
     // `tool-calls`: the model asked for tools, and the loop goes on with another step.
     if let Some(reason) = part.reason.0.filter(|r| r != "tool-calls") {
-        cx.push(TurnComplete {
-            is_error: reason == "error",
-            stop_reason: Some(reason),
-            ..TurnComplete::default()
-        });
+        end_turn(cx, reason);
     }
+}
+
+/// Ends the session's turn: `turn_complete` with its steps' sums (failed when `reason` is
+/// `error`), and forgets them.
+fn end_turn<'a>(cx: &mut Cx<'a>, reason: Str<'a>) {
+    let steps = match cx.session_id.clone() {
+        Some(session) => cx.memory().opencode.turns.remove(&session),
+        None => None,
+    }
+    .unwrap_or_default();
+    let usage = steps.usage();
+    let model_usage = match (&usage, steps.model) {
+        (Some(u), Some(m)) => Some(super::codex::usage_under(m, u)),
+        _ => None,
+    };
+    cx.push(TurnComplete {
+        is_error: reason == "error",
+        stop_reason: Some(reason),
+        usage,
+        model_usage,
+        // Rounded as `reduce` rounds the sums it makes: the same figure either way.
+        cost_usd: steps.cost.map(crate::reduce::totals::dollars),
+        ..TurnComplete::default()
+    });
+}
+
+/// Starts counting the session's turn when this line starts it: a prompt, or a step while no
+/// turn is open ([`super::turns`] opens it after this line).
+fn begin_turn(cx: &mut Cx<'_>, prompt: bool) {
+    let Some(session) = cx.session_id.clone() else {
+        return;
+    };
+    let line = cx.line;
+    let m = cx.memory();
+    if prompt || !m.turns.open.contains(&session) {
+        m.opencode.turns.insert(&session, Steps::default(), line);
+    }
+}
+
+/// Adds a step's tokens and cost to its session's open turn, and its model, when the line
+/// names it (the database's lines do; `run` prints none).
+fn add_step(part: &Part<'_>, model: Option<&str>, cx: &mut Cx<'_>) {
+    let Some(session) = cx.session_id.clone() else {
+        return;
+    };
+    let line = cx.line;
+    let turns = &mut cx.memory().opencode.turns;
+    // A turn whose start this input does not hold: no totals.
+    let Some(mut steps) = turns.remove(&session) else {
+        return;
+    };
+    if let Some(m) = part.message_id.as_deref() {
+        if steps.counted.iter().any(|c| c == m) {
+            turns.insert(&session, steps, line);
+            return;
+        }
+        steps.counted.push(m.to_owned());
+    }
+    if let Some(t) = &part.tokens {
+        let n = |c: Option<Count>| c.map_or(0, |c| c.0);
+        steps.input = steps.input.saturating_add(n(t.input));
+        steps.output = steps
+            .output
+            .saturating_add(n(t.output))
+            .saturating_add(n(t.reasoning));
+        let cache = t.cache.as_ref();
+        let add = |sum: &mut Option<u64>, c: Option<Count>| {
+            if let Some(c) = c {
+                *sum = Some(sum.unwrap_or(0).saturating_add(c.0));
+            }
+        };
+        add(&mut steps.cache_read, cache.and_then(|c| c.read));
+        add(&mut steps.cache_write, cache.and_then(|c| c.write));
+        steps.tokens = true;
+    }
+    if let Some(c) = part.cost.filter(|c| *c > 0.0) {
+        steps.cost = Some(steps.cost.unwrap_or(0.0) + c);
+    }
+    if let (None, Some(m)) = (&steps.model, model) {
+        steps.model = Some(m.to_owned());
+    }
+    turns.insert(&session, steps, line);
 }
 
 /// The ToolKind of an OpenCode tool.
@@ -525,6 +708,9 @@ fn error<'a>(raw: Option<&'a RawValue>, cx: &mut Cx<'a>) -> Result<(), Unmapped>
         parent_call_id: None,
     });
     ext.put_opt("opencode.error", e.data.filter(|d| is_object(d)));
+    // `run` prints an error when the session's prompt failed: the turn ends there (a
+    // context overflow is then compacted, and OpenCode goes on in a new turn).
+    end_turn(cx, Cow::Borrowed("error"));
     Ok(())
 }
 
@@ -550,6 +736,34 @@ mod tests {
         assert_eq!(ev[0]["stepUsage"]["cost"], 0.0125);
         assert_eq!(ev[1]["event"], "turn_complete");
         assert_eq!(ev[1]["stopReason"], "stop");
+        // Its step's start is not in this input: no totals (`reduce` sums the steps).
+        assert!(ev[1].get("usage").is_none());
+    }
+
+    /// docs/seeds.md row 47: the turn carries its steps' sums (testdata/opencode/edit-and-shell.jsonl).
+    #[test]
+    fn a_turn_s_usage_and_cost_are_its_steps_sums() {
+        let step = |msg: &str, reason: &str, input: u64, cost: f64| {
+            format!(
+                r#"{{"type":"step_finish","timestamp":4,"sessionID":"s","part":{{"type":"step-finish","messageID":"{msg}","reason":"{reason}","tokens":{{"total":0,"input":{input},"output":2,"reasoning":1,"cache":{{"read":5,"write":0}}}},"cost":{cost}}}}}"#
+            )
+        };
+        let a = step("m1", "tool-calls", 10, 0.5);
+        let b = step("m2", "stop", 20, 0.25);
+        let c = step("m3", "stop", 7, 0.0);
+        let start =
+            r#"{"type":"step_start","timestamp":3,"sessionID":"s","part":{"type":"step-start"}}"#;
+        // The first step read again (a capture read twice) counts once.
+        let ev =
+            test_support::convert_output(&PROVIDER, &[start, &a, start, &a, start, &b, start, &c]);
+        let tc = test_support::of_kind(&ev, "turn_complete");
+        assert_eq!(tc.len(), 2);
+        assert_eq!(tc[0]["usage"]["inputTokens"], 30);
+        assert_eq!(tc[0]["usage"]["outputTokens"], 6);
+        assert_eq!(tc[0]["usage"]["cacheReadTokens"], 10);
+        assert_eq!(tc[0]["costUsd"], 0.75);
+        // The next turn starts from nothing.
+        assert_eq!(tc[1]["usage"]["inputTokens"], 7);
     }
 
     #[test]
@@ -592,6 +806,8 @@ mod tests {
         assert_eq!(ev[0]["message"], "invalid x-api-key");
         assert_eq!(ev[0]["code"], "APIError");
         assert_eq!(ev[0]["httpStatus"], 401);
+        assert_eq!(ev[1]["event"], "turn_complete");
+        assert_eq!(ev[1]["isError"], true);
     }
 
     #[test]

@@ -11,7 +11,11 @@
 //! | `stream_event` `goal_state` | Qwen's own event (the session goal and activity) | `notice` `stream_event/goal_state` |
 //! | `assistant` whose only text is `[API Error: …]` | Qwen reports API errors as assistant text | `error` |
 //! | `result` with `error: {message}` | an object, where Claude has `errors: [string]` | `turn_complete` with `errors` |
+//! | `result` `usage` | `input_tokens` counts the cached tokens (`cache_read_input_tokens`) too; no `modelUsage` | `turn_complete` `usage` with the cached tokens out of `inputTokens`, and `modelUsage`: that usage under the model the init names |
 //! | tools `run_shell_command`, `read_file`, `write_file`, `edit`, `glob`, `grep_search`, `agent`, `todo_write`, … | Qwen's names | kinds, titles, subagents and plans as for the Claude tool they correspond to |
+//!
+//! Qwen Code's own chat files (`~/.qwen/projects/*/chats/*.jsonl`) are read here too: their
+//! records are mapped by [`super::qwen_chat`].
 //!
 //! **Detection.** Most Qwen lines are Claude lines, member for member. `--from auto` recognises
 //! the init line (`qwen_code_version` or `session_start`), `goal_state` stream events, task lines
@@ -57,7 +61,7 @@ pub const PROVIDER: Provider = Provider {
     },
     infers_turns: true,
     whole_messages: false,
-    at_end: None,
+    at_end: Some(super::qwen_chat::at_end),
     talk: None,
 };
 
@@ -74,6 +78,8 @@ crate::providers::memo::remember! {
         /// The change each write or edit call asked for, by call id, until its result: the
         /// results carry no change ([`super::edits`]).
         pub edits: Memo<Edit>,
+        /// The model each session's init names, by session id: its turns' `modelUsage`.
+        pub models: Memo<String>,
     }
 }
 
@@ -109,7 +115,7 @@ fn canonical(name: &str) -> &str {
     }
 }
 
-fn tool_kind(name: &str) -> ToolKind {
+pub(crate) fn tool_kind(name: &str) -> ToolKind {
     match name {
         "save_memory" => ToolKind::Memory,
         "exit_plan_mode" => ToolKind::Other,
@@ -119,6 +125,9 @@ fn tool_kind(name: &str) -> ToolKind {
 }
 
 fn sniff(p: &Probe) -> bool {
+    if super::qwen_chat::sniff(p) {
+        return true;
+    }
     match (p.ty(), p.subtype()) {
         (Some("system"), Some("session_start")) => true,
         (Some("system"), Some("init")) => p.member("qwen_code_version").is_some(),
@@ -191,17 +200,26 @@ struct ErrorObject<'a> {
 }
 
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
+    if super::qwen_chat::sniff(probe) {
+        return super::qwen_chat::convert(line, probe, cx);
+    }
     match (probe.ty(), probe.subtype()) {
         (Some("system"), Some(sub @ ("init" | "session_start"))) => {
             envelope(probe, cx);
             claude::system(Line::new(line, probe.members()), "init", cx)?;
             let w: InitExtra = crate::members::read(line, probe.members())?;
+            let mut model = None;
             if let Some((Body::SessionInit(init), ext)) = cx.events.last_mut() {
                 init.version = init.version.take().or(w.qwen_code_version.0);
                 init.permission_mode = init.permission_mode.take().or(w.permission_mode.0);
                 if sub == "session_start" {
                     ext.put("qwen.subtype", "session_start");
                 }
+                model = init.model.as_deref().map(str::to_owned);
+            }
+            if let (Some(model), Some(session)) = (model, cx.session_id.clone()) {
+                let line = cx.line;
+                cx.memory().qwen.models.insert(&session, model, line);
             }
             Ok(())
         }
@@ -246,6 +264,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             if let (Some(m), Some((Body::TurnComplete(tc), _))) = (message, cx.events.last_mut()) {
                 tc.errors.get_or_insert_with(Vec::new).push(m);
             }
+            turn_model_usage(cx);
             Ok(())
         }
         (Some("user"), _) => {
@@ -254,6 +273,43 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             Ok(())
         }
         _ => claude::convert_as(line, probe, cx, &QWEN),
+    }
+}
+
+/// A turn's `usage` without the cached tokens in its input ([`uncached`]), and its
+/// `modelUsage`: Qwen's `result` has none, but its init names the session's model, and the
+/// turn's `usage` is spent on it (the result's usage counts the subagents' requests too, which
+/// run on the same model).
+fn turn_model_usage(cx: &mut Cx<'_>) {
+    let model = match cx.session_id.clone() {
+        Some(session) => cx.memory().qwen.models.get(&session).cloned(),
+        None => None,
+    };
+    if let Some((Body::TurnComplete(tc), _)) = cx.events.last_mut() {
+        uncached(tc);
+        if let (None, Some(usage), Some(model)) = (&tc.model_usage, &tc.usage, model) {
+            tc.model_usage = Some(super::codex::usage_under(model, usage));
+        }
+    }
+}
+
+/// The memory of a converter that takes up a stream after its sessions' inits (`reduce
+/// --from-state`): the model each Qwen session's init named, by session id.
+pub fn resumed<'p>(m: &mut super::Memory, models: impl IntoIterator<Item = (&'p str, &'p str)>) {
+    for (session, model) in models {
+        m.qwen.models.insert(session, model.to_owned(), 0);
+    }
+}
+
+/// Qwen's `result` `usage.input_tokens` counts the cached prompt tokens too (Gemini's
+/// `promptTokenCount`: testdata/qwen/edit-and-shell.jsonl line 12, 76,633 = the four requests'
+/// prompts, 57,286 of them cache reads); `inputTokens` is the uncached part, as for Claude and
+/// Codex.
+fn uncached(tc: &mut TurnComplete<'_>) {
+    if let Some(u) = &mut tc.usage {
+        u.input_tokens = u
+            .input_tokens
+            .saturating_sub(u.cache_read_tokens.unwrap_or(0));
     }
 }
 
@@ -440,6 +496,28 @@ mod tests {
         let ev = conv(line);
         assert_eq!(ev[0]["errors"][0], "boom");
         assert_eq!(ev[0]["isError"], true);
+    }
+
+    /// docs/seeds.md row 47: the init names the model, the result has usage but no
+    /// `modelUsage` (testdata/qwen/edit-and-shell.jsonl lines 1 and 12).
+    #[test]
+    fn a_turn_s_usage_is_under_the_init_s_model() {
+        let ev = test_support::convert_stream(
+            &PROVIDER,
+            &[
+                r#"{"type":"system","subtype":"init","uuid":"u","session_id":"s","model":"mock-model","qwen_code_version":"0.24.4"}"#,
+                r#"{"type":"result","subtype":"success","uuid":"r","session_id":"s","is_error":false,"usage":{"input_tokens":76633,"output_tokens":101,"cache_read_input_tokens":57286,"total_tokens":76734}}"#,
+            ],
+        );
+        let tc = test_support::of_kind(&ev, "turn_complete");
+        assert_eq!(tc[0]["usage"]["inputTokens"], 76633 - 57286);
+        assert_eq!(tc[0]["modelUsage"]["mock-model"]["outputTokens"], 101);
+        assert_eq!(tc[0]["modelUsage"]["mock-model"]["cacheReadTokens"], 57286);
+        // No init, no model guessed.
+        let ev = conv(
+            r#"{"type":"result","subtype":"success","uuid":"r","session_id":"s","is_error":false,"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}"#,
+        );
+        assert!(ev[0].get("modelUsage").is_none());
     }
 
     #[test]

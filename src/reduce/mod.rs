@@ -340,7 +340,8 @@ impl Sink<'_> {
 
 /// What the converter of a source starts from: the turns the state has running that a
 /// `turn_start` started, for the providers whose turn starts are inferred
-/// ([`crate::providers::turns::resumed`]); `None` when there are none (a fresh start). A turn
+/// ([`crate::providers::turns::resumed`]), and the models of Qwen Code's sessions
+/// ([`crate::providers::qwen::resumed`]); `None` when there are none (a fresh start). A turn
 /// opened by its first event (a `session_init`) is left out: the converter writes its start
 /// after that event, and a snapshot taken between the two resumes with it.
 pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
@@ -354,11 +355,21 @@ pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
         .map(|(tp, _)| tp)
         .filter_map(|(t, _)| Some((t.session_id.as_str(), t.provider.as_deref()?)))
         .collect();
-    if open.is_empty() {
+    // Qwen Code's turns are priced under the model its init named ([`crate::providers::qwen`]).
+    let qwen: Vec<(&str, &str)> = state
+        .tree
+        .sessions
+        .iter()
+        .filter(|t| t.provider.as_deref() == Some("qwen"))
+        .filter_map(|t| Some((t.session_id.as_str(), t.model.as_deref()?)))
+        .collect();
+    if open.is_empty() && qwen.is_empty() {
         return None;
     }
+    let mut memory = crate::providers::turns::resumed(open);
+    crate::providers::qwen::resumed(&mut memory, qwen);
     Some(crate::convert::StreamState {
-        memory: std::sync::Arc::new(crate::providers::turns::resumed(open)),
+        memory: std::sync::Arc::new(memory),
         ..Default::default()
     })
 }

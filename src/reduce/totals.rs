@@ -4,9 +4,10 @@
 //!   **running totals** of the agent process (Claude reports `total_cost_usd` and `modelUsage`
 //!   for the whole session so far): a turn's share is the increase since the previous report,
 //!   and a report lower than the previous one starts a new run (a resumed session in a new
-//!   process), whose figures add to the earlier runs'. **Except ACP's and Codex's** (providers
-//!   `acp`, `codex`): ACP's answer to a prompt reports that prompt's own usage, and Codex's
-//!   `modelUsage` is the turn's own usage under its model, so their figures are the turn's own
+//!   process), whose figures add to the earlier runs'. **Except ACP's, Codex's and OpenCode's**
+//!   (providers `acp`, `codex`, `opencode`): ACP's answer to a prompt reports that prompt's own
+//!   usage, Codex's `modelUsage` is the turn's own usage under its model, and OpenCode's cost is
+//!   its steps' sum, so their figures are the turn's own
 //!   and add up ([`crate::event::running_turn_totals`], the one rule `replay` follows too);
 //!   where a running `total` counts the same tokens (Codex), they are counted once.
 //! * usage_update `costUsd` (ACP) is a running total of the session's cost (ACP's turn_complete
@@ -64,8 +65,8 @@ fn merge_model(into: &mut Vec<ModelTotals>, m: &ModelTotals) {
 }
 
 /// A sum or difference of costs rounded to 1e-10 dollars, which drops the float noise of the
-/// arithmetic.
-fn dollars(x: f64) -> f64 {
+/// arithmetic (converters that sum costs round so too: OpenCode's turns).
+pub(crate) fn dollars(x: f64) -> f64 {
     (x * 1e10).round() / 1e10
 }
 

@@ -5,6 +5,8 @@
 //! | Claude Code | `~/.claude/projects/<project>/*.jsonl` (subagents in `<session>/subagents/`), also `$XDG_CONFIG_HOME/claude/projects` | `CLAUDE_CONFIG_DIR` (a comma-separated list) |
 //! | Codex | `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, `~/.codex/archived_sessions/` | `CODEX_HOME` |
 //! | Gemini CLI | `~/.gemini/tmp/<project>/chats/session-*.jsonl` | |
+//! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
+//! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +15,9 @@ pub enum Agent {
     Claude,
     Codex,
     Gemini,
+    Qwen,
+    #[value(name = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
@@ -21,16 +26,21 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Qwen => "qwen",
+            Agent::OpenCode => "opencode",
         }
     }
 
     /// Whose session file starts with this line: Codex's start with a `session_meta` record,
-    /// Gemini CLI's with a header naming `projectHash`; anything else is read as Claude's.
+    /// Gemini CLI's with a header naming `projectHash`, Qwen Code's with a record whose
+    /// message has Gemini's `parts`; anything else is read as Claude's.
     pub fn sniff(first: &str) -> Agent {
         if first.starts_with(r#"{"timestamp":"#) && first.contains(r#""type":"session_meta""#) {
             Agent::Codex
         } else if first.contains(r#""projectHash":"#) {
             Agent::Gemini
+        } else if first.contains(r#""parentUuid":"#) && first.contains(r#","parts":["#) {
+            Agent::Qwen
         } else {
             Agent::Claude
         }
@@ -113,12 +123,19 @@ fn standard_places(root: Option<&Path>) -> Vec<(PathBuf, Agent)> {
     }
     if let Some(h) = &home {
         places.push((h.join(".gemini").join("tmp"), Agent::Gemini));
+        places.push((h.join(".qwen").join("projects"), Agent::Qwen));
+    }
+    let data = var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".local").join("share")));
+    if let Some(d) = data {
+        places.push((d.join("opencode"), Agent::OpenCode));
     }
     places
 }
 
 /// Files and directories named on the command line; a directory stands for the `*.jsonl`
-/// files below it.
+/// files below it (and OpenCode's `opencode.db` in it).
 pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     let mut found = Vec::new();
     for p in paths {
@@ -131,14 +148,30 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     found
 }
 
-/// The `*.jsonl` files below `dir`. Gemini CLI keeps other files beside its chats: only
-/// `chats/` is read there. A place that does not exist is no error.
+/// The `*.jsonl` files below `dir`, and OpenCode's database when `dir` holds one. Gemini
+/// CLI keeps other files beside its chats: only `chats/` is read there; Qwen Code keeps its
+/// chats in `chats/` and its subagents' in `subagents/`. A place that does not exist is no
+/// error.
 fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
+    // OpenCode's folder also holds its logs and snapshots (git objects): only the database.
+    if agent == Some(Agent::OpenCode) {
+        let db = dir.join(OPENCODE_DB);
+        if db.is_file() {
+            out.push(place(db, agent));
+        }
+        return;
+    }
     crate::input::jsonl_files(
         dir,
         &mut |p| {
             let f = place(p, agent);
-            if f.agent != Some(Agent::Gemini) || f.path.to_string_lossy().contains("/chats/") {
+            let s = f.path.to_string_lossy();
+            let keep = match f.agent {
+                Some(Agent::Gemini) => s.contains("/chats/"),
+                Some(Agent::Qwen) => s.contains("/chats/") || s.contains("/subagents/"),
+                _ => true,
+            };
+            if keep {
                 out.push(f);
             }
         },
@@ -150,10 +183,20 @@ fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
     );
 }
 
+/// OpenCode's database file name (`~/.local/share/opencode/`).
+pub const OPENCODE_DB: &str = "opencode.db";
+
 /// What a file's path says: whose it is and its project folder.
 fn place(path: PathBuf, agent: Option<Agent>) -> Found {
     let s = path.to_string_lossy();
-    let agent = agent.or(if s.contains("/.codex/") {
+    let agent = if s.ends_with(".db") {
+        Some(Agent::OpenCode)
+    } else {
+        agent
+    };
+    let agent = agent.or(if s.contains("/.qwen/") {
+        Some(Agent::Qwen)
+    } else if s.contains("/.codex/") {
         Some(Agent::Codex)
     } else if s.contains("/chats/session-") {
         Some(Agent::Gemini)
@@ -168,7 +211,7 @@ fn place(path: PathBuf, agent: Option<Agent>) -> Found {
             .map(str::to_owned)
     };
     let project = match agent {
-        Some(Agent::Claude) => after("/projects/"),
+        Some(Agent::Claude | Agent::Qwen) => after("/projects/"),
         Some(Agent::Gemini) => gemini_project(&path).or_else(|| after("/tmp/")),
         _ => None,
     };

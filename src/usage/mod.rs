@@ -30,14 +30,16 @@ use std::process::ExitCode;
 #[derive(Debug, Default, clap::Args)]
 pub struct Source {
     /// Session files or directories; none reads the agents' standard places
-    /// (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp; CLAUDE_CONFIG_DIR and
-    /// CODEX_HOME are honoured).
+    /// (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.qwen/projects,
+    /// ~/.local/share/opencode/opencode.db; CLAUDE_CONFIG_DIR and CODEX_HOME are honoured).
     ///
     /// The standard places are Claude Code's ~/.claude/projects and
     /// $XDG_CONFIG_HOME/claude/projects (CLAUDE_CONFIG_DIR, a comma-separated list, replaces
     /// both), Codex's ~/.codex/sessions and ~/.codex/archived_sessions (CODEX_HOME replaces
-    /// ~/.codex), and Gemini CLI's ~/.gemini/tmp/*/chats. A directory stands for the `*.jsonl`
-    /// files below it.
+    /// ~/.codex), Gemini CLI's ~/.gemini/tmp/*/chats, Qwen Code's ~/.qwen/projects/*/chats and
+    /// */subagents, and OpenCode's database, $XDG_DATA_HOME/opencode/opencode.db (else
+    /// ~/.local/share/opencode/opencode.db), opened read-only. A directory stands for the
+    /// `*.jsonl` files below it and an `opencode.db` in it.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 

@@ -172,6 +172,10 @@ pub fn from_parts(parts: Vec<(Found, FilePart)>) -> Scan {
 pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
     let mut part = FilePart::default();
     part.sym(None);
+    if f.agent == Some(Agent::OpenCode) {
+        read_opencode(f, &mut part);
+        return part;
+    }
     let file = match std::fs::File::open(&f.path) {
         Ok(file) => file,
         Err(e) => {
@@ -185,6 +189,9 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
     };
     let mut reader = BufReader::with_capacity(1 << 18, file);
     let mut memo = FileMemo::default();
+    if f.agent == Some(Agent::Qwen) {
+        memo.model = crate::providers::qwen_chat::subagent_model(&f.path);
+    }
     let mut agent = f.agent;
     // Without a folder to tell, the first line tells whose file it is.
     let mut first = agent.is_none();
@@ -242,5 +249,32 @@ fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<Li
         Agent::Claude => crate::providers::claude::line_facts(line),
         Agent::Codex => crate::providers::codex_rollout::line_facts(line, memo),
         Agent::Gemini => crate::providers::gemini_chat::line_facts(line, memo),
+        Agent::Qwen => crate::providers::qwen_chat::line_facts(line, memo),
+        // A database, read by `read_opencode`.
+        Agent::OpenCode => None,
+    }
+}
+
+/// OpenCode's database: each assistant message's tokens and cost, each prompt
+/// ([`crate::providers::opencode_db::facts`]).
+fn read_opencode(f: &Found, part: &mut FilePart) {
+    let mut add = |facts: LineFacts<'_>| {
+        let key = facts.response;
+        let entry = Entry {
+            agent: Agent::OpenCode,
+            time: facts.time,
+            session: part.sym(facts.session.as_deref()),
+            project: part.sym(facts.cwd.as_deref()),
+            model: part.sym(facts.model.as_deref()),
+            file: 0,
+            response: facts.usage.is_some(),
+            tokens: facts.usage.unwrap_or_default(),
+            cost_usd: facts.cost_usd,
+            turn: facts.turn,
+        };
+        part.entries.push((entry, key));
+    };
+    if let Err(e) = crate::providers::opencode_db::facts(&f.path, &mut add) {
+        part.error = Some(format!("{}: {e}", f.path.display()));
     }
 }
