@@ -601,48 +601,75 @@ pub fn expand_dirs_or(
     out
 }
 
-/// Joins each Claude Code session file with its subagents' files, which follow it in the
-/// list (`<dir>/<session>.jsonl`, then `<dir>/<session>/subagents/*.jsonl`), into one
-/// [`Source::Group`]: the conversation as the live stream told it, a subagent's lines inside
-/// its call. `convert`, `reduce` and `replay` read so; `validate` checks each file as written.
+/// Joins each session file with its subagents' files, which come after it in the list, into
+/// one [`Source::Group`]: the conversation as the live stream told it, a subagent's lines
+/// inside its call. Claude Code keeps them in `<dir>/<session>/subagents/*.jsonl` beside
+/// `<dir>/<session>.jsonl`, Qwen Code in `<project>/subagents/<session>/*.jsonl` beside
+/// `<project>/chats/<session>.jsonl` ([`session_files_of`]); a subagent's file joins the
+/// last session file of that path before it, not across standard input. `convert`,
+/// `reduce`, `replay`, `store` and `export` read so; `validate` checks each file as written.
 pub fn group_conversations(sources: Vec<Source>) -> Vec<Source> {
     let mut out: Vec<Source> = Vec::with_capacity(sources.len());
+    // The session files so far, by path: their place in `out`.
+    let mut sessions: std::collections::HashMap<PathBuf, usize> = Default::default();
     for src in sources {
-        let joined = match (&src, out.last_mut()) {
-            (Source::File(p), Some(last)) => {
-                let session = match last {
-                    Source::File(f) => Some(f.clone()),
-                    Source::Group(g) => g.first().cloned(),
-                    Source::Stdin => None,
-                };
-                match session.filter(|s| is_subagent_of(p, s)) {
-                    Some(_) => {
-                        match last {
-                            Source::File(f) => *last = Source::Group(vec![f.clone(), p.clone()]),
-                            Source::Group(g) => g.push(p.clone()),
-                            Source::Stdin => {}
-                        }
-                        true
+        let p = match &src {
+            Source::File(p) => p,
+            Source::Stdin => {
+                sessions.clear();
+                out.push(src);
+                continue;
+            }
+            Source::Group(_) => {
+                out.push(src);
+                continue;
+            }
+        };
+        let at = session_files_of(p)
+            .into_iter()
+            .flatten()
+            .find_map(|s| sessions.get(&s).copied());
+        match at {
+            Some(i) => {
+                out[i] = match std::mem::replace(&mut out[i], Source::Stdin) {
+                    Source::File(f) => Source::Group(vec![f, p.clone()]),
+                    Source::Group(mut g) => {
+                        g.push(p.clone());
+                        Source::Group(g)
                     }
-                    None => false,
+                    other => other,
                 }
             }
-            _ => false,
-        };
-        if !joined {
-            out.push(src);
+            None => {
+                sessions.insert(p.clone(), out.len());
+                out.push(src);
+            }
         }
     }
     out
 }
 
-/// Whether `file` is `<dir>/<session>/subagents/<name>.jsonl` of `session` = `<dir>/<session>.jsonl`.
-fn is_subagent_of(file: &Path, session: &Path) -> bool {
-    let (Some(stem), Some(dir)) = (session.file_stem(), session.parent()) else {
-        return false;
-    };
-    file.parent() == Some(&dir.join(stem).join("subagents"))
-        && file.extension().is_some_and(|x| x == "jsonl")
+/// The session files a subagent's `file` may belong to: Claude Code's `<dir>/<session>.jsonl`
+/// for `<dir>/<session>/subagents/<name>.jsonl`, Qwen Code's `<project>/chats/<session>.jsonl`
+/// for `<project>/subagents/<session>/<name>.jsonl`.
+fn session_files_of(file: &Path) -> [Option<PathBuf>; 2] {
+    if !file.extension().is_some_and(|x| x == "jsonl") {
+        return [None, None];
+    }
+    let parent = file.parent();
+    fn named<'p>(d: Option<&'p Path>, n: &str) -> Option<&'p Path> {
+        d.filter(|d| d.file_name().is_some_and(|f| f == n))
+    }
+    let claude = named(parent, "subagents")
+        .and_then(Path::parent)
+        .map(|session| session.with_extension("jsonl"));
+    let qwen = parent.and_then(|session| {
+        let project = named(session.parent(), "subagents")?.parent()?;
+        let mut name = session.file_name()?.to_owned();
+        name.push(".jsonl");
+        Some(project.join("chats").join(name))
+    });
+    [claude, qwen]
 }
 
 fn walk(dir: &Path, out: &mut Vec<Source>, diag: &mut crate::diag::Diag) {
@@ -820,6 +847,30 @@ mod tests {
                 "p/s3/subagents/agent-c.jsonl",
                 "<stdin>",
                 "p/s1/subagents/agent-d.jsonl"
+            ]
+        );
+        // Qwen Code's: the chats first, then the subagents' folders.
+        let got = group_conversations(vec![
+            f("q/chats/s1.jsonl"),
+            f("q/chats/s2.jsonl"),
+            f("q/subagents/s1/agent-a.jsonl"),
+            f("q/subagents/s2/agent-b.jsonl"),
+            f("q/subagents/s2/agent-c.jsonl"),
+            f("q/subagents/s3/agent-d.jsonl"),
+        ]);
+        let shown: Vec<String> = got
+            .iter()
+            .map(|s| match s {
+                Source::Group(g) => format!("{} files from {}", g.len(), s.name()),
+                s => s.name(),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "2 files from q/chats/s1.jsonl",
+                "3 files from q/chats/s2.jsonl",
+                "q/subagents/s3/agent-d.jsonl"
             ]
         );
     }

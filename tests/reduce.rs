@@ -507,13 +507,6 @@ fn is_content_id(id: &str) -> bool {
 /// (j ≤ k) in one file, and a snapshot of the first k lines resumed with a file of the lines
 /// from j, give the state of one pass too. (The other captures' lines without a provider id
 /// have ids made of their place in the file, which a tail cut from it changes.)
-/// Resumes (`--from-state` after the capture's first N lines) that lose an event, known and
-/// not fixed yet, as (capture, N). Qwen Code's foreground subagent: the converter remembers
-/// the `agent` call (Claude's call memory) to end its subagent at the call's `tool_result`,
-/// and that memory is not in the state a resume starts from, so the `subagent_complete` of a
-/// call invoked before the snapshot and answered after it is missing.
-const RESUME_GAPS: &[(&str, usize)] = &[("testdata/qwen/subagent-todo.jsonl", 8)];
-
 #[test]
 fn raw_captures_read_again_are_applied_once() {
     let scratch = Scratch::new("raw_captures_read_again_are_applied_once");
@@ -564,9 +557,6 @@ fn raw_captures_read_again_are_applied_once() {
                 &once,
                 &reduce_with(&[&again]),
             );
-            if RESUME_GAPS.iter().any(|(c, at)| name == *c && *at == k) {
-                continue;
-            }
             let head = write("head.jsonl", lines[..k].to_vec());
             let snap = scratch.file("snap.json");
             std::fs::write(&snap, reduce_with(&[&head])).unwrap();

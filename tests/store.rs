@@ -130,6 +130,164 @@ fn each_event_is_stored_once_again_and_from_a_copy() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A turn in OpenCode's database, as OpenCode writes one: a user message with its prompt, and
+/// an assistant message with its step's parts, its ids made of `tag`, after time `at`.
+fn add_opencode_turn(db: &Connection, session: &str, tag: &str, at: i64) {
+    let user = format!("msg_{tag}u");
+    let answer = format!("msg_{tag}a");
+    let message = |id: &str, t: i64, data: serde_json::Value| {
+        db.execute(
+            "INSERT INTO message (id, session_id, time_created, time_updated, data)
+             VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![id, session, t, data.to_string()],
+        )
+        .unwrap();
+    };
+    let part = |id: &str, msg: &str, t: i64, data: serde_json::Value| {
+        db.execute(
+            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+            rusqlite::params![id, msg, session, t, data.to_string()],
+        )
+        .unwrap();
+    };
+    message(
+        &user,
+        at,
+        serde_json::json!({"role": "user", "time": {"created": at}}),
+    );
+    part(
+        &format!("prt_{tag}1"),
+        &user,
+        at,
+        serde_json::json!({"type": "text", "text": "And again?"}),
+    );
+    let tokens = serde_json::json!({"total": 120, "input": 100, "output": 20, "reasoning": 0,
+                                    "cache": {"write": 0, "read": 0}});
+    message(
+        &answer,
+        at + 10,
+        serde_json::json!({"role": "assistant", "parentID": user, "modelID": "mock-model",
+                           "providerID": "mock", "cost": 0, "tokens": tokens,
+                           "path": {"cwd": "/home/dev/work", "root": "/"},
+                           "time": {"created": at + 10, "completed": at + 40}}),
+    );
+    part(
+        &format!("prt_{tag}2"),
+        &answer,
+        at + 11,
+        serde_json::json!({"type": "step-start"}),
+    );
+    part(
+        &format!("prt_{tag}3"),
+        &answer,
+        at + 12,
+        serde_json::json!({"type": "text", "text": "Again."}),
+    );
+    part(
+        &format!("prt_{tag}4"),
+        &answer,
+        at + 13,
+        serde_json::json!({"type": "step-finish", "reason": "stop", "tokens": tokens, "cost": 0}),
+    );
+}
+
+/// OpenCode's database is stored as `insights` reads it, while OpenCode has it open (WAL, rows
+/// not yet copied into the database file) and without writing to it: a run again stores
+/// nothing; rows added since are stored, and only they, also when they come before rows
+/// stored already (a turn added to an earlier session): each event is known by its row.
+#[test]
+fn opencode_s_database_is_stored_by_its_rows() {
+    let d = scratch("opencode-db");
+    let agent = d.join("opencode.db");
+    std::fs::copy(
+        root().join(
+            "testdata/session-files/opencode/failing-command-todo/.local/share/opencode/opencode.db",
+        ),
+        &agent,
+    )
+    .unwrap();
+    // OpenCode's connection, open throughout, in its journal mode; nothing is checkpointed.
+    let oc = Connection::open(&agent).unwrap();
+    let mode: String = oc
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    oc.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    let first_session: String = oc
+        .query_row("SELECT id FROM session", [], |r| r.get(0))
+        .unwrap();
+    let files = |p: &Path| {
+        ["", "-wal"].map(|x| std::fs::read(format!("{}{x}", p.display())).unwrap_or_default())
+    };
+    let db = d.join("store.db");
+    // The events a store of the database as it is now keeps, each once; their place in the
+    // conversion (`seq`, `line`) is that of the read that stored them first.
+    let events = |db: &Path| -> Vec<(String, String, serde_json::Value)> {
+        rows(db)
+            .into_iter()
+            .map(|r| {
+                let mut v: serde_json::Value = serde_json::from_str(&r.3).unwrap();
+                let o = v.as_object_mut().unwrap();
+                o.remove("seq");
+                o.remove("line");
+                (r.0, r.1, v)
+            })
+            .collect()
+    };
+    let same_as_a_fresh_store = |what: &str| {
+        let fresh = d.join(format!("fresh-{}.db", what.replace(' ', "-")));
+        ok(&store(&fresh, &[&agent]));
+        assert_eq!(events(&db), events(&fresh), "{what}");
+        let keys: std::collections::BTreeSet<_> =
+            rows(&db).into_iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(keys, converted_keys(&agent), "{what}");
+    };
+    let before = files(&agent);
+    let first = store(&db, &[&agent]);
+    ok(&first);
+    let (added, read) = note(&first);
+    assert!(added > 20 && added == read, "{added} of {read}");
+    assert_eq!(files(&agent), before, "the agent's database was written to");
+    let again = store(&db, &[&agent]);
+    ok(&again);
+    assert_eq!(note(&again), (0, 0));
+    same_as_a_fresh_store("first");
+    // A session created later, with one turn.
+    let at = 1_796_600_000_000_i64;
+    oc.execute(
+        "INSERT INTO session SELECT 'ses_zz2', project_id, workspace_id, NULL, 'zz', directory,
+           path, 'Second', version, share_url, summary_additions, summary_deletions,
+           summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output,
+           tokens_reasoning, tokens_cache_read, tokens_cache_write, revert, permission, agent,
+           model, ?1, ?1, time_compacting, time_archived FROM session WHERE id = ?2",
+        rusqlite::params![at, first_session],
+    )
+    .unwrap();
+    add_opencode_turn(&oc, "ses_zz2", "zz2", at + 100);
+    let before = files(&agent);
+    let second = store(&db, &[&agent]);
+    ok(&second);
+    let (added, read) = note(&second);
+    assert!(added >= 6 && read > added, "{added} of {read}");
+    assert_eq!(files(&agent), before, "the agent's database was written to");
+    same_as_a_fresh_store("a session added");
+    // A turn added to the first session: its lines come before the second session's.
+    add_opencode_turn(&oc, &first_session, "zz1", at + 1000);
+    let third = store(&db, &[&agent]);
+    ok(&third);
+    let (added_now, _) = note(&third);
+    // The same turn's events as the second session's, less its session_init.
+    assert_eq!(
+        added_now,
+        added - 1,
+        "the new turn's events, and only those"
+    );
+    same_as_a_fresh_store("a turn added before stored rows");
+    drop(oc);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// Stores the first `half` lines of `lines` as one file, then the rest appended, and returns
 /// the database and what the second run said.
 fn store_in_two(d: &Path, lines: &[&[u8]], half: usize) -> (PathBuf, (u64, u64)) {
@@ -625,12 +783,17 @@ fn usage_and_sessions_from_the_store_are_those_of_the_files() {
 }
 
 /// The files of a recording as `store` converts them, each a conversation: a file, or a Claude
-/// Code session file with its subagents' files (`<session>/subagents/`).
+/// Code session file with its subagents' files (`<session>/subagents/`), or a Qwen Code one
+/// with its subagents' (`chats/<session>.jsonl`, `subagents/<session>/`).
 fn conversations(case: &Path) -> Vec<Vec<PathBuf>> {
     if !case.is_dir() {
         return vec![vec![case.to_path_buf()]];
     }
     let files = files_ending(case, ".jsonl");
+    // OpenCode's database, read as its own conversation.
+    let databases = files_ending(case, "/opencode.db")
+        .into_iter()
+        .map(|d| vec![d]);
     files
         .iter()
         .filter(|f| !f.to_string_lossy().contains("/subagents/"))
@@ -640,8 +803,17 @@ fn conversations(case: &Path) -> Vec<Vec<PathBuf>> {
                 &f.with_extension("").join("subagents"),
                 ".jsonl",
             ));
+            let chats = f.parent().filter(|p| p.ends_with("chats"));
+            if let (Some(chats), Some(stem)) = (chats, f.file_stem()) {
+                let project = chats.parent().unwrap();
+                unit.extend(files_ending(
+                    &project.join("subagents").join(stem),
+                    ".jsonl",
+                ));
+            }
             unit
         })
+        .chain(databases)
         .collect()
 }
 

@@ -136,6 +136,9 @@ struct Line<'a> {
     #[serde(borrow)]
     text: OptStr<'a>,
     synthetic: Option<bool>,
+    /// A database line's message (a prompt's; the message an error ended).
+    #[serde(rename = "messageID", borrow)]
+    message_id: OptStr<'a>,
 }
 
 /// A database line's `session`.
@@ -211,6 +214,14 @@ struct Time {
 fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
     let w: Line = crate::members::read(line, probe.members())?;
     cx.session_id = w.session_id.0.filter(|s| !s.is_empty());
+    // The database's own lines are known by their row (the session, the message): their
+    // events keep their ids wherever the line falls when the database is read again with
+    // more rows (`insights store`). The stream's error lines name no message.
+    cx.anchor = match probe.ty() {
+        Some("session") => cx.session_id.clone(),
+        Some("prompt" | "error") => w.message_id.0.clone(),
+        _ => None,
+    };
     cx.timestamp = w
         .timestamp
         .map(|ms| Cow::Owned(crate::time::format_millis(ms.0)));

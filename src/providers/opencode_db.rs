@@ -138,13 +138,17 @@ pub fn facts(path: &Path, add: &mut dyn FnMut(crate::usage::LineFacts<'_>)) -> R
 }
 
 /// The database as lines of `opencode run --format json`'s shape, each session in turn (in
-/// the order they were created), for the `opencode` provider to map:
+/// the order they were created), for the `opencode` provider to map. Every line names its row
+/// (the session, the message, the part), which its events' ids are made of: read again with
+/// more rows, the database gives the same events the same ids (`insights store` keeps each
+/// once):
 /// - a `session` line per session: `{"type":"session","timestamp","sessionID","session":{"parentID","directory","title","version"}}`;
 /// - per user message, a `prompt` line with the text of its `text` parts (`"synthetic": true`
 ///   when OpenCode wrote them all);
 /// - per assistant message, its parts as `run` prints them (`step_start`, `text`,
 ///   `reasoning`, `tool_use`, `step_finish`, with `modelID` from the message on
-///   `step_finish`), and an `error` line when the message ended in an error. Parts of other
+///   `step_finish`), and an `error` line (with its `messageID`) when the message ended in an
+///   error. Parts of other
 ///   types (`patch`, `file`, `snapshot`, `compaction`, …) are left out.
 pub fn lines(path: &Path) -> Result<Vec<u8>, String> {
     let conn = open(path)?;
@@ -246,7 +250,7 @@ pub fn lines(path: &Path) -> Result<Vec<u8>, String> {
             if !m["error"].is_null() {
                 let t = m["time"]["completed"].as_i64().unwrap_or(time);
                 push(
-                    serde_json::json!({"type": "error", "timestamp": t, "sessionID": sid, "error": m["error"].take()}),
+                    serde_json::json!({"type": "error", "timestamp": t, "sessionID": sid, "messageID": mid, "error": m["error"].take()}),
                 );
             }
         }

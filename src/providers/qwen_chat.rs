@@ -352,6 +352,24 @@ fn assistant<'a>(
     cx: &mut Cx<'a>,
 ) {
     let line = cx.line;
+    // A subagent's records name no model: it runs on its session's, the one the main agent's
+    // records named last (kept with the model a stream's init names: `qwen.models`). Its
+    // `.meta.json` says the same, which `usage` reads ([`subagent_model`]).
+    let model = match model {
+        Some(m) => {
+            let models = &mut cx.memory().qwen.models;
+            if parent.is_none() && models.get(session).is_none_or(|known| *known != *m) {
+                models.insert(session, m.to_string(), line);
+            }
+            Some(m)
+        }
+        None => cx
+            .memory()
+            .qwen
+            .models
+            .get(session)
+            .map(|m| Cow::Owned(m.clone())),
+    };
     for p in parts {
         if let Some(c) = p.function_call {
             let name = c.name.0.unwrap_or_default();

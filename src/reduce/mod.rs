@@ -340,8 +340,9 @@ impl Sink<'_> {
 
 /// What the converter of a source starts from: the turns the state has running that a
 /// `turn_start` started, for the providers whose turn starts are inferred
-/// ([`crate::providers::turns::resumed`]), and the models of Qwen Code's sessions
-/// ([`crate::providers::qwen::resumed`]); `None` when there are none (a fresh start). A turn
+/// ([`crate::providers::turns::resumed`]), the models of Qwen Code's sessions
+/// ([`crate::providers::qwen::resumed`]) and the subagent calls running in Claude's and Qwen's
+/// ([`crate::providers::claude::resumed_calls`]); `None` when there are none (a fresh start). A turn
 /// opened by its first event (a `session_init`) is left out: the converter writes its start
 /// after that event, and a snapshot taken between the two resumes with it.
 pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
@@ -363,11 +364,36 @@ pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
         .filter(|t| t.provider.as_deref() == Some("qwen"))
         .filter_map(|t| Some((t.session_id.as_str(), t.model.as_deref()?)))
         .collect();
-    if open.is_empty() && qwen.is_empty() {
+    // The subagent calls running in Claude's and Qwen's streams, whose results end them
+    // ([`crate::providers::claude::resumed_calls`]).
+    let calls: Vec<(&str, &str, &str, Option<&str>)> = state
+        .tree
+        .sessions
+        .iter()
+        .zip(&state.pending.sessions)
+        .filter(|(t, _)| matches!(t.provider.as_deref(), Some("claude" | "qwen")))
+        .flat_map(|(t, p)| p.tools.iter().map(move |call| (t, call)))
+        .filter_map(|(t, call)| {
+            let entry = state.entries.get(call.entry as usize)?;
+            let state::Body::ToolCall(c) = &entry.body else {
+                return None;
+            };
+            let sub = c.subagent.as_ref()?;
+            let name = call.tool_name.as_deref().unwrap_or_default();
+            Some((
+                t.session_id.as_str(),
+                call.call_id.as_str(),
+                name,
+                sub.agent_id.as_deref(),
+            ))
+        })
+        .collect();
+    if open.is_empty() && qwen.is_empty() && calls.is_empty() {
         return None;
     }
     let mut memory = crate::providers::turns::resumed(open);
     crate::providers::qwen::resumed(&mut memory, qwen);
+    crate::providers::claude::resumed_calls(&mut memory, calls);
     Some(crate::convert::StreamState {
         memory: std::sync::Arc::new(memory),
         ..Default::default()

@@ -135,6 +135,10 @@ impl Store {
                 self.read(lines, &name, true, 0, opts, diag)?;
                 self.commit()
             }
+            // OpenCode's database: read as `insights` reads it (`Source::open`).
+            Source::File(path) if crate::providers::opencode_db::is_database(path) => {
+                self.database(src, path, opts, diag)
+            }
             Source::File(path) => self.file(path, opts, diag),
             Source::Group(paths) => self.group(src, paths, opts, diag),
         }
@@ -199,6 +203,64 @@ impl Store {
             seq: read.seq,
             head_len,
             head_hash,
+            closing: read.closing,
+        };
+        self.tally(path, &key)?;
+        sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
+        self.release_savepoint()?;
+        self.counts.files_read += 1;
+        self.commit_if_due(false)
+    }
+
+    /// OpenCode's database: its rows, as the lines `insights` reads them as, read whole when
+    /// the database (or its write-ahead log) changed since the last run, never written to
+    /// ([`sources`]). The events of rows stored before have their ids (each names its row) and
+    /// are not stored again; the ends the last read inferred (a turn it left open) are taken
+    /// back first and inferred again where the rows end now.
+    fn database(
+        &mut self,
+        src: &Source,
+        path: &Path,
+        opts: &Options,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        let name = path.display().to_string();
+        let key = key_of(path);
+        let (size, mtime) = match sources::db_stat(path) {
+            Ok(s) => s,
+            Err(e) => {
+                diag.io_error(&name, &e);
+                return Ok(());
+            }
+        };
+        self.begin()?;
+        let rec = sources::lookup(&self.conn, &key).map_err(|e| self.db_error(e, "cannot read"))?;
+        if rec
+            .as_ref()
+            .is_some_and(|r| r.size == size && r.mtime_ns == mtime)
+        {
+            self.counts.files_unchanged += 1;
+            return self.commit_if_due(false);
+        }
+        let Some(reader) = src.open_or_report(diag) else {
+            return Ok(());
+        };
+        if let Some(rec) = &rec {
+            self.retract(&rec.closing)?;
+        }
+        let lines = SourceLines::one(reader, name.clone(), opts.max_line);
+        let Some(read) = self.read_file(lines, &name, 0, opts, diag)? else {
+            return Ok(());
+        };
+        // No offset nor head: a database is read whole (its rows' ids say what is stored).
+        let rec = Record {
+            size,
+            mtime_ns: mtime,
+            offset: 0,
+            lines: read.whole_lines,
+            seq: read.seq,
+            head_len: 0,
+            head_hash: String::new(),
             closing: read.closing,
         };
         self.tally(path, &key)?;

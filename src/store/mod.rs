@@ -48,8 +48,9 @@ pub struct Args {
     ///
     /// The standard places are Claude Code's ~/.claude/projects (CLAUDE_CONFIG_DIR),
     /// Codex's ~/.codex/sessions and ~/.codex/archived_sessions (CODEX_HOME) and Gemini CLI's
-    /// ~/.gemini/tmp/*/chats. A Claude Code session file and its subagents' files are read as
-    /// one conversation.
+    /// ~/.gemini/tmp/*/chats, Qwen Code's ~/.qwen/projects and OpenCode's database
+    /// (~/.local/share/opencode/opencode.db, read-only). A Claude Code or Qwen Code session
+    /// file and its subagents' files are read as one conversation.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 

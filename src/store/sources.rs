@@ -14,6 +14,11 @@
 //!
 //! A last line without a line end is read but not counted in the offset: when the file goes
 //! on, it is read again whole (its events, if it was whole, are already stored).
+//!
+//! OpenCode's database (`opencode.db`, [`crate::providers::opencode_db`]) has no lines to
+//! read on from: its rows are read whole again whenever the database or its write-ahead log
+//! changed ([`db_stat`]), and each row's events are known by the row's own id (the session,
+//! message or part), so what was stored before is not stored again and new rows are.
 
 use crate::convert::content_hash;
 use rusqlite::{Connection, OptionalExtension as _};
@@ -62,6 +67,19 @@ pub fn stat(path: &Path) -> io::Result<(u64, i64)> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
     Ok((m.len(), mtime))
+}
+
+/// A database's size and modification time as [`stat`] gives a file's, its write-ahead log
+/// (`<path>-wal`) counted in: OpenCode writes to the log, which SQLite copies into the
+/// database only now and then, so the database file alone may not change when rows are added.
+pub fn db_stat(path: &Path) -> io::Result<(u64, i64)> {
+    let (size, mtime) = stat(path)?;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    Ok(match stat(Path::new(&wal)) {
+        Ok((wsize, wtime)) => (size.saturating_add(wsize), mtime.max(wtime)),
+        Err(_) => (size, mtime),
+    })
 }
 
 /// The hash of the first `len` bytes of `path`, in hex (fewer when the file is shorter).

@@ -150,6 +150,29 @@ crate::providers::memo::remember! {
     }
 }
 
+/// The memory of a converter that takes up a stream (`reduce --from-state`): the subagent
+/// calls its state has running, as (session, call id, tool name, agent id). A call's result
+/// then ends its subagent as it does in one pass, where the `tool_use` was remembered (Qwen's
+/// `agent` result names no agent: without the call, its subagent would never end).
+pub fn resumed_calls<'p>(
+    m: &mut super::Memory,
+    calls: impl IntoIterator<Item = (&'p str, &'p str, &'p str, Option<&'p str>)>,
+) {
+    for (session, call, name, agent) in calls {
+        let subagent = Subagent {
+            agent_id: agent.map(str::to_owned),
+            ..Subagent::default()
+        };
+        let call_memory = Call {
+            session: session.to_owned(),
+            name: name.to_owned(),
+            subagent: Some(subagent),
+            edit: None,
+        };
+        m.claude.calls.insert(call, call_memory, 0);
+    }
+}
+
 /// A session file's turn, which the file states only through its lines: a person's
 /// prompt starts it, an assistant message that stops for good (`end_turn`, …) ends it
 /// once its last block is written, an API error or an interrupt ends it.
