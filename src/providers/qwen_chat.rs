@@ -1,7 +1,9 @@
 //! Qwen Code's own chat files: `~/.qwen/projects/<project>/chats/<session>.jsonl`, and a
 //! subagent's `~/.qwen/projects/<project>/subagents/<session>/agent-<type>-<call>.jsonl`
 //! (`testdata/session-files/qwen/`, Qwen Code 0.24.4). Read by the `qwen` provider, whose
-//! events they become. Each line is a record `{uuid, parentUuid, sessionId, timestamp, type,
+//! events they become; a session's chat file and its subagents' files are read as one
+//! conversation, merged by time ([`crate::input::group_conversations`]), so a subagent's records
+//! come inside its call, and its responses (which name no model) are under the session's model. Each line is a record `{uuid, parentUuid, sessionId, timestamp, type,
 //! cwd, version, …}` whose `message` holds Gemini API content (`{role, parts}`: `text`,
 //! `thought`, `functionCall`, `functionResponse`):
 //!
