@@ -823,6 +823,15 @@ mod tests {
     #[test]
     fn a_session_file_and_its_subagents_files_are_one_conversation() {
         let f = |p: &str| Source::File(PathBuf::from(p));
+        // Each source, a group as its file count and first file.
+        let shown = |got: Vec<Source>| -> Vec<String> {
+            got.iter()
+                .map(|s| match s {
+                    Source::Group(g) => format!("{} files from {}", g.len(), s.name()),
+                    s => s.name(),
+                })
+                .collect()
+        };
         let got = group_conversations(vec![
             f("p/s1.jsonl"),
             f("p/s1/subagents/agent-a.jsonl"),
@@ -832,15 +841,8 @@ mod tests {
             Source::Stdin,
             f("p/s1/subagents/agent-d.jsonl"),
         ]);
-        let shown: Vec<String> = got
-            .iter()
-            .map(|s| match s {
-                Source::Group(g) => format!("{} files from {}", g.len(), s.name()),
-                s => s.name(),
-            })
-            .collect();
         assert_eq!(
-            shown,
+            shown(got),
             [
                 "3 files from p/s1.jsonl",
                 "p/s2.jsonl",
@@ -858,15 +860,8 @@ mod tests {
             f("q/subagents/s2/agent-c.jsonl"),
             f("q/subagents/s3/agent-d.jsonl"),
         ]);
-        let shown: Vec<String> = got
-            .iter()
-            .map(|s| match s {
-                Source::Group(g) => format!("{} files from {}", g.len(), s.name()),
-                s => s.name(),
-            })
-            .collect();
         assert_eq!(
-            shown,
+            shown(got),
             [
                 "2 files from q/chats/s1.jsonl",
                 "3 files from q/chats/s2.jsonl",
