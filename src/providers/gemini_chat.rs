@@ -572,21 +572,11 @@ fn close(open: Turn, cx: &mut Cx<'_>, rewound: bool) {
 /// `toolCalls` and again with them, so the final answer looks like a message whose calls are
 /// still to come until the file ends. One session a call: called again while it ends one.
 pub fn at_end(cx: &mut Cx<'_>) {
-    cx.own_turns = true;
-    let line = cx.line;
-    let memo = &mut cx.memory().gemini_chat.turn;
-    let mut open = memo.take_where(|_, _| true).into_iter();
-    let Some((session, turn)) = open.next() else {
-        return;
-    };
-    for (other, t) in open {
-        memo.insert(&other, t, line);
+    let turn =
+        super::turns::take_open_turn(cx, |m| &mut m.gemini_chat.turn, |t| (&t.prompt, &t.latest));
+    if let Some(turn) = turn {
+        close(turn, cx, false);
     }
-    cx.anchor = Some(Cow::Owned(format!("{}-end", turn.prompt)));
-    let time: Option<Str<'_>> = Some(Cow::Owned(turn.latest.clone()));
-    cx.wire_time(time.filter(|t| !t.is_empty()));
-    cx.session_id = Some(Cow::Owned(session));
-    close(turn, cx, false);
 }
 
 /// Notes a record of the session's open turn: what it was, its time, the tokens of a response.

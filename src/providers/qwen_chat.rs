@@ -590,21 +590,11 @@ fn close(turn: Turn, cx: &mut Cx<'_>) {
 
 /// Ends one session's open turn after the input's last line ([`super::Provider::at_end`]).
 pub fn at_end(cx: &mut Cx<'_>) {
-    cx.own_turns = true;
-    let line = cx.line;
-    let memo = &mut cx.memory().qwen_chat.turns;
-    let mut open = memo.take_where(|_, _| true).into_iter();
-    let Some((session, turn)) = open.next() else {
-        return;
-    };
-    for (other, t) in open {
-        memo.insert(&other, t, line);
+    let turn =
+        super::turns::take_open_turn(cx, |m| &mut m.qwen_chat.turns, |t| (&t.prompt, &t.latest));
+    if let Some(turn) = turn {
+        close(turn, cx);
     }
-    cx.anchor = Some(Cow::Owned(format!("{}-end", turn.prompt)));
-    let time: Option<Str<'_>> = Some(Cow::Owned(turn.latest.clone()));
-    cx.wire_time(time.filter(|t| !t.is_empty()));
-    cx.session_id = Some(Cow::Owned(session));
-    close(turn, cx);
 }
 
 // ---------------------------------------------------------------------------------------------

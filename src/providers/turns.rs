@@ -133,6 +133,32 @@ fn role(body: &Body, named: bool) -> Role {
     }
 }
 
+/// For a provider's `at_end` that ends the turns its files leave open, one session at a call
+/// (Gemini CLI's and Qwen Code's chat files): takes one open turn out of `memo` (the others
+/// stay), and sets the line it writes the end on: anchor `<prompt>-end`, the time of the turn's
+/// last record, its session. `prompt_and_latest` says a turn's prompt id and last time (RFC
+/// 3339, empty when unknown); `None` when no turn is open.
+pub fn take_open_turn<V: Clone + PartialEq + Send + Sync + 'static>(
+    cx: &mut Cx<'_>,
+    memo: fn(&mut super::Memory) -> &mut Memo<V>,
+    prompt_and_latest: fn(&V) -> (&str, &str),
+) -> Option<V> {
+    cx.own_turns = true;
+    let line = cx.line;
+    let m = memo(cx.memory());
+    let mut open = m.take_where(|_, _| true).into_iter();
+    let (session, turn) = open.next()?;
+    for (other, t) in open {
+        m.insert(&other, t, line);
+    }
+    let (prompt, latest) = prompt_and_latest(&turn);
+    cx.anchor = Some(std::borrow::Cow::Owned(format!("{prompt}-end")));
+    let time = (!latest.is_empty()).then(|| std::borrow::Cow::Owned(latest.to_owned()));
+    cx.wire_time(time);
+    cx.session_id = Some(std::borrow::Cow::Owned(session));
+    Some(turn)
+}
+
 /// Adds an inferred `turn_start` to the line's events where a turn begins (module doc).
 pub fn infer(cx: &mut Cx<'_>) {
     // Taken out for the memory's key (borrowed beside `cx.memory()`), put back at the end.

@@ -144,19 +144,36 @@ impl Store {
         }
     }
 
+    /// `path`'s size and modification time now (`stat`: [`sources::stat`], or
+    /// [`sources::db_stat`] for a database), and its record, looked up inside the batch
+    /// (another writer may have read it meanwhile); `None` when it cannot be looked at
+    /// (reported).
+    #[allow(clippy::type_complexity)]
+    fn looked_up(
+        &mut self,
+        path: &Path,
+        key: &str,
+        stat: fn(&Path) -> io::Result<(u64, i64)>,
+        diag: &mut Diag,
+    ) -> anyhow::Result<Option<((u64, i64), Option<Record>)>> {
+        let now = match stat(path) {
+            Ok(s) => s,
+            Err(e) => {
+                diag.io_error(&path.display().to_string(), &e);
+                return Ok(None);
+            }
+        };
+        self.begin()?;
+        let rec = sources::lookup(&self.conn, key).map_err(|e| self.db_error(e, "cannot read"))?;
+        Ok(Some((now, rec)))
+    }
+
     fn file(&mut self, path: &Path, opts: &Options, diag: &mut Diag) -> anyhow::Result<()> {
         let name = path.display().to_string();
         let key = key_of(path);
-        let (size, mtime) = match sources::stat(path) {
-            Ok(s) => s,
-            Err(e) => {
-                diag.io_error(&name, &e);
-                return Ok(());
-            }
+        let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::stat, diag)? else {
+            return Ok(());
         };
-        // Looked up inside the batch: another writer may have read the file meanwhile.
-        self.begin()?;
-        let rec = sources::lookup(&self.conn, &key).map_err(|e| self.db_error(e, "cannot read"))?;
         let plan = match sources::plan(path, rec.as_ref(), size, mtime) {
             Ok(p) => p,
             Err(e) => {
@@ -226,15 +243,9 @@ impl Store {
     ) -> anyhow::Result<()> {
         let name = path.display().to_string();
         let key = key_of(path);
-        let (size, mtime) = match sources::db_stat(path) {
-            Ok(s) => s,
-            Err(e) => {
-                diag.io_error(&name, &e);
-                return Ok(());
-            }
+        let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::db_stat, diag)? else {
+            return Ok(());
         };
-        self.begin()?;
-        let rec = sources::lookup(&self.conn, &key).map_err(|e| self.db_error(e, "cannot read"))?;
         if rec
             .as_ref()
             .is_some_and(|r| r.size == size && r.mtime_ns == mtime)
