@@ -341,7 +341,8 @@ impl Sink<'_> {
 /// What the converter of a source starts from: the turns the state has running that a
 /// `turn_start` started, for the providers whose turn starts are inferred
 /// ([`crate::providers::turns::resumed`]), and the models of Qwen Code's sessions
-/// ([`crate::providers::qwen::resumed`]); `None` when there are none (a fresh start). A turn
+/// ([`crate::providers::qwen::resumed`]) and of Amp's and Cursor's
+/// ([`crate::providers::models::resumed`]); `None` when there are none (a fresh start). A turn
 /// opened by its first event (a `session_init`) is left out: the converter writes its start
 /// after that event, and a snapshot taken between the two resumes with it.
 pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
@@ -363,11 +364,32 @@ pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
         .filter(|t| t.provider.as_deref() == Some("qwen"))
         .filter_map(|t| Some((t.session_id.as_str(), t.model.as_deref()?)))
         .collect();
-    if open.is_empty() && qwen.is_empty() {
+    // Amp's and Cursor's too ([`crate::providers::models`]): the session's, else the model of
+    // its last message that names one (Amp's messages do, its init does not).
+    let models: Vec<(&str, &str, &str)> = state
+        .tree
+        .sessions
+        .iter()
+        .filter_map(|t| {
+            let provider = t.provider.as_deref()?;
+            if !crate::providers::models::PROVIDERS.contains(&provider) {
+                return None;
+            }
+            let model = t.model.as_deref().or_else(|| {
+                state.entries.iter().rev().find_map(|e| match &e.body {
+                    state::Body::Message(m) if e.session_id == t.session_id => m.model.as_deref(),
+                    _ => None,
+                })
+            })?;
+            Some((t.session_id.as_str(), provider, model))
+        })
+        .collect();
+    if open.is_empty() && qwen.is_empty() && models.is_empty() {
         return None;
     }
     let mut memory = crate::providers::turns::resumed(open);
     crate::providers::qwen::resumed(&mut memory, qwen);
+    crate::providers::models::resumed(&mut memory, models);
     Some(crate::convert::StreamState {
         memory: std::sync::Arc::new(memory),
         ..Default::default()
