@@ -107,7 +107,7 @@ _insights() {
 
     case "${cmd}" in
         insights)
-            opts="-j -h -V --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage statusline store export completions help"
+            opts="-j -h -V --from --raw --no-timestamp --turn-ids --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help --version convert validate replay reduce providers run schema sessions usage statusline store export completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -163,7 +163,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__convert)
-            opts="-j -h --from --raw --no-timestamp --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help"
+            opts="-j -h --from --raw --no-timestamp --turn-ids --line-buffered --block-buffered --strict --compat --max-line-bytes --redact --jobs --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -571,7 +571,7 @@ _insights() {
             return 0
             ;;
         insights__subcmd__run)
-            opts="-h --protocol --permissions --prompt --log --resume --no-timestamp --color --help"
+            opts="-h --protocol --permissions --prompt --log --resume --no-timestamp --turn-ids --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

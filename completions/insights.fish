@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_insights_global_optspecs
-    string join \n from= raw no-timestamp line-buffered block-buffered strict compat= max-line-bytes= redact j/jobs= color= h/help V/version
+    string join \n from= raw no-timestamp turn-ids line-buffered block-buffered strict compat= max-line-bytes= redact j/jobs= color= h/help V/version
 end
 
 function __fish_insights_needs_command
@@ -42,6 +42,7 @@ always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_needs_command" -l raw -d 'Attach the original input line to every event as `raw`'
 complete -c insights -n "__fish_insights_needs_command" -l no-timestamp -d 'Omit `timestamp` where the input line carries no time of its own'
+complete -c insights -n "__fish_insights_needs_command" -l turn-ids -d 'Name the turn of every event of a turn (`turnId`, the adapter contract\'s run id)'
 complete -c insights -n "__fish_insights_needs_command" -l line-buffered -d 'Flush standard output after every input line'
 complete -c insights -n "__fish_insights_needs_command" -l block-buffered -d 'Flush standard output only when its buffer (64 KiB) is full and at the end'
 complete -c insights -n "__fish_insights_needs_command" -l strict -d 'Stop with status 1 at the first input line that cannot be read'
@@ -80,6 +81,7 @@ always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand convert" -l raw -d 'Attach the original input line to every event as `raw`'
 complete -c insights -n "__fish_insights_using_subcommand convert" -l no-timestamp -d 'Omit `timestamp` where the input line carries no time of its own'
+complete -c insights -n "__fish_insights_using_subcommand convert" -l turn-ids -d 'Name the turn of every event of a turn (`turnId`, the adapter contract\'s run id)'
 complete -c insights -n "__fish_insights_using_subcommand convert" -l line-buffered -d 'Flush standard output after every input line'
 complete -c insights -n "__fish_insights_using_subcommand convert" -l block-buffered -d 'Flush standard output only when its buffer (64 KiB) is full and at the end'
 complete -c insights -n "__fish_insights_using_subcommand convert" -l strict -d 'Stop with status 1 at the first input line that cannot be read'
@@ -223,6 +225,7 @@ complete -c insights -n "__fish_insights_using_subcommand run" -l color -d 'When
 always\t'Always colour'
 never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand run" -l no-timestamp -d 'Omit `timestamp` where the agent\'s line carries no time of its own (for comparisons)'
+complete -c insights -n "__fish_insights_using_subcommand run" -l turn-ids -d 'Name the turn of every event of a turn (`turnId`), as `insights --turn-ids` does'
 complete -c insights -n "__fish_insights_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand schema" -l color -d 'When to colour diagnostics and replay\'s transcript: auto, always, never' -r -f -a "auto\t'Colour when writing to a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`'
 always\t'Always colour'

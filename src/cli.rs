@@ -300,6 +300,18 @@ pub struct ConvertArgs {
     #[arg(long, conflicts_with = "compat")]
     pub no_timestamp: bool,
 
+    /// Name the turn of every event of a turn (`turnId`, the adapter contract's run id).
+    ///
+    /// The turns are those `insights reduce` finds: a turn runs from its `turn_start` (or,
+    /// where the agent writes none, its prompt or first output) to its `turn_complete`, both
+    /// included, and its id is the one the agent gives (Codex app-server's turn ids, AceClaw's
+    /// request ids), else the id of its first event. A subagent's events are in the turn of
+    /// their call. Events outside any turn, and InsightsEvents passed through, name none.
+    /// Without it, `turnId` is written only where the agent's line names its turn. Converts on
+    /// one thread (`--jobs` is ignored).
+    #[arg(long)]
+    pub turn_ids: bool,
+
     /// Flush standard output after every input line.
     #[arg(long, conflicts_with = "block_buffered")]
     pub line_buffered: bool,
@@ -410,6 +422,7 @@ impl InputArgs {
             flush: FlushPolicy::WhenIdle,
             strict: false,
             cc_insights: false,
+            turn_ids: false,
             max_line: self.max_line_bytes,
         })
     }
@@ -426,6 +439,7 @@ pub fn keeping_options(from: &str, max_line: usize) -> anyhow::Result<crate::con
         flush: FlushPolicy::WhenIdle,
         strict: false,
         cc_insights: false,
+        turn_ids: false,
         max_line,
     })
 }

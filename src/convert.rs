@@ -31,6 +31,7 @@ pub fn run(args: &ConvertArgs, config: &Config) -> anyhow::Result<ExitCode> {
         flush,
         strict: args.strict,
         cc_insights: args.compat == Some(Compat::CcInsights),
+        turn_ids: args.turn_ids,
         max_line: args.max_line_bytes,
     };
     // SIGINT, SIGTERM, SIGHUP end the run at a line boundary (src/signals.rs).
@@ -104,6 +105,8 @@ pub struct Options {
     pub strict: bool,
     /// `--compat cc-insights`.
     pub cc_insights: bool,
+    /// `--turn-ids`: name the turn of every event of a turn ([`crate::providers::turns::Named`]).
+    pub turn_ids: bool,
     pub max_line: usize,
 }
 
@@ -118,6 +121,7 @@ impl Options {
             flush: FlushPolicy::Block,
             strict: false,
             cc_insights: false,
+            turn_ids: false,
             max_line,
         }
     }
@@ -232,6 +236,8 @@ pub struct Converter<'o, W: Write> {
     /// prompt held for its session is let go when no further line is there to read
     /// ([`crate::providers::held`]).
     live: bool,
+    /// With `--turn-ids`, the open turn of each session.
+    turns: Option<crate::providers::turns::Named>,
     pub stats: Stats,
 }
 
@@ -314,6 +320,7 @@ impl<'o, W: Write> Converter<'o, W> {
             ids: String::new(),
             command_id: None,
             live: false,
+            turns: opts.turn_ids.then(Default::default),
             stats: Stats::default(),
         }
     }
@@ -917,6 +924,8 @@ impl<'o, W: Write> Converter<'o, W> {
         // line has more than one; `text`, `text2`…).
         let (mut k, mut starts, mut texts) = (0u64, 0u64, 0u64);
         let mut own_turns = std::mem::take(&mut cx.event_turns).into_iter().peekable();
+        // `--turn-ids`: the session's open turn, as the line's events move it.
+        let mut open = self.turns.as_ref().and_then(|t| t.open(session_id));
         for (i, (body, mut ext)) in cx.events.drain(..).enumerate() {
             let own_turn = own_turns.next_if(|(n, _)| *n == i).map(|(_, t)| t);
             id.truncate(id_prefix);
@@ -941,6 +950,17 @@ impl<'o, W: Write> Converter<'o, W> {
             if let Some(c) = &self.command_id {
                 ext.put("insights.commandId", c.clone());
             }
+            let own = own_turn.as_deref().or(cx.turn_id.as_deref());
+            let placed = match self.turns {
+                Some(_) => crate::providers::turns::name(
+                    &mut open,
+                    &body,
+                    own,
+                    &id,
+                    !session_id.is_empty(),
+                ),
+                None => None,
+            };
             self.seq += 1;
             let ev = Event {
                 event: body.kind(),
@@ -950,10 +970,7 @@ impl<'o, W: Write> Converter<'o, W> {
                 timestamp: timestamp.map(Cow::Borrowed),
                 provider,
                 session_id: Cow::Borrowed(session_id),
-                turn_id: own_turn
-                    .as_deref()
-                    .or(cx.turn_id.as_deref())
-                    .map(Cow::Borrowed),
+                turn_id: own.or(placed.as_deref()).map(Cow::Borrowed),
                 body,
                 raw,
                 extensions: ext,
@@ -978,6 +995,9 @@ impl<'o, W: Write> Converter<'o, W> {
             }
             self.write_event(&ev)?;
             self.stats.events += 1;
+        }
+        if let Some(t) = self.turns.as_mut() {
+            t.set(session_id, open);
         }
         self.spare = recycle(cx.events);
         self.ids = id;

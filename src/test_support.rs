@@ -110,21 +110,26 @@ pub fn convert_stream_with<T>(
 /// provider's events (inferred turn starts, whole messages) and what it writes at the end of
 /// the input.
 pub fn convert_output(provider: &Provider, lines: &[&str]) -> Vec<Value> {
-    use crate::convert::{Converter, Options};
-    let mut opts = Options::for_tests(1 << 20);
+    let mut opts = crate::convert::Options::for_tests(1 << 20);
     opts.forced = crate::providers::by_name(provider.name);
+    let input = lines.join("\n") + "\n";
+    convert_text(&opts, &input)
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("an event is JSON"))
+        .collect()
+}
+
+/// The lines the converter writes for `input` (one input, read to its end) with `opts`.
+pub fn convert_text(opts: &crate::convert::Options, input: &str) -> Vec<String> {
     let mut out = crate::output::Out::new(Vec::new());
     let mut diag = crate::diag::Diag::new(false);
-    let input = lines.join("\n") + "\n";
-    let mut c = Converter::new(&opts, &mut out);
+    let mut c = crate::convert::Converter::new(opts, &mut out);
     c.run_reader(input.as_bytes(), "<test>", &mut diag)
         .expect("converts");
     drop(c);
     out.flush().expect("flushes");
     let text = String::from_utf8(out.w.into_inner().expect("the output")).expect("UTF-8");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("an event is JSON"))
-        .collect()
+    text.lines().map(str::to_owned).collect()
 }
 
 /// A line's context for a provider step's unit test: session `session`, the memory carried

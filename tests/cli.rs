@@ -1164,3 +1164,40 @@ fn a_from_that_turns_most_lines_raw_is_warned_about_once_per_file() {
         assert_eq!(stderr(&out), said.repeat(2), "{cmd:?}");
     }
 }
+
+/// `--turn-ids` writes the turn on every event of it, and only adds that member: without it
+/// the output is the golden's; with it, the same events, a Claude turn's named by its start's
+/// id from `turn_start` to `turn_complete`, and `--jobs` changes nothing.
+#[test]
+fn turn_ids_name_every_event_of_a_turn() {
+    let file = "testdata/claude/subagent.jsonl";
+    let plain = run(&["--no-timestamp", file], b"");
+    let named = run(&["--no-timestamp", "--turn-ids", file], b"");
+    let jobs = run(&["--no-timestamp", "--turn-ids", "-j", "4", file], b"");
+    assert_eq!(named.stdout, jobs.stdout);
+    let events = |o: &Output| -> Vec<Value> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("an event"))
+            .collect()
+    };
+    let (plain, named) = (events(&plain), events(&named));
+    assert_eq!(plain.len(), named.len());
+    let start = named
+        .iter()
+        .position(|e| e["event"] == "turn_start")
+        .expect("a turn_start");
+    let end = named
+        .iter()
+        .position(|e| e["event"] == "turn_complete")
+        .expect("a turn_complete");
+    let id = named[start]["id"].as_str().expect("an id");
+    for (i, (p, n)) in plain.iter().zip(&named).enumerate() {
+        assert!(p.get("turnId").is_none(), "{p}");
+        let mut n = n.clone();
+        let turn = n.as_object_mut().and_then(|o| o.remove("turnId"));
+        assert_eq!(p, &n);
+        let want = (start..=end).contains(&i).then(|| Value::from(id));
+        assert_eq!(turn, want, "event {i}: {p}");
+    }
+}

@@ -364,13 +364,13 @@ fn log_converts_the_same(provider: &str, scenario: &str, agent: &str) {
     let Some(m) = with_mock(
         provider,
         scenario,
-        &["--no-timestamp", "--log", &logs],
+        &["--no-timestamp", "--turn-ids", "--log", &logs],
         agent,
         &[Step::Send(&p1)],
     ) else {
         return;
     };
-    let out = crate::util::run(&["--no-timestamp", &logs], b"");
+    let out = crate::util::run(&["--no-timestamp", "--turn-ids", &logs], b"");
     let converted: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("event"))
@@ -387,6 +387,20 @@ fn log_converts_the_same(provider: &str, scenario: &str, agent: &str) {
     };
     let ran: Vec<Value> = m.events.iter().map(strip).collect();
     assert_eq!(ran, converted, "{}", m.dump());
+    // `--turn-ids`: the turn's events, from its prompt to its end, name it.
+    let done = ran.iter().position(|e| e["event"] == "turn_complete");
+    let prompt = ran.iter().position(|e| e["event"] == "user_input");
+    if let (Some(a), Some(b)) = (prompt, done) {
+        let ids: std::collections::BTreeSet<&str> = ran[a..=b]
+            .iter()
+            .filter(|e| e["sessionId"] == ran[b]["sessionId"])
+            .map(|e| e["turnId"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(ids.len(), 1, "{ids:?}\n{}", m.dump());
+        assert!(!ids.contains(""), "{}", m.dump());
+    } else {
+        panic!("no prompt and end\n{}", m.dump());
+    }
     let _ = std::fs::remove_file(&log);
 }
 

@@ -4,7 +4,7 @@
 //!
 //! The events come from what `insights` reads (agent output, InsightsEvent logs, session
 //! files, folders, standard input, the agents' standard places when no PATH is given),
-//! converted by the converter itself ([`Converter::run_source`] into a [`LineSink`]), or from
+//! converted by the converter itself ([`Converter::run_source`], on a thread of its own), or from
 //! the store (`--db`). A target sees each event as its InsightsEvent JSON line and owns its
 //! output ([`Target`]).
 
@@ -13,7 +13,7 @@ pub mod cursor;
 pub mod otlp;
 
 use crate::cli::Config;
-use crate::convert::{Converter, LineSink};
+use crate::convert::Converter;
 use crate::diag::Diag;
 use crate::input::Source;
 use crate::output::Out;
@@ -200,39 +200,103 @@ fn from_store(
 /// source has a converter of its own, as in `insights store`: an event's `seq` is its place in
 /// its file's conversion, so a file gives the same rows exported alone, with others, or from
 /// the store.
+///
+/// The converter runs on a thread of its own and hands its output over in blocks of lines
+/// ([`Blocks`]), so that converting and making rows take two cores; a block goes as soon as
+/// the converter flushes (when no further input line is ready), so a live pipe is exported
+/// at once.
 fn convert_into(
     sources: &[Source],
     opts: &crate::convert::Options,
     diag: &mut Diag,
     target: &mut dyn Target,
 ) -> anyhow::Result<()> {
-    // Why the target failed: the converter sees only an `io::Error`.
-    let mut failed: Option<anyhow::Error> = None;
-    let result = {
-        let sink = LineSink::new(|line: &[u8]| {
-            // The converter writes UTF-8; only a line passed through as read may not be.
-            let text = match std::str::from_utf8(line) {
-                Ok(t) => std::borrow::Cow::Borrowed(t),
-                Err(_) => String::from_utf8_lossy(line),
-            };
-            target.event(&text).map_err(|e| {
-                failed = Some(e);
-                std::io::Error::other("the export target failed")
-            })
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    std::thread::scope(|scope| {
+        let converting = scope.spawn(move || {
+            let mut out = Out::new(Blocks {
+                block: Vec::with_capacity(BLOCK),
+                tx,
+            });
+            let mut result = Ok(());
+            for src in sources {
+                let mut conv = Converter::new(opts, &mut out);
+                result = conv.run_source(src, diag);
+                if result.is_err() || conv.stats.stopped || crate::signals::caught().is_some() {
+                    break;
+                }
+            }
+            result.and_then(|()| out.flush().context("cannot export"))
         });
-        let mut out = Out::new(sink);
-        let mut result = Ok(());
-        for src in sources {
-            let mut conv = Converter::new(opts, &mut out);
-            result = conv.run_source(src, diag);
-            if result.is_err() || conv.stats.stopped || crate::signals::caught().is_some() {
-                break;
+        // Why the target failed: the converter then sees only a closed channel.
+        let mut failed: Option<anyhow::Error> = None;
+        'blocks: for block in rx {
+            for line in block.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                // The converter writes UTF-8; only a line passed through as read may not be.
+                let text = match std::str::from_utf8(line) {
+                    Ok(t) => std::borrow::Cow::Borrowed(t),
+                    Err(_) => String::from_utf8_lossy(line),
+                };
+                if let Err(e) = target.event(&text) {
+                    failed = Some(e);
+                    break 'blocks;
+                }
             }
         }
-        result.and_then(|()| out.flush().context("cannot export"))
-    };
-    match failed {
-        Some(e) => Err(e),
-        None => result,
+        let converted = match converting.join() {
+            Ok(r) => r,
+            Err(_) => Err(anyhow::anyhow!(
+                "internal error: the converting thread panicked"
+            )),
+        };
+        match failed {
+            Some(e) => Err(e),
+            None => converted,
+        }
+    })
+}
+
+/// The size of a block of event lines handed from the converter to the target.
+const BLOCK: usize = 256 * 1024;
+
+/// The converter's output, sent on in blocks of whole lines.
+struct Blocks {
+    block: Vec<u8>,
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+}
+
+impl Blocks {
+    fn send(&mut self) -> std::io::Result<()> {
+        let full = std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK));
+        self.tx
+            .send(full)
+            .map_err(|_| std::io::Error::other("the export target failed"))
+    }
+}
+
+impl std::io::Write for Blocks {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.block.extend_from_slice(data);
+        // Only whole lines go: the rest of a line waits for its end.
+        if self.block.len() >= BLOCK {
+            if let Some(end) = self.block.iter().rposition(|&b| b == b'\n') {
+                let rest = self.block.split_off(end + 1);
+                self.send()?;
+                self.block.extend_from_slice(&rest);
+            }
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.block.iter().rposition(|&b| b == b'\n') {
+            Some(end) => {
+                let rest = self.block.split_off(end + 1);
+                self.send()?;
+                self.block.extend_from_slice(&rest);
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
 }

@@ -144,6 +144,12 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
     if matches!(probe.ty(), Some("assistant" | "user")) {
         edits::follow(cx, edits_memo, edit_kind);
     }
+    // The result names no model; the turn's assistant messages do.
+    match probe.ty() {
+        Some("assistant") => super::models::note(cx, PROVIDER.name),
+        Some("result") => super::models::price(cx),
+        _ => {}
+    }
     if probe.ty() == Some("result") {
         let w: ResultExtra = crate::members::read(line, probe.members())?;
         if let Some((Body::TurnComplete(tc), _)) = cx.events.last_mut() {

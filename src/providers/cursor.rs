@@ -100,6 +100,7 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         "system" | "user" | "assistant" => {
             claude::convert_as(line, probe, cx, &claude::CLAUDE)?;
             envelope(probe, cx);
+            super::models::note(cx, PROVIDER.name);
             let w: Extra = crate::members::read(line, probe.members())?;
             for (_, ext) in cx.events.iter_mut() {
                 ext.put_opt("cursor.modelCallId", w.model_call_id.0.clone());
@@ -120,7 +121,9 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
         }
         "result" => {
             envelope(probe, cx);
-            result(Line::new(line, probe.members()), cx)
+            result(Line::new(line, probe.members()), cx)?;
+            super::models::price(cx);
+            Ok(())
         }
         t => Err(Unmapped(format!("unknown Cursor message type {t:?}"))),
     }

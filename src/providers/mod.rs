@@ -22,6 +22,7 @@ pub mod gemini_chat;
 pub mod held;
 pub mod jsonrpc;
 pub mod memo;
+pub mod models;
 pub mod opencode;
 pub mod opencode_db;
 pub mod qwen;
@@ -245,6 +246,7 @@ crate::providers::memo::remember! {
         pub qwen_chat: qwen_chat::Memory,
         pub opencode: opencode::Memory,
         pub amp: amp::Memory,
+        pub models: models::Memory,
         pub turns: turns::Memory,
         pub whole: whole::Memory,
         pub held: held::Held,

@@ -78,8 +78,6 @@ crate::providers::memo::remember! {
         /// The change each write or edit call asked for, by call id, until its result: the
         /// results carry no change ([`super::edits`]).
         pub edits: Memo<Edit>,
-        /// The model each session's init names, by session id: its turns' `modelUsage`.
-        pub models: Memo<String>,
     }
 }
 
@@ -208,19 +206,14 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             envelope(probe, cx);
             claude::system(Line::new(line, probe.members()), "init", cx)?;
             let w: InitExtra = crate::members::read(line, probe.members())?;
-            let mut model = None;
             if let Some((Body::SessionInit(init), ext)) = cx.events.last_mut() {
                 init.version = init.version.take().or(w.qwen_code_version.0);
                 init.permission_mode = init.permission_mode.take().or(w.permission_mode.0);
                 if sub == "session_start" {
                     ext.put("qwen.subtype", "session_start");
                 }
-                model = init.model.as_deref().map(str::to_owned);
             }
-            if let (Some(model), Some(session)) = (model, cx.session_id.clone()) {
-                let line = cx.line;
-                cx.memory().qwen.models.insert(&session, model, line);
-            }
+            super::models::note(cx, PROVIDER.name);
             Ok(())
         }
         (Some("system"), Some(sub))
@@ -264,7 +257,13 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             if let (Some(m), Some((Body::TurnComplete(tc), _))) = (message, cx.events.last_mut()) {
                 tc.errors.get_or_insert_with(Vec::new).push(m);
             }
-            turn_model_usage(cx);
+            if let Some((Body::TurnComplete(tc), _)) = cx.events.last_mut() {
+                uncached(tc);
+            }
+            // Qwen's `result` has no `modelUsage`, but its init names the session's model, and
+            // the turn's `usage` is spent on it (the result's usage counts the subagents'
+            // requests too, which run on the same model).
+            super::models::price(cx);
             Ok(())
         }
         (Some("user"), _) => {
@@ -273,31 +272,6 @@ fn convert<'a>(line: &'a str, probe: &Probe<'a>, cx: &mut Cx<'a>) -> Result<(), 
             Ok(())
         }
         _ => claude::convert_as(line, probe, cx, &QWEN),
-    }
-}
-
-/// A turn's `usage` without the cached tokens in its input ([`uncached`]), and its
-/// `modelUsage`: Qwen's `result` has none, but its init names the session's model, and the
-/// turn's `usage` is spent on it (the result's usage counts the subagents' requests too, which
-/// run on the same model).
-fn turn_model_usage(cx: &mut Cx<'_>) {
-    let model = match cx.session_id.clone() {
-        Some(session) => cx.memory().qwen.models.get(&session).cloned(),
-        None => None,
-    };
-    if let Some((Body::TurnComplete(tc), _)) = cx.events.last_mut() {
-        uncached(tc);
-        if let (None, Some(usage), Some(model)) = (&tc.model_usage, &tc.usage, model) {
-            tc.model_usage = Some(super::codex::usage_under(model, usage));
-        }
-    }
-}
-
-/// The memory of a converter that takes up a stream after its sessions' inits (`reduce
-/// --from-state`): the model each Qwen session's init named, by session id.
-pub fn resumed<'p>(m: &mut super::Memory, models: impl IntoIterator<Item = (&'p str, &'p str)>) {
-    for (session, model) in models {
-        m.qwen.models.insert(session, model.to_owned(), 0);
     }
 }
 

@@ -355,11 +355,11 @@ fn assistant<'a>(
 ) {
     let line = cx.line;
     // A subagent's records name no model: it runs on its session's, the one the main agent's
-    // records named last (kept with the model a stream's init names: `qwen.models`). Its
+    // records named last (kept with the model a stream's init names: [`super::models`]). Its
     // `.meta.json` says the same, which `usage` reads ([`subagent_model`]).
     let model = match model {
         Some(m) => {
-            let models = &mut cx.memory().qwen.models;
+            let models = &mut cx.memory().models.by_session;
             if parent.is_none() && models.get(session).is_none_or(|known| *known != *m) {
                 models.insert(session, m.to_string(), line);
             }
@@ -367,8 +367,8 @@ fn assistant<'a>(
         }
         None => cx
             .memory()
-            .qwen
             .models
+            .by_session
             .get(session)
             .map(|m| Cow::Owned(m.clone())),
     };

@@ -204,6 +204,100 @@ pub fn infer(cx: &mut Cx<'_>) {
     cx.session_id = sid;
 }
 
+/// The turn each session is in, for `--turn-ids`: the converter names every event of a turn
+/// by it (`turnId`, the adapter contract's `RunID`), by `reduce`'s rules (its module doc,
+/// "Turns"): a `turn_start` opens a turn, or names the running one while that has nothing
+/// from the agent yet; without one, a top-level prompt or piece of agent output opens it;
+/// `turn_complete` is its last event. A turn's id is the one the wire gives its first event
+/// (Codex app-server's turn ids, AceClaw's `requestId`), else that event's id. A subagent's
+/// events are in the turn of their call. Events outside any turn (a `session_init` before the
+/// first prompt, control lines between turns) name none.
+///
+/// Kept by the converter, not in its [`Memory`]: `--turn-ids` converts on one thread, and a
+/// converter resumed by `reduce --from-state` (which reads no ids) does not name turns.
+#[derive(Default, Debug)]
+pub struct Named {
+    open: std::collections::HashMap<Box<str>, Open>,
+}
+
+/// A session's open turn.
+#[derive(Clone, Debug)]
+pub struct Open {
+    id: std::sync::Arc<str>,
+    /// Nothing from the agent yet (only its prompt, and what is about the session): a
+    /// `turn_start` names this turn rather than opening another.
+    fresh: bool,
+}
+
+impl Named {
+    /// `session`'s open turn.
+    pub fn open(&self, session: &str) -> Option<Open> {
+        self.open.get(session).cloned()
+    }
+
+    /// Sets `session`'s open turn (`None`: closed).
+    pub fn set(&mut self, session: &str, turn: Option<Open>) {
+        match turn {
+            Some(t) => {
+                self.open.insert(session.into(), t);
+            }
+            None => {
+                self.open.remove(session);
+            }
+        }
+    }
+}
+
+/// The turn of an event of a line named `session` (`body`, its event id `id`, the turn id its
+/// line gives it `own`), given its session's open turn `open`, which it moves.
+pub fn name(
+    open: &mut Option<Open>,
+    body: &Body,
+    own: Option<&str>,
+    id: &str,
+    named: bool,
+) -> Option<std::sync::Arc<str>> {
+    let new = |own: Option<&str>| Open {
+        id: std::sync::Arc::from(own.unwrap_or(id)),
+        fresh: true,
+    };
+    match role(body, named) {
+        Role::Starts => match open {
+            Some(o) if o.fresh => {}
+            _ => *open = Some(new(own)),
+        },
+        Role::Opens if open.is_none() => *open = Some(new(own)),
+        Role::Completes => {
+            return open.take().map(|o| o.id).or_else(|| {
+                own.map(std::sync::Arc::from)
+                    .or(Some(std::sync::Arc::from(id)))
+            });
+        }
+        _ => {}
+    }
+    let o = open.as_mut()?;
+    if o.fresh && agent_work(body) {
+        o.fresh = false;
+    }
+    Some(std::sync::Arc::clone(&o.id))
+}
+
+/// Whether a top-level event is the agent's work in its turn (an entry of the turn other
+/// than its prompt and a mode change, for `reduce`).
+fn agent_work(body: &Body) -> bool {
+    let top = |parent: &Option<crate::event::Str>| parent.as_deref().is_none_or(str::is_empty);
+    match body {
+        Body::Text(b) => top(&b.parent_call_id),
+        Body::StreamDelta(b) => top(&b.parent_call_id),
+        Body::ToolInvocation(b) => top(&b.parent_call_id),
+        Body::SubagentSpawn(b) => top(&b.parent_call_id),
+        Body::PermissionRequest(b) => top(&b.parent_call_id),
+        Body::PlanUpdate(b) => top(&b.parent_call_id),
+        Body::ContextCompaction(_) | Body::Error(_) => true,
+        _ => false,
+    }
+}
+
 /// The memory of a converter that takes up a stream in which `open` (session id, provider
 /// name) have a turn running: `reduce --from-state` reading the rest of a log, whose state
 /// knows the turns its first part opened. Without it, the rest's first line of agent output

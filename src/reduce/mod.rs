@@ -340,9 +340,10 @@ impl Sink<'_> {
 
 /// What the converter of a source starts from: the turns the state has running that a
 /// `turn_start` started, for the providers whose turn starts are inferred
-/// ([`crate::providers::turns::resumed`]), the models of Qwen Code's sessions
-/// ([`crate::providers::qwen::resumed`]) and the subagent calls running in Claude's and Qwen's
-/// ([`crate::providers::claude::resumed_calls`]); `None` when there are none (a fresh start). A turn
+/// ([`crate::providers::turns::resumed`]), the models of Qwen Code's, Amp's and Cursor's
+/// sessions ([`crate::providers::models::resumed`]), and the subagent calls running in Claude's and
+/// Qwen's ([`crate::providers::claude::resumed_calls`]); `None` when there are none (a fresh
+/// start). A turn
 /// opened by its first event (a `session_init`) is left out: the converter writes its start
 /// after that event, and a snapshot taken between the two resumes with it.
 pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
@@ -355,14 +356,6 @@ pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
         .filter(|((_, p), c)| p.turn.is_some() && c.turn_started)
         .map(|(tp, _)| tp)
         .filter_map(|(t, _)| Some((t.session_id.as_str(), t.provider.as_deref()?)))
-        .collect();
-    // Qwen Code's turns are priced under the model its init named ([`crate::providers::qwen`]).
-    let qwen: Vec<(&str, &str)> = state
-        .tree
-        .sessions
-        .iter()
-        .filter(|t| t.provider.as_deref() == Some("qwen"))
-        .filter_map(|t| Some((t.session_id.as_str(), t.model.as_deref()?)))
         .collect();
     // The subagent calls running in Claude's and Qwen's streams, whose results end them
     // ([`crate::providers::claude::resumed_calls`]).
@@ -388,12 +381,33 @@ pub fn converter_start(state: &State) -> Option<crate::convert::StreamState> {
             ))
         })
         .collect();
-    if open.is_empty() && qwen.is_empty() && calls.is_empty() {
+    // Qwen Code's, Amp's and Cursor's turns are priced under their session's model
+    // ([`crate::providers::models`]): the session's, else the model of its last message that
+    // names one (Amp's messages do, its init does not).
+    let models: Vec<(&str, &str, &str)> = state
+        .tree
+        .sessions
+        .iter()
+        .filter_map(|t| {
+            let provider = t.provider.as_deref()?;
+            if !crate::providers::models::PROVIDERS.contains(&provider) {
+                return None;
+            }
+            let model = t.model.as_deref().or_else(|| {
+                state.entries.iter().rev().find_map(|e| match &e.body {
+                    state::Body::Message(m) if e.session_id == t.session_id => m.model.as_deref(),
+                    _ => None,
+                })
+            })?;
+            Some((t.session_id.as_str(), provider, model))
+        })
+        .collect();
+    if open.is_empty() && calls.is_empty() && models.is_empty() {
         return None;
     }
     let mut memory = crate::providers::turns::resumed(open);
-    crate::providers::qwen::resumed(&mut memory, qwen);
     crate::providers::claude::resumed_calls(&mut memory, calls);
+    crate::providers::models::resumed(&mut memory, models);
     Some(crate::convert::StreamState {
         memory: std::sync::Arc::new(memory),
         ..Default::default()

@@ -66,6 +66,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         flush: FlushPolicy::WhenIdle,
         strict: false,
         cc_insights: false,
+        turn_ids: args.turn_ids,
         max_line: 64 << 20,
     };
     crate::signals::install_for_run();

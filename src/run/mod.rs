@@ -72,6 +72,10 @@ pub struct Args {
     #[arg(long)]
     pub no_timestamp: bool,
 
+    /// Name the turn of every event of a turn (`turnId`), as `insights --turn-ids` does.
+    #[arg(long)]
+    pub turn_ids: bool,
+
     /// The agent's command line, after `--`.
     #[arg(last = true, required = true, value_name = "AGENT")]
     pub agent: Vec<String>,

@@ -160,6 +160,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         flush: crate::output::FlushPolicy::WhenIdle,
         strict: false,
         cc_insights: false,
+        turn_ids: false,
         max_line: args.max_line_bytes,
     };
     let db = match &args.db {

@@ -1523,6 +1523,7 @@ mod tests {
             flush: crate::output::FlushPolicy::Block,
             strict: false,
             cc_insights: false,
+            turn_ids: false,
             max_line: 1 << 20,
         };
         let p = Policy::default();

@@ -370,3 +370,75 @@ fn a_turn_an_interrupt_or_a_cancel_ended_is_cancelled_on_every_provider() {
     assert_eq!(j["tree"]["sessions"][0]["turns"][0]["status"], "failed");
     assert_eq!(j["totals"]["all"]["failedTurns"], 1);
 }
+
+/// `--turn-ids` names the turns `reduce` finds: on every capture, the events of one of
+/// `reduce`'s turns (from its start to its end, or to the session's next turn) all carry one
+/// `turnId`, and two turns of a session never share one.
+#[test]
+fn turn_ids_name_the_turns_reduce_finds_in_every_capture() {
+    let mut opts = crate::convert::Options::for_tests(64 << 20);
+    opts.turn_ids = true;
+    let mut bad = Vec::new();
+    let mut named = 0;
+    for p in crate::test_support::testdata_jsonl() {
+        let name = p.to_string_lossy().into_owned();
+        // (InsightsEvents, which pass through as they are, and broken lines are left out.)
+        let events_only = [
+            "/invalid/",
+            "/malformed/",
+            "/validate/",
+            "/reduce/",
+            "/replay/",
+        ];
+        if name.ends_with(".events.jsonl") || events_only.iter().any(|d| name.contains(d)) {
+            continue;
+        }
+        let Ok(input) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let lines: Vec<String> = crate::test_support::convert_text(&opts, &input)
+            .into_iter()
+            .filter(|l| Ev::parse(l).is_ok() && serde_json::from_str::<Value>(l).is_ok())
+            .collect();
+        let mut red = Reducer::new(State::new(), None);
+        feed(&mut red, &lines);
+        red.state.finish();
+        let events: Vec<Value> = lines
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for s in &red.state.tree.sessions {
+            let mut seen: Vec<&str> = Vec::new();
+            for (k, t) in s.turns.iter().enumerate() {
+                // (A turn another's start ends has that start as its end.)
+                let next = s.turns.get(k + 1).map_or(u64::MAX, |n| n.start_seq - 1);
+                let end = t.end_seq.unwrap_or(u64::MAX).min(next);
+                let ids: std::collections::BTreeSet<&str> = events
+                    .iter()
+                    .filter(|e| e["sessionId"] == s.session_id.as_str())
+                    .filter(|e| (t.start_seq..=end).contains(&e["seq"].as_u64().unwrap_or(0)))
+                    .map(|e| e["turnId"].as_str().unwrap_or("(none)"))
+                    .collect();
+                let short = name.rsplit("/testdata/").next().unwrap_or(&name);
+                match ids.iter().next() {
+                    Some(id) if ids.len() == 1 && *id != "(none)" => {
+                        if seen.contains(id) {
+                            bad.push(format!("{short}: turn {} has turn {id}'s id", t.index));
+                        }
+                        seen.push(id);
+                        named += 1;
+                    }
+                    // (No event of the session there: the turn's events have none, `reduce`
+                    // placed them.)
+                    None => {}
+                    _ => bad.push(format!(
+                        "{short}: turn {} (seq {}..={end}) named {ids:?}",
+                        t.index, t.start_seq
+                    )),
+                }
+            }
+        }
+    }
+    assert!(named > 100, "only {named} turns named");
+    assert!(bad.is_empty(), "{} turns:\n{}", bad.len(), bad.join("\n"));
+}
