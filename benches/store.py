@@ -16,6 +16,12 @@ it is measured against:
 4. a live pipe: InsightsEvent lines written one at a time to `insights store -`, each timed
    from its write until a reader sees it committed (max(rowid) grows): p50 and p99
    (<= 1 ms p99).
+
+Beside 1, the floors a first store is made of, by CPU time: converting the same files
+(`insights -j1 --no-timestamp` of the standard places' folders, to /dev/null), and SQLite
+alone writing the same rows into the same layout (the `sqlite3` shell: `INSERT INTO events
+SELECT ... FROM` the stored database, in one transaction, with the writer's page size, a
+16 MiB cache and a 64 MiB WAL), when the shell is installed.
 """
 
 import argparse
@@ -23,6 +29,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -45,6 +52,42 @@ def run(cmd, env, stdout=subprocess.DEVNULL):
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         sys.exit(f"{' '.join(cmd)} failed ({status}): {err.decode(errors='replace')}")
     return dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, out, err.decode(errors="replace")
+
+
+def sqlite_bound(db, work):
+    """CPU seconds of the sqlite3 shell writing the events of `db` into a new database of the
+    same layout (the table `events` and its indexes) and page size; None without the shell."""
+    if shutil.which("sqlite3") is None:
+        return None
+    src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    page = src.execute("pragma page_size").fetchone()[0]
+    ddl = [r[0] for r in src.execute(
+        "select sql from sqlite_schema where tbl_name = 'events' and sql is not null "
+        "order by type desc")]
+    cols = [r[1] for r in src.execute("pragma table_info(events)")]
+    src.close()
+    new = os.path.join(work, "bound.db")
+    for ext in ("", "-wal", "-shm"):
+        if os.path.exists(new + ext):
+            os.remove(new + ext)
+    script = (f"pragma page_size={page}; pragma journal_mode=wal; pragma synchronous=normal;\n"
+              f"pragma cache_size=-16384; pragma wal_autocheckpoint={64 * 1024 * 1024 // page};\n"
+              + ";\n".join(ddl) + ";\n"
+              f"attach '{db}' as old;\n"
+              f"insert into events ({', '.join(cols)}) select {', '.join(cols)} "
+              f"from old.events order by rowid;\n")
+    p = subprocess.Popen(["sqlite3", new], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(script.encode())
+    p.stdin.close()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        sys.exit(f"sqlite3 failed ({status}): {err.decode(errors='replace')}")
+    for ext in ("", "-wal", "-shm"):
+        if os.path.exists(new + ext):
+            os.remove(new + ext)
+    return ru.ru_utime + ru.ru_stime
 
 
 def live(exe, workdir, n):
@@ -127,6 +170,17 @@ def main():
           f"{events / dt:,.0f} events/s elapsed, {events / cpu:,.0f} events/s CPU "
           f"(goal >= 100,000); peak {rss / 1024:.1f} MiB (goal <= 64); database {dbsize / 1e6:.0f} MB")
 
+    _, conv_cpu, _, _, _ = run([exe, "-j1", "--no-timestamp"]
+                               + [os.path.join(home, d) for d in (".claude/projects", ".codex/sessions", ".gemini/tmp")
+                                  if os.path.isdir(os.path.join(home, d))], env)
+    print(f"   floors: converting the same files {conv_cpu:.2f} s CPU "
+          f"({events / conv_cpu:,.0f} events/s; store / convert {cpu / conv_cpu:.2f})")
+    bound = sqlite_bound(db, work)
+    if bound is not None:
+        print(f"   SQLite alone writing the same rows (sqlite3 shell, one transaction) {bound:.2f} s CPU "
+              f"({events / bound:,.0f} events/s); convert + SQLite {conv_cpu + bound:.2f} s: "
+              f"store / (convert + SQLite) {cpu / (conv_cpu + bound):.2f}")
+
     dt2, cpu2, rss2, _, _ = run([exe, "store", "--db", db], env)
     print(f"2. again, nothing changed: {dt2 * 1000:.0f} ms ({cpu2 * 1000:.0f} ms CPU): "
           f"{100 * dt2 / dt:.2f}% of the first (goal <= 5%)")
@@ -134,15 +188,19 @@ def main():
     files_cmd = [exe, "usage", "--by", "day", "--json"]
     db_cmd = files_cmd + [f"--db={db}"]
     best = {"files": float("inf"), "db": float("inf")}
+    best_cpu = dict(best)
     outs = {}
     for _ in range(a.repeat):
         for k, cmd in (("files", files_cmd), ("db", db_cmd)):
-            t, _, _, out, _ = run(cmd, env, stdout=subprocess.PIPE)
+            t, c, _, out, _ = run(cmd, env, stdout=subprocess.PIPE)
             best[k] = min(best[k], t)
+            best_cpu[k] = min(best_cpu[k], c)
             outs[k] = out
     same = "the same output" if outs["files"] == outs["db"] else "DIFFERENT OUTPUT"
     print(f"3. usage --db {best['db'] * 1000:.0f} ms, usage on the files {best['files'] * 1000:.0f} ms: "
-          f"{best['files'] / best['db']:.1f}x faster (goal >= 10x), {same}")
+          f"{best['files'] / best['db']:.1f}x faster (goal >= 10x), {same}; by CPU time "
+          f"{best_cpu['db'] * 1000:.0f} ms against {best_cpu['files'] * 1000:.0f} ms: "
+          f"{best_cpu['files'] / best_cpu['db']:.1f}x")
 
     p50, p99, n = live(exe, work, a.live)
     print(f"4. live pipe, {n} events one at a time, write to committed: p50 {p50 * 1e3:.3f} ms, "

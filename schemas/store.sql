@@ -1,4 +1,4 @@
--- The database `insights store` writes (schema version 2). docs/store.md describes it; the
+-- The database `insights store` writes (schema version 3). docs/store.md describes it; the
 -- program runs this text (src/store/schema.rs includes it) when it creates a database, so
 -- this file is the one copy. A plain SQLite 3 file: `sqlite3 insights.db 'select * from usage'`
 -- needs no insights.
@@ -23,7 +23,8 @@ CREATE TABLE events (
   json TEXT NOT NULL,         -- the whole event, one InsightsEvent JSON object
   UNIQUE (session_id, id)
 );
-CREATE INDEX events_by_type ON events (event, session_id);
+-- Its indexes all begin with the session, so that the events of a file (mostly of one
+-- session) are inserted in one place of each; events_by_type is at the end (version 3).
 CREATE INDEX events_by_call ON events (session_id, call_id) WHERE call_id IS NOT NULL;
 
 -- What was read of each file, to read only what was appended next time: its size and
@@ -160,37 +161,24 @@ FROM responses
 GROUP BY day, session_id, model, provider
 HAVING totalTokens > 0 OR reasoningTokens > 0;
 
--- Added in version 2 (a store of version 1 gets them, and its files are read again so that
--- they are filled).
+-- Changed in version 3 (a store of version 1 or 2 is brought to it: the tables of usage are
+-- made again, and its files are read again so that they are filled; the events stored are
+-- not stored twice).
+
+-- The events of a session by type, for the views (version 2 had (event, session_id), whose
+-- inserts landed all over it: a first store spent a fifth of its time there).
+DROP INDEX IF EXISTS events_by_type;
+CREATE INDEX events_by_type ON events (session_id, event);
 
 -- What `insights usage` and `insights sessions` read of each file, so that `--db` gives
--- exactly what they give on the files: one row per line that says something of usage (a
--- model response's tokens, a prompt that starts a turn, the session's id or directory), as
--- the usage reader (src/usage/scan.rs) reads it. Written again whole when the file is read.
-CREATE TABLE usage_facts (
-  path TEXT NOT NULL,         -- the file (absolute), as in sources
-  n INTEGER NOT NULL,         -- 0, 1, ... in the file's order
-  agent TEXT NOT NULL,        -- claude, codex, gemini, ...
-  time INTEGER,               -- Unix milliseconds
-  session TEXT NOT NULL,      -- '' when the line names none
-  project TEXT NOT NULL,      -- its directory (or project folder), '' when unknown
-  model TEXT NOT NULL,
-  input INTEGER NOT NULL,     -- tokens of the response (0 for a line without usage)
-  output INTEGER NOT NULL,
-  cache_read INTEGER NOT NULL,
-  cache_creation INTEGER NOT NULL,
-  cache_creation_1h INTEGER NOT NULL,
-  reasoning INTEGER NOT NULL,
-  cost_usd REAL,              -- the agent's own cost of the response, where it writes one
-  response INTEGER NOT NULL,  -- 1: a model response (its tokens count)
-  turn INTEGER NOT NULL,      -- 1: a prompt starts a turn
-  response_key INTEGER,      -- the response's key: written again, it counts once
-  PRIMARY KEY (path, n)
-) WITHOUT ROWID;
-
--- The files of usage_facts, with the time of their first line (the order `usage` reads a
--- subagents folder in).
+-- exactly what they give on the files: one row per file stored, its entries (one per line
+-- that says something of usage: a model response's tokens, a prompt that starts a turn, the
+-- session's id or directory, as the usage reader, src/usage/scan.rs, reads it) packed in one
+-- BLOB, so that `usage --db` reads the store in one pass. docs/store.md gives the BLOB's
+-- layout. Written again whole when the file is read.
 CREATE TABLE usage_files (
-  path TEXT PRIMARY KEY,
-  first_ms INTEGER
+  path TEXT PRIMARY KEY,      -- the file (absolute), as in sources
+  first_ms INTEGER,           -- the time of its first line (the order `usage` reads a
+                              -- subagents folder in), Unix milliseconds
+  facts BLOB NOT NULL         -- its entries, packed (docs/store.md)
 );

@@ -401,6 +401,24 @@ fn contents(db: &Path) -> (Vec<Row>, Vec<String>) {
     (rows(db), sources)
 }
 
+/// Read back with the real `sqlite3` shell (when it is installed): the database is whole,
+/// and holds `events` events, each once.
+fn every_event_once_by_the_shell(db: &Path, events: usize) {
+    let Ok(out) = Command::new("sqlite3")
+        .arg(db)
+        .arg(
+            "PRAGMA integrity_check; SELECT count(*), count(DISTINCT session_id || char(0) || id) \
+             FROM events;",
+        )
+        .output()
+    else {
+        eprintln!("sqlite3 is not installed: the readback with the sqlite3 shell is skipped");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text, format!("ok\n{events}|{events}\n"), "{}", db.display());
+}
+
 #[test]
 fn a_run_killed_at_any_point_then_run_again_ends_as_one_clean_run() {
     let d = scratch("kill");
@@ -427,8 +445,19 @@ fn a_run_killed_at_any_point_then_run_again_ends_as_one_clean_run() {
         c.arg("store").arg("--db").arg(&db).arg(&input);
         let mut child = c.stderr(Stdio::null()).spawn().unwrap();
         std::thread::sleep(at);
-        // SIGKILL: no handler runs, the transaction open is simply lost.
-        child.kill().unwrap();
+        if round % 2 == 0 {
+            // SIGKILL: no handler runs, the transaction open is simply lost.
+            child.kill().unwrap();
+        } else {
+            // SIGTERM: the run stops after a whole line and commits what it stored, the
+            // file being read without its record (read again by the next run).
+            let sent = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status()
+                .unwrap();
+            assert!(sent.success());
+        }
         child.wait().unwrap();
         if db.exists() {
             let n = Connection::open(&db)
@@ -448,6 +477,7 @@ fn a_run_killed_at_any_point_then_run_again_ends_as_one_clean_run() {
             want.0.len(),
             want.1.len()
         );
+        every_event_once_by_the_shell(&db, want.0.len());
     }
     assert!(partial, "no kill fell between two commits");
     std::fs::remove_dir_all(&d).unwrap();
@@ -623,7 +653,7 @@ fn the_sqlite3_shell_reads_the_views() {
         let n: u64 = out.lines().nth(1).unwrap().parse().unwrap();
         assert!(n > 10, "{view}: {n} rows");
     }
-    assert_eq!(query("select version from schema_version"), "version\n2\n");
+    assert_eq!(query("select version from schema_version"), "version\n3\n");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -1,5 +1,5 @@
-//! What `usage` and `sessions` read of each file, kept in the store (the tables
-//! `usage_facts` and `usage_files`), so that `usage --db` and `sessions --db` give exactly what
+//! What `usage` and `sessions` read of each file, kept in the store (the table
+//! `usage_files`, a row per file), so that `usage --db` and `sessions --db` give exactly what
 //! they give on the files.
 //!
 //! `usage` does not count events: it reads the session files' own figures, line by line, with
@@ -11,16 +11,16 @@
 
 use super::query::Db;
 use crate::usage::homes::{Agent, Found};
-use crate::usage::scan::{self, Entry, FilePart, Scan};
+use crate::usage::scan::{self, Entry, FilePart, Scan, Sym};
 use crate::usage::Tokens;
 use rusqlite::{params, Connection};
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// Reads the file `found` as `usage` reads it and keeps its entries under `key` (its path in
-/// `sources`), in place of what was kept of it before.
+/// `sources`), in place of what was kept of it before: one row of `usage_files`, its entries
+/// packed in one BLOB ([`pack`]), so that `usage --db` reads a file in one row.
 pub fn save(
     conn: &Connection,
     key: &str,
@@ -28,110 +28,168 @@ pub fn save(
     buf: &mut Vec<u8>,
 ) -> rusqlite::Result<()> {
     let part = scan::read_file(found, buf);
-    conn.prepare_cached("DELETE FROM usage_facts WHERE path = ?1")?
-        .execute([key])?;
-    let mut ins = conn.prepare_cached(
-        "INSERT INTO usage_facts (path, n, agent, time, session, project, model, input, output,
-           cache_read, cache_creation, cache_creation_1h, reasoning, cost_usd, response, turn,
-           response_key)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-    )?;
-    let s = |sym: scan::Sym| part.strings[sym as usize].as_str();
-    for (n, (e, k)) in part.entries.iter().enumerate() {
-        let t = &e.tokens;
-        // Counts and keys are u64: kept as the i64 of the same bits, and read back so.
-        ins.execute(params![
-            key,
-            n as i64,
-            e.agent.name(),
-            e.time,
-            s(e.session),
-            s(e.project),
-            s(e.model),
-            t.input as i64,
-            t.output as i64,
-            t.cache_read as i64,
-            t.cache_creation as i64,
-            t.cache_creation_1h as i64,
-            t.reasoning as i64,
-            e.cost_usd,
-            e.response,
-            e.turn,
-            k.map(|k| k as i64),
-        ])?;
-    }
-    conn.prepare_cached("INSERT OR REPLACE INTO usage_files (path, first_ms) VALUES (?1, ?2)")?
-        .execute(params![key, crate::input::first_line_millis(&found.path)])?;
+    buf.clear();
+    pack(&part, buf);
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO usage_files (path, first_ms, facts) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![
+        key,
+        crate::input::first_line_millis(&found.path),
+        &buf[..]
+    ])?;
     Ok(())
+}
+
+/// The size of one packed entry: see [`pack`].
+const ENTRY: usize = 4 * 4 + 1 + 8 * 9;
+
+/// Flags of a packed entry.
+const RESPONSE: u8 = 1;
+const TURN: u8 = 2;
+const HAS_TIME: u8 = 4;
+const HAS_COST: u8 = 8;
+const HAS_KEY: u8 = 16;
+
+/// Packs a file's entries (docs/store.md, `usage_files.facts`), all numbers little-endian:
+/// the number of strings (u32), each string as its length (u32) and its UTF-8 bytes (string
+/// 0 is the empty one); the number of entries (u32), each entry [`ENTRY`] bytes: the string
+/// numbers of its agent, session, project and model (u32 each), flags (u8: 1 a model
+/// response, 2 a prompt that starts a turn, 4 `time` is there, 8 `cost_usd` is there, 16
+/// `response_key` is there), `time` (i64, Unix milliseconds), the tokens `input`, `output`,
+/// `cache_read`, `cache_creation`, `cache_creation_1h`, `reasoning` (u64 each), `cost_usd`
+/// (f64) and `response_key` (u64), absent ones as 0.
+fn pack(part: &FilePart, out: &mut Vec<u8>) {
+    // The agents' names go into the strings after the file's own.
+    let mut strings: Vec<&str> = part.strings.iter().map(String::as_str).collect();
+    let mut agent_sym = |name: &'static str| -> u32 {
+        match strings.iter().position(|s| *s == name) {
+            Some(i) => i as u32,
+            None => {
+                strings.push(name);
+                (strings.len() - 1) as u32
+            }
+        }
+    };
+    let agents: Vec<u32> = part
+        .entries
+        .iter()
+        .map(|(e, _)| agent_sym(e.agent.name()))
+        .collect();
+    out.reserve(8 + strings.iter().map(|s| 4 + s.len()).sum::<usize>() + ENTRY * agents.len());
+    out.extend_from_slice(&(strings.len() as u32).to_le_bytes());
+    for s in &strings {
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    }
+    out.extend_from_slice(&(part.entries.len() as u32).to_le_bytes());
+    for ((e, key), agent) in part.entries.iter().zip(agents) {
+        let t = &e.tokens;
+        let flags = (if e.response { RESPONSE } else { 0 })
+            | (if e.turn { TURN } else { 0 })
+            | (if e.time.is_some() { HAS_TIME } else { 0 })
+            | (if e.cost_usd.is_some() { HAS_COST } else { 0 })
+            | (if key.is_some() { HAS_KEY } else { 0 });
+        for sym in [agent, e.session, e.project, e.model] {
+            out.extend_from_slice(&sym.to_le_bytes());
+        }
+        out.push(flags);
+        out.extend_from_slice(&e.time.unwrap_or(0).to_le_bytes());
+        for n in [
+            t.input,
+            t.output,
+            t.cache_read,
+            t.cache_creation,
+            t.cache_creation_1h,
+            t.reasoning,
+        ] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&e.cost_usd.unwrap_or(0.0).to_le_bytes());
+        out.extend_from_slice(&key.unwrap_or(0).to_le_bytes());
+    }
+}
+
+/// A file's entries from what [`pack`] wrote; `None` when the bytes are not that. An entry of
+/// an agent this insights does not know (a newer one stored it) is left out, as `usage` would
+/// not count its file.
+fn unpack(mut b: &[u8]) -> Option<FilePart> {
+    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        if b.len() < n {
+            return None;
+        }
+        let (head, rest) = b.split_at(n);
+        *b = rest;
+        Some(head)
+    }
+    fn u32_of(b: &mut &[u8]) -> Option<u32> {
+        Some(u32::from_le_bytes(take(b, 4)?.try_into().ok()?))
+    }
+    fn u64_of(b: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[at..at + 8]);
+        u64::from_le_bytes(w)
+    }
+    let mut part = FilePart::default();
+    let n = u32_of(&mut b)? as usize;
+    for _ in 0..n {
+        let len = u32_of(&mut b)? as usize;
+        part.strings
+            .push(std::str::from_utf8(take(&mut b, len)?).ok()?.to_owned());
+    }
+    let agents: Vec<Option<Agent>> = part
+        .strings
+        .iter()
+        .map(|s| <Agent as clap::ValueEnum>::from_str(s, true).ok())
+        .collect();
+    let count = u32_of(&mut b)? as usize;
+    if b.len() != count.checked_mul(ENTRY)? {
+        return None;
+    }
+    part.entries.reserve(count);
+    let sym = |e: &[u8], at: usize| -> Option<Sym> {
+        let s = u32::from_le_bytes(e[at..at + 4].try_into().ok()?);
+        ((s as usize) < n).then_some(s)
+    };
+    for e in b.chunks_exact(ENTRY) {
+        let Some(agent) = agents[sym(e, 0)? as usize] else {
+            continue;
+        };
+        let flags = e[16];
+        let n = |i: usize| u64_of(e, 25 + 8 * i);
+        let entry = Entry {
+            agent,
+            time: (flags & HAS_TIME != 0).then(|| u64_of(e, 17) as i64),
+            session: sym(e, 4)?,
+            project: sym(e, 8)?,
+            model: sym(e, 12)?,
+            file: 0,
+            tokens: Tokens {
+                input: n(0),
+                output: n(1),
+                cache_read: n(2),
+                cache_creation: n(3),
+                cache_creation_1h: n(4),
+                reasoning: n(5),
+            },
+            cost_usd: (flags & HAS_COST != 0).then(|| f64::from_bits(n(6))),
+            response: flags & RESPONSE != 0,
+            turn: flags & TURN != 0,
+        };
+        let key = (flags & HAS_KEY != 0).then(|| n(7));
+        part.entries.push((entry, key));
+    }
+    Some(part)
 }
 
 /// The scan `usage` would make of the files stored (only those under `under`, when given),
 /// read in the order `usage` reads them: the paths given in turn, each in path order (see
-/// [`order`]).
+/// [`order`]). One sequential read of `usage_files`, a row per file.
 pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
     let under: Vec<PathBuf> = under
         .iter()
         .map(|p| PathBuf::from(super::ingest::key_of(p)))
         .collect();
-    let conn = db.conn();
-    type Read = (Vec<(String, Option<i64>)>, Vec<(String, FilePart)>);
-    let read = || -> rusqlite::Result<Read> {
-        let mut st = conn.prepare("SELECT path, first_ms FROM usage_files")?;
-        let files = st
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<Vec<(String, Option<i64>)>>>()?;
-        // In path order: a row of the file before's path goes on its part (no lookup a row).
-        let mut parts: Vec<(String, FilePart)> = Vec::with_capacity(files.len());
-        let mut st = conn.prepare(
-            "SELECT path, agent, time, session, project, model, input, output, cache_read,
-               cache_creation, cache_creation_1h, reasoning, cost_usd, response, turn,
-               response_key
-             FROM usage_facts ORDER BY path, n",
-        )?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let path = r.get_ref(0)?.as_str()?;
-            if parts.last().is_none_or(|(p, _)| p != path) {
-                let mut p = FilePart::default();
-                p.sym(None);
-                parts.push((path.to_owned(), p));
-            }
-            let Some((_, part)) = parts.last_mut() else {
-                continue;
-            };
-            let agent: String = r.get(1)?;
-            let Ok(agent) = <Agent as clap::ValueEnum>::from_str(&agent, true) else {
-                // An agent this insights does not know (a newer one stored it): not counted,
-                // as `usage` would not count its files.
-                continue;
-            };
-            let n = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
-            let entry = Entry {
-                agent,
-                time: r.get(2)?,
-                session: part.sym(Some(r.get_ref(3)?.as_str()?)),
-                project: part.sym(Some(r.get_ref(4)?.as_str()?)),
-                model: part.sym(Some(r.get_ref(5)?.as_str()?)),
-                file: 0,
-                tokens: Tokens {
-                    input: n(6)?,
-                    output: n(7)?,
-                    cache_read: n(8)?,
-                    cache_creation: n(9)?,
-                    cache_creation_1h: n(10)?,
-                    reasoning: n(11)?,
-                },
-                cost_usd: r.get(12)?,
-                response: r.get(13)?,
-                turn: r.get(14)?,
-            };
-            let key: Option<i64> = r.get(15)?;
-            part.entries.push((entry, key.map(|k| k as u64)));
-        }
-        Ok((files, parts))
-    };
-    let (files, parts) = read().map_err(|e| db.error(e))?;
-    let mut parts: HashMap<String, FilePart> = parts.into_iter().collect();
     // Which path given each file is under (its place in the reading order), or none.
     let place = |p: &Path| -> Option<usize> {
         if under.is_empty() {
@@ -140,22 +198,36 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
             under.iter().position(|u| p.starts_with(u))
         }
     };
-    let mut files: Vec<(usize, PathBuf, Option<i64>)> = files
-        .into_iter()
-        .filter_map(|(p, ms)| {
-            let p = PathBuf::from(p);
-            place(&p).map(|i| (i, p, ms))
-        })
-        .collect();
+    let conn = db.conn();
+    let read = || -> rusqlite::Result<Vec<(usize, PathBuf, Option<i64>, FilePart)>> {
+        let mut st = conn.prepare("SELECT path, first_ms, facts FROM usage_files")?;
+        let mut rows = st.query([])?;
+        let mut files = Vec::new();
+        while let Some(r) = rows.next()? {
+            let path = PathBuf::from(r.get_ref(0)?.as_str()?);
+            let Some(i) = place(&path) else {
+                continue;
+            };
+            let part = unpack(r.get_ref(2)?.as_blob()?).unwrap_or_else(|| {
+                // Not what this insights packs: counted as a file it could not read.
+                let mut p = FilePart::default();
+                p.sym(None);
+                p.error = Some(format!(
+                    "{}: its usage facts in the store cannot be read (`insights store` \
+                     reads it again once the file changes)",
+                    path.display()
+                ));
+                p
+            });
+            files.push((i, path, r.get(1)?, part));
+        }
+        Ok(files)
+    };
+    let mut files = read().map_err(|e| db.error(e))?;
     files.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order((&a.1, a.2), (&b.1, b.2))));
     let parts = files
         .into_iter()
-        .map(|(_, path, _)| {
-            let part = parts.remove(&*path.to_string_lossy()).unwrap_or_else(|| {
-                let mut p = FilePart::default();
-                p.sym(None);
-                p
-            });
+        .map(|(_, path, _, part)| {
             let found = Found {
                 path,
                 agent: None,
@@ -202,6 +274,68 @@ fn order(a: (&Path, Option<i64>), b: (&Path, Option<i64>)) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_part_packed_is_unpacked_as_it_was() {
+        let mut part = FilePart::default();
+        part.sym(None);
+        let (s, p, m) = (
+            part.sym(Some("sess")),
+            part.sym(Some("/proj")),
+            part.sym(Some("claude")),
+        );
+        let entry = |agent, time, cost, response, turn| Entry {
+            agent,
+            time,
+            session: s,
+            project: p,
+            model: m,
+            file: 0,
+            tokens: Tokens {
+                input: 1,
+                output: 2,
+                cache_read: 3,
+                cache_creation: 4,
+                cache_creation_1h: 5,
+                reasoning: u64::MAX,
+            },
+            cost_usd: cost,
+            response,
+            turn,
+        };
+        part.entries.push((
+            entry(Agent::Claude, Some(-7), Some(0.25), true, false),
+            Some(u64::MAX - 1),
+        ));
+        part.entries
+            .push((entry(Agent::Gemini, None, None, false, true), None));
+        let mut buf = Vec::new();
+        pack(&part, &mut buf);
+        let back = unpack(&buf).unwrap();
+        let show = |p: &FilePart| {
+            p.entries
+                .iter()
+                .map(|(e, k)| {
+                    format!(
+                        "{:?} {:?} {} {} {} {:?} {:?} {} {} {k:?}",
+                        e.agent,
+                        e.time,
+                        p.strings[e.session as usize],
+                        p.strings[e.project as usize],
+                        p.strings[e.model as usize],
+                        e.tokens,
+                        e.cost_usd,
+                        e.response,
+                        e.turn
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(show(&back), show(&part));
+        assert_eq!(back.strings[0], "");
+        assert!(unpack(&buf[..buf.len() - 1]).is_none());
+        assert!(unpack(&[]).is_none());
+    }
 
     #[test]
     fn files_are_in_the_order_a_folder_is_read_in() {
