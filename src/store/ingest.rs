@@ -276,7 +276,6 @@ impl Store {
         };
         self.tally(path, &key)?;
         sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
-        self.release_savepoint()?;
         self.counts.files_read += 1;
         self.commit_if_due(false)
     }
