@@ -7,6 +7,8 @@
 //! | Gemini CLI | `~/.gemini/tmp/<project>/chats/session-*.jsonl` | |
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
+//!
+//! The other agents are read by a module each, registered in [`super::reader::READERS`].
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +20,10 @@ pub enum Agent {
     Qwen,
     #[value(name = "opencode")]
     OpenCode,
+    Amp,
+    Pi,
+    Kimi,
+    Kilo,
 }
 
 impl Agent {
@@ -28,6 +34,10 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Qwen => "qwen",
             Agent::OpenCode => "opencode",
+            Agent::Amp => "amp",
+            Agent::Pi => "pi",
+            Agent::Kimi => "kimi",
+            Agent::Kilo => "kilo",
         }
     }
 
@@ -131,16 +141,31 @@ fn standard_places(root: Option<&Path>) -> Vec<(PathBuf, Agent)> {
     if let Some(d) = data {
         places.push((d.join("opencode"), Agent::OpenCode));
     }
+    let env = super::reader::Env {
+        home,
+        vars: root.is_none(),
+    };
+    for r in super::reader::READERS {
+        places.extend((r.places)(&env).into_iter().map(|p| (p, r.agent)));
+    }
     places
 }
 
 /// Files and directories named on the command line; a directory stands for the `*.jsonl`
-/// files below it (and OpenCode's `opencode.db` in it).
+/// files below it (and OpenCode's `opencode.db` in it), and the other files below it that an
+/// agent's reader owns (Amp's threads, Kilo's database).
 pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     let mut found = Vec::new();
     for p in paths {
         if p.is_dir() {
             walk(p, None, &mut found);
+            let mut other = Vec::new();
+            super::reader::files_below(
+                p,
+                |f| f.extension().is_none_or(|x| x != "jsonl") && super::reader::owner(f).is_some(),
+                &mut other,
+            );
+            found.extend(other.into_iter().map(|f| place(f, None)));
         } else {
             found.push(place(p.clone(), None));
         }
@@ -153,6 +178,16 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
 /// chats in `chats/` and its subagents' in `subagents/`. A place that does not exist is no
 /// error.
 fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
+    if let Some(r) = agent.and_then(super::reader::of) {
+        if dir.is_file() {
+            out.push(place(dir.to_path_buf(), agent));
+        } else {
+            let mut files = Vec::new();
+            super::reader::files_below(dir, r.keep, &mut files);
+            out.extend(files.into_iter().map(|f| place(f, agent)));
+        }
+        return;
+    }
     // OpenCode's folder also holds its logs and snapshots (git objects): only the database.
     if agent == Some(Agent::OpenCode) {
         let db = dir.join(OPENCODE_DB);
@@ -189,7 +224,8 @@ pub const OPENCODE_DB: &str = "opencode.db";
 /// What a file's path says: whose it is and its project folder.
 fn place(path: PathBuf, agent: Option<Agent>) -> Found {
     let s = path.to_string_lossy();
-    let agent = if s.ends_with(".db") {
+    let agent = agent.or_else(|| super::reader::owner(&path).map(|r| r.agent));
+    let agent = if agent.is_none() && s.ends_with(".db") {
         Some(Agent::OpenCode)
     } else {
         agent

@@ -5,10 +5,15 @@
 //! tokens, model, session, prompt) from the same wire types its event mapping reads, so the
 //! numbers cannot drift from the events', without building events.
 
+mod amp;
 pub mod blocks;
 mod facts;
 pub mod homes;
+mod kilo;
+mod kimi;
+mod pi;
 pub mod prices;
+pub mod reader;
 pub mod scan;
 pub mod sessions;
 pub mod statusline;

@@ -1,0 +1,156 @@
+//! pi (pi-agent): JSON Lines session files, `~/.pi/agent/sessions/<project>/<time>_<session>.jsonl`
+//! (`PI_AGENT_DIR`, a comma-separated list, replaces `~/.pi/agent/sessions`).
+//!
+//! A response is a line `{"type":"message","timestamp",…,"message":{"role":"assistant","model",
+//! "usage":{"input","output","cacheRead","cacheWrite","totalTokens","cost":{"total"}}}}`; a
+//! prompt is such a line whose role is `user`. The session is the file name after its first
+//! `_`, the project the folder below `sessions`. pi's own cost (`usage.cost.total`) is taken as
+//! it is. ccusage names the models `[pi] <model>`; here they keep their own names.
+
+use super::reader::{each_line, total_fallback, Env, Reader, Sink};
+use super::{Agent, LineFacts, Tokens};
+use crate::wire::{Count, OptStr};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+pub const READER: Reader = Reader {
+    agent: Agent::Pi,
+    places,
+    keep,
+    owns,
+    read,
+};
+
+fn places(env: &Env) -> Vec<PathBuf> {
+    env.list_or_home("PI_AGENT_DIR", ".pi/agent/sessions")
+}
+
+fn keep(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "jsonl")
+}
+
+fn owns(p: &Path) -> bool {
+    keep(p) && p.to_string_lossy().contains("/.pi/agent/sessions/")
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: OptStr<'a>,
+    #[serde(borrow)]
+    timestamp: OptStr<'a>,
+    #[serde(borrow)]
+    message: Option<Message<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    role: OptStr<'a>,
+    #[serde(borrow)]
+    model: OptStr<'a>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Usage {
+    input: Option<Count>,
+    output: Option<Count>,
+    cache_read: Option<Count>,
+    cache_write: Option<Count>,
+    total_tokens: Option<Count>,
+    cost: Option<Cost>,
+}
+
+#[derive(Deserialize)]
+struct Cost {
+    total: Option<f64>,
+}
+
+fn n(c: Option<Count>) -> u64 {
+    c.map_or(0, |c| c.0)
+}
+
+/// The session id: the file name after its first `_` (`<time>_<session>.jsonl`).
+fn session_of(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match stem.split_once('_') {
+        Some((_, s)) => s.to_owned(),
+        None => stem,
+    }
+}
+
+/// The project: the folder right below a `sessions` folder.
+fn project_of(path: &Path) -> Option<String> {
+    let mut after = false;
+    for c in path.components() {
+        let s = c.as_os_str().to_string_lossy();
+        if after {
+            return Some(s.into_owned());
+        }
+        after = s == "sessions";
+    }
+    None
+}
+
+fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
+    let session = session_of(path);
+    let project = project_of(path);
+    each_line(path, sink, &mut |no, line, sink| {
+        if !line.contains(r#""message""#) {
+            return;
+        }
+        let l: Line = match serde_json::from_str(line) {
+            Ok(l) => l,
+            Err(e) => {
+                sink.bad(no, crate::wire::without_position(&e));
+                return;
+            }
+        };
+        if l.kind.as_deref().is_some_and(|k| k != "message") {
+            return;
+        }
+        let Some(m) = l.message else { return };
+        let Some(time) = l.timestamp.as_deref().and_then(crate::time::millis) else {
+            return;
+        };
+        let mut f = LineFacts {
+            time: Some(time),
+            session: Some(Cow::Borrowed(&session)),
+            cwd: project.as_deref().map(Cow::Borrowed),
+            ..Default::default()
+        };
+        match (m.role.as_deref(), m.usage) {
+            (Some("user"), _) => f.turn = true,
+            (Some("assistant"), Some(u)) => {
+                let mut t = Tokens {
+                    input: n(u.input),
+                    output: n(u.output),
+                    cache_read: n(u.cache_read),
+                    cache_creation: n(u.cache_write),
+                    ..Default::default()
+                };
+                total_fallback(&mut t, n(u.total_tokens));
+                if t.is_zero() {
+                    return;
+                }
+                f.usage = Some(t);
+                f.model = m.model.0.map(|s| Cow::Owned(s.trim().to_owned()));
+                f.cost_usd = u.cost.and_then(|c| c.total);
+                // Written twice, the same response counts once (ccusage's key: its time,
+                // model, tokens and cost).
+                f.response = Some(crate::ids::hash64(&format!(
+                    "{session}\0{time}\0{:?}\0{t:?}\0{:?}",
+                    f.model, f.cost_usd
+                )));
+            }
+            _ => return,
+        }
+        (sink.add)(f);
+    })
+}
