@@ -231,3 +231,51 @@ fn give(sink: &mut Sink<'_>, time: i64, model: &str, t: Tokens, session: Option<
         ..Default::default()
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::reader::sample::{home, read, responses, tokens};
+
+    /// ccusage's Amp tests, as threads (testdata/usage-samples/amp): a ledger's events with the
+    /// cache tokens of their messages, before the messages' own usage; a total alone is output;
+    /// a response without tokens is none.
+    #[test]
+    fn reads_ledgers_messages_and_totals() {
+        let s = read(&home("amp"));
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let got: Vec<_> = responses(&s)
+            .into_iter()
+            .map(|(session, model, _, t)| (session, model, t))
+            .collect();
+        let haiku = "claude-haiku-4-5-20251001".to_owned();
+        assert_eq!(
+            got,
+            vec![
+                ("T-thread-b".into(), "gpt-5".into(), tokens(1, 2, 0, 0)),
+                ("T-thread-c".into(), "gpt-5".into(), tokens(0, 345, 0, 0)),
+                (
+                    "T-thread-a".into(),
+                    haiku.clone(),
+                    tokens(10, 178, 11372, 986)
+                ),
+                ("T-thread-e".into(), haiku.clone(), tokens(0, 345, 0, 0)),
+                ("T-thread-a".into(), haiku, tokens(5, 42, 12000, 0)),
+            ]
+        );
+        // The one prompt (T-thread-a's).
+        assert_eq!(s.entries.iter().filter(|e| e.turn).count(), 1);
+    }
+
+    #[test]
+    fn a_broken_thread_is_a_note() {
+        let dir = std::env::temp_dir().join(format!("insights-amp-{}", std::process::id()));
+        let threads = dir.join(".local/share/amp/threads");
+        std::fs::create_dir_all(&threads).unwrap();
+        std::fs::write(threads.join("T-x.json"), "{\"id\":\"T-x\",\n\"messages\":[").unwrap();
+        let s = read(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(s.entries.is_empty());
+        assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+        assert!(s.errors[0].contains("T-x.json:2:"), "{}", s.errors[0]);
+    }
+}

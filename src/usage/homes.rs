@@ -8,21 +8,32 @@
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
 //!
-//! The other agents are read by a module each, registered in [`super::reader::READERS`].
+//! | Amp, pi, Kimi, Kilo | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR` |
+//!
+//! Those last are read by a module each, registered in [`super::reader::READERS`].
 
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum Agent {
+    /// Claude Code: ~/.claude/projects, $XDG_CONFIG_HOME/claude/projects (CLAUDE_CONFIG_DIR)
     Claude,
+    /// Codex: ~/.codex/sessions, ~/.codex/archived_sessions (CODEX_HOME)
     Codex,
+    /// Gemini CLI: ~/.gemini/tmp/*/chats
     Gemini,
+    /// Qwen Code: ~/.qwen/projects/*/chats and */subagents
     Qwen,
+    /// OpenCode: ~/.local/share/opencode/opencode.db (XDG_DATA_HOME)
     #[value(name = "opencode")]
     OpenCode,
+    /// Amp: ~/.local/share/amp/threads/*.json (AMP_DATA_DIR)
     Amp,
+    /// pi: ~/.pi/agent/sessions/*/*.jsonl (PI_AGENT_DIR)
     Pi,
+    /// Kimi Code CLI: ~/.kimi/sessions/*/*/wire.jsonl (KIMI_DATA_DIR)
     Kimi,
+    /// Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)
     Kilo,
 }
 

@@ -159,3 +159,43 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::reader::sample::{home, read, responses, tokens};
+
+    /// ccusage's Kilo tests (testdata/usage-samples/kilo, built into a database): Kilo's cost
+    /// kept, reasoning in output, a total alone as output, a message without a time skipped.
+    #[test]
+    fn reads_messages_from_the_database() {
+        let dir = std::env::temp_dir().join(format!("insights-kilo-{}", std::process::id()));
+        let data = dir.join(".local/share/kilo");
+        std::fs::create_dir_all(&data).unwrap();
+        let sql = std::fs::read_to_string(home("kilo").join(".local/share/kilo/kilo.sql")).unwrap();
+        rusqlite::Connection::open(data.join("kilo.db"))
+            .and_then(|c| c.execute_batch(&sql))
+            .unwrap();
+        let s = read(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let mut sonnet = tokens(100, 55, 10, 20);
+        sonnet.reasoning = 5;
+        let got: Vec<_> = responses(&s)
+            .into_iter()
+            .map(|(session, model, _, t)| (session, model, t))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "session-a".into(),
+                    "claude-sonnet-4-20250514".into(),
+                    sonnet
+                ),
+                ("session-b".into(), "gpt-5".into(), tokens(0, 234, 0, 0)),
+                ("session-b".into(), "gpt-5".into(), tokens(10, 1, 0, 0)),
+            ]
+        );
+        assert!(s.entries.iter().any(|e| e.cost_usd == Some(0.02)));
+    }
+}

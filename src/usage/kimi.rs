@@ -157,3 +157,34 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         (sink.add)(f);
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::reader::sample::{home, read, responses, tokens};
+
+    /// ccusage's Kimi tests (testdata/usage-samples/kimi): the model from `config.json`, the
+    /// session from the folder, the time in seconds; a total alone is output; a line that is
+    /// not JSON and a response without tokens are skipped.
+    #[test]
+    fn reads_status_updates() {
+        let s = read(&home("kimi"));
+        assert_eq!(
+            responses(&s),
+            vec![
+                (
+                    "session-a".into(),
+                    "kimi-k2".into(),
+                    Some(1_770_983_427_123),
+                    tokens(100, 50, 10, 20)
+                ),
+                (
+                    "session-c".into(),
+                    "kimi-k2".into(),
+                    Some(1_770_983_427_123),
+                    tokens(0, 432, 0, 0)
+                ),
+            ]
+        );
+        assert_eq!(s.entries.iter().filter(|e| e.turn).count(), 1);
+    }
+}

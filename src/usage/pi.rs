@@ -154,3 +154,39 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         (sink.add)(f);
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::reader::sample::{home, read, responses, tokens};
+
+    /// ccusage's pi tests (testdata/usage-samples/pi): a total alone is output; pi's own cost
+    /// is kept; the session is the file name after `_`, the project the folder.
+    #[test]
+    fn reads_responses_with_their_cost() {
+        let s = read(&home("pi"));
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let got: Vec<_> = responses(&s)
+            .into_iter()
+            .map(|(session, model, _, t)| (session, model, t))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("session-a".into(), "gpt-5".into(), tokens(0, 333, 0, 0)),
+                (
+                    "session-a".into(),
+                    "unknown-model-xyz".into(),
+                    tokens(100, 200, 0, 0)
+                ),
+                (
+                    "session-b".into(),
+                    "unknown-model-xyz".into(),
+                    tokens(100, 200, 0, 0)
+                ),
+            ]
+        );
+        let costs: Vec<_> = s.entries.iter().map(|e| e.cost_usd).collect();
+        assert!(costs.contains(&Some(0.05)));
+        assert!(s.entries.iter().all(|e| s.str(e.project) == "project-a"));
+    }
+}

@@ -184,3 +184,48 @@ pub fn millis(v: &serde_json::Value) -> Option<i64> {
         _ => None,
     }
 }
+
+/// For the agents' tests: the scan of a sample home (`testdata/usage-samples/<agent>/`), or of
+/// any home, read as `usage --root HOME` reads it; and each response's facts, in time order.
+#[cfg(test)]
+pub mod sample {
+    use super::super::scan::{scan, Scan};
+    use super::super::Tokens;
+    use std::path::{Path, PathBuf};
+
+    pub fn home(agent: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/usage-samples")
+            .join(agent)
+    }
+
+    pub fn read(home: &Path) -> Scan {
+        let (files, _) = super::super::homes::standard(&[home.to_path_buf()]);
+        scan(files, 1)
+    }
+
+    /// `(session, model, time, tokens)` of each response.
+    pub fn responses(s: &Scan) -> Vec<(String, String, Option<i64>, Tokens)> {
+        let mut v: Vec<_> = s
+            .entries
+            .iter()
+            .filter(|e| e.response)
+            .map(|e| {
+                let (session, model) = (s.str(e.session).to_owned(), s.str(e.model).to_owned());
+                (session, model, e.time, e.tokens)
+            })
+            .collect();
+        v.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
+        v
+    }
+
+    pub fn tokens(input: u64, output: u64, cache_read: u64, cache_creation: u64) -> Tokens {
+        Tokens {
+            input,
+            output,
+            cache_read,
+            cache_creation,
+            ..Tokens::default()
+        }
+    }
+}
