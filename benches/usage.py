@@ -9,6 +9,10 @@ The home is built once (kept in --dir) from the session files that the real CLIs
 (testdata/session-files/): every file is copied many times, each copy with fresh session ids,
 message ids, request ids and dates, and each copy repeats its source's lines a few times (a long
 session), each repetition with fresh message ids too, so nothing is a duplicate of anything.
+It holds every agent `usage` reads: the other agents' samples (testdata/usage-samples/: Amp's
+threads, pi's and Kimi's session files, copied --copies x 25 times under fresh thread and session
+names; Kilo's database, its rows copied as many times under fresh ids) and a recorded OpenCode
+database.
 
 It times `insights usage --by day --json` and `ccusage daily --json --offline` (ccusage 20.0.24,
 installed as tests/ccusage_compare.py does), alternating, best of --repeat, and prints the ratio
@@ -85,7 +89,45 @@ def build(dest, copies, repeat):
         if "chats" in dirs:
             with open(os.path.join(dirpath, ".project_root"), "w") as f:
                 f.write("/home/dev/work\n")
+    others(dest, copies * 25)
     open(os.path.join(dest, ".complete"), "w").close()
+
+
+def others(dest, n):
+    """The agents read from samples, n times each, and one recorded OpenCode database."""
+    import sqlite3
+    samples = os.path.join(ROOT, "testdata", "usage-samples")
+    for c in range(n):
+        for d, _, names in os.walk(samples):
+            for name in names:
+                src = os.path.join(d, name)
+                rel = os.path.relpath(src, samples).split("/", 1)[1]
+                if name.endswith(".sql") or (name == "config.json" and c > 0):
+                    continue
+                text = open(src, encoding="utf-8").read()
+                if "/amp/threads/" in src:  # thread id and file name
+                    text = text.replace('"T-thread-', f'"T-c{c}-thread-')
+                    rel = rel.replace("T-thread-", f"T-c{c}-thread-")
+                elif "/.pi/" in src:  # <time>_<session>.jsonl
+                    rel = rel.replace("agent_session-", f"agent_session-c{c}-")
+                elif "/.kimi/sessions/" in src:  # the session's folder
+                    rel = re.sub(r"/session-(\w)/", rf"/session-\1-c{c}/", rel)
+                out = os.path.join(dest, rel)
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with open(out, "w", encoding="utf-8") as f:
+                    f.write(text)
+    kilo = os.path.join(dest, ".local", "share", "kilo")
+    os.makedirs(kilo, exist_ok=True)
+    db = sqlite3.connect(os.path.join(kilo, "kilo.db"))
+    db.executescript(open(os.path.join(samples, "kilo", ".local", "share", "kilo", "kilo.sql")).read())
+    rows = db.execute("SELECT id, session_id, data FROM message").fetchall()
+    db.executemany("INSERT INTO message VALUES (?, ?, ?)", [
+        (f"{i}-c{c}", f"{s}-c{c}", re.sub(r'"id":"([^"]+)"', rf'"id":"\1-c{c}"', data))
+        for c in range(1, n) for i, s, data in rows])
+    db.commit()
+    db.close()
+    oc = os.path.join(ROOT, "testdata", "session-files", "opencode", "edit-and-shell", ".local")
+    shutil.copytree(oc, os.path.join(dest, ".local"), dirs_exist_ok=True)
 
 
 def measure(cmd, env):
@@ -109,13 +151,13 @@ def main():
     ap.add_argument("--compare", action="store_true", help="also compare the numbers")
     a = ap.parse_args()
     exe = ccusage_compare.ccusage()
-    home = os.path.join(a.dir, f"home-v2-{a.copies}x{a.repeat_lines}")
+    home = os.path.join(a.dir, f"home-v3-{a.copies}x{a.repeat_lines}")
     build(home, a.copies, a.repeat_lines)
-    files = sum(len([n for n in ns if n.endswith(".jsonl")]) for _, _, ns in os.walk(home))
+    files = sum(len([n for n in ns if n.endswith((".jsonl", ".json", ".db"))]) for _, _, ns in os.walk(home))
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(home) for n in ns)
     print(f"home: {home}: {files} files, {size / 1e6:.0f} MB")
     env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME"):
+    for var in ccusage_compare.AGENT_VARS:
         env.pop(var, None)
     # Warm the page cache for both alike.
     subprocess.run(["cat"] + [os.path.join(d, n) for d, _, ns in os.walk(home) for n in ns],
