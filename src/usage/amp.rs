@@ -9,7 +9,7 @@
 //! without its parts counts as output, as ccusage counts it. Amp's `credits` are not dollars
 //! and are not read: cost comes from the price table. The project is not in the file.
 
-use super::reader::{millis, total_fallback, Env, Reader, Sink};
+use super::reader::{millis, n, total_fallback, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
 use crate::wire::Count;
 use serde::Deserialize;
@@ -93,10 +93,6 @@ struct EventTokens {
     input: Option<Count>,
     output: Option<Count>,
     total: Option<Count>,
-}
-
-fn n(c: Option<Count>) -> u64 {
-    c.map_or(0, |c| c.0)
 }
 
 fn nonempty(s: Option<&str>) -> Option<&str> {

@@ -9,7 +9,7 @@
 //! the price table's. A message id read in two
 //! databases counts once.
 
-use super::reader::{Env, Reader, Sink};
+use super::reader::{n, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
 use crate::wire::{Count, OptStr};
 use serde::Deserialize;
@@ -75,10 +75,6 @@ struct Usage {
 struct Cache {
     read: Option<Count>,
     write: Option<Count>,
-}
-
-fn n(c: Option<Count>) -> u64 {
-    c.map_or(0, |c| c.0)
 }
 
 fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {

@@ -8,7 +8,7 @@
 //! it is `model` in `~/.kimi/config.json`, else `kimi-for-coding`, as ccusage takes it. A line
 //! without a time takes the file's modification time. The session is the wire file's folder.
 
-use super::reader::{each_line, millis, total_fallback, Env, Reader, Sink};
+use super::reader::{each_line, millis, n, total_fallback, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
 use crate::wire::{Count, OptStr};
 use serde::Deserialize;
@@ -80,10 +80,6 @@ struct Usage {
 #[derive(Deserialize)]
 struct Config {
     model: Option<String>,
-}
-
-fn n(c: Option<Count>) -> u64 {
-    c.map_or(0, |c| c.0)
 }
 
 /// `model` in `config.json` of the Kimi folder that holds `sessions/`.

@@ -7,7 +7,7 @@
 //! `_`, the project the folder below `sessions`. pi's own cost (`usage.cost.total`) is taken as
 //! it is. ccusage names the models `[pi] <model>`; here they keep their own names.
 
-use super::reader::{each_line, total_fallback, Env, Reader, Sink};
+use super::reader::{each_line, n, total_fallback, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
 use crate::wire::{Count, OptStr};
 use serde::Deserialize;
@@ -67,10 +67,6 @@ struct Usage {
 #[derive(Deserialize)]
 struct Cost {
     total: Option<f64>,
-}
-
-fn n(c: Option<Count>) -> u64 {
-    c.map_or(0, |c| c.0)
 }
 
 /// The session id: the file name after its first `_` (`<time>_<session>.jsonl`).

@@ -157,6 +157,11 @@ pub fn files_below(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) 
     }
 }
 
+/// A count the record may leave out: 0 then.
+pub fn n(c: Option<crate::wire::Count>) -> u64 {
+    c.map_or(0, |c| c.0)
+}
+
 /// ccusage's rule for a total without its parts: the tokens a total names beyond its parts
 /// are output when no output is given (else they are not counted in a kind).
 pub fn total_fallback(t: &mut super::Tokens, total: u64) {
