@@ -9,7 +9,7 @@ The home is built once (kept in --dir) from the session files that the real CLIs
 (testdata/session-files/): every file is copied many times, each copy with fresh session ids,
 message ids, request ids and dates, and each copy repeats its source's lines a few times (a long
 session), each repetition with fresh message ids too, so nothing is a duplicate of anything.
-It holds every agent `usage` reads: the other agents' samples (testdata/usage-samples/: Amp's
+It holds every agent `usage` reads: the other agents' samples (tests/usage-samples/: Amp's
 threads, pi's and Kimi's session files, copied --copies x 25 times under fresh thread and session
 names; Kilo's database, its rows copied as many times under fresh ids) and a recorded OpenCode
 database.
@@ -96,7 +96,7 @@ def build(dest, copies, repeat):
 def others(dest, n):
     """The agents read from samples, n times each, and one recorded OpenCode database."""
     import sqlite3
-    samples = os.path.join(ROOT, "testdata", "usage-samples")
+    samples = os.path.join(ROOT, "tests", "usage-samples")
     for c in range(n):
         for d, _, names in os.walk(samples):
             for name in names:

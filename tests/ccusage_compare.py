@@ -36,7 +36,7 @@ Differences by design (README, "Coming from ccusage"), allowed here:
 - ccusage names pi's models `[pi] <model>`; insights keeps the model's own name. ccusage's Kilo
   output does not count reasoning (Kilo writes it apart, as OpenCode does).
 
-The agents read from samples (Amp, pi, Kimi, Kilo: testdata/usage-samples/, from ccusage's own
+The agents read from samples (Amp, pi, Kimi, Kilo: tests/usage-samples/, from ccusage's own
 tests, named in testdata/SOURCES.md) are compared in one home holding them all, by day in the
 three zones, and by month and by session (each with its models) in UTC.
 """
@@ -54,7 +54,7 @@ CACHE = os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "insights-ccusage", VERSION
 )
 AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
-# Agents whose samples are under testdata/usage-samples/<agent>/ (a home each; see
+# Agents whose samples are under tests/usage-samples/<agent>/ (a home each; see
 # testdata/SOURCES.md), compared by day, month and session.
 SAMPLED = ["amp", "pi", "kimi", "kilo"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
@@ -100,10 +100,10 @@ def build_home(dest):
 
 
 def build_samples(dest):
-    """One home holding every agent's sample of testdata/usage-samples/ (their places do not
+    """One home holding every agent's sample of tests/usage-samples/ (their places do not
     overlap); a `kilo.sql` becomes the `kilo.db` beside it."""
     import sqlite3
-    base = os.path.join(ROOT, "testdata", "usage-samples")
+    base = os.path.join(ROOT, "tests", "usage-samples")
     for agent in sorted(os.listdir(base)):
         shutil.copytree(os.path.join(base, agent), dest, dirs_exist_ok=True)
     for d, _, names in os.walk(dest):

@@ -232,7 +232,7 @@ fn give(sink: &mut Sink<'_>, time: i64, model: &str, t: Tokens, session: Option<
 mod tests {
     use super::super::reader::sample::{home, read, responses, tokens};
 
-    /// ccusage's Amp tests, as threads (testdata/usage-samples/amp): a ledger's events with the
+    /// ccusage's Amp tests, as threads (tests/usage-samples/amp): a ledger's events with the
     /// cache tokens of their messages, before the messages' own usage; a total alone is output;
     /// a response without tokens is none.
     #[test]

@@ -160,7 +160,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
 mod tests {
     use super::super::reader::sample::{home, read, responses, tokens};
 
-    /// ccusage's Kilo tests (testdata/usage-samples/kilo, built into a database): Kilo's cost
+    /// ccusage's Kilo tests (tests/usage-samples/kilo, built into a database): Kilo's cost
     /// kept, reasoning in output, a total alone as output, a message without a time skipped.
     #[test]
     fn reads_messages_from_the_database() {

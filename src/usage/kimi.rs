@@ -158,7 +158,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
 mod tests {
     use super::super::reader::sample::{home, read, responses, tokens};
 
-    /// ccusage's Kimi tests (testdata/usage-samples/kimi): the model from `config.json`, the
+    /// ccusage's Kimi tests (tests/usage-samples/kimi): the model from `config.json`, the
     /// session from the folder, the time in seconds; a total alone is output; a line that is
     /// not JSON and a response without tokens are skipped.
     #[test]

@@ -155,7 +155,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
 mod tests {
     use super::super::reader::sample::{home, read, responses, tokens};
 
-    /// ccusage's pi tests (testdata/usage-samples/pi): a total alone is output; pi's own cost
+    /// ccusage's pi tests (tests/usage-samples/pi): a total alone is output; pi's own cost
     /// is kept; the session is the file name after `_`, the project the folder.
     #[test]
     fn reads_responses_with_their_cost() {

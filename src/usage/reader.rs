@@ -190,7 +190,7 @@ pub fn millis(v: &serde_json::Value) -> Option<i64> {
     }
 }
 
-/// For the agents' tests: the scan of a sample home (`testdata/usage-samples/<agent>/`), or of
+/// For the agents' tests: the scan of a sample home (`tests/usage-samples/<agent>/`), or of
 /// any home, read as `usage --root HOME` reads it; and each response's facts, in time order.
 #[cfg(test)]
 pub mod sample {
@@ -200,7 +200,7 @@ pub mod sample {
 
     pub fn home(agent: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("testdata/usage-samples")
+            .join("tests/usage-samples")
             .join(agent)
     }
 
