@@ -34,9 +34,10 @@ Differences by design (README, "Coming from ccusage"), allowed here:
   requests insights counts: the home built here leaves them out (docs/usage.md).
 - a model one of the two cannot price is compared on tokens only.
 - ccusage names pi's models `[pi] <model>`; insights keeps the model's own name. ccusage's Kilo
-  output does not count reasoning (Kilo writes it apart, as OpenCode does).
+  and Goose output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
+  the part of its total beyond input and output).
 
-The agents read from samples (Amp, pi, Kimi, Kilo: tests/usage-samples/, from ccusage's own
+The agents read from samples (Amp, pi, Kimi, Kilo, Goose: tests/usage-samples/, from ccusage's own
 tests, named in testdata/SOURCES.md) are compared in one home holding them all, by day in the
 three zones, and by month and by session (each with its models) in UTC.
 """
@@ -56,7 +57,7 @@ CACHE = os.path.join(
 AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
 # Agents whose samples are under tests/usage-samples/<agent>/ (a home each; see
 # testdata/SOURCES.md), compared by day, month and session.
-SAMPLED = ["amp", "pi", "kimi", "kilo"]
+SAMPLED = ["amp", "pi", "kimi", "kilo", "goose"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -128,7 +129,7 @@ def day_args(days, form):
 REPORTS = {"daily": ("daily", "date", "day"), "monthly": ("monthly", "month", "month"),
            "session": ("sessions", "sessionId", "session")}
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
-              "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR")
+              "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR", "GOOSE_PATH_ROOT")
 
 
 def ccusage_rows(exe, home, agent, tz, days=None, form=None, report="daily"):
@@ -174,7 +175,7 @@ def insights_rows(binary, home, agent, tz, days=None, form=None, report="daily")
     ).stdout
     rows = {}
     for r in json.loads(out)["rows"]:
-        apart = ("gemini", "opencode", "kilo")
+        apart = ("gemini", "opencode", "kilo", "goose")
         output = r["outputTokens"] - (r["reasoningTokens"] if agent in apart else 0)
         cached = r["cacheReadTokens"] if agent == "qwen" else 0
         rows[(r[key], r["model"])] = {

@@ -8,7 +8,7 @@
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
 //!
-//! | Amp, pi, Kimi, Kilo | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR` |
+//! | Amp, pi, Kimi, Kilo, Goose | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT` |
 //!
 //! Those last are read by a module each, registered in [`super::reader::READERS`].
 
@@ -35,6 +35,8 @@ pub enum Agent {
     Kimi,
     /// Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)
     Kilo,
+    /// Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)
+    Goose,
 }
 
 impl Agent {
@@ -49,6 +51,7 @@ impl Agent {
             Agent::Pi => "pi",
             Agent::Kimi => "kimi",
             Agent::Kilo => "kilo",
+            Agent::Goose => "goose",
         }
     }
 

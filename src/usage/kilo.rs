@@ -158,19 +158,13 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::reader::sample::{home, read, responses, tokens};
+    use super::super::reader::sample::{build_sql, home, read, responses, tokens};
 
     /// ccusage's Kilo tests (tests/usage-samples/kilo, built into a database): Kilo's cost
     /// kept, reasoning in output, a total alone as output, a message without a time skipped.
     #[test]
     fn reads_messages_from_the_database() {
-        let dir = std::env::temp_dir().join(format!("insights-kilo-{}", std::process::id()));
-        let data = dir.join(".local/share/kilo");
-        std::fs::create_dir_all(&data).unwrap();
-        let sql = std::fs::read_to_string(home("kilo").join(".local/share/kilo/kilo.sql")).unwrap();
-        rusqlite::Connection::open(data.join("kilo.db"))
-            .and_then(|c| c.execute_batch(&sql))
-            .unwrap();
+        let dir = build_sql(&home("kilo"), "kilo");
         let s = read(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(s.errors.is_empty(), "{:?}", s.errors);

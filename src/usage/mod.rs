@@ -8,6 +8,7 @@
 mod amp;
 pub mod blocks;
 mod facts;
+mod goose;
 pub mod homes;
 mod kilo;
 mod kimi;

@@ -30,6 +30,7 @@ pub const READERS: &[&Reader] = &[
     &super::pi::READER,
     &super::kimi::READER,
     &super::kilo::READER,
+    &super::goose::READER,
 ];
 
 /// The reader of `agent`, when it has one.
@@ -222,6 +223,32 @@ pub mod sample {
             .collect();
         v.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
         v
+    }
+
+    /// A copy of the sample home `from` in a new temporary folder, each `*.sql` in it built
+    /// into the SQLite database of the same name (`kilo.sql` into `kilo.db`).
+    pub fn build_sql(from: &Path, tag: &str) -> PathBuf {
+        fn copy(from: &Path, to: &Path) {
+            std::fs::create_dir_all(to).unwrap();
+            for e in std::fs::read_dir(from).unwrap() {
+                let e = e.unwrap();
+                let (src, dst) = (e.path(), to.join(e.file_name()));
+                if src.is_dir() {
+                    copy(&src, &dst);
+                } else if src.extension().is_some_and(|x| x == "sql") {
+                    let sql = std::fs::read_to_string(&src).unwrap();
+                    rusqlite::Connection::open(dst.with_extension("db"))
+                        .and_then(|c| c.execute_batch(&sql))
+                        .unwrap();
+                } else {
+                    std::fs::copy(&src, &dst).unwrap();
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("insights-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        copy(from, &dir);
+        dir
     }
 
     pub fn tokens(input: u64, output: u64, cache_read: u64, cache_creation: u64) -> Tokens {

@@ -257,8 +257,9 @@ fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<Li
         Agent::Codex => crate::providers::codex_rollout::line_facts(line, memo),
         Agent::Gemini => crate::providers::gemini_chat::line_facts(line, memo),
         Agent::Qwen => crate::providers::qwen_chat::line_facts(line, memo),
-        // A database, read by `read_opencode`; the others by their readers (`read_other`).
-        Agent::OpenCode | Agent::Amp | Agent::Pi | Agent::Kimi | Agent::Kilo => None,
+        // OpenCode's database is read by `read_opencode`; the other agents by their readers
+        // (`read_other`).
+        _ => None,
     }
 }
 
