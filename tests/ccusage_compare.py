@@ -33,11 +33,11 @@ Differences by design (README, "Coming from ccusage"), allowed here:
 - ccusage does not read Qwen Code's subagent files (`~/.qwen/projects/*/subagents/`), whose
   requests insights counts: the home built here leaves them out (docs/usage.md).
 - a model one of the two cannot price is compared on tokens only.
-- ccusage names pi's models `[pi] <model>`; insights keeps the model's own name. ccusage's Kilo
-  and Goose output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
+- ccusage names pi's models `[pi] <model>`; insights keeps the model's own name. ccusage's Kilo,
+  Goose and Droid output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
   the part of its total beyond input and output).
 
-The agents read from samples (Amp, pi, Kimi, Kilo, Goose: tests/usage-samples/, from ccusage's own
+The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid: tests/usage-samples/, from ccusage's own
 tests, named in testdata/SOURCES.md) are compared in one home holding them all, by day in the
 three zones, and by month and by session (each with its models) in UTC.
 """
@@ -57,7 +57,7 @@ CACHE = os.path.join(
 AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
 # Agents whose samples are under tests/usage-samples/<agent>/ (a home each; see
 # testdata/SOURCES.md), compared by day, month and session.
-SAMPLED = ["amp", "pi", "kimi", "kilo", "goose"]
+SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -129,7 +129,8 @@ def day_args(days, form):
 REPORTS = {"daily": ("daily", "date", "day"), "monthly": ("monthly", "month", "month"),
            "session": ("sessions", "sessionId", "session")}
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
-              "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR", "GOOSE_PATH_ROOT")
+              "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR", "GOOSE_PATH_ROOT",
+              "DROID_SESSIONS_DIR")
 
 
 def ccusage_rows(exe, home, agent, tz, days=None, form=None, report="daily"):
@@ -175,7 +176,7 @@ def insights_rows(binary, home, agent, tz, days=None, form=None, report="daily")
     ).stdout
     rows = {}
     for r in json.loads(out)["rows"]:
-        apart = ("gemini", "opencode", "kilo", "goose")
+        apart = ("gemini", "opencode", "kilo", "goose", "droid")
         output = r["outputTokens"] - (r["reasoningTokens"] if agent in apart else 0)
         cached = r["cacheReadTokens"] if agent == "qwen" else 0
         rows[(r[key], r["model"])] = {

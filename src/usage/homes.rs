@@ -8,7 +8,7 @@
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
 //!
-//! | Amp, pi, Kimi, Kilo, Goose | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT` |
+//! | Amp, pi, Kimi, Kilo, Goose, Droid | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR` |
 //!
 //! Those last are read by a module each, registered in [`super::reader::READERS`].
 
@@ -37,6 +37,8 @@ pub enum Agent {
     Kilo,
     /// Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)
     Goose,
+    /// Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)
+    Droid,
 }
 
 impl Agent {
@@ -52,6 +54,7 @@ impl Agent {
             Agent::Kimi => "kimi",
             Agent::Kilo => "kilo",
             Agent::Goose => "goose",
+            Agent::Droid => "droid",
         }
     }
 

@@ -7,6 +7,7 @@
 
 mod amp;
 pub mod blocks;
+mod droid;
 mod facts;
 mod goose;
 pub mod homes;

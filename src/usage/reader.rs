@@ -31,6 +31,7 @@ pub const READERS: &[&Reader] = &[
     &super::kimi::READER,
     &super::kilo::READER,
     &super::goose::READER,
+    &super::droid::READER,
 ];
 
 /// The reader of `agent`, when it has one.
