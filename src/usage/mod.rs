@@ -38,7 +38,7 @@ use std::process::ExitCode;
 pub struct Source {
     /// Session files or directories; none reads the agents' standard places
     /// (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.qwen/projects,
-    /// ~/.local/share/opencode/opencode.db, and Amp's, pi's, Kimi's and Kilo's: see --agent;
+    /// ~/.local/share/opencode/opencode.db, and the other agents' places listed under --agent;
     /// CLAUDE_CONFIG_DIR, CODEX_HOME and the agents' *_DIR variables are honoured).
     ///
     /// The standard places are Claude Code's ~/.claude/projects and
@@ -49,7 +49,8 @@ pub struct Source {
     /// ~/.local/share/opencode/opencode.db), opened read-only; the other agents' places are
     /// listed under --agent. A directory stands for the `*.jsonl` files below it, an
     /// `opencode.db` in it, and the other agents' files below it (Amp's `threads/*.json`,
-    /// Kilo's `kilo.db`, read-only).
+    /// Droid's `*.settings.json` under `.factory/`, Kilo's `kilo.db` and Goose's
+    /// `goose/**/sessions.db`, read-only).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
@@ -57,7 +58,8 @@ pub struct Source {
     /// a backup); repeat it to read several homes.
     ///
     /// The agents' variables (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, CODEX_HOME, XDG_DATA_HOME,
-    /// AMP_DATA_DIR, PI_AGENT_DIR, KIMI_DATA_DIR, KILO_DATA_DIR) are then ignored. A DIR that does not exist is an error (status 2).
+    /// AMP_DATA_DIR, PI_AGENT_DIR, KIMI_DATA_DIR, KILO_DATA_DIR, GOOSE_PATH_ROOT,
+    /// DROID_SESSIONS_DIR) are then ignored. A DIR that does not exist is an error (status 2).
     #[arg(long, value_name = "DIR")]
     pub root: Vec<PathBuf>,
 
