@@ -33,11 +33,13 @@ Differences by design (README, "Coming from ccusage"), allowed here:
 - ccusage does not read Qwen Code's subagent files (`~/.qwen/projects/*/subagents/`), whose
   requests insights counts: the home built here leaves them out (docs/usage.md).
 - a model one of the two cannot price is compared on tokens only.
-- ccusage names pi's models `[pi] <model>`; insights keeps the model's own name. ccusage's Kilo,
+- ccusage names pi's and OpenClaw's models `[pi] <model>`, `[openclaw] <model>`; insights
+  keeps the model's own name. ccusage's Kilo,
   Goose and Droid output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
   the part of its total beyond input and output).
 
-The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid: tests/usage-samples/, from ccusage's own
+The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw:
+tests/usage-samples/, from ccusage's own
 tests, named in testdata/SOURCES.md) are compared in one home holding them all, by day in the
 three zones, and by month and by session (each with its models) in UTC.
 """
@@ -57,7 +59,7 @@ CACHE = os.path.join(
 AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
 # Agents whose samples are under tests/usage-samples/<agent>/ (a home each; see
 # testdata/SOURCES.md), compared by day, month and session.
-SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid"]
+SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid", "openclaw"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -130,7 +132,7 @@ REPORTS = {"daily": ("daily", "date", "day"), "monthly": ("monthly", "month", "m
            "session": ("sessions", "sessionId", "session")}
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
               "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR", "GOOSE_PATH_ROOT",
-              "DROID_SESSIONS_DIR")
+              "DROID_SESSIONS_DIR", "OPENCLAW_DIR")
 
 
 def ccusage_rows(exe, home, agent, tz, days=None, form=None, report="daily"):
@@ -154,8 +156,8 @@ def ccusage_rows(exe, home, agent, tz, days=None, form=None, report="daily"):
         else:  # claude: modelBreakdowns with their cost
             items = day.get("modelBreakdowns", [])
         for m in items:
-            # ccusage names pi's models `[pi] <model>`; insights keeps their names.
-            model = m["modelName"].removeprefix("[pi] ") if agent == "pi" else m["modelName"]
+            # ccusage names pi's and OpenClaw's models `[pi] <model>`; insights keeps their names.
+            model = m["modelName"].removeprefix(f"[{agent}] ")
             rows[(date, model)] = {
                 "input": m.get("inputTokens", 0),
                 "output": m.get("outputTokens", 0),

@@ -8,7 +8,7 @@
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
 //!
-//! | Amp, pi, Kimi, Kilo, Goose, Droid | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR` |
+//! | Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`, `openclaw.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR`, `OPENCLAW_DIR` |
 //!
 //! Those last are read by a module each, registered in [`super::reader::READERS`].
 
@@ -39,6 +39,9 @@ pub enum Agent {
     Goose,
     /// Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)
     Droid,
+    /// OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)
+    #[value(name = "openclaw")]
+    OpenClaw,
 }
 
 impl Agent {
@@ -55,6 +58,7 @@ impl Agent {
             Agent::Kilo => "kilo",
             Agent::Goose => "goose",
             Agent::Droid => "droid",
+            Agent::OpenClaw => "openclaw",
         }
     }
 

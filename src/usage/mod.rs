@@ -13,6 +13,7 @@ mod goose;
 pub mod homes;
 mod kilo;
 mod kimi;
+mod openclaw;
 mod pi;
 pub mod prices;
 pub mod reader;
@@ -59,7 +60,7 @@ pub struct Source {
     ///
     /// The agents' variables (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, CODEX_HOME, XDG_DATA_HOME,
     /// AMP_DATA_DIR, PI_AGENT_DIR, KIMI_DATA_DIR, KILO_DATA_DIR, GOOSE_PATH_ROOT,
-    /// DROID_SESSIONS_DIR) are then ignored. A DIR that does not exist is an error (status 2).
+    /// DROID_SESSIONS_DIR, OPENCLAW_DIR) are then ignored. A DIR that does not exist is an error (status 2).
     #[arg(long, value_name = "DIR")]
     pub root: Vec<PathBuf>,
 

@@ -7,7 +7,7 @@
 //! `_`, the project the folder below `sessions`. pi's own cost (`usage.cost.total`) is taken as
 //! it is. ccusage names the models `[pi] <model>`; here they keep their own names.
 
-use super::reader::{each_line, n, total_fallback, Env, Reader, Sink};
+use super::reader::{each_line, millis, n, total_fallback, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
 use crate::wire::{Count, OptStr};
 use serde::Deserialize;
@@ -34,28 +34,34 @@ fn owns(p: &Path) -> bool {
     keep(p) && p.to_string_lossy().contains("/.pi/agent/sessions/")
 }
 
+/// A line of a pi session file; OpenClaw, built on pi, writes the same (`openclaw.rs`).
 #[derive(Deserialize)]
-struct Line<'a> {
+pub(super) struct Line<'a> {
     #[serde(rename = "type", borrow)]
-    kind: OptStr<'a>,
+    pub kind: OptStr<'a>,
+    pub timestamp: Option<serde_json::Value>,
     #[serde(borrow)]
-    timestamp: OptStr<'a>,
-    #[serde(borrow)]
-    message: Option<Message<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow)]
-    role: OptStr<'a>,
-    #[serde(borrow)]
-    model: OptStr<'a>,
-    usage: Option<Usage>,
+    pub message: Option<Message<'a>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Usage {
+pub(super) struct Message<'a> {
+    #[serde(borrow)]
+    pub role: OptStr<'a>,
+    #[serde(borrow)]
+    pub model: OptStr<'a>,
+    /// OpenClaw's name of the model (before `model`).
+    #[serde(borrow)]
+    pub model_id: OptStr<'a>,
+    /// OpenClaw's time of the message (before the line's).
+    pub timestamp: Option<serde_json::Value>,
+    pub usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Usage {
     input: Option<Count>,
     output: Option<Count>,
     cache_read: Option<Count>,
@@ -67,6 +73,34 @@ struct Usage {
 #[derive(Deserialize)]
 struct Cost {
     total: Option<f64>,
+}
+
+impl Usage {
+    /// The tokens, a total without its parts as output (ccusage's rule).
+    pub fn tokens(&self) -> Tokens {
+        let mut t = Tokens {
+            input: n(self.input),
+            output: n(self.output),
+            cache_read: n(self.cache_read),
+            cache_creation: n(self.cache_write),
+            ..Default::default()
+        };
+        total_fallback(&mut t, n(self.total_tokens));
+        t
+    }
+
+    /// The agent's own cost of the response (`cost.total`).
+    pub fn cost(&self) -> Option<f64> {
+        self.cost.as_ref().and_then(|c| c.total)
+    }
+}
+
+/// The key of a response written twice (ccusage's: its session, time, model, tokens and cost).
+pub(super) fn response_key(f: &LineFacts<'_>, session: &str) -> u64 {
+    crate::ids::hash64(&format!(
+        "{session}\0{:?}\0{:?}\0{:?}\0{:?}",
+        f.time, f.model, f.usage, f.cost_usd
+    ))
 }
 
 /// The session id: the file name after its first `_` (`<time>_<session>.jsonl`).
@@ -112,7 +146,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
             return;
         }
         let Some(m) = l.message else { return };
-        let Some(time) = l.timestamp.as_deref().and_then(crate::time::millis) else {
+        let Some(time) = l.timestamp.as_ref().and_then(millis) else {
             return;
         };
         let mut f = LineFacts {
@@ -124,26 +158,14 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         match (m.role.as_deref(), m.usage) {
             (Some("user"), _) => f.turn = true,
             (Some("assistant"), Some(u)) => {
-                let mut t = Tokens {
-                    input: n(u.input),
-                    output: n(u.output),
-                    cache_read: n(u.cache_read),
-                    cache_creation: n(u.cache_write),
-                    ..Default::default()
-                };
-                total_fallback(&mut t, n(u.total_tokens));
+                let t = u.tokens();
                 if t.is_zero() {
                     return;
                 }
                 f.usage = Some(t);
                 f.model = m.model.0.map(|s| Cow::Owned(s.trim().to_owned()));
-                f.cost_usd = u.cost.and_then(|c| c.total);
-                // Written twice, the same response counts once (ccusage's key: its time,
-                // model, tokens and cost).
-                f.response = Some(crate::ids::hash64(&format!(
-                    "{session}\0{time}\0{:?}\0{t:?}\0{:?}",
-                    f.model, f.cost_usd
-                )));
+                f.cost_usd = u.cost();
+                f.response = Some(response_key(&f, &session));
             }
             _ => return,
         }

@@ -32,6 +32,7 @@ pub const READERS: &[&Reader] = &[
     &super::kilo::READER,
     &super::goose::READER,
     &super::droid::READER,
+    &super::openclaw::READER,
 ];
 
 /// The reader of `agent`, when it has one.
