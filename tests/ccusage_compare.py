@@ -35,10 +35,10 @@ Differences by design (README, "Coming from ccusage"), allowed here:
 - a model one of the two cannot price is compared on tokens only.
 - ccusage names pi's and OpenClaw's models `[pi] <model>`, `[openclaw] <model>`; insights
   keeps the model's own name. ccusage's Kilo,
-  Goose and Droid output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
+  Goose, Droid and Hermes output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
   the part of its total beyond input and output).
 
-The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw:
+The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes:
 tests/usage-samples/, from ccusage's own
 tests, named in testdata/SOURCES.md) are compared in one home holding them all, by day in the
 three zones, and by month and by session (each with its models) in UTC.
@@ -59,7 +59,7 @@ CACHE = os.path.join(
 AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
 # Agents whose samples are under tests/usage-samples/<agent>/ (a home each; see
 # testdata/SOURCES.md), compared by day, month and session.
-SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid", "openclaw"]
+SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid", "openclaw", "hermes"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -132,7 +132,7 @@ REPORTS = {"daily": ("daily", "date", "day"), "monthly": ("monthly", "month", "m
            "session": ("sessions", "sessionId", "session")}
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
               "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR", "GOOSE_PATH_ROOT",
-              "DROID_SESSIONS_DIR", "OPENCLAW_DIR")
+              "DROID_SESSIONS_DIR", "OPENCLAW_DIR", "HERMES_HOME")
 
 
 def ccusage_rows(exe, home, agent, tz, days=None, form=None, report="daily"):
@@ -178,7 +178,7 @@ def insights_rows(binary, home, agent, tz, days=None, form=None, report="daily")
     ).stdout
     rows = {}
     for r in json.loads(out)["rows"]:
-        apart = ("gemini", "opencode", "kilo", "goose", "droid")
+        apart = ("gemini", "opencode", "kilo", "goose", "droid", "hermes")
         output = r["outputTokens"] - (r["reasoningTokens"] if agent in apart else 0)
         cached = r["cacheReadTokens"] if agent == "qwen" else 0
         rows[(r[key], r["model"])] = {

@@ -8,7 +8,7 @@
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
 //!
-//! | Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`, `openclaw.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR`, `OPENCLAW_DIR` |
+//! | Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`, `openclaw.rs`, `hermes.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR`, `OPENCLAW_DIR`, `HERMES_HOME` |
 //!
 //! Those last are read by a module each, registered in [`super::reader::READERS`].
 
@@ -42,6 +42,8 @@ pub enum Agent {
     /// OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)
     #[value(name = "openclaw")]
     OpenClaw,
+    /// Hermes Agent: ~/.hermes/state.db (HERMES_HOME)
+    Hermes,
 }
 
 impl Agent {
@@ -59,6 +61,7 @@ impl Agent {
             Agent::Goose => "goose",
             Agent::Droid => "droid",
             Agent::OpenClaw => "openclaw",
+            Agent::Hermes => "hermes",
         }
     }
 

@@ -33,6 +33,7 @@ pub const READERS: &[&Reader] = &[
     &super::goose::READER,
     &super::droid::READER,
     &super::openclaw::READER,
+    &super::hermes::READER,
 ];
 
 /// The reader of `agent`, when it has one.
