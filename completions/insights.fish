@@ -238,7 +238,11 @@ opencode\t'OpenCode: ~/.local/share/opencode/opencode.db (XDG_DATA_HOME)'
 amp\t'Amp: ~/.local/share/amp/threads/*.json (AMP_DATA_DIR)'
 pi\t'pi: ~/.pi/agent/sessions/*/*.jsonl (PI_AGENT_DIR)'
 kimi\t'Kimi Code CLI: ~/.kimi/sessions/*/*/wire.jsonl (KIMI_DATA_DIR)'
-kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'"
+kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'
+goose\t'Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)'
+droid\t'Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)'
+openclaw\t'OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)'
+hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'"
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -d 'Only projects whose directory contains TEXT' -r
@@ -272,7 +276,11 @@ opencode\t'OpenCode: ~/.local/share/opencode/opencode.db (XDG_DATA_HOME)'
 amp\t'Amp: ~/.local/share/amp/threads/*.json (AMP_DATA_DIR)'
 pi\t'pi: ~/.pi/agent/sessions/*/*.jsonl (PI_AGENT_DIR)'
 kimi\t'Kimi Code CLI: ~/.kimi/sessions/*/*/wire.jsonl (KIMI_DATA_DIR)'
-kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'"
+kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'
+goose\t'Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)'
+droid\t'Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)'
+openclaw\t'OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)'
+hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d 'Only projects whose directory contains TEXT' -r
