@@ -9,6 +9,10 @@ The home is built once (kept in --dir) from the session files that the real CLIs
 (testdata/session-files/): every file is copied many times, each copy with fresh session ids,
 message ids, request ids and dates, and each copy repeats its source's lines a few times (a long
 session), each repetition with fresh message ids too, so nothing is a duplicate of anything.
+It holds every agent `usage` reads: the other agents' samples (tests/usage-samples/: Amp's
+threads, pi's, Kimi's, Droid's and OpenClaw's files, copied --copies x 25 times under fresh
+thread and session names; Kilo's, Goose's and Hermes' databases, their rows copied as many times
+under fresh ids) and a recorded OpenCode database.
 
 It times `insights usage --by day --json` and `ccusage daily --json --offline` (ccusage 20.0.24,
 installed as tests/ccusage_compare.py does), alternating, best of --repeat, and prints the ratio
@@ -85,7 +89,64 @@ def build(dest, copies, repeat):
         if "chats" in dirs:
             with open(os.path.join(dirpath, ".project_root"), "w") as f:
                 f.write("/home/dev/work\n")
+    others(dest, copies * 25)
     open(os.path.join(dest, ".complete"), "w").close()
+
+
+def others(dest, n):
+    """The agents read from samples, n times each, and one recorded OpenCode database."""
+    import sqlite3
+    samples = os.path.join(ROOT, "tests", "usage-samples")
+    for c in range(n):
+        for d, _, names in os.walk(samples):
+            for name in names:
+                src = os.path.join(d, name)
+                rel = os.path.relpath(src, samples).split("/", 1)[1]
+                if name.endswith(".sql") or (name == "config.json" and c > 0):
+                    continue
+                text = open(src, encoding="utf-8").read()
+                if "/amp/threads/" in src:  # thread id and file name
+                    text = text.replace('"T-thread-', f'"T-c{c}-thread-')
+                    rel = rel.replace("T-thread-", f"T-c{c}-thread-")
+                elif "/.pi/" in src:  # <time>_<session>.jsonl
+                    rel = rel.replace("agent_session-", f"agent_session-c{c}-")
+                elif "/.kimi/sessions/" in src:  # the session's folder
+                    rel = re.sub(r"/session-(\w)/", rf"/session-\1-c{c}/", rel)
+                elif "/.factory/" in src or "/.openclaw/" in src:  # the session is the file name
+                    head, tail = os.path.split(rel)
+                    stem, dot, ext = tail.partition(".")
+                    rel = os.path.join(head, f"{stem}-c{c}{dot}{ext}")
+                out = os.path.join(dest, rel)
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with open(out, "w", encoding="utf-8") as f:
+                    f.write(text)
+    # The databases (Kilo, Goose, Hermes): each row n times, its ids made new.
+    for d, _, names in os.walk(samples):
+        for name in names:
+            if not name.endswith(".sql"):
+                continue
+            src = os.path.join(d, name)
+            rel = os.path.relpath(src, samples).split("/", 1)[1][:-4] + ".db"
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+            db = sqlite3.connect(os.path.join(dest, rel))
+            db.executescript(open(src, encoding="utf-8").read())
+            for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+                cols = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+                rows = db.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall()
+                new = []
+                for c in range(1, n):
+                    for row in rows:
+                        new.append(tuple(
+                            f"{v}-c{c}" if col in ("id", "session_id") and isinstance(v, str)
+                            else re.sub(r'"id":"([^"]+)"', rf'"id":"\1-c{c}"', v) if col == "data" and v
+                            else v
+                            for col, v in zip(cols, row)))
+                marks = ", ".join("?" for _ in cols)
+                db.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})", new)
+            db.commit()
+            db.close()
+    oc = os.path.join(ROOT, "testdata", "session-files", "opencode", "edit-and-shell", ".local")
+    shutil.copytree(oc, os.path.join(dest, ".local"), dirs_exist_ok=True)
 
 
 def measure(cmd, env):
@@ -109,13 +170,13 @@ def main():
     ap.add_argument("--compare", action="store_true", help="also compare the numbers")
     a = ap.parse_args()
     exe = ccusage_compare.ccusage()
-    home = os.path.join(a.dir, f"home-v2-{a.copies}x{a.repeat_lines}")
+    home = os.path.join(a.dir, f"home-v4-{a.copies}x{a.repeat_lines}")
     build(home, a.copies, a.repeat_lines)
-    files = sum(len([n for n in ns if n.endswith(".jsonl")]) for _, _, ns in os.walk(home))
+    files = sum(len([n for n in ns if n.endswith((".jsonl", ".json", ".db"))]) for _, _, ns in os.walk(home))
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(home) for n in ns)
     print(f"home: {home}: {files} files, {size / 1e6:.0f} MB")
     env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME"):
+    for var in ccusage_compare.AGENT_VARS:
         env.pop(var, None)
     # Warm the page cache for both alike.
     subprocess.run(["cat"] + [os.path.join(d, n) for d, _, ns in os.walk(home) for n in ns],
@@ -135,7 +196,8 @@ def main():
     if exe:
         print(f"ratio (ccusage time / insights time): {best['ccusage'][0] / best['insights'][0]:.2f}")
     if a.compare and exe:
-        failures, checked = ccusage_compare.compare(os.path.abspath(a.insights), home, exe)
+        failures, checked = ccusage_compare.compare(
+            os.path.abspath(a.insights), home, exe, ccusage_compare.AGENTS + ccusage_compare.SAMPLED)
         print(f"compared {checked} day-model rows: {len(failures)} differences")
         for f in failures[:20]:
             print("DIFFERENT", f)

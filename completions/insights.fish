@@ -233,11 +233,19 @@ never\t'Never colour: no escape sequence is written at all'"
 complete -c insights -n "__fish_insights_using_subcommand schema" -l commands -d 'The commands\' schema (the same as `command`)'
 complete -c insights -n "__fish_insights_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
-complete -c insights -n "__fish_insights_using_subcommand sessions" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
-codex\t''
-gemini\t''
-qwen\t''
-opencode\t''"
+complete -c insights -n "__fish_insights_using_subcommand sessions" -l agent -d 'Only this agent (repeat or separate with commas); `insights usage --help` lists the agents read and where their files are' -r -f -a "claude\t'Claude Code: ~/.claude/projects, $XDG_CONFIG_HOME/claude/projects (CLAUDE_CONFIG_DIR)'
+codex\t'Codex: ~/.codex/sessions, ~/.codex/archived_sessions (CODEX_HOME)'
+gemini\t'Gemini CLI: ~/.gemini/tmp/*/chats'
+qwen\t'Qwen Code: ~/.qwen/projects/*/chats and */subagents'
+opencode\t'OpenCode: ~/.local/share/opencode/opencode.db (XDG_DATA_HOME)'
+amp\t'Amp: ~/.local/share/amp/threads/*.json (AMP_DATA_DIR)'
+pi\t'pi: ~/.pi/agent/sessions/*/*.jsonl (PI_AGENT_DIR)'
+kimi\t'Kimi Code CLI: ~/.kimi/sessions/*/*/wire.jsonl (KIMI_DATA_DIR)'
+kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'
+goose\t'Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)'
+droid\t'Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)'
+openclaw\t'OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)'
+hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'"
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -d 'Only projects whose directory contains TEXT' -r
@@ -263,11 +271,19 @@ complete -c insights -n "__fish_insights_using_subcommand usage" -l block-hours 
 complete -c insights -n "__fish_insights_using_subcommand usage" -l order -d 'The order of the rows: asc (oldest, or first by key, first) or desc' -r -f -a "asc\t''
 desc\t''"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l root -d 'Read the standard places under DIR instead of your home (another machine\'s home, a backup); repeat it to read several homes' -r -F
-complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas)' -r -f -a "claude\t''
-codex\t''
-gemini\t''
-qwen\t''
-opencode\t''"
+complete -c insights -n "__fish_insights_using_subcommand usage" -l agent -d 'Only this agent (repeat or separate with commas); `insights usage --help` lists the agents read and where their files are' -r -f -a "claude\t'Claude Code: ~/.claude/projects, $XDG_CONFIG_HOME/claude/projects (CLAUDE_CONFIG_DIR)'
+codex\t'Codex: ~/.codex/sessions, ~/.codex/archived_sessions (CODEX_HOME)'
+gemini\t'Gemini CLI: ~/.gemini/tmp/*/chats'
+qwen\t'Qwen Code: ~/.qwen/projects/*/chats and */subagents'
+opencode\t'OpenCode: ~/.local/share/opencode/opencode.db (XDG_DATA_HOME)'
+amp\t'Amp: ~/.local/share/amp/threads/*.json (AMP_DATA_DIR)'
+pi\t'pi: ~/.pi/agent/sessions/*/*.jsonl (PI_AGENT_DIR)'
+kimi\t'Kimi Code CLI: ~/.kimi/sessions/*/*/wire.jsonl (KIMI_DATA_DIR)'
+kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'
+goose\t'Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)'
+droid\t'Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)'
+openclaw\t'OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)'
+hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d 'Only projects whose directory contains TEXT' -r

@@ -33,6 +33,15 @@ Differences by design (README, "Coming from ccusage"), allowed here:
 - ccusage does not read Qwen Code's subagent files (`~/.qwen/projects/*/subagents/`), whose
   requests insights counts: the home built here leaves them out (docs/usage.md).
 - a model one of the two cannot price is compared on tokens only.
+- ccusage names pi's and OpenClaw's models `[pi] <model>`, `[openclaw] <model>`; insights
+  keeps the model's own name. ccusage's Kilo,
+  Goose, Droid and Hermes output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
+  the part of its total beyond input and output).
+
+The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes:
+tests/usage-samples/, from ccusage's own
+tests, named in testdata/SOURCES.md) are compared in one home holding them all, by day in the
+three zones, and by month and by session (each with its models) in UTC.
 """
 
 import json
@@ -48,6 +57,9 @@ CACHE = os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "insights-ccusage", VERSION
 )
 AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
+# Agents whose samples are under tests/usage-samples/<agent>/ (a home each; see
+# testdata/SOURCES.md), compared by day, month and session.
+SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid", "openclaw", "hermes"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -90,6 +102,23 @@ def build_home(dest):
     return homes
 
 
+def build_samples(dest):
+    """One home holding every agent's sample of tests/usage-samples/ (their places do not
+    overlap); a `kilo.sql` becomes the `kilo.db` beside it."""
+    import sqlite3
+    base = os.path.join(ROOT, "tests", "usage-samples")
+    for agent in sorted(os.listdir(base)):
+        shutil.copytree(os.path.join(base, agent), dest, dirs_exist_ok=True)
+    for d, _, names in os.walk(dest):
+        for n in names:
+            if n.endswith(".sql"):
+                db = sqlite3.connect(os.path.join(d, n[:-4] + ".db"))
+                db.executescript(open(os.path.join(d, n), encoding="utf-8").read())
+                db.commit()
+                db.close()
+    return dest
+
+
 def day_args(days, form):
     """--since and --until for (first, last) days written as YYYY-MM-DD, in `form`."""
     if days is None:
@@ -98,17 +127,26 @@ def day_args(days, form):
     return ["--since", first, "--until", last]
 
 
-def ccusage_rows(exe, home, agent, tz, days=None, form=None):
+# ccusage's report, the key of its rows' period, and insights' --by for the same rows.
+REPORTS = {"daily": ("daily", "date", "day"), "monthly": ("monthly", "month", "month"),
+           "session": ("sessions", "sessionId", "session")}
+AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+              "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR", "GOOSE_PATH_ROOT",
+              "DROID_SESSIONS_DIR", "OPENCLAW_DIR", "HERMES_HOME")
+
+
+def ccusage_rows(exe, home, agent, tz, days=None, form=None, report="daily"):
     env = dict(os.environ, HOME=home, TZ=tz, NO_COLOR="1")
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+    for var in AGENT_VARS:
         env.pop(var, None)
     out = subprocess.run(
-        [exe, agent, "daily", "--json", "--offline"] + day_args(days, form),
+        [exe, agent, report, "--json", "--offline"] + day_args(days, form),
         env=env, capture_output=True, text=True, check=True,
     ).stdout
     rows = {}
-    for day in json.loads(out).get("daily", []):
-        date = day.get("date") or day.get("period")
+    field, period, _ = REPORTS[report]
+    for day in json.loads(out).get(field, []):
+        date = day.get(period) or day.get("date") or day.get("period")
         models = day.get("models")
         if isinstance(models, dict):  # codex, gemini: tokens per model, cost per day
             items = [dict(v, modelName=k) for k, v in models.items()]
@@ -118,7 +156,9 @@ def ccusage_rows(exe, home, agent, tz, days=None, form=None):
         else:  # claude: modelBreakdowns with their cost
             items = day.get("modelBreakdowns", [])
         for m in items:
-            rows[(date, m["modelName"])] = {
+            # ccusage names pi's and OpenClaw's models `[pi] <model>`; insights keeps their names.
+            model = m["modelName"].removeprefix(f"[{agent}] ")
+            rows[(date, model)] = {
                 "input": m.get("inputTokens", 0),
                 "output": m.get("outputTokens", 0),
                 "cacheRead": m.get("cacheReadTokens", 0),
@@ -128,18 +168,20 @@ def ccusage_rows(exe, home, agent, tz, days=None, form=None):
     return rows
 
 
-def insights_rows(binary, home, agent, tz, days=None, form=None):
+def insights_rows(binary, home, agent, tz, days=None, form=None, report="daily"):
     # --allow-empty: an agent without files in this home is no error here, as for ccusage.
+    key = REPORTS[report][2]
     out = subprocess.run(
-        [binary, "usage", "--root", home, "--agent", agent, "--by", "day,model", "--json",
+        [binary, "usage", "--root", home, "--agent", agent, "--by", f"{key},model", "--json",
          "--allow-empty"] + day_args(days, form),
         env=dict(os.environ, TZ=tz), capture_output=True, text=True, check=True,
     ).stdout
     rows = {}
     for r in json.loads(out)["rows"]:
-        output = r["outputTokens"] - (r["reasoningTokens"] if agent in ("gemini", "opencode") else 0)
+        apart = ("gemini", "opencode", "kilo", "goose", "droid", "hermes")
+        output = r["outputTokens"] - (r["reasoningTokens"] if agent in apart else 0)
         cached = r["cacheReadTokens"] if agent == "qwen" else 0
-        rows[(r["day"], r["model"])] = {
+        rows[(r[key], r["model"])] = {
             "input": r["inputTokens"] + cached,
             "output": output,
             "cacheRead": r["cacheReadTokens"],
@@ -163,15 +205,16 @@ def compare_rows(what, ours, theirs, failures):
                 failures.append(f"{what} {key} {k}: insights {a[k]}, ccusage {b[k]}")
         ca, cb = a["cost"], b["cost"]
         if ca is not None and cb:
-            if abs(ca - cb) > 0.01 * cb:
+            # (insights writes costs to a millionth of a dollar.)
+            if abs(ca - cb) > max(0.01 * cb, 1e-6):
                 failures.append(f"{what} {key} cost: insights {ca}, ccusage {cb}")
     return checked
 
 
-def compare(binary, home, exe):
+def compare(binary, home, exe, agents=AGENTS):
     failures, checked = [], 0
     for tz in ZONES:
-        for agent in AGENTS:
+        for agent in agents:
             what = f"TZ={tz} {agent}"
             theirs = ccusage_rows(exe, home, agent, tz)
             ours = insights_rows(binary, home, agent, tz)
@@ -191,6 +234,21 @@ def compare(binary, home, exe):
                 if ours_f != expected:
                     failures.append(f"{what} --since/--until {form} {first}: not that day's rows")
                 checked += compare_rows(f"{what} {form}", ours_f, theirs_f, failures)
+    return failures, checked
+
+
+def compare_reports(binary, home, exe):
+    """The sampled agents by month and by session (and model), in UTC."""
+    failures, checked = [], 0
+    for agent in SAMPLED:
+        for report in ("monthly", "session"):
+            what = f"{agent} {report}"
+            theirs = ccusage_rows(exe, home, agent, "UTC", report=report)
+            ours = insights_rows(binary, home, agent, "UTC", report=report)
+            if not theirs:
+                failures.append(f"{what}: no rows from ccusage")
+            checked += compare_rows(what, ours, theirs, failures)
+            print(f"{what}: {len(ours)} rows from insights, {len(theirs)} from ccusage")
     return failures, checked
 
 
@@ -347,8 +405,13 @@ def main():
     if not homes:
         tmp = tempfile.mkdtemp(prefix="insights-ccusage-")
         homes = build_home(tmp)
+    samples = build_samples(tempfile.mkdtemp(prefix="insights-ccusage-samples-"))
     try:
         failed = []
+        failures, checked = compare(binary, samples, exe, SAMPLED)
+        f2, c2 = compare_reports(binary, samples, exe)
+        print(f"{samples}: {checked + c2} rows compared, {len(failures) + len(f2)} differences")
+        failed += failures + f2
         for home in homes:
             failures, checked = compare(binary, home, exe)
             checked += compare_blocks(binary, home, exe, failures)
@@ -371,6 +434,7 @@ def main():
             sys.exit(1)
         print("same numbers as ccusage", VERSION)
     finally:
+        shutil.rmtree(samples, ignore_errors=True)
         if tmp:
             for home in homes:
                 shutil.rmtree(home, ignore_errors=True)

@@ -7,17 +7,43 @@
 //! | Gemini CLI | `~/.gemini/tmp/<project>/chats/session-*.jsonl` | |
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
+//!
+//! | Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`, `openclaw.rs`, `hermes.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR`, `OPENCLAW_DIR`, `HERMES_HOME` |
+//!
+//! Those last are read by a module each, registered in [`super::reader::READERS`].
 
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum Agent {
+    /// Claude Code: ~/.claude/projects, $XDG_CONFIG_HOME/claude/projects (CLAUDE_CONFIG_DIR)
     Claude,
+    /// Codex: ~/.codex/sessions, ~/.codex/archived_sessions (CODEX_HOME)
     Codex,
+    /// Gemini CLI: ~/.gemini/tmp/*/chats
     Gemini,
+    /// Qwen Code: ~/.qwen/projects/*/chats and */subagents
     Qwen,
+    /// OpenCode: ~/.local/share/opencode/opencode.db (XDG_DATA_HOME)
     #[value(name = "opencode")]
     OpenCode,
+    /// Amp: ~/.local/share/amp/threads/*.json (AMP_DATA_DIR)
+    Amp,
+    /// pi: ~/.pi/agent/sessions/*/*.jsonl (PI_AGENT_DIR)
+    Pi,
+    /// Kimi Code CLI: ~/.kimi/sessions/*/*/wire.jsonl (KIMI_DATA_DIR)
+    Kimi,
+    /// Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)
+    Kilo,
+    /// Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)
+    Goose,
+    /// Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)
+    Droid,
+    /// OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)
+    #[value(name = "openclaw")]
+    OpenClaw,
+    /// Hermes Agent: ~/.hermes/state.db (HERMES_HOME)
+    Hermes,
 }
 
 impl Agent {
@@ -28,6 +54,14 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Qwen => "qwen",
             Agent::OpenCode => "opencode",
+            Agent::Amp => "amp",
+            Agent::Pi => "pi",
+            Agent::Kimi => "kimi",
+            Agent::Kilo => "kilo",
+            Agent::Goose => "goose",
+            Agent::Droid => "droid",
+            Agent::OpenClaw => "openclaw",
+            Agent::Hermes => "hermes",
         }
     }
 
@@ -131,16 +165,31 @@ fn standard_places(root: Option<&Path>) -> Vec<(PathBuf, Agent)> {
     if let Some(d) = data {
         places.push((d.join("opencode"), Agent::OpenCode));
     }
+    let env = super::reader::Env {
+        home,
+        vars: root.is_none(),
+    };
+    for r in super::reader::READERS {
+        places.extend((r.places)(&env).into_iter().map(|p| (p, r.agent)));
+    }
     places
 }
 
 /// Files and directories named on the command line; a directory stands for the `*.jsonl`
-/// files below it (and OpenCode's `opencode.db` in it).
+/// files below it (and OpenCode's `opencode.db` in it), and the other files below it that an
+/// agent's reader owns (Amp's threads, Kilo's database).
 pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     let mut found = Vec::new();
     for p in paths {
         if p.is_dir() {
             walk(p, None, &mut found);
+            let mut other = Vec::new();
+            super::reader::files_below(
+                p,
+                |f| f.extension().is_none_or(|x| x != "jsonl") && super::reader::owner(f).is_some(),
+                &mut other,
+            );
+            found.extend(other.into_iter().map(|f| place(f, None)));
         } else {
             found.push(place(p.clone(), None));
         }
@@ -153,6 +202,16 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
 /// chats in `chats/` and its subagents' in `subagents/`. A place that does not exist is no
 /// error.
 fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
+    if let Some(r) = agent.and_then(super::reader::of) {
+        if dir.is_file() {
+            out.push(place(dir.to_path_buf(), agent));
+        } else {
+            let mut files = Vec::new();
+            super::reader::files_below(dir, r.keep, &mut files);
+            out.extend(files.into_iter().map(|f| place(f, agent)));
+        }
+        return;
+    }
     // OpenCode's folder also holds its logs and snapshots (git objects): only the database.
     if agent == Some(Agent::OpenCode) {
         let db = dir.join(OPENCODE_DB);
@@ -189,7 +248,8 @@ pub const OPENCODE_DB: &str = "opencode.db";
 /// What a file's path says: whose it is and its project folder.
 fn place(path: PathBuf, agent: Option<Agent>) -> Found {
     let s = path.to_string_lossy();
-    let agent = if s.ends_with(".db") {
+    let agent = agent.or_else(|| super::reader::owner(&path).map(|r| r.agent));
+    let agent = if agent.is_none() && s.ends_with(".db") {
         Some(Agent::OpenCode)
     } else {
         agent

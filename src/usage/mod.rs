@@ -5,10 +5,19 @@
 //! tokens, model, session, prompt) from the same wire types its event mapping reads, so the
 //! numbers cannot drift from the events', without building events.
 
+mod amp;
 pub mod blocks;
+mod droid;
 mod facts;
+mod goose;
+mod hermes;
 pub mod homes;
+mod kilo;
+mod kimi;
+mod openclaw;
+mod pi;
 pub mod prices;
+pub mod reader;
 pub mod scan;
 pub mod sessions;
 pub mod statusline;
@@ -31,28 +40,38 @@ use std::process::ExitCode;
 pub struct Source {
     /// Session files or directories; none reads the agents' standard places
     /// (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.qwen/projects,
-    /// ~/.local/share/opencode/opencode.db; CLAUDE_CONFIG_DIR and CODEX_HOME are honoured).
+    /// ~/.local/share/opencode/opencode.db, and the other agents' places listed under --agent;
+    /// CLAUDE_CONFIG_DIR, CODEX_HOME and the agents' *_DIR variables are honoured).
     ///
     /// The standard places are Claude Code's ~/.claude/projects and
     /// $XDG_CONFIG_HOME/claude/projects (CLAUDE_CONFIG_DIR, a comma-separated list, replaces
     /// both), Codex's ~/.codex/sessions and ~/.codex/archived_sessions (CODEX_HOME replaces
     /// ~/.codex), Gemini CLI's ~/.gemini/tmp/*/chats, Qwen Code's ~/.qwen/projects/*/chats and
     /// */subagents, and OpenCode's database, $XDG_DATA_HOME/opencode/opencode.db (else
-    /// ~/.local/share/opencode/opencode.db), opened read-only. A directory stands for the
-    /// `*.jsonl` files below it and an `opencode.db` in it.
+    /// ~/.local/share/opencode/opencode.db), opened read-only; the other agents' places are
+    /// listed under --agent. A directory stands for the `*.jsonl` files below it, an
+    /// `opencode.db` in it, and the other agents' files below it (Amp's `threads/*.json`,
+    /// Droid's `*.settings.json` under `.factory/`, OpenClaw's files, Kilo's `kilo.db`,
+    /// Goose's `goose/**/sessions.db` and Hermes' `.hermes/state.db`, read-only).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
     /// Read the standard places under DIR instead of your home (another machine's home,
     /// a backup); repeat it to read several homes.
     ///
-    /// The agents' variables (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, CODEX_HOME) are then
-    /// ignored. A DIR that does not exist is an error (status 2).
+    /// The agents' variables (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, CODEX_HOME, XDG_DATA_HOME,
+    /// AMP_DATA_DIR, PI_AGENT_DIR, KIMI_DATA_DIR, KILO_DATA_DIR, GOOSE_PATH_ROOT,
+    /// DROID_SESSIONS_DIR, OPENCLAW_DIR, HERMES_HOME) are then ignored. A DIR that does not exist is an error (status 2).
     #[arg(long, value_name = "DIR")]
     pub root: Vec<PathBuf>,
 
-    /// Only this agent (repeat or separate with commas).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    /// Only this agent (repeat or separate with commas); `insights usage --help` lists the
+    /// agents read and where their files are.
+    ///
+    /// The places are under your home, or under each --root. The variables in parentheses
+    /// replace them (a comma-separated list for the *_DIR ones), as ccusage reads them; they
+    /// are ignored with --root.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "AGENT")]
     pub agent: Vec<Agent>,
 
     /// Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz).

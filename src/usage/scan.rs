@@ -84,6 +84,7 @@ impl Scan {
                 }
             }
         }
+        self.errors.extend(part.notes);
         if let Some(err) = part.error {
             self.errors.push(err);
         }
@@ -100,6 +101,8 @@ pub struct FilePart {
     /// The entries' strings: symbol 0 is the empty string.
     pub strings: Vec<String>,
     pub error: Option<String>,
+    /// Records that could not be read (`path:line: why`), the file read nonetheless.
+    pub notes: Vec<String>,
 }
 
 impl FilePart {
@@ -176,6 +179,10 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
         read_opencode(f, &mut part);
         return part;
     }
+    if let Some(r) = f.agent.and_then(super::reader::of) {
+        read_other(f, r, &mut part);
+        return part;
+    }
     let file = match std::fs::File::open(&f.path) {
         Ok(file) => file,
         Err(e) => {
@@ -250,31 +257,48 @@ fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<Li
         Agent::Codex => crate::providers::codex_rollout::line_facts(line, memo),
         Agent::Gemini => crate::providers::gemini_chat::line_facts(line, memo),
         Agent::Qwen => crate::providers::qwen_chat::line_facts(line, memo),
-        // A database, read by `read_opencode`.
-        Agent::OpenCode => None,
+        // OpenCode's database is read by `read_opencode`; the other agents by their readers
+        // (`read_other`).
+        _ => None,
     }
 }
 
 /// OpenCode's database: each assistant message's tokens and cost, each prompt
 /// ([`crate::providers::opencode_db::facts`]).
 fn read_opencode(f: &Found, part: &mut FilePart) {
-    let mut add = |facts: LineFacts<'_>| {
-        let key = facts.response;
-        let entry = Entry {
-            agent: Agent::OpenCode,
-            time: facts.time,
-            session: part.sym(facts.session.as_deref()),
-            project: part.sym(facts.cwd.as_deref()),
-            model: part.sym(facts.model.as_deref()),
-            file: 0,
-            response: facts.usage.is_some(),
-            tokens: facts.usage.unwrap_or_default(),
-            cost_usd: facts.cost_usd,
-            turn: facts.turn,
-        };
-        part.entries.push((entry, key));
-    };
+    let mut add = |facts: LineFacts<'_>| push(part, Agent::OpenCode, facts);
     if let Err(e) = crate::providers::opencode_db::facts(&f.path, &mut add) {
         part.error = Some(format!("{}: {e}", f.path.display()));
     }
+}
+
+/// A file of an agent read by its own module ([`super::reader`]): its facts, and notes on
+/// what it could not read.
+fn read_other(f: &Found, r: &super::reader::Reader, part: &mut FilePart) {
+    let mut add = |facts: LineFacts<'_>| push(part, r.agent, facts);
+    let mut sink = super::reader::Sink::new(&f.path, &mut add);
+    let res = (r.read)(&f.path, &mut sink);
+    let notes = std::mem::take(&mut sink.notes);
+    part.notes = notes;
+    if let Err(e) = res {
+        part.error = Some(format!("{}: {e}", f.path.display()));
+    }
+}
+
+/// One fact of a file read whole (a database, a JSON document) as an entry of `part`.
+fn push(part: &mut FilePart, agent: Agent, facts: LineFacts<'_>) {
+    let key = facts.response;
+    let entry = Entry {
+        agent,
+        time: facts.time,
+        session: part.sym(facts.session.as_deref()),
+        project: part.sym(facts.cwd.as_deref()),
+        model: part.sym(facts.model.as_deref()),
+        file: 0,
+        response: facts.usage.is_some(),
+        tokens: facts.usage.unwrap_or_default(),
+        cost_usd: facts.cost_usd,
+        turn: facts.turn,
+    };
+    part.entries.push((entry, key));
 }
