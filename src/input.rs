@@ -757,7 +757,11 @@ pub fn given_or_standard(
     use anyhow::Context as _;
     let sources = if paths.is_empty() {
         let (found, _) = crate::usage::homes::standard(&[]);
-        found.into_iter().map(|f| Source::File(f.path)).collect()
+        found
+            .into_iter()
+            .filter(crate::usage::homes::Found::converts)
+            .map(|f| Source::File(f.path))
+            .collect()
     } else {
         for p in paths {
             if p.as_os_str() != "-" {

@@ -1022,3 +1022,64 @@ fn replay_follows_a_live_pipe_into_the_store() {
     assert_same("replay --follow --db", &want, &got);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// The agents only `usage` reads (Amp's threads, pi's and Kimi's sessions…): `store` keeps
+/// their usage, not events, so `usage --db` and `sessions --db` answer as the files do; and
+/// from the standard places of a home too.
+#[test]
+fn usage_only_agents_are_stored_for_usage() {
+    let d = scratch("usage-only");
+    let samples = root().join("tests/usage-samples");
+    let db = d.join("samples.db");
+    ok(&store(&db, &[&samples]));
+    let failures = usage_answers(&samples, &db);
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+    let events: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM events WHERE event != 'raw'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // (A `.jsonl` file given in a folder is converted, its lines `raw` when no provider
+    // knows them: Droid's session lines.)
+    assert_eq!(
+        events, 0,
+        "no events are made of files insights does not convert"
+    );
+    // A home's standard places: the same, and a second run reads nothing again.
+    let home = d.join("home");
+    copy_dir(&samples.join("pi"), &home);
+    copy_dir(
+        &root().join("testdata/session-files/claude/subagent-write"),
+        &home,
+    );
+    let db = d.join("home.db");
+    let run = || {
+        let out = insights()
+            .env("HOME", &home)
+            .arg("store")
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        ok(&out);
+        note(&out)
+    };
+    let first = run();
+    assert_eq!(run(), (0, 0), "after {first:?}");
+    let answer = |db: Option<&Path>| {
+        let mut c = insights();
+        c.env("HOME", &home)
+            .args(["usage", "--json", "--tz", "UTC", "--by", "day,agent"]);
+        if let Some(db) = db {
+            c.arg("--db").arg(db);
+        }
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    let files = answer(None);
+    assert!(files.contains("\"pi\""), "{files}");
+    assert_eq!(files, answer(Some(&db)));
+    std::fs::remove_dir_all(&d).unwrap();
+}

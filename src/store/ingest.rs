@@ -141,6 +141,9 @@ impl Store {
             Source::File(path) if crate::providers::opencode_db::is_database(path) => {
                 self.database(src, path, opts, diag)
             }
+            Source::File(path) if self.places.get(path).is_some_and(|f| !f.converts()) => {
+                self.usage_only(path, diag)
+            }
             Source::File(path) => self.file(path, opts, diag),
             Source::Group(paths) => self.group(src, paths, opts, diag),
         }
@@ -273,6 +276,37 @@ impl Store {
             head_len: 0,
             head_hash: String::new(),
             closing: read.closing,
+        };
+        self.tally(path, &key)?;
+        sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
+        self.counts.files_read += 1;
+        self.commit_if_due(false)
+    }
+
+    /// A file only `usage` reads (an agent whose files `insights` does not convert: Amp's
+    /// threads, pi's sessions, Goose's database…): its usage facts only, so that `usage --db`
+    /// counts what `usage` does; read again whole when it changed.
+    fn usage_only(&mut self, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
+        let key = key_of(path);
+        let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::stat, diag)? else {
+            return Ok(());
+        };
+        if rec
+            .as_ref()
+            .is_some_and(|r| r.size == size && r.mtime_ns == mtime)
+        {
+            self.counts.files_unchanged += 1;
+            return self.commit_if_due(false);
+        }
+        let rec = Record {
+            size,
+            mtime_ns: mtime,
+            offset: 0,
+            lines: 0,
+            seq: 0,
+            head_len: 0,
+            head_hash: String::new(),
+            closing: Vec::new(),
         };
         self.tally(path, &key)?;
         sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;

@@ -180,7 +180,20 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
             }
         }
         let given: Vec<Source> = args.paths.iter().map(|p| Source::from_arg(p)).collect();
-        crate::input::expand_dirs(&given, &mut diag)
+        let mut files = crate::input::expand_dirs(&given, &mut diag);
+        // The files only `usage` reads (Amp's threads, Goose's database…): their usage facts.
+        for f in crate::usage::homes::given(&args.paths) {
+            if !f.converts() {
+                if !files
+                    .iter()
+                    .any(|s| matches!(s, Source::File(p) if *p == f.path))
+                {
+                    files.push(Source::File(f.path.clone()));
+                }
+                places.insert(f.path.clone(), f);
+            }
+        }
+        files
     };
     let sources = crate::input::group_conversations(sources);
     let conn = schema::open(&db)?;

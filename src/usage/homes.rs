@@ -91,6 +91,15 @@ pub struct Found {
     pub project: Option<String>,
 }
 
+impl Found {
+    /// Whether `insights` converts it to events (`store` and `export` read it): not the files
+    /// only `usage` reads ([`super::reader`]: Amp's threads, pi's, Kimi's, Goose's…).
+    pub fn converts(&self) -> bool {
+        self.agent.and_then(super::reader::of).is_none()
+            && super::reader::owner(&self.path).is_none()
+    }
+}
+
 /// The session files in the standard places under each of `roots` (home directories), or
 /// under the agents' own variables and `$HOME` when there is none; and the places looked in.
 pub fn standard(roots: &[PathBuf]) -> (Vec<Found>, Vec<PathBuf>) {
