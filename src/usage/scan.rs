@@ -58,11 +58,18 @@ impl Scan {
 
     /// Adds one file's entries; a response already counted keeps the larger of the two.
     fn merge(&mut self, file: u32, part: FilePart) {
+        // The file's strings as the scan's, each looked up once rather than once per entry,
+        // in the order the entries name them (the scan numbers strings as they come).
+        let mut syms: Vec<Option<Sym>> = vec![None; part.strings.len()];
+        let mut sym = |scan: &mut Scan, i: Sym| match syms[i as usize] {
+            Some(s) => s,
+            None => {
+                let s = scan.intern(&part.strings[i as usize]);
+                syms[i as usize] = Some(s);
+                s
+            }
+        };
         for (e, key) in part.entries {
-            let sym = |scan: &mut Scan, i: Sym| {
-                let s = &part.strings[i as usize];
-                scan.intern(s)
-            };
             let entry = Entry {
                 session: sym(self, e.session),
                 project: sym(self, e.project),
