@@ -103,6 +103,11 @@ impl Found {
 /// The session files in the standard places under each of `roots` (home directories), or
 /// under the agents' own variables and `$HOME` when there is none; and the places looked in.
 pub fn standard(roots: &[PathBuf]) -> (Vec<Found>, Vec<PathBuf>) {
+    standard_of(roots, None)
+}
+
+/// [`standard`], of `agent`'s places only when given (`statusline` reads Claude Code's).
+pub fn standard_of(roots: &[PathBuf], agent: Option<Agent>) -> (Vec<Found>, Vec<PathBuf>) {
     let mut places = Vec::new();
     if roots.is_empty() {
         places = standard_places(None);
@@ -113,6 +118,9 @@ pub fn standard(roots: &[PathBuf]) -> (Vec<Found>, Vec<PathBuf>) {
                 places.push(p);
             }
         }
+    }
+    if let Some(only) = agent {
+        places.retain(|(_, a)| *a == only);
     }
     let mut found = Vec::new();
     for (dir, agent) in &places {

@@ -110,10 +110,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// The Claude Code session files written to since `since` (Unix milliseconds).
 fn recent_files(root: Option<&Path>, since: i64) -> Vec<PathBuf> {
     let roots: Vec<PathBuf> = root.into_iter().map(Path::to_path_buf).collect();
-    let (found, _) = super::homes::standard(&roots);
+    let (found, _) = super::homes::standard_of(&roots, Some(Agent::Claude));
     found
         .into_iter()
-        .filter(|f| f.agent.is_none_or(|a| a == Agent::Claude))
         .filter(|f| {
             std::fs::metadata(&f.path)
                 .and_then(|m| m.modified())
