@@ -9,24 +9,6 @@ CREATE TABLE schema_version (
   version INTEGER NOT NULL
 );
 
--- Every event, once: its key is (session_id, id), so a file stored again, a copy of it, or a
--- run killed and run again adds nothing twice. The rowid is the order events were stored in.
-CREATE TABLE events (
-  session_id TEXT NOT NULL,   -- sessionId ('' for an event that names no session)
-  id TEXT NOT NULL,           -- the event's id (docs/events.md: <anchor>:<index>)
-  turn_id TEXT,               -- turnId, where the provider writes one
-  seq INTEGER,                -- seq as written by the conversion that stored it
-  time TEXT,                  -- timestamp (RFC 3339), where the event has one
-  provider TEXT,              -- provider
-  event TEXT NOT NULL,        -- the event type (session_init, text, tool_invocation, ...)
-  call_id TEXT,               -- callId of tool and permission events
-  json TEXT NOT NULL,         -- the whole event, one InsightsEvent JSON object
-  UNIQUE (session_id, id)
-);
--- Its indexes all begin with the session, so that the events of a file (mostly of one
--- session) are inserted in one place of each; events_by_type is at the end (version 3).
-CREATE INDEX events_by_call ON events (session_id, call_id) WHERE call_id IS NOT NULL;
-
 -- What was read of each file, to read only what was appended next time: its size and
 -- modification time when read, the byte offset of the end of the last whole line read, the
 -- number of lines up to there (ids of lines without a provider id hold their line number),
@@ -47,6 +29,56 @@ CREATE TABLE sources (
   stored_at TEXT NOT NULL     -- when it was last read (UTC)
 );
 
+-- Changed in version 3 (a store of version 1 or 2 is brought to it: the tables of usage are
+-- made again, and its files are read again so that they are filled; the events stored are
+-- not stored twice).
+
+-- What `insights usage` and `insights sessions` read of each file, so that `--db` gives
+-- exactly what they give on the files: one row per file stored, its entries (one per line
+-- that says something of usage: a model response's tokens, a prompt that starts a turn, the
+-- session's id or directory, as the usage reader, src/usage/scan.rs, reads it) packed in one
+-- BLOB, so that `usage --db` reads the store in one pass. docs/store.md gives the BLOB's
+-- layout. Written again whole when the file is read.
+CREATE TABLE usage_files (
+  path TEXT PRIMARY KEY,      -- the file (absolute), as in sources
+  first_ms INTEGER,           -- the time of its first line (the order `usage` reads a
+                              -- subagents folder in), Unix milliseconds
+  facts BLOB NOT NULL         -- its entries, packed (docs/store.md)
+);
+
+-- Changed in version 4 (a store of an older version is brought to it: its events are
+-- copied into these tables, in the order they were stored, and the views made again).
+
+-- The sessions, numbered in the order they were first stored. The events' indexes begin
+-- with this number rather than the session's id: a first store's sessions are new, so their
+-- entries go at the end of each index instead of all over it (version 3 wrote each index
+-- page again and again: 3.8 GB for a 0.7 GB store of a generated home, 1.3 GB now), and
+-- the entries are 35 bytes shorter.
+CREATE TABLE session_ids (
+  sid INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL UNIQUE  -- sessionId ('' for events that name no session)
+);
+
+-- Every event, once: its key is (sid, id), its session and its id, so a file stored again,
+-- a copy of it, or a run killed and run again adds nothing twice. The rowid is the order
+-- events were stored in.
+CREATE TABLE events (
+  sid INTEGER NOT NULL,       -- session_ids.sid of its session_id
+  session_id TEXT NOT NULL,   -- sessionId ('' for an event that names no session)
+  id TEXT NOT NULL,           -- the event's id (docs/events.md: <anchor>:<index>)
+  turn_id TEXT,               -- turnId, where the provider writes one
+  seq INTEGER,                -- seq as written by the conversion that stored it
+  time TEXT,                  -- timestamp (RFC 3339), where the event has one
+  provider TEXT,              -- provider
+  event TEXT NOT NULL,        -- the event type (session_init, text, tool_invocation, ...)
+  call_id TEXT,               -- callId of tool and permission events
+  json TEXT NOT NULL,         -- the whole event, one InsightsEvent JSON object
+  UNIQUE (sid, id)
+);
+-- For the views: a session's tool calls, and its events by type.
+CREATE INDEX events_by_call ON events (sid, call_id) WHERE call_id IS NOT NULL;
+CREATE INDEX events_by_type ON events (sid, event);
+
 -- One row per session: its agent, first and last time, events, turns started, model and
 -- working directory (from its first session_init that names them).
 CREATE VIEW sessions AS
@@ -59,21 +91,21 @@ SELECT
   sum(e.event = 'turn_start') AS turns,
   sum(e.event = 'tool_invocation') AS tool_calls,
   (SELECT json_extract(i.json, '$.model') FROM events i
-    WHERE i.event = 'session_init' AND i.session_id = e.session_id
+    WHERE i.sid = e.sid AND i.event = 'session_init'
       AND json_extract(i.json, '$.model') IS NOT NULL ORDER BY i.rowid LIMIT 1) AS model,
   (SELECT json_extract(i.json, '$.cwd') FROM events i
-    WHERE i.event = 'session_init' AND i.session_id = e.session_id
+    WHERE i.sid = e.sid AND i.event = 'session_init'
       AND json_extract(i.json, '$.cwd') IS NOT NULL ORDER BY i.rowid LIMIT 1) AS cwd
 FROM events e
 WHERE e.session_id <> ''
-GROUP BY e.session_id;
+GROUP BY e.sid;
 
 -- One row per turn: a turn is what a turn_start opens, up to the next one (in the order
 -- stored); its end is the last turn_complete before the next start.
 CREATE VIEW turns AS
 WITH marks AS (
-  SELECT session_id, rowid AS r, event, time, turn_id, json,
-         sum(event = 'turn_start') OVER (PARTITION BY session_id ORDER BY rowid) AS n
+  SELECT sid, session_id, rowid AS r, event, time, turn_id, json,
+         sum(event = 'turn_start') OVER (PARTITION BY sid ORDER BY rowid) AS n
   FROM events
   WHERE event IN ('turn_start', 'turn_complete') AND session_id <> ''
 )
@@ -88,7 +120,7 @@ SELECT
   max(CASE WHEN event = 'turn_complete' THEN json_extract(json, '$.durationMs') END) AS duration_ms,
   max(CASE WHEN event = 'turn_complete' THEN json_extract(json, '$.costUsd') END) AS cost_usd
 FROM marks
-GROUP BY session_id, n;
+GROUP BY sid, n;
 
 -- One row per tool call: its invocation and its last completion, if any.
 CREATE VIEW tool_calls AS
@@ -108,10 +140,10 @@ SELECT
   json_extract(c.json, '$.durationMs') AS duration_ms
 FROM events i
 LEFT JOIN (
-  SELECT session_id, call_id, max(rowid) AS r FROM events
+  SELECT sid, call_id, max(rowid) AS r FROM events
   WHERE event = 'tool_completion' AND call_id IS NOT NULL
-  GROUP BY session_id, call_id
-) last ON last.session_id = i.session_id AND last.call_id = i.call_id
+  GROUP BY sid, call_id
+) last ON last.sid = i.sid AND last.call_id = i.call_id
 LEFT JOIN events c ON c.rowid = last.r
 WHERE i.event = 'tool_invocation';
 
@@ -160,25 +192,3 @@ SELECT
 FROM responses
 GROUP BY day, session_id, model, provider
 HAVING totalTokens > 0 OR reasoningTokens > 0;
-
--- Changed in version 3 (a store of version 1 or 2 is brought to it: the tables of usage are
--- made again, and its files are read again so that they are filled; the events stored are
--- not stored twice).
-
--- The events of a session by type, for the views (version 2 had (event, session_id), whose
--- inserts landed all over it: a first store spent a fifth of its time there).
-DROP INDEX IF EXISTS events_by_type;
-CREATE INDEX events_by_type ON events (session_id, event);
-
--- What `insights usage` and `insights sessions` read of each file, so that `--db` gives
--- exactly what they give on the files: one row per file stored, its entries (one per line
--- that says something of usage: a model response's tokens, a prompt that starts a turn, the
--- session's id or directory, as the usage reader, src/usage/scan.rs, reads it) packed in one
--- BLOB, so that `usage --db` reads the store in one pass. docs/store.md gives the BLOB's
--- layout. Written again whole when the file is read.
-CREATE TABLE usage_files (
-  path TEXT PRIMARY KEY,      -- the file (absolute), as in sources
-  first_ms INTEGER,           -- the time of its first line (the order `usage` reads a
-                              -- subagents folder in), Unix milliseconds
-  facts BLOB NOT NULL         -- its entries, packed (docs/store.md)
-);

@@ -653,7 +653,7 @@ fn the_sqlite3_shell_reads_the_views() {
         let n: u64 = out.lines().nth(1).unwrap().parse().unwrap();
         assert!(n > 10, "{view}: {n} rows");
     }
-    assert_eq!(query("select version from schema_version"), "version\n3\n");
+    assert_eq!(query("select version from schema_version"), "version\n4\n");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -21,12 +21,13 @@ use crate::lines::SourceLines;
 use crate::output::Out;
 use crate::usage::homes::Found;
 use anyhow::Context as _;
-use rusqlite::{CachedStatement, Connection};
+use rusqlite::{CachedStatement, Connection, OptionalExtension as _};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The longest a batch stays open while there is something to commit.
@@ -50,40 +51,25 @@ pub struct Store {
     pub conn: Connection,
     /// Since when the open batch has been open; `None` when none is.
     open: Option<Instant>,
-    /// Whether the open batch has written anything.
-    dirty: bool,
     pub counts: Counts,
     name: String,
     /// The files of the standard places, with what their place says (whose they are, their
     /// project folder): `usage` reads them so ([`super::tally`]).
     pub places: HashMap<PathBuf, Found>,
-    /// A buffer for [`super::tally::save`].
-    tally_buf: Vec<u8>,
+    /// The database's file (the reading thread opens it read-only).
+    path: PathBuf,
 }
 
 impl Store {
-    pub fn new(conn: Connection, name: String) -> Store {
+    pub fn new(conn: Connection, path: &Path) -> Store {
         Store {
             conn,
             open: None,
-            dirty: false,
             counts: Counts::default(),
-            name,
+            name: path.display().to_string(),
             places: HashMap::new(),
-            tally_buf: Vec::new(),
+            path: path.to_path_buf(),
         }
-    }
-
-    /// Opens a batch unless one is open (waiting for another writer's, up to the busy timeout).
-    fn begin(&mut self) -> anyhow::Result<()> {
-        if self.open.is_none() {
-            self.conn
-                .execute_batch("BEGIN IMMEDIATE")
-                .map_err(|e| self.db_error(e, "cannot begin a transaction"))?;
-            self.open = Some(Instant::now());
-            self.dirty = false;
-        }
-        Ok(())
     }
 
     /// Commits the open batch, if any.
@@ -94,7 +80,6 @@ impl Store {
                 return Err(self.db_error(e, "cannot commit (the batch was rolled back)"));
             }
         }
-        self.dirty = false;
         Ok(())
     }
 
@@ -105,57 +90,367 @@ impl Store {
         }
     }
 
-    /// Commits when the batch is [`BATCH`] old, or when `idle` (the input has nothing
-    /// more ready) and it holds something.
-    fn commit_if_due(&mut self, idle: bool) -> anyhow::Result<()> {
-        let due = self
-            .open
-            .is_some_and(|t| t.elapsed() >= BATCH || (idle && self.dirty));
-        if due {
-            self.commit()?;
-        }
-        Ok(())
-    }
-
     /// A database error, named with the database and what was being done.
     fn db_error(&self, e: rusqlite::Error, doing: &str) -> anyhow::Error {
         anyhow::anyhow!("{}: {doing}: {}", self.name, db_words(&e))
     }
 
-    /// Stores one source: a file from where its record says (or not at all when it did not
-    /// change), a conversation of several files whole when any of them changed, standard
-    /// input whole.
-    pub fn source(&mut self, src: &Source, opts: &Options, diag: &mut Diag) -> anyhow::Result<()> {
+    /// Stores `sources`, each once: a file from where its record says (or not at all when it
+    /// did not change), a conversation of several files whole when any of them changed,
+    /// standard input whole. Stops after the source being read when a signal came.
+    ///
+    /// Two threads. One reads: it looks each source's record up (on a read-only connection of
+    /// its own), reads and converts what is new, writes each event's JSON, and reads the files
+    /// for `usage` ([`produce`]). This one writes: for each source it looks the record up
+    /// again inside its transaction, and when it is still what the reader planned from, takes
+    /// back what the last read inferred, inserts the events and saves the record. A record
+    /// that changed meanwhile (another writer stored the file, or it came twice) leaves the
+    /// source to what stored it. SQLite's part is the larger, so reading and converting cost
+    /// no time beside it; the reader runs ahead by up to [`CHUNKS`] chunks.
+    pub fn store_all(
+        &mut self,
+        sources: &[Source],
+        opts: &Options,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        // The reader's connection sees what is committed.
+        self.commit()?;
+        let ro = Connection::open_with_flags(
+            &self.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| self.db_error(e, "cannot open"))?;
+        ro.busy_timeout(super::schema::BUSY_TIMEOUT)
+            .map_err(|e| self.db_error(e, "cannot open"))?;
+        let (tx, rx) = mpsc::sync_channel::<Chunk>(CHUNKS);
+        let (spare_tx, spare_rx) = mpsc::channel::<Chunk>();
+        let places = std::mem::take(&mut self.places);
+        let r = std::thread::scope(|s| {
+            let reader = Reader {
+                ro,
+                places: &places,
+                opts,
+                tx,
+                spare: spare_rx,
+                chunk: RefCell::new(Chunk::default()),
+            };
+            let producer = std::thread::Builder::new()
+                .name("store-read".into())
+                .spawn_scoped(s, move || produce(reader, sources, diag))
+                .context("cannot start a thread")?;
+            let stored = self.insert_all(&rx, &spare_tx);
+            // A database error: the reader's next chunk finds no one to take it, and it stops.
+            drop(rx);
+            let read = producer
+                .join()
+                .map_err(|_| anyhow::anyhow!("internal error: the reading thread panicked"))?;
+            stored?;
+            read
+        });
+        self.places = places;
+        if r.is_err() {
+            self.rollback();
+        }
+        r
+    }
+
+    /// Applies what [`produce`] sends until it ends.
+    fn insert_all(
+        &mut self,
+        rx: &mpsc::Receiver<Chunk>,
+        spare: &mpsc::Sender<Chunk>,
+    ) -> anyhow::Result<()> {
+        let Store {
+            conn,
+            open,
+            counts,
+            name,
+            ..
+        } = self;
+        let conn = &*conn;
+        let err =
+            |e: rusqlite::Error, doing: &str| anyhow::anyhow!("{name}: {doing}: {}", db_words(&e));
+        const STORING: &str = "cannot store (the batch was rolled back)";
+        // Commits the open batch (rolled back when that fails).
+        let commit = |open: &mut Option<Instant>| -> anyhow::Result<()> {
+            if open.take().is_some() {
+                if let Err(e) = conn.execute_batch("COMMIT") {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(err(e, "cannot commit (the batch was rolled back)"));
+                }
+            }
+            Ok(())
+        };
+        let mut ins = Inserter::new(conn).map_err(|e| err(e, "cannot write"))?;
+        // Whether the source being applied is left (its record changed since it was planned).
+        let mut skipping = false;
+        while let Ok(chunk) = rx.recv() {
+            for item in &chunk.items {
+                match item {
+                    Item::Begin(planned) => {
+                        if open.is_none() {
+                            conn.execute_batch("BEGIN IMMEDIATE")
+                                .map_err(|e| err(e, "cannot begin a transaction"))?;
+                            *open = Some(Instant::now());
+                        }
+                        skipping = false;
+                        for (key, rec) in &planned.records {
+                            let now =
+                                sources::lookup(conn, key).map_err(|e| err(e, "cannot read"))?;
+                            skipping |= now != *rec;
+                        }
+                        if !skipping {
+                            retract(conn, &planned.retract).map_err(|e| err(e, "cannot write"))?;
+                        }
+                        ins.closing = None;
+                    }
+                    _ if skipping => {
+                        if let Item::End(end) = item {
+                            counts.files_unchanged += end.read;
+                            skipping = false;
+                        }
+                    }
+                    Item::Event(row) => ins.event(&chunk.text, row).map_err(|e| err(e, STORING))?,
+                    Item::Line { json, fallback } => ins
+                        .line(&chunk.text[json.0..json.1], fallback)
+                        .map_err(|e| err(e, STORING))?,
+                    Item::LineEnd { idle } => {
+                        // A pipe: commit whenever the next line is not there yet, or the batch
+                        // is BATCH old (the statements stay prepared; none is running).
+                        let due = *idle || open.is_some_and(|t| t.elapsed() >= BATCH);
+                        if ins.added_since_commit > 0 && due {
+                            conn.execute_batch("COMMIT; BEGIN IMMEDIATE")
+                                .map_err(|e| err(e, "cannot commit (the batch was rolled back)"))?;
+                            *open = Some(Instant::now());
+                            ins.added_since_commit = 0;
+                        }
+                    }
+                    Item::Closing => ins.closing = Some(Vec::new()),
+                    Item::End(end) => {
+                        let closing = ins.closing.take().unwrap_or_default();
+                        for (k, (key, rec, facts)) in end.records.iter().enumerate() {
+                            super::tally::put(conn, key, facts).map_err(|e| err(e, STORING))?;
+                            if end.closing && k == 0 {
+                                let rec = Record {
+                                    closing: closing.clone(),
+                                    ..rec.clone()
+                                };
+                                sources::save(conn, key, &rec)
+                            } else {
+                                sources::save(conn, key, rec)
+                            }
+                            .map_err(|e| err(e, "cannot write"))?;
+                        }
+                        counts.files_read += end.read;
+                        counts.files_unchanged += end.unchanged;
+                        let due = open.is_some_and(|t| t.elapsed() >= BATCH);
+                        if end.commit || due {
+                            commit(open)?;
+                            ins.added_since_commit = 0;
+                        }
+                    }
+                }
+            }
+            // Its buffers go back for the next chunk; the reader may have ended already.
+            let _ = spare.send(chunk);
+        }
+        counts.events += ins.events;
+        counts.added += ins.added;
+        Ok(())
+    }
+}
+
+/// Takes back the events the end of a file's last read inferred (their keys).
+fn retract(conn: &Connection, keys: &[(String, String)]) -> rusqlite::Result<()> {
+    for (session, id) in keys {
+        conn.prepare_cached(
+            "DELETE FROM events WHERE id = ?2
+               AND sid = (SELECT sid FROM session_ids WHERE session_id = ?1)",
+        )?
+        .execute([session, id])?;
+    }
+    Ok(())
+}
+
+/// How many chunks the reader may be ahead of the writer: enough that neither waits for the
+/// other often, few enough that memory stays small (at most about 4 MiB).
+const CHUNKS: usize = 16;
+
+/// A chunk is sent once it holds this many bytes of JSON, or this many items.
+const CHUNK_BYTES: usize = 256 * 1024;
+const CHUNK_ITEMS: usize = 1024;
+
+/// Items for the writing thread: their text in one buffer, each item naming its parts.
+#[derive(Default)]
+struct Chunk {
+    text: Vec<u8>,
+    items: Vec<Item>,
+}
+
+/// A part of [`Chunk::text`]: start and end.
+#[derive(Clone, Copy)]
+struct Span(usize, usize);
+
+/// An event the converter made.
+struct Row {
+    session: Span,
+    id: Span,
+    turn: Option<Span>,
+    seq: i64,
+    time: Option<Span>,
+    provider: &'static str,
+    event: &'static str,
+    json: Span,
+    /// Whether the JSON has a `callId` (SQLite reads it from there).
+    call: bool,
+}
+
+enum Item {
+    /// A source is read: the records it was planned from, to be what they still are, and
+    /// the keys of what its last read inferred, to take back.
+    Begin(Box<Planned>),
+    Event(Row),
+    /// An InsightsEvent line passed through, and its id if it has none.
+    Line {
+        json: Span,
+        fallback: String,
+    },
+    /// A line of a pipe was converted; `idle`: the next one is not there yet (time to
+    /// commit).
+    LineEnd {
+        idle: bool,
+    },
+    /// What follows is what the end of the input inferred.
+    Closing,
+    /// A source ends: what to keep of it.
+    End(Box<Ended>),
+}
+
+/// What a source was planned from.
+#[derive(Default)]
+struct Planned {
+    /// Each file's key and its record when looked up.
+    records: Vec<(String, Option<Record>)>,
+    retract: Vec<(String, String)>,
+}
+
+/// What to keep of a source.
+#[derive(Default)]
+struct Ended {
+    /// Each file read to its end: its key, its record, what `usage` reads of it.
+    records: Vec<(String, Record, super::tally::Facts)>,
+    /// The first record's `closing` is what the end of the input added.
+    closing: bool,
+    /// Files read, files unchanged.
+    read: u64,
+    unchanged: u64,
+    /// Commit after it (standard input).
+    commit: bool,
+}
+
+impl Chunk {
+    fn put(&mut self, s: &str) -> Span {
+        let start = self.text.len();
+        self.text.extend_from_slice(s.as_bytes());
+        Span(start, self.text.len())
+    }
+
+    fn full(&self) -> bool {
+        self.text.len() >= CHUNK_BYTES || self.items.len() >= CHUNK_ITEMS
+    }
+}
+
+/// The reading side of [`Store::store_all`].
+struct Reader<'a> {
+    ro: Connection,
+    places: &'a HashMap<PathBuf, Found>,
+    opts: &'a Options,
+    tx: mpsc::SyncSender<Chunk>,
+    spare: mpsc::Receiver<Chunk>,
+    chunk: RefCell<Chunk>,
+}
+
+/// The writer is gone (it failed, and says why).
+fn gone() -> io::Error {
+    io::Error::other("the store stopped")
+}
+
+impl Reader<'_> {
+    /// Adds an item; sends the chunk when it is full, or with `now`.
+    fn push(&self, item: Item, now: bool) -> io::Result<()> {
+        let mut c = self
+            .chunk
+            .try_borrow_mut()
+            .map_err(|_| io::Error::other("internal error: the store was fed while it was busy"))?;
+        c.items.push(item);
+        if now || c.full() {
+            self.send(&mut c)?;
+        }
+        Ok(())
+    }
+
+    /// Sends the chunk, taking a spare one (or a new one) in its place.
+    fn send(&self, c: &mut Chunk) -> io::Result<()> {
+        let mut next = self.spare.try_recv().unwrap_or_default();
+        next.text.clear();
+        next.items.clear();
+        let full = std::mem::replace(c, next);
+        self.tx.send(full).map_err(|_| gone())
+    }
+
+    /// The record of `key`, as committed.
+    fn lookup(&self, key: &str) -> io::Result<Option<Record>> {
+        sources::lookup(&self.ro, key).map_err(io::Error::other)
+    }
+
+    /// The file at `path` as `usage` finds it: in a standard place, or given.
+    fn found(&self, path: &Path) -> Found {
+        match self.places.get(path) {
+            Some(f) => f.clone(),
+            None => crate::usage::homes::given(&[path.to_path_buf()])
+                .pop()
+                .unwrap_or(Found {
+                    path: path.to_path_buf(),
+                    agent: None,
+                    project: None,
+                }),
+        }
+    }
+
+    /// One source: planned, read, converted and sent.
+    fn source(&self, src: &Source, diag: &mut Diag) -> anyhow::Result<()> {
         match src {
             Source::Stdin => {
                 let name = src.name();
                 let Some(reader) = src.open_or_report(diag) else {
                     return Ok(());
                 };
-                self.begin()?;
-                let lines = SourceLines::one(reader, name.clone(), opts.max_line);
-                self.read(lines, &name, true, 0, opts, diag)?;
-                self.commit()
+                self.push(Item::Begin(Box::default()), false)?;
+                let lines = SourceLines::one(reader, name.clone(), self.opts.max_line);
+                self.convert(lines, &name, true, 0, diag)?;
+                let end = Ended {
+                    commit: true,
+                    ..Ended::default()
+                };
+                Ok(self.push(Item::End(Box::new(end)), true)?)
             }
             // OpenCode's database: read as `insights` reads it (`Source::open`).
             Source::File(path) if crate::providers::opencode_db::is_database(path) => {
-                self.database(src, path, opts, diag)
+                self.database(src, path, diag)
             }
             Source::File(path) if self.places.get(path).is_some_and(|f| !f.converts()) => {
                 self.usage_only(path, diag)
             }
-            Source::File(path) => self.file(path, opts, diag),
-            Source::Group(paths) => self.group(src, paths, opts, diag),
+            Source::File(path) => self.file(path, diag),
+            Source::Group(paths) => self.group(src, paths, diag),
         }
     }
 
-    /// `path`'s size and modification time now (`stat`: [`sources::stat`], or
-    /// [`sources::db_stat`] for a database), and its record, looked up inside the batch
-    /// (another writer may have read it meanwhile); `None` when it cannot be looked at
-    /// (reported).
+    /// `path`'s size and modification time now (`stat`), and its record as committed; `None`
+    /// when it cannot be looked at (reported).
     #[allow(clippy::type_complexity)]
     fn looked_up(
-        &mut self,
+        &self,
         path: &Path,
         key: &str,
         stat: fn(&Path) -> io::Result<(u64, i64)>,
@@ -168,12 +463,19 @@ impl Store {
                 return Ok(None);
             }
         };
-        self.begin()?;
-        let rec = sources::lookup(&self.conn, key).map_err(|e| self.db_error(e, "cannot read"))?;
-        Ok(Some((now, rec)))
+        Ok(Some((now, self.lookup(key)?)))
     }
 
-    fn file(&mut self, path: &Path, opts: &Options, diag: &mut Diag) -> anyhow::Result<()> {
+    /// Says that `n` files did not change.
+    fn unchanged(&self, n: u64) -> io::Result<()> {
+        let end = Ended {
+            unchanged: n,
+            ..Ended::default()
+        };
+        self.push(Item::End(Box::new(end)), false)
+    }
+
+    fn file(&self, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
         let name = path.display().to_string();
         let key = key_of(path);
         let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::stat, diag)? else {
@@ -187,16 +489,8 @@ impl Store {
             }
         };
         let Plan::From { lines, .. } = plan else {
-            self.counts.files_unchanged += 1;
-            return self.commit_if_due(false);
+            return Ok(self.unchanged(1)?);
         };
-        // What the end of the last read inferred (the end of a turn the file had left open)
-        // is taken back: the file went on, and its end is inferred again where it ends now.
-        if lines > 0 {
-            if let Some(rec) = &rec {
-                self.retract(&rec.closing)?;
-            }
-        }
         let (reader, ends) = match sources::open_at(path, 0, size) {
             Ok(r) => r,
             Err(e) => {
@@ -204,32 +498,48 @@ impl Store {
                 return Ok(());
             }
         };
-        let lines_in = SourceLines::one(Box::new(reader), name.clone(), opts.max_line);
-        let Some(read) = self.read_file(lines_in, &name, lines, opts, diag)? else {
-            return Ok(());
+        // What the end of the last read inferred (the end of a turn the file had left open)
+        // is taken back: the file went on, and its end is inferred again where it ends now.
+        let retract = match (&rec, lines > 0) {
+            (Some(r), true) => r.closing.clone(),
+            _ => Vec::new(),
         };
-        let head_len = size.min(sources::HEAD);
-        let head_hash = match sources::head_hash(path, head_len) {
-            Ok(h) => h,
-            Err(e) => {
-                diag.io_error(&name, &e);
-                return Ok(());
+        let planned = Planned {
+            records: vec![(key.clone(), rec)],
+            retract,
+        };
+        self.push(Item::Begin(Box::new(planned)), false)?;
+        let lines_in = SourceLines::one(Box::new(reader), name.clone(), self.opts.max_line);
+        let read = self.convert(lines_in, &name, false, lines, diag)?;
+        let mut end = Ended::default();
+        if let Some(read) = read {
+            let head_len = size.min(sources::HEAD);
+            match sources::head_hash(path, head_len) {
+                Ok(head_hash) => {
+                    let rec = Record {
+                        size,
+                        mtime_ns: mtime,
+                        offset: ends.get(),
+                        lines: read.whole_lines,
+                        seq: read.seq,
+                        head_len,
+                        head_hash,
+                        closing: Vec::new(),
+                    };
+                    let facts = self.facts(path);
+                    end.records.push((key, rec, facts));
+                    end.closing = true;
+                    end.read = 1;
+                }
+                Err(e) => diag.io_error(&name, &e),
             }
-        };
-        let rec = Record {
-            size,
-            mtime_ns: mtime,
-            offset: ends.get(),
-            lines: read.whole_lines,
-            seq: read.seq,
-            head_len,
-            head_hash,
-            closing: read.closing,
-        };
-        self.tally(path, &key)?;
-        sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
-        self.counts.files_read += 1;
-        self.commit_if_due(false)
+        }
+        Ok(self.push(Item::End(Box::new(end)), false)?)
+    }
+
+    /// What `usage` reads of the file at `path`.
+    fn facts(&self, path: &Path) -> super::tally::Facts {
+        super::tally::facts(&self.found(path), &mut Vec::new())
     }
 
     /// OpenCode's database: its rows, as the lines `insights` reads them as, read whole when
@@ -237,13 +547,7 @@ impl Store {
     /// ([`sources`]). The events of rows stored before have their ids (each names its row) and
     /// are not stored again; the ends the last read inferred (a turn it left open) are taken
     /// back first and inferred again where the rows end now.
-    fn database(
-        &mut self,
-        src: &Source,
-        path: &Path,
-        opts: &Options,
-        diag: &mut Diag,
-    ) -> anyhow::Result<()> {
+    fn database(&self, src: &Source, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
         let name = path.display().to_string();
         let key = key_of(path);
         let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::db_stat, diag)? else {
@@ -253,40 +557,43 @@ impl Store {
             .as_ref()
             .is_some_and(|r| r.size == size && r.mtime_ns == mtime)
         {
-            self.counts.files_unchanged += 1;
-            return self.commit_if_due(false);
+            return Ok(self.unchanged(1)?);
         }
         let Some(reader) = src.open_or_report(diag) else {
             return Ok(());
         };
-        if let Some(rec) = &rec {
-            self.retract(&rec.closing)?;
+        let retract = rec.as_ref().map(|r| r.closing.clone()).unwrap_or_default();
+        let planned = Planned {
+            records: vec![(key.clone(), rec)],
+            retract,
+        };
+        self.push(Item::Begin(Box::new(planned)), false)?;
+        let lines = SourceLines::one(reader, name.clone(), self.opts.max_line);
+        let read = self.convert(lines, &name, false, 0, diag)?;
+        let mut end = Ended::default();
+        if let Some(read) = read {
+            // No offset nor head: a database is read whole (its rows' ids say what is stored).
+            let rec = Record {
+                size,
+                mtime_ns: mtime,
+                offset: 0,
+                lines: read.whole_lines,
+                seq: read.seq,
+                head_len: 0,
+                head_hash: String::new(),
+                closing: Vec::new(),
+            };
+            end.records.push((key, rec, self.facts(path)));
+            end.closing = true;
+            end.read = 1;
         }
-        let lines = SourceLines::one(reader, name.clone(), opts.max_line);
-        let Some(read) = self.read_file(lines, &name, 0, opts, diag)? else {
-            return Ok(());
-        };
-        // No offset nor head: a database is read whole (its rows' ids say what is stored).
-        let rec = Record {
-            size,
-            mtime_ns: mtime,
-            offset: 0,
-            lines: read.whole_lines,
-            seq: read.seq,
-            head_len: 0,
-            head_hash: String::new(),
-            closing: read.closing,
-        };
-        self.tally(path, &key)?;
-        sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
-        self.counts.files_read += 1;
-        self.commit_if_due(false)
+        Ok(self.push(Item::End(Box::new(end)), false)?)
     }
 
     /// A file only `usage` reads (an agent whose files `insights` does not convert: Amp's
     /// threads, pi's sessions, Goose's database…): its usage facts only, so that `usage --db`
     /// counts what `usage` does; read again whole when it changed.
-    fn usage_only(&mut self, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
+    fn usage_only(&self, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
         let key = key_of(path);
         let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::stat, diag)? else {
             return Ok(());
@@ -295,273 +602,220 @@ impl Store {
             .as_ref()
             .is_some_and(|r| r.size == size && r.mtime_ns == mtime)
         {
-            self.counts.files_unchanged += 1;
-            return self.commit_if_due(false);
+            return Ok(self.unchanged(1)?);
         }
+        let planned = Planned {
+            records: vec![(key.clone(), rec)],
+            retract: Vec::new(),
+        };
+        self.push(Item::Begin(Box::new(planned)), false)?;
         let rec = Record {
             size,
             mtime_ns: mtime,
-            offset: 0,
-            lines: 0,
-            seq: 0,
-            head_len: 0,
-            head_hash: String::new(),
-            closing: Vec::new(),
+            ..Record::default()
         };
-        self.tally(path, &key)?;
-        sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
-        self.counts.files_read += 1;
-        self.commit_if_due(false)
+        let end = Ended {
+            records: vec![(key, rec, self.facts(path))],
+            read: 1,
+            ..Ended::default()
+        };
+        Ok(self.push(Item::End(Box::new(end)), false)?)
     }
 
     /// A conversation kept in several files (a Claude Code session and its subagents'): its
     /// lines are merged by time, so it is read whole again when any file of it changed (the
     /// events read before are already stored); each file's record then says it was read to
     /// its end.
-    fn group(
-        &mut self,
-        src: &Source,
-        paths: &[std::path::PathBuf],
-        opts: &Options,
-        diag: &mut Diag,
-    ) -> anyhow::Result<()> {
-        self.begin()?;
+    fn group(&self, src: &Source, paths: &[PathBuf], diag: &mut Diag) -> anyhow::Result<()> {
         let mut stats = Vec::with_capacity(paths.len());
+        let mut records = Vec::with_capacity(paths.len());
         let mut changed = false;
         for p in paths {
+            let key = key_of(p);
+            let rec = self.lookup(&key)?;
             let Ok((size, mtime)) = sources::stat(p) else {
                 changed = true;
+                records.push((key, rec));
                 continue;
             };
-            let rec = sources::lookup(&self.conn, &key_of(p))
-                .map_err(|e| self.db_error(e, "cannot read"))?;
-            changed |= rec.is_none_or(|r| r.size != size || r.mtime_ns != mtime);
-            stats.push((p, size, mtime));
+            changed |= rec
+                .as_ref()
+                .is_none_or(|r| r.size != size || r.mtime_ns != mtime);
+            records.push((key.clone(), rec));
+            stats.push((p, key, size, mtime));
         }
         if !changed {
-            self.counts.files_unchanged += paths.len() as u64;
-            return self.commit_if_due(false);
+            return Ok(self.unchanged(paths.len() as u64)?);
         }
         let name = src.name();
-        let Some(lines) = src.lines_or_report(opts.max_line, diag) else {
+        let Some(lines) = src.lines_or_report(self.opts.max_line, diag) else {
             return Ok(());
         };
-        if self.read_file(lines, &name, 0, opts, diag)?.is_none() {
-            return Ok(());
-        }
-        for (p, size, mtime) in stats {
-            let head_len = size.min(sources::HEAD);
-            let Ok(head_hash) = sources::head_hash(p, head_len) else {
-                continue;
-            };
-            // Read whole: the offset is the size it had (a later change reads it whole again).
-            let rec = Record {
-                size,
-                mtime_ns: mtime,
-                offset: size,
-                lines: 0,
-                seq: 0,
-                head_len,
-                head_hash,
-                closing: Vec::new(),
-            };
-            let key = key_of(p);
-            self.tally(p, &key)?;
-            sources::save(&self.conn, &key, &rec).map_err(|e| self.db_error(e, "cannot write"))?;
-        }
-        self.counts.files_read += paths.len() as u64;
-        self.commit_if_due(false)
-    }
-
-    /// Keeps what `usage` reads of the file at `path` (its key `key`), as it would find it:
-    /// in a standard place, or given.
-    fn tally(&mut self, path: &Path, key: &str) -> anyhow::Result<()> {
-        let found = match self.places.get(path) {
-            Some(f) => f.clone(),
-            None => crate::usage::homes::given(&[path.to_path_buf()])
-                .pop()
-                .unwrap_or(Found {
-                    path: path.to_path_buf(),
-                    agent: None,
-                    project: None,
-                }),
+        let planned = Planned {
+            records,
+            retract: Vec::new(),
         };
-        super::tally::save(&self.conn, key, &found, &mut self.tally_buf)
-            .map_err(|e| self.db_error(e, "cannot store (the batch was rolled back)"))
-    }
-
-    /// [`Store::read`] of a file (or a conversation's files); `None` when it was not read to
-    /// its end (a signal, an input error): then its record is not written, and the next run
-    /// reads it again from where its record says (the events stored of it meanwhile are
-    /// there already, and are not stored twice). A database error rolls the batch back.
-    ///
-    /// No savepoint is taken around a file: one made SQLite copy every page the file
-    /// changed into its statement journal (14% of a first store's time), and the events of a
-    /// file read in part are what a whole read gives for those lines (the same ids), so
-    /// keeping them without the record changes nothing the next run ends with.
-    fn read_file(
-        &mut self,
-        lines: SourceLines<'_>,
-        name: &str,
-        skip: u64,
-        opts: &Options,
-        diag: &mut Diag,
-    ) -> anyhow::Result<Option<Outcome>> {
-        let read = match self.read(lines, name, false, skip, opts, diag) {
-            Ok(r) => r,
-            Err(e) => {
-                self.rollback();
-                return Err(e);
+        self.push(Item::Begin(Box::new(planned)), false)?;
+        let read = self.convert(lines, &name, false, 0, diag)?;
+        let mut end = Ended::default();
+        if read.is_some() {
+            for (p, key, size, mtime) in stats {
+                let head_len = size.min(sources::HEAD);
+                let Ok(head_hash) = sources::head_hash(p, head_len) else {
+                    continue;
+                };
+                // Read whole: the offset is the size it had (a later change reads it whole
+                // again).
+                let rec = Record {
+                    size,
+                    mtime_ns: mtime,
+                    offset: size,
+                    head_len,
+                    head_hash,
+                    ..Record::default()
+                };
+                end.records.push((key, rec, self.facts(p)));
             }
-        };
-        if crate::signals::caught().is_some() || read.failed {
-            return Ok(None);
+            end.read = paths.len() as u64;
         }
-        Ok(Some(read))
+        Ok(self.push(Item::End(Box::new(end)), false)?)
     }
 
-    /// Takes back the events the end of a file's last read inferred (their keys).
-    fn retract(&mut self, keys: &[(String, String)]) -> anyhow::Result<()> {
-        for (session, id) in keys {
-            self.conn
-                .prepare_cached("DELETE FROM events WHERE session_id = ?1 AND id = ?2")
-                .and_then(|mut st| st.execute([session, id]))
-                .map_err(|e| self.db_error(e, "cannot write"))?;
-        }
-        Ok(())
-    }
-
-    /// Converts the lines of `rdr` and stores their events, except those of the first `skip`
+    /// Converts the lines of `rdr` and sends their events, except those of the first `skip`
     /// lines (stored by an earlier run: they are converted only so that the converter
     /// remembers what a whole read remembers, and the events after them come out as in a
-    /// whole read, with the same ids). `live` (a pipe): commits whenever the next line is not
-    /// there yet or the batch is [`BATCH`] old. A database error ends the run (`Err`, the
-    /// batch rolled back by the caller); an input error is reported and ends this input
-    /// (`failed`).
-    fn read(
-        &mut self,
+    /// whole read, with the same ids). `live` (a pipe): sends each line's events as soon as
+    /// the next line is not there yet. `None` when it was not read to its end (a signal, an
+    /// input error, reported): then no record is kept, and the next run reads it again from
+    /// where its record says (the events sent of it are stored, and not stored twice).
+    fn convert(
+        &self,
         mut rdr: SourceLines<'_>,
         name: &str,
         live: bool,
         skip: u64,
-        opts: &Options,
         diag: &mut Diag,
-    ) -> anyhow::Result<Outcome> {
-        let mut result = Outcome::default();
-        let conn = &self.conn;
-        let ins = RefCell::new(Inserter::new(conn).map_err(|e| self.db_error(e, "cannot write"))?);
-        let busy = || io::Error::other("internal error: the store was fed while it was busy");
-        let mut tap = |ev: &Event| match ins.try_borrow_mut() {
-            Ok(mut i) => i.event(ev),
-            Err(_) => Err(busy()),
+    ) -> anyhow::Result<Option<Outcome>> {
+        let storing = std::cell::Cell::new(true);
+        let mut tap = |ev: &Event| -> io::Result<()> {
+            if !storing.get() {
+                return Ok(());
+            }
+            let mut c = self.chunk.try_borrow_mut().map_err(|_| {
+                io::Error::other("internal error: the store was fed while it was busy")
+            })?;
+            let start = c.text.len();
+            crate::json_writer::write(&mut c.text, ev).map_err(io::Error::other)?;
+            let json = Span(start, c.text.len());
+            // SQLite reads the JSON for `callId` only where it is (a tool's, a permission's
+            // event): most events have none, and parsing each one again was a third of the
+            // time.
+            let call = memchr::memmem::find(&c.text[start..], b"\"callId\"").is_some();
+            let row = Row {
+                session: c.put(ev.session_id.as_ref()),
+                id: c.put(ev.id.as_ref()),
+                turn: ev.turn_id.as_deref().map(|t| c.put(t)),
+                seq: ev.seq as i64,
+                time: ev.timestamp.as_deref().map(|t| c.put(t)),
+                provider: ev.provider,
+                event: ev.event,
+                json,
+                call,
+            };
+            c.items.push(Item::Event(row));
+            if c.full() {
+                self.send(&mut c)?;
+            }
+            Ok(())
         };
+        let mut result = Outcome::default();
+        let mut failed = false;
         let mut out = Out::new(Vec::new());
-        let mut conv = Converter::new(opts, &mut out);
+        let mut conv = Converter::new(self.opts, &mut out);
         conv.tap(&mut tap);
         let mut buf = Vec::with_capacity(64 * 1024);
-        let mut commit_now = false;
         loop {
             let line = match rdr.next_line(&mut buf) {
                 Ok(Some(l)) => l,
                 Ok(None) => break,
                 Err(e) => {
                     diag.io_error(rdr.name(), &e);
-                    result.failed = true;
+                    failed = true;
                     break;
                 }
             };
             let lineno = rdr.lineno();
             let unterminated = rdr.unterminated();
-            let storing = lineno > skip;
-            ins.try_borrow_mut().map_err(|_| busy())?.storing = storing;
-            let converted = conv.input_line(line, &buf, lineno, unterminated, rdr.name(), diag);
-            let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
-            if let Some(e) = i.failed.take() {
-                return Err(self.db_error(e, "cannot store (the batch was rolled back)"));
-            }
-            converted?;
+            storing.set(lineno > skip);
+            conv.input_line(line, &buf, lineno, unterminated, rdr.name(), diag)?;
             // InsightsEvents passed through.
             let out = conv.out();
             out.flush().context("cannot convert")?;
             let written = out.w.get_mut();
-            if !storing {
-                written.clear();
-            } else if !written.is_empty() {
+            if storing.get() && !written.is_empty() {
                 let fallback = format!(
                     "line-{:016x}",
                     crate::ids::hash_pair("", &String::from_utf8_lossy(&buf))
                 );
+                let mut c = self.chunk.borrow_mut();
                 for (k, l) in written
                     .split(|&b| b == b'\n')
                     .filter(|l| !l.is_empty())
                     .enumerate()
                 {
-                    i.line(l, &format!("{fallback}:{k}")).map_err(|e| {
-                        self.db_error(e, "cannot store (the batch was rolled back)")
-                    })?;
+                    let start = c.text.len();
+                    c.text.extend_from_slice(l);
+                    let json = Span(start, c.text.len());
+                    c.items.push(Item::Line {
+                        json,
+                        fallback: format!("{fallback}:{k}"),
+                    });
                 }
-                written.clear();
             }
+            written.clear();
             if !unterminated {
                 result.whole_lines = rdr.lineno();
             }
-            if live && i.added_since_commit > 0 {
+            if live {
                 let idle = !rdr.has_buffered_line();
-                commit_now = idle || self.open.is_some_and(|t| t.elapsed() >= BATCH);
-            }
-            drop(i);
-            if commit_now {
-                commit_now = false;
-                // The statements stay prepared across the commit; none is running.
-                if let Err(e) = self.conn.execute_batch("COMMIT; BEGIN IMMEDIATE") {
-                    return Err(self.db_error(e, "cannot commit (the batch was rolled back)"));
-                }
-                self.open = Some(Instant::now());
-                ins.try_borrow_mut().map_err(|_| busy())?.added_since_commit = 0;
+                self.push(Item::LineEnd { idle }, idle)?;
             }
         }
-        if crate::signals::caught().is_none() && !result.failed {
-            {
-                let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
-                i.storing = true;
-                i.closing = Some(Vec::new());
-            }
-            let closed = conv.close_input(rdr.lineno(), rdr.name(), diag);
-            let mut i = ins.try_borrow_mut().map_err(|_| busy())?;
-            result.closing = i.closing.take().unwrap_or_default();
-            if let Some(e) = i.failed.take() {
-                return Err(self.db_error(e, "cannot store (the batch was rolled back)"));
-            }
-            closed.context("cannot convert")?;
-            drop(i);
-            let (n, raw) = (conv.stats.provider_lines, conv.stats.provider_raw);
-            let forgot = conv.forgotten();
-            crate::convert::end_input(opts, name, n, raw, forgot, diag);
+        if crate::signals::caught().is_some() || failed {
+            return Ok(None);
         }
+        storing.set(true);
+        self.push(Item::Closing, false)?;
+        conv.close_input(rdr.lineno(), rdr.name(), diag)
+            .context("cannot convert")?;
+        let (n, raw) = (conv.stats.provider_lines, conv.stats.provider_raw);
+        let forgot = conv.forgotten();
+        crate::convert::end_input(self.opts, name, n, raw, forgot, diag);
         result.seq = conv.seq();
-        drop(conv);
-        let i = ins.into_inner();
-        self.counts.events += i.events;
-        self.counts.added += i.added;
-        if i.added > 0 {
-            self.dirty = true;
-        }
-        Ok(result)
+        Ok(Some(result))
     }
 }
 
-/// What [`Store::read`] read.
+/// The reading side of [`Store::store_all`]: each source in turn, until the last or a
+/// signal; then what is left is sent.
+fn produce(reader: Reader<'_>, sources: &[Source], diag: &mut Diag) -> anyhow::Result<()> {
+    for src in sources {
+        reader.source(src, diag)?;
+        if crate::signals::caught().is_some() {
+            break;
+        }
+    }
+    let mut c = reader.chunk.borrow_mut();
+    Ok(reader.send(&mut c)?)
+}
+
+/// What [`Reader::convert`] read.
 #[derive(Debug, Default)]
 struct Outcome {
     /// Lines with a line end read (counted from the offset read from).
     whole_lines: u64,
     /// The last `seq` given.
     seq: u64,
-    /// The input could not be read to its end.
-    failed: bool,
-    /// The keys of the events the end of the input added (inferred ends of what it left
-    /// open), taken back when the file goes on.
-    closing: Vec<(String, String)>,
 }
 
 /// The statements that insert events, and what they did.
@@ -569,19 +823,28 @@ struct Inserter<'c> {
     conn: &'c Connection,
     /// An event the converter made: its members given.
     made: CachedStatement<'c>,
-    /// An InsightsEvent line: its members read by SQLite.
+    /// An InsightsEvent line: its members read by SQLite (its session numbered first).
     line: CachedStatement<'c>,
-    json: Vec<u8>,
-    /// Whether events are stored (not while the lines an earlier run stored are converted
-    /// again).
-    storing: bool,
+    line_session: CachedStatement<'c>,
     /// When set, the keys of the events added are noted here (the end of an input).
     closing: Option<Vec<(String, String)>>,
-    /// The database error that stopped the tap (the converter sees only an `io::Error`).
-    failed: Option<rusqlite::Error>,
+    /// The session of the last event inserted, and its number (`session_ids.sid`).
+    session: Option<(Vec<u8>, i64)>,
     events: u64,
     added: u64,
     added_since_commit: u64,
+}
+
+/// A part of a chunk's text, bound as SQL text without a second UTF-8 check (it was written
+/// as JSON, or copied from the converter's strings).
+struct Text<'t>(&'t [u8]);
+
+impl rusqlite::ToSql for Text<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(rusqlite::types::ToSqlOutput::Borrowed(
+            rusqlite::types::ValueRef::Text(self.0),
+        ))
+    }
 }
 
 impl<'c> Inserter<'c> {
@@ -590,74 +853,84 @@ impl<'c> Inserter<'c> {
             conn,
             made: conn.prepare_cached(
                 "INSERT OR IGNORE INTO events
-                   (session_id, id, turn_id, seq, time, provider, event, call_id, json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                   (sid, session_id, id, turn_id, seq, time, provider, event, call_id, json)
+                 VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7,
                          CASE WHEN ?9 THEN json_extract(?8, '$.callId') END, ?8)",
+            )?,
+            line_session: conn.prepare_cached(
+                "INSERT OR IGNORE INTO session_ids (session_id)
+                 VALUES (coalesce(json_extract(?1, '$.sessionId'), ''))",
             )?,
             line: conn.prepare_cached(
                 "INSERT OR IGNORE INTO events
-                   (session_id, id, turn_id, seq, time, provider, event, call_id, json)
-                 SELECT coalesce(json_extract(j, '$.sessionId'), ''),
+                   (sid, session_id, id, turn_id, seq, time, provider, event, call_id, json)
+                 SELECT (SELECT sid FROM session_ids WHERE session_id = s), s,
                         coalesce(nullif(json_extract(j, '$.id'), ''), ?2),
                         json_extract(j, '$.turnId'), json_extract(j, '$.seq'),
                         json_extract(j, '$.timestamp'), json_extract(j, '$.provider'),
                         coalesce(json_extract(j, '$.event'), ''), json_extract(j, '$.callId'), j
-                 FROM (SELECT ?1 AS j)",
+                 FROM (SELECT ?1 AS j, coalesce(json_extract(?1, '$.sessionId'), '') AS s)",
             )?,
-            json: Vec::with_capacity(4096),
-            storing: true,
             closing: None,
-            failed: None,
+            session: None,
             events: 0,
             added: 0,
             added_since_commit: 0,
         })
     }
 
-    /// Inserts an event the converter made; a database error is kept in `failed`.
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
-        if !self.storing {
-            return Ok(());
-        }
-        self.json.clear();
-        crate::json_writer::write(&mut self.json, ev).map_err(io::Error::other)?;
-        let json = std::str::from_utf8(&self.json).map_err(io::Error::other)?;
-        // SQLite reads the JSON for `callId` only where it is (a tool's, a permission's
-        // event): most events have none, and parsing each one again was a third of the time.
-        let call = memchr::memmem::find(json.as_bytes(), b"\"callId\"").is_some();
+    /// Inserts an event the converter made, its parts in `text`.
+    fn event(&mut self, text: &[u8], row: &Row) -> rusqlite::Result<()> {
+        let part = |s: Span| Text(&text[s.0..s.1]);
+        let session = &text[row.session.0..row.session.1];
+        let sid = match &self.session {
+            Some((s, sid)) if s.as_slice() == session => *sid,
+            _ => {
+                let sid = sid_of(self.conn, session)?;
+                self.session = Some((session.to_vec(), sid));
+                sid
+            }
+        };
         let r = self.made.execute(rusqlite::params![
-            ev.session_id.as_ref(),
-            ev.id.as_ref(),
-            ev.turn_id.as_deref(),
-            ev.seq as i64,
-            ev.timestamp.as_deref(),
-            ev.provider,
-            ev.event,
-            json,
-            call,
+            part(row.session),
+            part(row.id),
+            row.turn.map(part),
+            row.seq,
+            row.time.map(part),
+            row.provider,
+            row.event,
+            part(row.json),
+            row.call,
+            sid,
         ]);
-        let r = or_deep(r, self.conn, json, &ev.id);
-        match self.counted(r) {
-            Ok(added) => {
-                if let (true, Some(keys)) = (added, self.closing.as_mut()) {
-                    keys.push((ev.session_id.to_string(), ev.id.to_string()));
-                }
-                Ok(())
+        let r = match r {
+            Err(e) if is_deep(&e) => {
+                let json = String::from_utf8_lossy(&text[row.json.0..row.json.1]);
+                let id = String::from_utf8_lossy(&text[row.id.0..row.id.1]);
+                deep(self.conn, &json, &id)
             }
-            Err(e) => {
-                self.failed = Some(e);
-                Err(io::Error::other("the store failed"))
+            r => r,
+        };
+        if self.counted(r)? {
+            if let Some(keys) = self.closing.as_mut() {
+                let s = |s: Span| String::from_utf8_lossy(&text[s.0..s.1]).into_owned();
+                keys.push((s(row.session), s(row.id)));
             }
         }
+        Ok(())
     }
 
     /// Inserts an InsightsEvent line; `fallback` is its id when it has none.
     fn line(&mut self, line: &[u8], fallback: &str) -> rusqlite::Result<()> {
         let text = String::from_utf8_lossy(line);
-        let r = self
-            .line
-            .execute(rusqlite::params![text.as_ref(), fallback]);
-        let r = or_deep(r, self.conn, &text, fallback);
+        let r = self.line_session.execute([text.as_ref()]).and_then(|_| {
+            self.line
+                .execute(rusqlite::params![text.as_ref(), fallback])
+        });
+        let r = match r {
+            Err(e) if is_deep(&e) => deep(self.conn, &text, fallback),
+            r => r,
+        };
         self.counted(r).map(|_| ())
     }
 
@@ -671,31 +944,29 @@ impl<'c> Inserter<'c> {
     }
 }
 
-/// `r`, the insert of an event's JSON `text`, or when SQLite's JSON functions refused the
-/// text (it nests deeper than their 1000 levels, which the converter passes through), the
-/// insert of its members read here instead.
-fn or_deep(
-    r: rusqlite::Result<usize>,
-    conn: &Connection,
-    text: &str,
-    fallback: &str,
-) -> rusqlite::Result<usize> {
-    match r {
-        Err(rusqlite::Error::SqliteFailure(e, Some(m)))
-            if e.code == rusqlite::ErrorCode::Unknown && m.contains("JSON") => {}
-        r => return r,
-    }
+/// Whether SQLite's JSON functions refused an event's text: it nests deeper than their 1000
+/// levels, which the converter passes through.
+fn is_deep(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(e, Some(m))
+        if e.code == rusqlite::ErrorCode::Unknown && m.contains("JSON"))
+}
+
+/// The insert of an event's JSON `text` that SQLite's JSON functions refused
+/// ([`is_deep`]): its members read here instead.
+fn deep(conn: &Connection, text: &str, fallback: &str) -> rusqlite::Result<usize> {
     let members = top_members(text).unwrap_or_default();
     let get = |name: &str| members.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
     let string = |name: &str| get(name).and_then(|v| serde_json::from_str::<String>(v).ok());
     let seq = get("seq").and_then(|v| v.parse::<i64>().ok());
+    let session = string("sessionId").unwrap_or_default();
+    let sid = sid_of(conn, session.as_bytes())?;
     let mut st = conn.prepare_cached(
         "INSERT OR IGNORE INTO events
-           (session_id, id, turn_id, seq, time, provider, event, call_id, json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+           (session_id, id, turn_id, seq, time, provider, event, call_id, json, sid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     st.execute(rusqlite::params![
-        string("sessionId").unwrap_or_default(),
+        session,
         string("id")
             .filter(|i| !i.is_empty())
             .unwrap_or_else(|| fallback.to_owned()),
@@ -706,7 +977,24 @@ fn or_deep(
         string("event").unwrap_or_default(),
         string("callId"),
         text,
+        sid,
     ])
+}
+
+/// The number of the session `session` (`session_ids.sid`), numbered now when it is new.
+fn sid_of(conn: &Connection, session: &[u8]) -> rusqlite::Result<i64> {
+    let found = conn
+        .prepare_cached("SELECT sid FROM session_ids WHERE session_id = ?1")?
+        .query_row([Text(session)], |r| r.get(0))
+        .optional()?;
+    match found {
+        Some(sid) => Ok(sid),
+        None => {
+            conn.prepare_cached("INSERT INTO session_ids (session_id) VALUES (?1)")?
+                .execute([Text(session)])?;
+            Ok(conn.last_insert_rowid())
+        }
+    }
 }
 
 /// The top-level members of a JSON object (name without its quotes, value text), at any

@@ -197,17 +197,9 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     };
     let sources = crate::input::group_conversations(sources);
     let conn = schema::open(&db)?;
-    let mut store = ingest::Store::new(conn, db.display().to_string());
+    let mut store = ingest::Store::new(conn, &db);
     store.places = places;
-    for src in &sources {
-        if let Err(e) = store.source(src, &opts, &mut diag) {
-            store.rollback();
-            return Err(e);
-        }
-        if crate::signals::caught().is_some() {
-            break;
-        }
-    }
+    store.store_all(&sources, &opts, &mut diag)?;
     store.commit()?;
     let c = store.counts;
     diag.note(&format!(

@@ -82,8 +82,9 @@ impl Db {
     pub fn sessions(&self) -> anyhow::Result<Vec<Session>> {
         let run = || -> rusqlite::Result<Vec<Session>> {
             let mut st = self.conn.prepare(
-                "SELECT session_id, min(provider), min(time), max(time), count(*), min(rowid) AS f
-                 FROM events WHERE session_id <> '' GROUP BY session_id ORDER BY f",
+                "SELECT min(session_id), min(provider), min(time), max(time), count(*),
+                        min(rowid) AS f
+                 FROM events WHERE session_id <> '' GROUP BY sid ORDER BY f",
             )?;
             let rows = st.query_map([], |r| {
                 Ok(Session {
@@ -103,7 +104,8 @@ impl Db {
     pub fn has_session(&self, id: &str) -> anyhow::Result<bool> {
         self.conn
             .query_row(
-                "SELECT 1 FROM events WHERE session_id = ?1 LIMIT 1",
+                "SELECT 1 FROM events
+                 WHERE sid = (SELECT sid FROM session_ids WHERE session_id = ?1) LIMIT 1",
                 [id],
                 |_| Ok(()),
             )
@@ -167,18 +169,24 @@ impl Db {
 fn select(session: Option<&str>, after: Cursor, limit: bool) -> &'static str {
     match (session.is_some(), after > 0, limit) {
         (true, false, false) => {
-            "SELECT rowid, json FROM events WHERE session_id = ?1 AND rowid > ?2 ORDER BY rowid"
+            "SELECT rowid, json FROM events
+             WHERE sid = (SELECT sid FROM session_ids WHERE session_id = ?1) AND rowid > ?2
+             ORDER BY rowid"
         }
         (true, false, true) => {
-            "SELECT rowid, json FROM events WHERE session_id = ?1 AND rowid > ?2 ORDER BY rowid \
-             LIMIT ?3"
+            "SELECT rowid, json FROM events
+             WHERE sid = (SELECT sid FROM session_ids WHERE session_id = ?1) AND rowid > ?2
+             ORDER BY rowid LIMIT ?3"
         }
         (true, true, false) => {
-            "SELECT rowid, json FROM events WHERE +session_id = ?1 AND rowid > ?2 ORDER BY rowid"
+            "SELECT rowid, json FROM events
+             WHERE +sid = (SELECT sid FROM session_ids WHERE session_id = ?1) AND rowid > ?2
+             ORDER BY rowid"
         }
         (true, true, true) => {
-            "SELECT rowid, json FROM events WHERE +session_id = ?1 AND rowid > ?2 ORDER BY rowid \
-             LIMIT ?3"
+            "SELECT rowid, json FROM events
+             WHERE +sid = (SELECT sid FROM session_ids WHERE session_id = ?1) AND rowid > ?2
+             ORDER BY rowid LIMIT ?3"
         }
         (false, _, false) => "SELECT rowid, json FROM events WHERE rowid > ?1 ORDER BY rowid",
         (false, _, true) => {
@@ -270,8 +278,14 @@ mod tests {
         for (k, l) in lines.lines().enumerate() {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             conn.execute(
-                "INSERT INTO events (session_id, id, event, time, provider, json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO session_ids (session_id) VALUES (?1)",
+                [v["sessionId"].as_str().unwrap_or("")],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO events (sid, session_id, id, event, time, provider, json)
+                 VALUES ((SELECT sid FROM session_ids WHERE session_id = ?1),
+                         ?1, ?2, ?3, ?4, ?5, ?6)",
                 rusqlite::params![
                     v["sessionId"].as_str().unwrap_or(""),
                     format!("e:{k}"),

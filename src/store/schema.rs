@@ -13,7 +13,7 @@ use std::time::Duration;
 pub const DDL: &str = include_str!("../../schemas/store.sql");
 
 /// The version [`DDL`] makes.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// One step of [`MIGRATIONS`]: statements run first (`drop`), then the part of [`DDL`] from
 /// the line `marker` to the next step's marker (or its end), then `then`. So the layout is
@@ -40,6 +40,25 @@ const MIGRATIONS: &[Step] = &[
         drop: "DROP TABLE IF EXISTS usage_facts; DROP TABLE IF EXISTS usage_files;",
         marker: Some("-- Changed in version 3"),
         then: "DELETE FROM sources;",
+    },
+    // 3 to 4: the sessions numbered, the events' key and indexes by that number. The events
+    // are copied in the order they were stored (their rowids kept); the views are made
+    // again over the new table.
+    Step {
+        drop: "DROP VIEW IF EXISTS sessions; DROP VIEW IF EXISTS turns;
+               DROP VIEW IF EXISTS tool_calls; DROP VIEW IF EXISTS usage;
+               DROP INDEX IF EXISTS events_by_call; DROP INDEX IF EXISTS events_by_type;
+               ALTER TABLE events RENAME TO events_v3;",
+        marker: Some("-- Changed in version 4"),
+        then: "INSERT INTO session_ids (session_id)
+                 SELECT session_id FROM events_v3 GROUP BY session_id ORDER BY min(rowid);
+               INSERT INTO events
+                   (rowid, sid, session_id, id, turn_id, seq, time, provider, event, call_id, json)
+                 SELECT e.rowid, s.sid, e.session_id, e.id, e.turn_id, e.seq, e.time,
+                        e.provider, e.event, e.call_id, e.json
+                 FROM events_v3 e JOIN session_ids s ON s.session_id = e.session_id
+                 ORDER BY e.rowid;
+               DROP TABLE events_v3;",
     },
 ];
 
@@ -344,6 +363,22 @@ mod tests {
         assert_eq!(MIGRATIONS.len() as i64, VERSION - 1);
     }
 
+    /// The events of versions 1 to 3 (keyed by the session's id), with a view over them, as
+    /// those versions made them.
+    const V3_EVENTS: &str = "
+        CREATE TABLE events (session_id TEXT NOT NULL, id TEXT NOT NULL, turn_id TEXT,
+          seq INTEGER, time TEXT, provider TEXT, event TEXT NOT NULL, call_id TEXT,
+          json TEXT NOT NULL, UNIQUE (session_id, id));
+        CREATE INDEX events_by_call ON events (session_id, call_id) WHERE call_id IS NOT NULL;
+        CREATE INDEX events_by_type ON events (session_id, event);
+        CREATE VIEW sessions AS SELECT session_id, count(*) AS events FROM events
+          GROUP BY session_id;
+        INSERT INTO events VALUES ('b', 'b:0', NULL, 1, NULL, 'codex', 'text', NULL, '{}');
+        INSERT INTO events VALUES ('a', 'a:0', NULL, 1, NULL, 'claude', 'session_init', NULL,
+          '{\"model\":\"m\"}');
+        INSERT INTO events VALUES ('b', 'b:1', NULL, 2, NULL, 'codex', 'tool_invocation', 'c',
+          '{}');";
+
     /// The tables of usage of version 2 (a row per fact), as version 2's layout made them.
     const V2_USAGE: &str = "
         CREATE TABLE usage_facts (path TEXT NOT NULL, n INTEGER NOT NULL, agent TEXT NOT NULL,
@@ -355,17 +390,21 @@ mod tests {
         CREATE TABLE usage_files (path TEXT PRIMARY KEY, first_ms INTEGER);";
 
     #[test]
-    fn stores_of_versions_1_and_2_are_migrated_and_their_files_read_again() {
+    fn stores_of_older_versions_are_migrated_keeping_their_events() {
         let dir = std::env::temp_dir().join(format!("insights-migrate-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        // Version 1 is the layout without what later versions added.
+        // Version 1 is the layout without what later versions added; version 3 added
+        // usage_files with its facts.
         let v1 = &DDL[..DDL.find("-- Changed in version 3").unwrap()];
-        for (version, extra) in [(1, ""), (2, V2_USAGE)] {
+        let v3_usage = &DDL[DDL.find("-- Changed in version 3").unwrap()
+            ..DDL.find("-- Changed in version 4").unwrap()];
+        for (version, extra) in [(1, ""), (2, V2_USAGE), (3, v3_usage)] {
             let db = dir.join(format!("v{version}.db"));
             {
                 let c = Connection::open(&db).unwrap();
                 c.execute_batch(v1).unwrap();
+                c.execute_batch(V3_EVENTS).unwrap();
                 c.execute_batch(extra).unwrap();
                 c.execute("INSERT INTO schema_version VALUES (?1)", [version])
                     .unwrap();
@@ -382,19 +421,54 @@ mod tests {
             let n: i64 = c
                 .query_row("SELECT count(*) FROM sources", [], |r| r.get(0))
                 .unwrap();
-            assert_eq!(n, 0, "version {version}: its files are to be read again");
+            let read_again = if version < 3 { 0 } else { 1 };
+            assert_eq!(n, read_again, "version {version}: files to read again");
             c.query_row("SELECT count(facts) FROM usage_files", [], |r| {
                 r.get::<_, i64>(0)
             })
             .unwrap();
             let old: i64 = c
                 .query_row(
-                    "SELECT count(*) FROM sqlite_schema WHERE name = 'usage_facts'",
+                    "SELECT count(*) FROM sqlite_schema
+                     WHERE name IN ('usage_facts', 'events_v3')",
                     [],
                     |r| r.get(0),
                 )
                 .unwrap();
-            assert_eq!(old, 0, "version {version}: usage_facts left");
+            assert_eq!(old, 0, "version {version}: old tables left");
+            // The events, in the order stored, each under its session's number.
+            let events: Vec<(i64, i64, String, String)> = c
+                .prepare(
+                    "SELECT e.rowid, e.sid, s.session_id, e.id FROM events e
+                     JOIN session_ids s USING (sid) ORDER BY e.rowid",
+                )
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            let want = [(1, 1, "b", "b:0"), (2, 2, "a", "a:0"), (3, 1, "b", "b:1")];
+            let want: Vec<_> = want
+                .iter()
+                .map(|&(r, s, sess, id)| (r, s, sess.to_owned(), id.to_owned()))
+                .collect();
+            assert_eq!(events, want, "version {version}");
+            for view in ["sessions", "turns", "tool_calls", "usage"] {
+                c.prepare(&format!("SELECT * FROM {view}"))
+                    .unwrap()
+                    .query([])
+                    .unwrap()
+                    .next()
+                    .unwrap();
+            }
+            let model: Option<String> = c
+                .query_row(
+                    "SELECT model FROM sessions WHERE session_id = 'a'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(model.as_deref(), Some("m"), "version {version}");
         }
     }
 }

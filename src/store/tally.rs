@@ -27,17 +27,33 @@ pub fn save(
     found: &Found,
     buf: &mut Vec<u8>,
 ) -> rusqlite::Result<()> {
+    put(conn, key, &facts(found, buf))
+}
+
+/// What `usage` reads of a file, packed: its first line's time and its entries ([`pack`]).
+#[derive(Debug)]
+pub struct Facts {
+    first_ms: Option<i64>,
+    packed: Vec<u8>,
+}
+
+/// Reads the file `found` as `usage` reads it (`buf` a buffer for its lines).
+pub fn facts(found: &Found, buf: &mut Vec<u8>) -> Facts {
     let part = scan::read_file(found, buf);
-    buf.clear();
-    pack(&part, buf);
+    let mut packed = Vec::new();
+    pack(&part, &mut packed);
+    Facts {
+        first_ms: crate::input::first_line_millis(&found.path),
+        packed,
+    }
+}
+
+/// Keeps `facts` under `key`, in place of what was kept before.
+pub fn put(conn: &Connection, key: &str, facts: &Facts) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO usage_files (path, first_ms, facts) VALUES (?1, ?2, ?3)",
     )?
-    .execute(params![
-        key,
-        crate::input::first_line_millis(&found.path),
-        &buf[..]
-    ])?;
+    .execute(params![key, facts.first_ms, &facts.packed[..]])?;
     Ok(())
 }
 
