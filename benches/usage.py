@@ -179,8 +179,11 @@ def main():
     for var in ccusage_compare.AGENT_VARS:
         env.pop(var, None)
     # Warm the page cache for both alike.
-    subprocess.run(["cat"] + [os.path.join(d, n) for d, _, ns in os.walk(home) for n in ns],
-                   stdout=subprocess.DEVNULL)
+    for d, _, ns in os.walk(home):
+        for n in ns:
+            with open(os.path.join(d, n), "rb") as f:
+                while f.read(1 << 20):
+                    pass
     cmds = {"insights": [os.path.abspath(a.insights), "usage", "--by", "day", "--json"]}
     if exe:
         cmds["ccusage"] = [exe, "daily", "--json", "--offline"]

@@ -687,23 +687,63 @@ pub fn jsonl_files(
     found: &mut dyn FnMut(PathBuf),
     failed: &mut dyn FnMut(&Path, io::Error),
 ) {
+    jsonl_files_since(dir, None, found, failed);
+}
+
+/// [`jsonl_files`], of the files last modified at or after `since` only when it is given
+/// (`insights statusline` reads the files written today), in the order [`jsonl_files`] gives
+/// them.
+///
+/// A directory entry's type comes from the directory itself: a regular file costs no system
+/// call, or one `stat` relative to its directory with `since`; only a symbolic link is
+/// followed by its path (links to files are read, links to directories are not followed).
+pub fn jsonl_files_since(
+    dir: &Path,
+    since: Option<std::time::SystemTime>,
+    found: &mut dyn FnMut(PathBuf),
+    failed: &mut dyn FnMut(&Path, io::Error),
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
         Err(e) => Err(e),
     };
-    let mut entries = match entries {
+    let entries = match entries {
         Ok(v) => v,
         Err(e) => {
             failed(dir, e);
             return;
         }
     };
+    let recent = |m: &std::fs::Metadata| since.is_none_or(|s| m.modified().is_ok_and(|t| t >= s));
+    // Each entry kept: a directory (true), or a file to give (false). Filtering before the
+    // orderings below keeps the order of what is kept, as both are stable sorts.
+    let mut kept: Vec<(std::fs::DirEntry, bool)> = entries
+        .into_iter()
+        .filter_map(|e| {
+            let ty = e.file_type().ok();
+            if ty.is_some_and(|t| t.is_dir()) {
+                return Some((e, true));
+            }
+            let name = e.file_name();
+            let named =
+                Path::new(&name).extension().is_some_and(|x| x == "jsonl") || name == "opencode.db";
+            if !named {
+                return None;
+            }
+            let file = if ty.is_some_and(|t| t.is_file()) {
+                since.is_none() || e.metadata().is_ok_and(|m| recent(&m))
+            } else {
+                std::fs::metadata(e.path()).is_ok_and(|m| m.is_file() && recent(&m))
+            };
+            file.then_some((e, false))
+        })
+        .collect();
     // Path order, but a session file before the folder of the same name: Claude Code keeps a
     // session's subagents in `<session>/subagents/`, and their lines name only the agent
     // id that the session's own file links to its call.
-    entries.sort_by_cached_key(|e| {
+    kept.sort_by_cached_key(|(e, is_dir)| {
         let mut key = e.file_name();
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
+        if *is_dir {
             // Sorts right after `<name>.jsonl`.
             key.push(".jsonl\0");
         }
@@ -714,19 +754,19 @@ pub fn jsonl_files(
     // subagent's own subagents come after it, where its file names the call that started
     // them. Files without a time keep their place after those with one.
     if dir.file_name().is_some_and(|n| n == "subagents") {
-        entries.sort_by_cached_key(|e| first_line_millis(&e.path()).unwrap_or(i64::MAX));
+        kept.sort_by_cached_key(|(e, is_dir)| {
+            if *is_dir {
+                i64::MAX
+            } else {
+                first_line_millis(&e.path()).unwrap_or(i64::MAX)
+            }
+        });
     }
-    for e in entries {
-        let path: PathBuf = e.path();
-        // Symbolic links to directories are not followed (no cycles); links to files are.
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+    for (e, is_dir) in kept {
         if is_dir {
-            jsonl_files(&path, found, failed);
-        } else if (path.extension().is_some_and(|x| x == "jsonl")
-            || path.file_name().is_some_and(|n| n == "opencode.db"))
-            && path.is_file()
-        {
-            found(path);
+            jsonl_files_since(&e.path(), since, found, failed);
+        } else {
+            found(e.path());
         }
     }
 }
@@ -790,6 +830,84 @@ mod tests {
             out.push((v, r.unterminated()));
         }
         out
+    }
+
+    /// `statusline` walks with `since`: the files written since then, in the order the whole
+    /// walk gives them (its subagents by their first lines' times too).
+    #[test]
+    fn the_files_since_a_moment_are_the_whole_walk_s_in_its_order() {
+        use std::time::{Duration, SystemTime};
+        let dir = std::env::temp_dir().join(format!("insights-since-{}", std::process::id()));
+        let subs = dir.join("p").join("s1").join("subagents");
+        std::fs::create_dir_all(&subs).unwrap();
+        let line = |t: &str| format!("{{\"type\":\"user\",\"timestamp\":\"{t}\"}}\n");
+        let old = SystemTime::now() - Duration::from_secs(30 * 86_400);
+        let files = [
+            ("p/s0.jsonl", "2026-01-01T00:00:00.000Z", true),
+            ("p/s1.jsonl", "2026-01-01T00:00:00.000Z", false),
+            (
+                "p/s1/subagents/agent-a.jsonl",
+                "2026-01-01T00:00:03.000Z",
+                false,
+            ),
+            (
+                "p/s1/subagents/agent-b.jsonl",
+                "2026-01-01T00:00:01.000Z",
+                true,
+            ),
+            (
+                "p/s1/subagents/agent-c.jsonl",
+                "2026-01-01T00:00:02.000Z",
+                false,
+            ),
+            ("p/s2.jsonl", "2026-01-01T00:00:00.000Z", true),
+            ("p/notes.txt", "", false),
+        ];
+        for (name, t, is_old) in files {
+            let path = dir.join(name);
+            std::fs::write(&path, line(t)).unwrap();
+            if is_old {
+                std::fs::File::options()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .set_modified(old)
+                    .unwrap();
+            }
+        }
+        let walk = |since| {
+            let mut found = Vec::new();
+            jsonl_files_since(&dir, since, &mut |p| found.push(p), &mut |d, e| {
+                panic!("{d:?}: {e}")
+            });
+            found
+        };
+        let all = walk(None);
+        let since = SystemTime::now() - Duration::from_secs(86_400);
+        let recent = walk(Some(since));
+        let expected: Vec<PathBuf> = all
+            .iter()
+            .filter(|p| std::fs::metadata(p).unwrap().modified().unwrap() >= since)
+            .cloned()
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let name = |p: &PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(
+            all.iter().map(name).collect::<Vec<_>>(),
+            [
+                "s0.jsonl",
+                "s1.jsonl",
+                "agent-b.jsonl",
+                "agent-c.jsonl",
+                "agent-a.jsonl",
+                "s2.jsonl"
+            ]
+        );
+        assert_eq!(recent, expected);
+        assert_eq!(
+            recent.iter().map(name).collect::<Vec<_>>(),
+            ["s1.jsonl", "agent-c.jsonl", "agent-a.jsonl"]
+        );
     }
 
     /// Subagent files are named by random ids: they are read in the order they started, a

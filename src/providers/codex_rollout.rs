@@ -852,6 +852,25 @@ struct FactsRecord<'a> {
     payload: Option<Payload<'a>>,
 }
 
+/// A record's own `type`, read from its bytes when it is certain to be the top-level key:
+/// the line's first `"type":"`, after `{` or `,` with no object or array opened before it
+/// (a string cannot hold those bytes unescaped), and a value without escapes. `None` when
+/// that cannot be told so; the line is then parsed as any other.
+fn top_type(line: &str) -> Option<&str> {
+    const KEY: &str = r#""type":""#;
+    let b = line.as_bytes();
+    let at = memchr::memmem::find(b, KEY.as_bytes())?;
+    if at == 0 || b[0] != b'{' || !matches!(b[at - 1], b',' | b'{') {
+        return None;
+    }
+    if memchr::memchr2(b'{', b'[', &b[1..at]).is_some() {
+        return None;
+    }
+    let rest = &line[at + KEY.len()..];
+    let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
+    (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
+}
+
 /// What a session file's record tells `usage` and `sessions`: a `token_count`'s tokens of
 /// the last response (the same usage as the event's `stepUsage`; from the difference of the
 /// running totals where the record has no `last_token_usage`), with the model of the turn's
@@ -868,8 +887,17 @@ pub(crate) fn line_facts<'a>(
         "session_meta",
         "task_started",
     ];
-    if !MARKS.iter().any(|m| line.contains(m)) {
-        return None;
+    // Most of a rollout's bytes are records of other types (`response_item`, `world_state`):
+    // their type, among the first keys, rejects them without searching the whole line for
+    // each mark. Only `event_msg` records are then searched.
+    match top_type(line) {
+        Some("session_meta" | "turn_context") => {}
+        Some("event_msg") | None => {
+            if !MARKS.iter().any(|m| line.contains(m)) {
+                return None;
+            }
+        }
+        Some(_) => return None,
     }
     let r: FactsRecord = serde_json::from_str(line).ok()?;
     let p = r.payload?;
@@ -948,6 +976,34 @@ pub(crate) fn line_facts<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record's type is read from its bytes only where it is surely the top-level key.
+    #[test]
+    fn a_record_s_type_is_read_from_its_first_keys_only_when_certain() {
+        let t = top_type;
+        assert_eq!(
+            t(r#"{"timestamp":"x","type":"response_item","payload":{"type":"message"}}"#),
+            Some("response_item")
+        );
+        assert_eq!(
+            t(r#"{"timestamp":"x","ordinal":3,"type":"event_msg","payload":{}}"#),
+            Some("event_msg")
+        );
+        // A nested object, an array or a string with a brace before it: not told.
+        assert_eq!(
+            t(r#"{"payload":{"type":"token_count"},"type":"event_msg"}"#),
+            None
+        );
+        assert_eq!(t(r#"{"a":[1],"type":"event_msg"}"#), None);
+        assert_eq!(t(r#"{"a":"{","type":"event_msg"}"#), None);
+        // An escape in the value, or a key that only ends with `type`: not told.
+        assert_eq!(t(r#"{"type":"event\u005fmsg"}"#), None);
+        assert_eq!(t(r#"{"a\"type":"x","type":"event_msg"}"#), None);
+        // What the type rejects, the whole parse rejects too.
+        let mut memo = crate::usage::FileMemo::default();
+        let item = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","text":"token_count session_meta"}}"#;
+        assert!(line_facts(item, &mut memo).is_none());
+    }
     use crate::test_support::convert_sniffed;
 
     #[test]

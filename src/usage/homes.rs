@@ -13,6 +13,7 @@
 //! Those last are read by a module each, registered in [`super::reader::READERS`].
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum Agent {
@@ -103,11 +104,16 @@ impl Found {
 /// The session files in the standard places under each of `roots` (home directories), or
 /// under the agents' own variables and `$HOME` when there is none; and the places looked in.
 pub fn standard(roots: &[PathBuf]) -> (Vec<Found>, Vec<PathBuf>) {
-    standard_of(roots, None)
+    standard_of(roots, None, None)
 }
 
-/// [`standard`], of `agent`'s places only when given (`statusline` reads Claude Code's).
-pub fn standard_of(roots: &[PathBuf], agent: Option<Agent>) -> (Vec<Found>, Vec<PathBuf>) {
+/// [`standard`], of `agent`'s places only when given, and of the files last modified at or
+/// after `since` only when given (`statusline` reads Claude Code's files written today).
+pub fn standard_of(
+    roots: &[PathBuf],
+    agent: Option<Agent>,
+    since: Option<SystemTime>,
+) -> (Vec<Found>, Vec<PathBuf>) {
     let mut places = Vec::new();
     if roots.is_empty() {
         places = standard_places(None);
@@ -124,7 +130,7 @@ pub fn standard_of(roots: &[PathBuf], agent: Option<Agent>) -> (Vec<Found>, Vec<
     }
     let mut found = Vec::new();
     for (dir, agent) in &places {
-        walk(dir, Some(*agent), &mut found);
+        walk(dir, Some(*agent), since, &mut found);
     }
     (found, places.into_iter().map(|(dir, _)| dir).collect())
 }
@@ -199,7 +205,7 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     let mut found = Vec::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, None, &mut found);
+            walk(p, None, None, &mut found);
             let mut other = Vec::new();
             super::reader::files_below(
                 p,
@@ -217,28 +223,43 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
 /// The `*.jsonl` files below `dir`, and OpenCode's database when `dir` holds one. Gemini
 /// CLI keeps other files beside its chats: only `chats/` is read there; Qwen Code keeps its
 /// chats in `chats/` and its subagents' in `subagents/`. A place that does not exist is no
-/// error.
-fn walk(dir: &Path, agent: Option<Agent>, out: &mut Vec<Found>) {
+/// error. With `since`, only the files last modified at or after it.
+fn walk(dir: &Path, agent: Option<Agent>, since: Option<SystemTime>, out: &mut Vec<Found>) {
+    let recent = |f: &Path| {
+        since.is_none_or(|s| {
+            std::fs::metadata(f)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= s)
+        })
+    };
     if let Some(r) = agent.and_then(super::reader::of) {
         if dir.is_file() {
-            out.push(place(dir.to_path_buf(), agent));
+            if recent(dir) {
+                out.push(place(dir.to_path_buf(), agent));
+            }
         } else {
             let mut files = Vec::new();
             super::reader::files_below(dir, r.keep, &mut files);
-            out.extend(files.into_iter().map(|f| place(f, agent)));
+            out.extend(
+                files
+                    .into_iter()
+                    .filter(|f| recent(f))
+                    .map(|f| place(f, agent)),
+            );
         }
         return;
     }
     // OpenCode's folder also holds its logs and snapshots (git objects): only the database.
     if agent == Some(Agent::OpenCode) {
         let db = dir.join(OPENCODE_DB);
-        if db.is_file() {
+        if db.is_file() && recent(&db) {
             out.push(place(db, agent));
         }
         return;
     }
-    crate::input::jsonl_files(
+    crate::input::jsonl_files_since(
         dir,
+        since,
         &mut |p| {
             let f = place(p, agent);
             let s = f.path.to_string_lossy();

@@ -124,24 +124,18 @@ pub fn each_line(
     sink: &mut Sink<'_>,
     each: &mut dyn FnMut(usize, &str, &mut Sink<'_>),
 ) -> Result<(), String> {
-    use std::io::BufRead;
     let file = std::fs::File::open(path).map_err(|e| crate::diag::io_words(&e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     let mut buf = Vec::new();
     let mut n = 0;
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(_) => n += 1,
-            Err(e) => return Err(crate::diag::io_words(&e)),
-        }
-        match std::str::from_utf8(&buf) {
+    super::scan::split_lines(file, &mut buf, &mut |line| {
+        n += 1;
+        match std::str::from_utf8(line) {
             Ok(line) if line.trim().is_empty() => {}
             Ok(line) => each(n, line.trim_end(), sink),
             Err(_) => sink.bad(n, "not UTF-8"),
         }
-    }
+    })
+    .map_err(|e| crate::diag::io_words(&e))
 }
 
 /// The files below `dir` (in path order, links to directories not followed) that `keep` keeps.

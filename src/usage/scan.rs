@@ -5,7 +5,7 @@
 use super::facts::{FileMemo, LineFacts, Tokens};
 use super::homes::{Agent, Found};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+use std::io::Read as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -125,26 +125,36 @@ impl FilePart {
     }
 }
 
-/// Reads every file with `jobs` threads.
+/// Reads every file with `jobs` threads. Each thread sends its parts a few files at a time
+/// (`BATCH`), so that the merging thread wakes once per batch rather than once per file.
 pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
+    const BATCH: usize = 16;
     let mut scan = Scan::default();
     // Symbol 0 is the empty string: an unknown session, project or model.
     scan.intern("");
     let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::sync_channel::<(usize, FilePart)>(jobs * 4);
+    let (tx, rx) = mpsc::sync_channel::<Vec<(usize, FilePart)>>(jobs * 2);
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             let tx = tx.clone();
             let (next, files) = (&next, &files);
             s.spawn(move || {
                 let mut buf = Vec::with_capacity(1 << 16);
+                let mut batch = Vec::with_capacity(BATCH);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(f) = files.get(i) else { break };
-                    let part = read_file(f, &mut buf);
-                    if tx.send((i, part)).is_err() {
-                        break;
+                    batch.push((i, read_file(f, &mut buf)));
+                    if batch.len() == BATCH
+                        && tx
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_err()
+                    {
+                        return;
                     }
+                }
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
             });
         }
@@ -152,8 +162,8 @@ pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
         // Merged in path order, whichever thread finishes first.
         let mut waiting: HashMap<usize, FilePart> = HashMap::new();
         let mut at = 0;
-        for (i, part) in rx {
-            waiting.insert(i, part);
+        for batch in rx {
+            waiting.extend(batch);
             while let Some(p) = waiting.remove(&at) {
                 scan.merge(at as u32, p);
                 at += 1;
@@ -201,7 +211,6 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
             return part;
         }
     };
-    let mut reader = BufReader::with_capacity(1 << 18, file);
     let mut memo = FileMemo::default();
     if f.agent == Some(Agent::Qwen) {
         memo.model = crate::providers::qwen_chat::subagent_model(&f.path);
@@ -211,34 +220,21 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
     let mut first = agent.is_none();
     // Claude names the project by its folder: `~/.claude/projects/<project>/…`.
     let folder = f.project.clone();
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                part.error = Some(format!(
-                    "{}: {}",
-                    f.path.display(),
-                    crate::diag::io_words(&e)
-                ));
-                break;
-            }
-        }
-        let Ok(line) = std::str::from_utf8(buf) else {
-            continue;
+    let read = split_lines(file, buf, &mut |line| {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return;
         };
         let line = line.trim_end();
         if line.is_empty() {
-            continue;
+            return;
         }
         if first {
             agent = Some(Agent::sniff(line));
             first = false;
         }
-        let Some(a) = agent else { continue };
+        let Some(a) = agent else { return };
         let Some(facts) = line_facts(a, line, &mut memo) else {
-            continue;
+            return;
         };
         let key = facts.response;
         let entry = Entry {
@@ -254,8 +250,46 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
             turn: facts.turn,
         };
         part.entries.push((entry, key));
+    });
+    if let Err(e) = read {
+        part.error = Some(format!(
+            "{}: {}",
+            f.path.display(),
+            crate::diag::io_words(&e)
+        ));
     }
     part
+}
+
+/// Gives each line of `input` (with its `\n`, the last one also without) to `each`, as
+/// `read_until` would cut them, from `buf`: the input is read into it a chunk at a time and
+/// the lines are given where they lie, so only a line cut by a chunk's end is moved. `buf`
+/// is kept from file to file; it holds a chunk and the longest line.
+pub fn split_lines(
+    mut input: impl std::io::Read,
+    buf: &mut Vec<u8>,
+    each: &mut dyn FnMut(&[u8]),
+) -> std::io::Result<()> {
+    const CHUNK: u64 = 1 << 18;
+    buf.clear();
+    loop {
+        let read = input.by_ref().take(CHUNK).read_to_end(buf);
+        let end = matches!(read, Ok(0) | Err(_));
+        let mut at = 0;
+        while let Some(n) = memchr::memchr(b'\n', &buf[at..]) {
+            each(&buf[at..at + n + 1]);
+            at += n + 1;
+        }
+        if end {
+            // As `read_until`, a last line without its `\n`, unless reading failed.
+            if read.is_ok() && at < buf.len() {
+                each(&buf[at..]);
+            }
+            buf.clear();
+            return read.map(|_| ());
+        }
+        buf.drain(..at);
+    }
 }
 
 fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<LineFacts<'a>> {
@@ -308,4 +342,35 @@ fn push(part: &mut FilePart, agent: Agent, facts: LineFacts<'_>) {
         turn: facts.turn,
     };
     part.entries.push((entry, key));
+}
+
+#[cfg(test)]
+mod tests {
+    /// Lines as `read_until` cuts them, also across chunks and without a last `\n`.
+    #[test]
+    fn lines_are_cut_as_read_until_cuts_them() {
+        use std::io::BufRead as _;
+        let long = "x".repeat(700_000);
+        for text in [
+            String::new(),
+            "a\n\nb".to_owned(),
+            format!("a\n{long}\nb\n"),
+            format!("{long}{long}"),
+            "\n".repeat(300_000),
+        ] {
+            let mut ours = Vec::new();
+            let mut buf = Vec::new();
+            super::split_lines(text.as_bytes(), &mut buf, &mut |l| ours.push(l.to_vec())).unwrap();
+            let mut theirs = Vec::new();
+            let mut r = std::io::BufReader::new(text.as_bytes());
+            loop {
+                let mut l = Vec::new();
+                if r.read_until(b'\n', &mut l).unwrap() == 0 {
+                    break;
+                }
+                theirs.push(l);
+            }
+            assert_eq!(ours, theirs);
+        }
+    }
 }

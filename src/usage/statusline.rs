@@ -107,21 +107,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The Claude Code session files written to since `since` (Unix milliseconds).
+/// The Claude Code session files written to since `since` (Unix milliseconds), in the order
+/// `usage` reads them.
 fn recent_files(root: Option<&Path>, since: i64) -> Vec<PathBuf> {
     let roots: Vec<PathBuf> = root.into_iter().map(Path::to_path_buf).collect();
-    let (found, _) = super::homes::standard_of(&roots, Some(Agent::Claude));
-    found
-        .into_iter()
-        .filter(|f| {
-            std::fs::metadata(&f.path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .is_some_and(|d| d.as_millis() as i64 >= since)
-        })
-        .map(|f| f.path)
-        .collect()
+    let since = std::time::UNIX_EPOCH + std::time::Duration::from_millis(since.max(0) as u64);
+    let (found, _) = super::homes::standard_of(&roots, Some(Agent::Claude), Some(since));
+    found.into_iter().map(|f| f.path).collect()
 }
 
 fn line(args: &Args, status: &Status, zone: &Zone, now: i64) -> String {
