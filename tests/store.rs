@@ -586,6 +586,27 @@ fn a_live_pipe_is_committed_as_it_goes() {
         }
     }
     assert!(seen > 0, "nothing committed while the pipe was open");
+    // An idle pipe holds no transaction: another writer stores meanwhile.
+    let other = d.join("other.db-input.jsonl");
+    std::fs::copy(root().join("testdata/claude/thinking-tool.jsonl"), &other).unwrap();
+    let mut c = insights();
+    c.arg("store").arg("--db").arg(&db).arg(&other);
+    let mut writer = c.stderr(Stdio::piped()).spawn().unwrap();
+    let mut done = None;
+    for _ in 0..300 {
+        if let Some(status) = writer.try_wait().unwrap() {
+            done = Some(status);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if done.is_none() {
+        let _ = writer.kill();
+    }
+    assert!(
+        done.is_some_and(|s| s.success()),
+        "a second writer could not store while the pipe was idle: {done:?}"
+    );
     stdin.write_all(&capture[cut..]).unwrap();
     drop(stdin);
     ok(&child.wait_with_output().unwrap());
@@ -594,6 +615,57 @@ fn a_live_pipe_is_committed_as_it_goes() {
         .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
         .unwrap();
     assert!(all > seen, "{all} events in all, {seen} while open");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_signal_ends_an_idle_live_pipe() {
+    let d = scratch("live-signal");
+    let db = d.join("live.db");
+    let capture = std::fs::read(root().join("testdata/claude/thinking-tool.jsonl")).unwrap();
+    let mut c = insights();
+    c.arg("store").arg("--db").arg(&db).arg("-");
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&capture).unwrap();
+    stdin.flush().unwrap();
+    let committed = || {
+        Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0)
+    };
+    for _ in 0..100 {
+        if db.exists() && committed() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(committed() > 0, "nothing committed while the pipe was open");
+    // The pipe stays open and idle: SIGTERM ends the run (128 + 15), what it stored kept.
+    let sent = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut status = None;
+    for _ in 0..100 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "{status:?}");
+    assert!(committed() > 0);
     std::fs::remove_dir_all(&d).unwrap();
 }
 

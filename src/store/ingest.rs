@@ -125,6 +125,9 @@ impl Store {
         let (tx, rx) = mpsc::sync_channel::<Chunk>(CHUNKS);
         let (spare_tx, spare_rx) = mpsc::channel::<Chunk>();
         let places = std::mem::take(&mut self.places);
+        // Termination signals go to the reading thread, whose blocking read (a pipe) they
+        // interrupt; it then ends after the line it read (src/signals.rs).
+        let blocked = crate::signals::block();
         let r = std::thread::scope(|s| {
             let reader = Reader {
                 ro,
@@ -136,7 +139,10 @@ impl Store {
             };
             let producer = std::thread::Builder::new()
                 .name("store-read".into())
-                .spawn_scoped(s, move || produce(reader, sources, diag))
+                .spawn_scoped(s, move || {
+                    crate::signals::unblock();
+                    produce(reader, sources, diag)
+                })
                 .context("cannot start a thread")?;
             let stored = self.insert_all(&rx, &spare_tx);
             // A database error: the reader's next chunk finds no one to take it, and it stops.
@@ -147,6 +153,7 @@ impl Store {
             stored?;
             read
         });
+        drop(blocked);
         self.places = places;
         if r.is_err() {
             self.rollback();
@@ -154,8 +161,21 @@ impl Store {
         r
     }
 
-    /// Applies what [`produce`] sends until it ends.
+    /// Applies what [`produce`] sends until it ends. A database error rolls the batch back
+    /// at once (the reading thread may be waiting for a pipe's next line meanwhile).
     fn insert_all(
+        &mut self,
+        rx: &mpsc::Receiver<Chunk>,
+        spare: &mpsc::Sender<Chunk>,
+    ) -> anyhow::Result<()> {
+        let r = self.apply(rx, spare);
+        if r.is_err() {
+            self.rollback();
+        }
+        r
+    }
+
+    fn apply(
         &mut self,
         rx: &mpsc::Receiver<Chunk>,
         spare: &mpsc::Sender<Chunk>,
@@ -171,6 +191,16 @@ impl Store {
         let err =
             |e: rusqlite::Error, doing: &str| anyhow::anyhow!("{name}: {doing}: {}", db_words(&e));
         const STORING: &str = "cannot store (the batch was rolled back)";
+        // Opens a batch unless one is open (waiting for another writer's, up to the busy
+        // timeout).
+        let begin = |open: &mut Option<Instant>| -> anyhow::Result<()> {
+            if open.is_none() {
+                conn.execute_batch("BEGIN IMMEDIATE")
+                    .map_err(|e| err(e, "cannot begin a transaction"))?;
+                *open = Some(Instant::now());
+            }
+            Ok(())
+        };
         // Commits the open batch (rolled back when that fails).
         let commit = |open: &mut Option<Instant>| -> anyhow::Result<()> {
             if open.take().is_some() {
@@ -188,10 +218,10 @@ impl Store {
             for item in &chunk.items {
                 match item {
                     Item::Begin(planned) => {
-                        if open.is_none() {
-                            conn.execute_batch("BEGIN IMMEDIATE")
-                                .map_err(|e| err(e, "cannot begin a transaction"))?;
-                            *open = Some(Instant::now());
+                        // The records are looked up again inside the batch (standard input
+                        // has none: its batch begins with its first event).
+                        if !planned.records.is_empty() {
+                            begin(open)?;
                         }
                         skipping = false;
                         for (key, rec) in &planned.records {
@@ -210,23 +240,30 @@ impl Store {
                             skipping = false;
                         }
                     }
-                    Item::Event(row) => ins.event(&chunk.text, row).map_err(|e| err(e, STORING))?,
-                    Item::Line { json, fallback } => ins
-                        .line(&chunk.text[json.0..json.1], fallback)
-                        .map_err(|e| err(e, STORING))?,
+                    Item::Event(row) => {
+                        begin(open)?;
+                        ins.event(&chunk.text, row).map_err(|e| err(e, STORING))?
+                    }
+                    Item::Line { json, fallback } => {
+                        begin(open)?;
+                        ins.line(&chunk.text[json.0..json.1], fallback)
+                            .map_err(|e| err(e, STORING))?
+                    }
                     Item::LineEnd { idle } => {
                         // A pipe: commit whenever the next line is not there yet, or the batch
-                        // is BATCH old (the statements stay prepared; none is running).
+                        // is BATCH old (the statements stay prepared; none is running). An
+                        // idle pipe holds no transaction, so another writer can go on.
                         let due = *idle || open.is_some_and(|t| t.elapsed() >= BATCH);
                         if ins.added_since_commit > 0 && due {
-                            conn.execute_batch("COMMIT; BEGIN IMMEDIATE")
-                                .map_err(|e| err(e, "cannot commit (the batch was rolled back)"))?;
-                            *open = Some(Instant::now());
+                            commit(open)?;
                             ins.added_since_commit = 0;
                         }
                     }
                     Item::Closing => ins.closing = Some(Vec::new()),
                     Item::End(end) => {
+                        if !end.records.is_empty() {
+                            begin(open)?;
+                        }
                         let closing = ins.closing.take().unwrap_or_default();
                         for (k, (key, rec, facts)) in end.records.iter().enumerate() {
                             super::tally::put(conn, key, facts).map_err(|e| err(e, STORING))?;
@@ -425,7 +462,8 @@ impl Reader<'_> {
                 let Some(reader) = src.open_or_report(diag) else {
                     return Ok(());
                 };
-                self.push(Item::Begin(Box::default()), false)?;
+                // Sent now: what the sources before it left is committed while it waits.
+                self.push(Item::Begin(Box::default()), true)?;
                 let lines = SourceLines::one(reader, name.clone(), self.opts.max_line);
                 self.convert(lines, &name, true, 0, diag)?;
                 let end = Ended {
@@ -770,6 +808,9 @@ impl Reader<'_> {
                         json,
                         fallback: format!("{fallback}:{k}"),
                     });
+                }
+                if c.full() {
+                    self.send(&mut c)?;
                 }
             }
             written.clear();

@@ -18,19 +18,8 @@ use std::cmp::Ordering;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-/// Reads the file `found` as `usage` reads it and keeps its entries under `key` (its path in
-/// `sources`), in place of what was kept of it before: one row of `usage_files`, its entries
-/// packed in one BLOB ([`pack`]), so that `usage --db` reads a file in one row.
-pub fn save(
-    conn: &Connection,
-    key: &str,
-    found: &Found,
-    buf: &mut Vec<u8>,
-) -> rusqlite::Result<()> {
-    put(conn, key, &facts(found, buf))
-}
-
 /// What `usage` reads of a file, packed: its first line's time and its entries ([`pack`]).
+/// Kept as one row of `usage_files` ([`put`]), so that `usage --db` reads a file in one row.
 #[derive(Debug)]
 pub struct Facts {
     first_ms: Option<i64>,
