@@ -12,6 +12,7 @@
 //! ([`crate::usage::prices::Prices::shipped`]). The `usage` view then sums them as `usage`
 //! does: each response once (by `messageId`, the copy with the most tokens).
 
+use super::columns::Captured;
 use super::Target;
 use crate::diag::Diag;
 use crate::usage::prices::Prices;
@@ -22,40 +23,61 @@ use std::io::Write;
 /// The latest time a `DateTime64(3)` holds (2299-12-31 23:59:59.999 UTC), in milliseconds.
 const LATEST_MS: i64 = 10_413_791_999_999;
 
-/// Writes the rows to `out`.
+/// The size of the output gathered before it is written, and of a [`Block`].
+const BLOCK: usize = 256 * 1024;
+
+/// Writes the rows to `out`: of InsightsEvent lines ([`Target`], the store's), or of the
+/// blocks a [`Maker`] made on the converting thread.
 pub struct Rows {
-    out: std::io::BufWriter<Box<dyn Write>>,
-    row: Vec<u8>,
+    out: Box<dyn Write>,
+    buf: Vec<u8>,
     /// Events that could not be read as a row (a passed-through line that is not one).
     unreadable: u64,
-    rows: u64,
 }
 
 impl Rows {
     pub fn new(out: Box<dyn Write>) -> Rows {
         Rows {
-            out: std::io::BufWriter::with_capacity(256 * 1024, out),
-            row: Vec::with_capacity(4096),
+            out,
+            buf: Vec::with_capacity(BLOCK + 64 * 1024),
             unreadable: 0,
-            rows: 0,
         }
+    }
+
+    /// Writes the rows of a block: each its first part as made, then its event's JSON as
+    /// the `json` column.
+    pub fn block(&mut self, b: &Block) -> anyhow::Result<()> {
+        for &(json, prefix, end) in &b.rows {
+            self.buf.extend_from_slice(&b.bytes[prefix..end]);
+            json_column(&b.bytes[json..prefix], &mut self.buf);
+            self.written()?;
+        }
+        self.unreadable += b.unreadable;
+        Ok(())
+    }
+
+    /// Writes out what is gathered once it is a block's worth.
+    fn written(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= BLOCK {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
     }
 }
 
 impl Target for Rows {
     fn event(&mut self, line: &str) -> anyhow::Result<()> {
-        self.row.clear();
-        match row(line, &mut self.row) {
-            Ok(()) => {
-                self.out.write_all(&self.row)?;
-                self.rows += 1;
-            }
+        match row(line, &mut self.buf) {
+            Ok(()) => self.written()?,
             Err(_) => self.unreadable += 1,
         }
         Ok(())
     }
 
     fn finish(&mut self, diag: &mut Diag) -> anyhow::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
         self.out.flush()?;
         if self.unreadable > 0 {
             diag.note(&format!(
@@ -67,6 +89,156 @@ impl Target for Rows {
     }
 }
 
+/// Rows made on the converting thread, their `json` column still to write: for each row,
+/// its event's JSON and then the row up to that column, in `bytes`, at the offsets of `rows`
+/// (the JSON's start, the row's start, the row's end). [`Rows::block`] writes them.
+#[derive(Default)]
+pub struct Block {
+    bytes: Vec<u8>,
+    rows: Vec<(usize, usize, usize)>,
+    /// Lines passed through that could not be read as a row, left out.
+    unreadable: u64,
+}
+
+/// Makes the rows of the converter's events (its tap, [`Maker::event`]) and of the lines it
+/// passes through ([`Maker::passed`]), in the order it gives them, up to their `json` column,
+/// and hands them on in [`Block`]s: the JSON of an event is written once, by the program's
+/// writer, and the members of its row are taken from the typed event, not read back from
+/// that JSON.
+pub struct Maker {
+    block: Block,
+    captured: Captured,
+    /// A line passed through, until its end comes.
+    passed: Vec<u8>,
+    send: Box<dyn FnMut(Block) -> std::io::Result<()> + Send>,
+}
+
+impl Maker {
+    /// `send` takes each full block (an error: the rows can no longer be written).
+    pub fn new(send: Box<dyn FnMut(Block) -> std::io::Result<()> + Send>) -> Maker {
+        Maker {
+            block: Block {
+                bytes: Vec::with_capacity(BLOCK + 64 * 1024),
+                ..Block::default()
+            },
+            captured: Captured::default(),
+            passed: Vec::new(),
+            send,
+        }
+    }
+
+    /// The row of an event the converter made.
+    pub fn event(&mut self, ev: &crate::event::Event<'_>) -> std::io::Result<()> {
+        let c = self.captured.of(&ev.body);
+        // Read from its JSON text, as from the line's.
+        let step_usage = match c.step_usage.get() {
+            Some(json) => serde_json::from_str::<Option<StepUsage>>(json).ok(),
+            None => Some(None),
+        };
+        let (false, Some(step_usage)) = (c.unreadable, step_usage) else {
+            self.block.unreadable += 1;
+            return Ok(());
+        };
+        fn text(t: &super::columns::Text) -> Option<Cow<'_, str>> {
+            t.get().map(Cow::Borrowed)
+        }
+        let row = Event {
+            session_id: Some(Cow::Borrowed(&ev.session_id)),
+            id: Some(Cow::Borrowed(&ev.id)),
+            turn_id: ev.turn_id.as_deref().map(Cow::Borrowed),
+            seq: Some(ev.seq),
+            timestamp: ev.timestamp.as_deref().map(Cow::Borrowed),
+            provider: Some(Cow::Borrowed(ev.provider)),
+            event: Some(Cow::Borrowed(ev.event)),
+            call_id: text(&c.call_id),
+            parent_call_id: text(&c.parent_call_id),
+            tool_name: text(&c.tool_name),
+            is_error: c.is_error,
+            duration_ms: c.duration_ms,
+            model: text(&c.model),
+            message_id: text(&c.message_id),
+            step_usage,
+        };
+        let b = &mut self.block;
+        let json = b.bytes.len();
+        if let Err(e) = crate::json_writer::write(&mut b.bytes, ev) {
+            b.bytes.truncate(json);
+            return Err(std::io::Error::other(e));
+        }
+        let id = row_id(&row, &b.bytes[json..]);
+        let start = b.bytes.len();
+        prefix_with(&row, &id, &mut b.bytes).map_err(std::io::Error::other)?;
+        b.rows.push((json, start, b.bytes.len()));
+        self.sent_if_full()
+    }
+
+    /// Bytes the converter wrote: lines it passed through (InsightsEvents read), each made a
+    /// row when its end comes.
+    pub fn passed(&mut self, data: &[u8]) -> std::io::Result<()> {
+        self.passed.extend_from_slice(data);
+        while let Some(end) = memchr::memchr(b'\n', &self.passed) {
+            let line = &self.passed[..end];
+            if !line.is_empty() {
+                // The converter writes UTF-8; only a line passed through as read may not be.
+                let text = String::from_utf8_lossy(line);
+                let b = &mut self.block;
+                match serde_json::from_str::<Event<'_>>(&text) {
+                    Ok(ev) => {
+                        let json = b.bytes.len();
+                        b.bytes.extend_from_slice(text.as_bytes());
+                        let start = b.bytes.len();
+                        prefix(&ev, text.as_bytes(), &mut b.bytes)
+                            .map_err(std::io::Error::other)?;
+                        b.rows.push((json, start, b.bytes.len()));
+                    }
+                    Err(_) => b.unreadable += 1,
+                }
+            }
+            self.passed.drain(..=end);
+            self.sent_if_full()?;
+        }
+        Ok(())
+    }
+
+    fn sent_if_full(&mut self) -> std::io::Result<()> {
+        if self.block.bytes.len() >= BLOCK {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the rows made so far on (a flush of the converter: no further input line is
+    /// ready, so a live pipe's rows go at once).
+    pub fn send(&mut self) -> std::io::Result<()> {
+        if self.block.rows.is_empty() && self.block.unreadable == 0 {
+            return Ok(());
+        }
+        let next = Block {
+            bytes: Vec::with_capacity(BLOCK + 64 * 1024),
+            ..Block::default()
+        };
+        (self.send)(std::mem::replace(&mut self.block, next))
+    }
+}
+
+/// The converter's output into a [`Maker`] shared with its tap: what it writes (the lines it
+/// passes through) becomes rows in the order written, among the events the tap hands over.
+pub struct Passed<'m>(pub &'m std::cell::RefCell<Maker>);
+
+impl Write for Passed<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.try_borrow_mut().map_err(|_| busy())?.passed(data)?;
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.try_borrow_mut().map_err(|_| busy())?.send()
+    }
+}
+
+pub fn busy() -> std::io::Error {
+    std::io::Error::other("internal error: the rows were made while they were busy")
+}
 /// The members of an event a row is made of; the rest is only in `json`.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
@@ -136,9 +308,8 @@ struct Row<'a> {
     cache_creation_tokens: u64,
     reasoning_tokens: u64,
     cost_usd: Option<f64>,
-    /// The whole event, as a string (ClickHouse reads an object into a `String` column only
-    /// with a setting).
-    json: &'a str,
+    // Then `json`, the whole event as a string (ClickHouse reads an object into a `String`
+    // column only with a setting), written by [`json_column`].
 }
 
 /// A count as written (a number, possibly not an integer), as a `UInt64`.
@@ -155,27 +326,48 @@ fn text<'x>(v: &'x Option<Cow<'_, str>>) -> &'x str {
 /// The row of one InsightsEvent line, with its line end, appended to `into`.
 fn row(line: &str, into: &mut Vec<u8>) -> anyhow::Result<()> {
     let ev: Event<'_> = serde_json::from_str(line)?;
-    // An event without an id (the schema requires one) is known by its text.
-    let id = match ev.id.as_deref().filter(|i| !i.is_empty()) {
-        Some(i) => i.to_owned(),
-        None => format!("line-{:016x}", crate::ids::hash_pair("", line)),
-    };
+    prefix(&ev, line.as_bytes(), into)?;
+    json_column(line.as_bytes(), into);
+    Ok(())
+}
+
+/// The row's key: the event's id, or for an event without one (the schema requires one),
+/// a name made of its JSON text `line`.
+fn row_id<'e>(ev: &'e Event<'_>, line: &[u8]) -> Cow<'e, str> {
+    match ev.id.as_deref().filter(|i| !i.is_empty()) {
+        Some(i) => Cow::Borrowed(i),
+        None => Cow::Owned(format!(
+            "line-{:016x}",
+            crate::ids::hash_pair("", &String::from_utf8_lossy(line))
+        )),
+    }
+}
+
+/// The row of an event whose JSON text is `line`, up to its `json` column, appended to
+/// `into`; [`json_column`] ends it.
+fn prefix(ev: &Event<'_>, line: &[u8], into: &mut Vec<u8>) -> anyhow::Result<()> {
+    let id = row_id(ev, line);
+    prefix_with(ev, &id, into)
+}
+
+/// [`prefix`] with the row's key `id` ([`row_id`]).
+fn prefix_with(ev: &Event<'_>, id: &str, into: &mut Vec<u8>) -> anyhow::Result<()> {
     let time = time_column(ev.timestamp.as_deref());
-    let u = ev.step_usage.unwrap_or_default();
+    let u = ev.step_usage.as_ref();
     let tokens = crate::usage::Tokens {
-        input: count(u.input_tokens),
-        output: count(u.output_tokens),
-        cache_read: count(u.cache_read_input_tokens),
-        cache_creation: count(u.cache_creation_input_tokens),
+        input: count(u.and_then(|u| u.input_tokens)),
+        output: count(u.and_then(|u| u.output_tokens)),
+        cache_read: count(u.and_then(|u| u.cache_read_input_tokens)),
+        cache_creation: count(u.and_then(|u| u.cache_creation_input_tokens)),
         cache_creation_1h: u
-            .cache_creation
+            .and_then(|u| u.cache_creation.as_ref())
             .and_then(|c| c.ephemeral_1h_input_tokens)
             .unwrap_or(0),
-        reasoning: count(u.reasoning_output_tokens.or(u.reasoning_tokens)),
+        reasoning: count(u.and_then(|u| u.reasoning_output_tokens.or(u.reasoning_tokens))),
     };
     let event = text(&ev.event);
     let cost_usd = if event == "usage_update" {
-        u.cost.or_else(|| {
+        u.and_then(|u| u.cost).or_else(|| {
             let model = ev.model.as_deref()?;
             Some(Prices::shipped().find(model)?.cost(&tokens))
         })
@@ -184,7 +376,7 @@ fn row(line: &str, into: &mut Vec<u8>) -> anyhow::Result<()> {
     };
     let r = Row {
         session_id: text(&ev.session_id),
-        id: &id,
+        id,
         turn_id: text(&ev.turn_id),
         seq: ev.seq.unwrap_or(0),
         time: &time,
@@ -203,13 +395,20 @@ fn row(line: &str, into: &mut Vec<u8>) -> anyhow::Result<()> {
         cache_creation_tokens: tokens.cache_creation,
         reasoning_tokens: tokens.reasoning,
         cost_usd,
-        json: line,
     };
     // The program's writer: its string escaping is the converter's, several times as fast
-    // as serde_json's on the `json` column, which is most of a row.
+    // as serde_json's.
     crate::json_writer::write(into, &r)?;
-    into.push(b'\n');
+    // The object stays open for its last member.
+    into.pop();
+    into.extend_from_slice(b",\"json\":");
     Ok(())
+}
+
+/// The `json` column, the whole event `line` as a string, and the row's end.
+fn json_column(line: &[u8], into: &mut Vec<u8>) {
+    crate::json_writer::write_str_bytes(into, line);
+    into.extend_from_slice(b"}\n");
 }
 
 /// The `time` column: the event's timestamp in UTC as ClickHouse reads a `DateTime64(3)`
