@@ -38,6 +38,20 @@ pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.41.0";
 /// (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
 pub const BATCH_SPANS: usize = 512;
 
+/// The sessions a reducer keeps at least: when it holds more than [`LET_GO_AT`], all but the
+/// [`KEEP`] that changed last are exported and let go ([`spans::Exporter::let_go`]), so that
+/// one file of thousands of sessions is held a few hundred sessions at a time, not whole. A
+/// session let go that comes back keeps its turns' ids; read whole, it would also keep what
+/// its earlier events left (its model, its open calls), so this many sessions interleaved
+/// are read exactly.
+const KEEP: usize = 256;
+
+/// See [`KEEP`].
+const LET_GO_AT: usize = 2 * KEEP;
+
+/// Events fed between two looks at the number of sessions.
+const CHECK_EVERY: u64 = 256;
+
 /// Where requests go.
 pub trait Sink {
     fn send(&mut self, req: &ExportTraceServiceRequest) -> anyhow::Result<()>;
@@ -134,10 +148,18 @@ pub fn export(
         spans: Vec::with_capacity(BATCH_SPANS),
         requests: 0,
     };
-    let mut each = |_: &mut Reducer, _: Fed| -> anyhow::Result<()> { Ok(()) };
     for src in sources {
         let mut red = Reducer::new(State::new(), None);
         let mut exporter = spans::Exporter::default();
+        let mut fed = 0u64;
+        let mut each = |red: &mut Reducer, _: Fed| -> anyhow::Result<()> {
+            fed += 1;
+            if fed % CHECK_EVERY == 0 && red.state.tree.sessions.len() > LET_GO_AT {
+                exporter.let_go(&mut red.state, KEEP, &span_opts, &mut batch.spans)?;
+                batch.flush(sink, false)?;
+            }
+            Ok(())
+        };
         crate::reduce::read_source(src, opts, diag, &mut red, &mut each)?;
         exporter.ended_turns(&red.state, &span_opts, &mut batch.spans);
         stats.turns += exporter.turns;
@@ -173,6 +195,8 @@ pub fn target(args: &Args, out: Box<dyn Write>) -> anyhow::Result<Box<dyn super:
     };
     Ok(Box::new(Lines {
         red: Reducer::new(State::new(), None),
+        exporter: spans::Exporter::default(),
+        fed: 0,
         span_opts: spans::Options {
             content: args.content,
             redact: args.redact,
@@ -189,6 +213,9 @@ pub fn target(args: &Args, out: Box<dyn Write>) -> anyhow::Result<Box<dyn super:
 /// Event lines into a reducer, spans at the end ([`target`]).
 struct Lines {
     red: Reducer,
+    exporter: spans::Exporter,
+    /// Events fed.
+    fed: u64,
     span_opts: spans::Options,
     batch: Batch,
     sink: Box<dyn Sink>,
@@ -201,12 +228,22 @@ impl super::Target for Lines {
         // as `insights reduce` leaves it out.
         if ev.read(line).is_ok() {
             self.red.feed(&mut ev);
+            self.fed += 1;
+            if self.fed % CHECK_EVERY == 0 && self.red.state.tree.sessions.len() > LET_GO_AT {
+                self.exporter.let_go(
+                    &mut self.red.state,
+                    KEEP,
+                    &self.span_opts,
+                    &mut self.batch.spans,
+                )?;
+                self.batch.flush(self.sink.as_mut(), false)?;
+            }
         }
         Ok(())
     }
 
     fn finish(&mut self, diag: &mut Diag) -> anyhow::Result<()> {
-        let mut exporter = spans::Exporter::default();
+        let exporter = &mut self.exporter;
         exporter.ended_turns(&self.red.state, &self.span_opts, &mut self.batch.spans);
         self.batch.flush(self.sink.as_mut(), true)?;
         self.sink.flush()?;
