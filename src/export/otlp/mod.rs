@@ -401,4 +401,118 @@ mod tests {
         assert!(key_values("a").is_err());
         assert!(key_values("a=%zz").is_err());
     }
+
+    /// The spans of every request a sink was sent, as JSON.
+    struct Collect(std::rc::Rc<std::cell::RefCell<Vec<String>>>);
+
+    impl Sink for Collect {
+        fn send(&mut self, req: &ExportTraceServiceRequest) -> anyhow::Result<()> {
+            for rs in &req.resource_spans {
+                for ss in &rs.scope_spans {
+                    for sp in &ss.spans {
+                        self.0.borrow_mut().push(serde_json::to_string(sp)?);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// A session of one turn (`turn` in the session `s`), with a model request and a call.
+    fn turn_lines(s: usize, turn: usize, seq: &mut u64, out: &mut Vec<String>) {
+        let sid = format!("s{s}");
+        let t = |k: u64| format!("2026-12-06T05:{:02}:{:02}.000Z", (s / 60) % 60, k);
+        let mut line = |body: String| {
+            *seq += 1;
+            out.push(format!(
+                r#"{{"id":"{sid}:{turn}:{seq}","seq":{seq},"timestamp":"{}","provider":"claude","sessionId":"{sid}",{body}}}"#,
+                t(*seq % 60)
+            ));
+        };
+        line(r#""event":"turn_start""#.to_owned());
+        line(format!(
+            r#""event":"text","text":"hi","kind":"text","model":"claude-opus-4-8","messageId":"m{turn}""#
+        ));
+        line(format!(
+            r#""event":"tool_invocation","callId":"c{turn}","toolName":"Bash","input":{{}},"model":"claude-opus-4-8","messageId":"m{turn}""#
+        ));
+        line(format!(
+            r#""event":"tool_completion","callId":"c{turn}","isError":false,"result":"ok""#
+        ));
+        // The cost a turn reports is the session's so far: a session let go and come back
+        // no longer knows its earlier turns' (the one limit of letting go), so only the
+        // first turn reports one here.
+        let cost = if turn == 1 { r#","costUsd":0.01"# } else { "" };
+        line(format!(
+            r#""event":"turn_complete","isError":false,"subtype":"success"{cost}"#
+        ));
+    }
+
+    #[test]
+    fn a_log_of_many_sessions_is_let_go_with_the_same_spans_and_ids() {
+        // Three times LET_GO_AT sessions of one turn, then the first one's second turn: it
+        // comes back after it was let go, and its turn has the ids of a whole read.
+        let mut lines = Vec::new();
+        let mut seq = 0;
+        let n = 3 * LET_GO_AT;
+        for s in 0..n {
+            turn_lines(s, 1, &mut seq, &mut lines);
+        }
+        turn_lines(0, 2, &mut seq, &mut lines);
+        let opts = spans::Options::default();
+
+        // Read whole: one reducer, the spans at the end.
+        let mut red = Reducer::new(State::new(), None);
+        for l in &lines {
+            let mut ev = crate::reduce::view::Ev::default();
+            ev.read(l).unwrap();
+            red.feed(&mut ev);
+        }
+        let mut whole = Vec::new();
+        spans::Exporter::default().ended_turns(&red.state, &opts, &mut whole);
+        let mut whole: Vec<String> = whole
+            .iter()
+            .map(|sp| serde_json::to_string(sp).unwrap())
+            .collect();
+
+        let got = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut target = Lines {
+            red: Reducer::new(State::new(), None),
+            exporter: spans::Exporter::default(),
+            fed: 0,
+            span_opts: opts,
+            batch: Batch {
+                resource: resource(&|_| None).unwrap(),
+                spans: Vec::new(),
+                requests: 0,
+            },
+            sink: Box::new(Collect(got.clone())),
+        };
+        use crate::export::Target as _;
+        for l in &lines {
+            target.event(l).unwrap();
+            // Never more sessions than the limit and one check's worth of new ones.
+            assert!(target.red.state.tree.sessions.len() <= LET_GO_AT + CHECK_EVERY as usize);
+        }
+        target.finish(&mut crate::diag::Diag::new(false)).unwrap();
+        assert!(
+            target.red.state.tree.sessions.len() < n / 2,
+            "sessions were let go"
+        );
+        let mut got = got.borrow().clone();
+        assert_eq!(
+            got.len(),
+            (n + 1) * 3,
+            "an agent, a chat and a tool span a turn"
+        );
+        whole.sort();
+        got.sort();
+        let only = |a: &[String], b: &[String]| {
+            a.iter()
+                .filter(|x| b.binary_search(x).is_err())
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(only(&got, &whole), only(&whole, &got));
+    }
 }
