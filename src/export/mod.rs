@@ -5,8 +5,9 @@
 //! The events come from what `insights` reads (agent output, InsightsEvent logs, session
 //! files, folders, standard input, the agents' standard places when no PATH is given),
 //! converted by the converter itself ([`Converter::run_source`], on a thread of its own), or from
-//! the store (`--db`). A target sees each event as its InsightsEvent JSON line and owns its
-//! output ([`Target`]).
+//! the store (`--db`). From the store, a target sees each event as its InsightsEvent JSON line
+//! and owns its output ([`Target`]); from the converter, ClickHouse rows are made from its
+//! typed events ([`clickhouse::Maker`]) and OpenTelemetry spans from `reduce`'s state.
 
 pub mod clickhouse;
 mod columns;

@@ -132,8 +132,10 @@ pub fn run(
 ///
 /// Each source (a file, standard input, or a Claude Code session with its subagents' files)
 /// has a reducer of its own, dropped once its spans are made: the memory is that of the
-/// largest input, not of them all (a fleet machine's thousands of session files). The ids do
-/// not depend on it: a session read again, in the same file or another, has the same ids.
+/// largest input, not of them all (a fleet machine's thousands of session files). Within an
+/// input, sessions are let go past [`LET_GO_AT`] ([`KEEP`]), so one file of thousands of
+/// sessions is not held whole either. The ids do not depend on it: a session read again, in
+/// the same file or another, has the same ids.
 pub fn export(
     sources: &[Source],
     opts: &crate::convert::Options,
@@ -175,7 +177,8 @@ pub fn export(
 }
 
 /// The OTLP target of `insights export --to otlp --db PATH --all`: the stored events, as
-/// lines, fed to one reducer; the spans of the turns that ended are made and sent at the end.
+/// lines, fed to one reducer; the spans of the turns that ended are made and sent as their
+/// sessions are let go ([`KEEP`]) and at the end.
 ///
 /// Without `--all` it refuses: the store's cursor moves by events, and a turn begun before it
 /// would come back as its tail alone, a turn of its own (another index, so other ids) with
@@ -210,7 +213,7 @@ pub fn target(args: &Args, out: Box<dyn Write>) -> anyhow::Result<Box<dyn super:
     }))
 }
 
-/// Event lines into a reducer, spans at the end ([`target`]).
+/// Event lines into a reducer, spans as sessions are let go and at the end ([`target`]).
 struct Lines {
     red: Reducer,
     exporter: spans::Exporter,
