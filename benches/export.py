@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark of `insights export --to clickhouse`: events/s and peak memory, against
-`insights` converting the same input and `cat` of the same bytes, in one run.
+"""Benchmark of `insights export --to clickhouse` and `--to otlp`: events/s and peak memory,
+against `insights` converting the same input and `cat` of the same bytes, in one run.
 
     python3 benches/export.py            # 50 MB per input (claude, codex), best of 3
     python3 benches/export.py --mb 100
@@ -10,9 +10,10 @@ Inputs are benches/bench.py's (`generate`: the captures repeated with fresh ids,
 each: `cat FILE`, `insights --no-timestamp FILE` (the conversion export does, with no clock)
 and `insights export --to clickhouse FILE`, each into a pipe that counts lines; then the same
 file stored (`insights store`) and `insights export --to clickhouse --db DB --all` (every
-stored event, read back through store::query). Prints wall and CPU seconds, events/s by CPU
-time (the machine is shared: CPU time is the steadier figure), peak RSS, and export's ratio to
-converting. The goal (issue 45): at least 100,000 events/s and at most 64 MiB.
+stored event, read back through store::query); then `--to otlp` of the file and of the store
+(OTLP/JSON; the file is one of thousands of sessions, the case that held it whole). Prints
+wall and CPU seconds, events/s by CPU time (the machine is shared: CPU time is the steadier
+figure), peak RSS, and export's ratio to converting. The goal (issue 45): at least 100,000 events/s and at most 64 MiB.
 """
 
 import argparse
@@ -65,6 +66,8 @@ def main():
                 ("export --to clickhouse", [ins, "export", "--to", "clickhouse", path]),
                 ("export --to clickhouse --db --all",
                  [ins, "export", "--to", "clickhouse", "--db", db, "--all"]),
+                ("export --to otlp", [ins, "export", "--to", "otlp", path]),
+                ("export --to otlp --db --all", [ins, "export", "--to", "otlp", "--db", db, "--all"]),
             ]
             convert_cpu = None
             events = None

@@ -461,10 +461,16 @@ fn newline(out: &mut Vec<u8>, level: usize, first: bool) {
 }
 
 /// Appends `s` as a JSON string (quoted, escaped the way serde_json escapes).
+#[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
-    out.reserve(s.len() + 2);
+    write_str_bytes(out, s.as_bytes());
+}
+
+/// [`write_str`] of UTF-8 text held as bytes (the escapes are of ASCII bytes only): a JSON
+/// text this writer wrote, as a string (`export --to clickhouse`'s `json` column).
+pub fn write_str_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let bytes = s.as_bytes();
     let mut done = 0;
     loop {
         let i = string_special(bytes, done);

@@ -74,6 +74,15 @@ impl<W: Write> Out<W> {
         }
     }
 
+    /// Output with no buffer of its own: every write goes to `w` at once (`export`, whose
+    /// writer takes the lines passed through in their place among the events of the tap).
+    pub fn unbuffered(w: W) -> Self {
+        Out {
+            w: BufWriter::with_capacity(0, w),
+            line: Vec::with_capacity(4096),
+        }
+    }
+
     /// Writes one JSON line.
     pub fn json_line<T: serde::Serialize>(&mut self, v: &T) -> io::Result<()> {
         self.line.clear();

@@ -12,6 +12,7 @@
 //! ([`crate::usage::prices::Prices::shipped`]). The `usage` view then sums them as `usage`
 //! does: each response once (by `messageId`, the copy with the most tokens).
 
+use super::columns::Captured;
 use super::Target;
 use crate::diag::Diag;
 use crate::usage::prices::Prices;
@@ -22,40 +23,63 @@ use std::io::Write;
 /// The latest time a `DateTime64(3)` holds (2299-12-31 23:59:59.999 UTC), in milliseconds.
 const LATEST_MS: i64 = 10_413_791_999_999;
 
-/// Writes the rows to `out`.
+/// The size of the output gathered before it is written, and of a [`Block`].
+const BLOCK: usize = 256 * 1024;
+
+/// Writes the rows to `out`: of InsightsEvent lines ([`Target`], the store's), or of the
+/// blocks a [`Maker`] made on the converting thread.
 pub struct Rows {
-    out: std::io::BufWriter<Box<dyn Write>>,
-    row: Vec<u8>,
+    out: Box<dyn Write>,
+    buf: Vec<u8>,
     /// Events that could not be read as a row (a passed-through line that is not one).
     unreadable: u64,
-    rows: u64,
+    times: TimeColumn,
 }
 
 impl Rows {
     pub fn new(out: Box<dyn Write>) -> Rows {
         Rows {
-            out: std::io::BufWriter::with_capacity(256 * 1024, out),
-            row: Vec::with_capacity(4096),
+            out,
+            buf: Vec::with_capacity(BLOCK + 64 * 1024),
             unreadable: 0,
-            rows: 0,
+            times: TimeColumn::default(),
         }
+    }
+
+    /// Writes the rows of a block: each its first part as made, then its event's JSON as
+    /// the `json` column.
+    pub fn block(&mut self, b: &Block) -> anyhow::Result<()> {
+        for &(json, prefix, end) in &b.rows {
+            self.buf.extend_from_slice(&b.bytes[prefix..end]);
+            json_column(&b.bytes[json..prefix], &mut self.buf);
+            self.written()?;
+        }
+        self.unreadable += b.unreadable;
+        Ok(())
+    }
+
+    /// Writes out what is gathered once it is a block's worth.
+    fn written(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= BLOCK {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
     }
 }
 
 impl Target for Rows {
     fn event(&mut self, line: &str) -> anyhow::Result<()> {
-        self.row.clear();
-        match row(line, &mut self.row) {
-            Ok(()) => {
-                self.out.write_all(&self.row)?;
-                self.rows += 1;
-            }
+        match row(line, &mut self.times, &mut self.buf) {
+            Ok(()) => self.written()?,
             Err(_) => self.unreadable += 1,
         }
         Ok(())
     }
 
     fn finish(&mut self, diag: &mut Diag) -> anyhow::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
         self.out.flush()?;
         if self.unreadable > 0 {
             diag.note(&format!(
@@ -67,6 +91,158 @@ impl Target for Rows {
     }
 }
 
+/// Rows made on the converting thread, their `json` column still to write: for each row,
+/// its event's JSON and then the row up to that column, in `bytes`, at the offsets of `rows`
+/// (the JSON's start, the row's start, the row's end). [`Rows::block`] writes them.
+#[derive(Default)]
+pub struct Block {
+    bytes: Vec<u8>,
+    rows: Vec<(usize, usize, usize)>,
+    /// Lines passed through that could not be read as a row, left out.
+    unreadable: u64,
+}
+
+/// Makes the rows of the converter's events (its tap, [`Maker::event`]) and of the lines it
+/// passes through ([`Maker::passed`]), in the order it gives them, up to their `json` column,
+/// and hands them on in [`Block`]s: the JSON of an event is written once, by the program's
+/// writer, and the members of its row are taken from the typed event, not read back from
+/// that JSON.
+pub struct Maker {
+    block: Block,
+    captured: Captured,
+    /// A line passed through, until its end comes.
+    passed: Vec<u8>,
+    times: TimeColumn,
+    send: Box<dyn FnMut(Block) -> std::io::Result<()> + Send>,
+}
+
+impl Maker {
+    /// `send` takes each full block (an error: the rows can no longer be written).
+    pub fn new(send: Box<dyn FnMut(Block) -> std::io::Result<()> + Send>) -> Maker {
+        Maker {
+            block: Block {
+                bytes: Vec::with_capacity(BLOCK + 64 * 1024),
+                ..Block::default()
+            },
+            captured: Captured::default(),
+            passed: Vec::new(),
+            times: TimeColumn::default(),
+            send,
+        }
+    }
+
+    /// The row of an event the converter made.
+    pub fn event(&mut self, ev: &crate::event::Event<'_>) -> std::io::Result<()> {
+        let c = self.captured.of(&ev.body);
+        // Read from its JSON text, as from the line's.
+        let step_usage = match c.step_usage.get() {
+            Some(json) => serde_json::from_str::<Option<StepUsage>>(json).ok(),
+            None => Some(None),
+        };
+        let (false, Some(step_usage)) = (c.unreadable, step_usage) else {
+            self.block.unreadable += 1;
+            return Ok(());
+        };
+        fn text(t: &super::columns::Text) -> Option<Cow<'_, str>> {
+            t.get().map(Cow::Borrowed)
+        }
+        let row = Event {
+            session_id: Some(Cow::Borrowed(&ev.session_id)),
+            id: Some(Cow::Borrowed(&ev.id)),
+            turn_id: ev.turn_id.as_deref().map(Cow::Borrowed),
+            seq: Some(ev.seq),
+            timestamp: ev.timestamp.as_deref().map(Cow::Borrowed),
+            provider: Some(Cow::Borrowed(ev.provider)),
+            event: Some(Cow::Borrowed(ev.event)),
+            call_id: text(&c.call_id),
+            parent_call_id: text(&c.parent_call_id),
+            tool_name: text(&c.tool_name),
+            is_error: c.is_error,
+            duration_ms: c.duration_ms,
+            model: text(&c.model),
+            message_id: text(&c.message_id),
+            step_usage,
+        };
+        let b = &mut self.block;
+        let json = b.bytes.len();
+        if let Err(e) = crate::json_writer::write(&mut b.bytes, ev) {
+            b.bytes.truncate(json);
+            return Err(std::io::Error::other(e));
+        }
+        let id = row_id(&row, &b.bytes[json..]);
+        let start = b.bytes.len();
+        prefix_with(&row, &id, &mut self.times, &mut b.bytes).map_err(std::io::Error::other)?;
+        b.rows.push((json, start, b.bytes.len()));
+        self.sent_if_full()
+    }
+
+    /// Bytes the converter wrote: lines it passed through (InsightsEvents read), each made a
+    /// row when its end comes.
+    pub fn passed(&mut self, data: &[u8]) -> std::io::Result<()> {
+        self.passed.extend_from_slice(data);
+        while let Some(end) = memchr::memchr(b'\n', &self.passed) {
+            let line = &self.passed[..end];
+            if !line.is_empty() {
+                // The converter writes UTF-8; only a line passed through as read may not be.
+                let text = String::from_utf8_lossy(line);
+                let b = &mut self.block;
+                match serde_json::from_str::<Event<'_>>(&text) {
+                    Ok(ev) => {
+                        let json = b.bytes.len();
+                        b.bytes.extend_from_slice(text.as_bytes());
+                        let start = b.bytes.len();
+                        prefix(&ev, text.as_bytes(), &mut self.times, &mut b.bytes)
+                            .map_err(std::io::Error::other)?;
+                        b.rows.push((json, start, b.bytes.len()));
+                    }
+                    Err(_) => b.unreadable += 1,
+                }
+            }
+            self.passed.drain(..=end);
+            self.sent_if_full()?;
+        }
+        Ok(())
+    }
+
+    fn sent_if_full(&mut self) -> std::io::Result<()> {
+        if self.block.bytes.len() >= BLOCK {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the rows made so far on (a flush of the converter: no further input line is
+    /// ready, so a live pipe's rows go at once).
+    pub fn send(&mut self) -> std::io::Result<()> {
+        if self.block.rows.is_empty() && self.block.unreadable == 0 {
+            return Ok(());
+        }
+        let next = Block {
+            bytes: Vec::with_capacity(BLOCK + 64 * 1024),
+            ..Block::default()
+        };
+        (self.send)(std::mem::replace(&mut self.block, next))
+    }
+}
+
+/// The converter's output into a [`Maker`] shared with its tap: what it writes (the lines it
+/// passes through) becomes rows in the order written, among the events the tap hands over.
+pub struct Passed<'m>(pub &'m std::cell::RefCell<Maker>);
+
+impl Write for Passed<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.try_borrow_mut().map_err(|_| busy())?.passed(data)?;
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.try_borrow_mut().map_err(|_| busy())?.send()
+    }
+}
+
+pub fn busy() -> std::io::Error {
+    std::io::Error::other("internal error: the rows were made while they were busy")
+}
 /// The members of an event a row is made of; the rest is only in `json`.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
@@ -136,9 +312,8 @@ struct Row<'a> {
     cache_creation_tokens: u64,
     reasoning_tokens: u64,
     cost_usd: Option<f64>,
-    /// The whole event, as a string (ClickHouse reads an object into a `String` column only
-    /// with a setting).
-    json: &'a str,
+    // Then `json`, the whole event as a string (ClickHouse reads an object into a `String`
+    // column only with a setting), written by [`json_column`].
 }
 
 /// A count as written (a number, possibly not an integer), as a `UInt64`.
@@ -153,29 +328,60 @@ fn text<'x>(v: &'x Option<Cow<'_, str>>) -> &'x str {
 }
 
 /// The row of one InsightsEvent line, with its line end, appended to `into`.
-fn row(line: &str, into: &mut Vec<u8>) -> anyhow::Result<()> {
+fn row(line: &str, times: &mut TimeColumn, into: &mut Vec<u8>) -> anyhow::Result<()> {
     let ev: Event<'_> = serde_json::from_str(line)?;
-    // An event without an id (the schema requires one) is known by its text.
-    let id = match ev.id.as_deref().filter(|i| !i.is_empty()) {
-        Some(i) => i.to_owned(),
-        None => format!("line-{:016x}", crate::ids::hash_pair("", line)),
-    };
-    let time = time_column(ev.timestamp.as_deref());
-    let u = ev.step_usage.unwrap_or_default();
+    prefix(&ev, line.as_bytes(), times, into)?;
+    json_column(line.as_bytes(), into);
+    Ok(())
+}
+
+/// The row's key: the event's id, or for an event without one (the schema requires one),
+/// a name made of its JSON text `line`.
+fn row_id<'e>(ev: &'e Event<'_>, line: &[u8]) -> Cow<'e, str> {
+    match ev.id.as_deref().filter(|i| !i.is_empty()) {
+        Some(i) => Cow::Borrowed(i),
+        None => Cow::Owned(format!(
+            "line-{:016x}",
+            crate::ids::hash_pair("", &String::from_utf8_lossy(line))
+        )),
+    }
+}
+
+/// The row of an event whose JSON text is `line`, up to its `json` column, appended to
+/// `into`; [`json_column`] ends it.
+fn prefix(
+    ev: &Event<'_>,
+    line: &[u8],
+    times: &mut TimeColumn,
+    into: &mut Vec<u8>,
+) -> anyhow::Result<()> {
+    let id = row_id(ev, line);
+    prefix_with(ev, &id, times, into)
+}
+
+/// [`prefix`] with the row's key `id` ([`row_id`]).
+fn prefix_with(
+    ev: &Event<'_>,
+    id: &str,
+    times: &mut TimeColumn,
+    into: &mut Vec<u8>,
+) -> anyhow::Result<()> {
+    let time = times.of(ev.timestamp.as_deref());
+    let u = ev.step_usage.as_ref();
     let tokens = crate::usage::Tokens {
-        input: count(u.input_tokens),
-        output: count(u.output_tokens),
-        cache_read: count(u.cache_read_input_tokens),
-        cache_creation: count(u.cache_creation_input_tokens),
+        input: count(u.and_then(|u| u.input_tokens)),
+        output: count(u.and_then(|u| u.output_tokens)),
+        cache_read: count(u.and_then(|u| u.cache_read_input_tokens)),
+        cache_creation: count(u.and_then(|u| u.cache_creation_input_tokens)),
         cache_creation_1h: u
-            .cache_creation
+            .and_then(|u| u.cache_creation.as_ref())
             .and_then(|c| c.ephemeral_1h_input_tokens)
             .unwrap_or(0),
-        reasoning: count(u.reasoning_output_tokens.or(u.reasoning_tokens)),
+        reasoning: count(u.and_then(|u| u.reasoning_output_tokens.or(u.reasoning_tokens))),
     };
     let event = text(&ev.event);
     let cost_usd = if event == "usage_update" {
-        u.cost.or_else(|| {
+        u.and_then(|u| u.cost).or_else(|| {
             let model = ev.model.as_deref()?;
             Some(Prices::shipped().find(model)?.cost(&tokens))
         })
@@ -184,10 +390,10 @@ fn row(line: &str, into: &mut Vec<u8>) -> anyhow::Result<()> {
     };
     let r = Row {
         session_id: text(&ev.session_id),
-        id: &id,
+        id,
         turn_id: text(&ev.turn_id),
         seq: ev.seq.unwrap_or(0),
-        time: &time,
+        time,
         agent: text(&ev.provider),
         event,
         call_id: text(&ev.call_id),
@@ -203,13 +409,95 @@ fn row(line: &str, into: &mut Vec<u8>) -> anyhow::Result<()> {
         cache_creation_tokens: tokens.cache_creation,
         reasoning_tokens: tokens.reasoning,
         cost_usd,
-        json: line,
     };
     // The program's writer: its string escaping is the converter's, several times as fast
-    // as serde_json's on the `json` column, which is most of a row.
+    // as serde_json's.
     crate::json_writer::write(into, &r)?;
-    into.push(b'\n');
+    // The object stays open for its last member.
+    into.pop();
+    into.extend_from_slice(b",\"json\":");
     Ok(())
+}
+
+/// The `json` column, the whole event `line` as a string, and the row's end.
+fn json_column(line: &[u8], into: &mut Vec<u8>) {
+    escape_text(into, line);
+    into.extend_from_slice(b"}\n");
+}
+
+/// `text`, a JSON text, as a JSON string: the bytes [`crate::json_writer::write_str_bytes`]
+/// writes, made faster for JSON text, where every few bytes is a quote to escape. The runs
+/// between two escapes are short: each is copied as 16 bytes into room made beforehand (the
+/// bytes past the run are written over next), not by a call to `memcpy` of its length.
+fn escape_text(out: &mut Vec<u8>, text: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    // Room for what is left as if every byte became two, and an escape and a copy more:
+    // kept so at each step (only `\u00XX` escapes, six bytes, can eat into it).
+    let room = |j: usize, i: usize| j + 2 * (text.len() - i) + 24;
+    let mut j = out.len();
+    out.resize(room(j, 0), 0);
+    out[j] = b'"';
+    j += 1;
+    let mut i = 0;
+    loop {
+        let k = crate::scan::string_special(text, i);
+        if k - i <= 16 && i + 16 <= text.len() {
+            out[j..j + 16].copy_from_slice(&text[i..i + 16]);
+        } else {
+            out[j..j + (k - i)].copy_from_slice(&text[i..k]);
+        }
+        j += k - i;
+        let Some(&b) = text.get(k) else { break };
+        let short = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x0c => b'f',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            _ => 0,
+        };
+        if short != 0 {
+            out[j] = b'\\';
+            out[j + 1] = short;
+            j += 2;
+        } else {
+            out[j..j + 6].copy_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]);
+            j += 6;
+        }
+        i = k + 1;
+        if out.len() < room(j, i) {
+            out.resize(room(j, i), 0);
+        }
+    }
+    out[j] = b'"';
+    out.truncate(j + 1);
+}
+
+/// The `time` column of the last timestamp seen ([`time_column`]): the events of one input
+/// line, and often of several, have the same.
+#[derive(Default)]
+struct TimeColumn {
+    ts: Option<String>,
+    column: String,
+}
+
+impl TimeColumn {
+    fn of(&mut self, ts: Option<&str>) -> &str {
+        if self.column.is_empty() || self.ts.as_deref() != ts {
+            self.column = time_column(ts);
+            self.ts = ts.map(str::to_owned);
+        }
+        &self.column
+    }
 }
 
 /// The `time` column: the event's timestamp in UTC as ClickHouse reads a `DateTime64(3)`
@@ -234,7 +522,7 @@ mod tests {
     fn a_row_keeps_the_key_the_tokens_and_the_event() {
         let line = r#"{"event":"usage_update","id":"m:1","seq":9,"timestamp":"2026-11-26T14:12:06.916+01:00","provider":"claude","sessionId":"s","stepUsage":{"input_tokens":12,"output_tokens":25,"cache_read_input_tokens":0,"cache_creation_input_tokens":19063},"model":"claude-opus-4-8","messageId":"msg_1"}"#;
         let mut out = Vec::new();
-        row(line, &mut out).unwrap();
+        row(line, &mut TimeColumn::default(), &mut out).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["session_id"], "s");
         assert_eq!(v["id"], "m:1");
@@ -247,9 +535,44 @@ mod tests {
     }
 
     #[test]
+    fn the_json_column_is_escaped_as_the_writer_escapes_a_string() {
+        let mut texts: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"{}".to_vec(),
+            br#"{"event":"text","id":"a\"b","text":"line\none\ttab \\ end"}"#.to_vec(),
+        ];
+        // Every byte, alone, in runs around the 16-byte copy, and packed.
+        let all: Vec<u8> = (0..=255u8).collect();
+        texts.push(all.clone());
+        for b in 0..=255u8 {
+            for run in [0, 1, 15, 16, 17, 40] {
+                let mut t = vec![b'a'; run];
+                t.push(b);
+                t.extend(std::iter::repeat(b'z').take(run));
+                t.push(b);
+                texts.push(t);
+            }
+        }
+        texts.push(vec![0x01; 100]);
+        texts.push(vec![b'"'; 100]);
+        for t in texts {
+            let mut want = b"prefix".to_vec();
+            crate::json_writer::write_str_bytes(&mut want, &t);
+            let mut got = b"prefix".to_vec();
+            escape_text(&mut got, &t);
+            assert_eq!(got, want, "{t:?}");
+        }
+    }
+
+    #[test]
     fn an_event_without_a_time_or_an_id_still_has_a_key() {
         let mut out = Vec::new();
-        row(r#"{"event":"text","text":"hi"}"#, &mut out).unwrap();
+        row(
+            r#"{"event":"text","text":"hi"}"#,
+            &mut TimeColumn::default(),
+            &mut out,
+        )
+        .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["time"], "1970-01-01 00:00:00.000");
         assert!(v["id"].as_str().unwrap().starts_with("line-"));

@@ -5,10 +5,12 @@
 //! The events come from what `insights` reads (agent output, InsightsEvent logs, session
 //! files, folders, standard input, the agents' standard places when no PATH is given),
 //! converted by the converter itself ([`Converter::run_source`], on a thread of its own), or from
-//! the store (`--db`). A target sees each event as its InsightsEvent JSON line and owns its
-//! output ([`Target`]).
+//! the store (`--db`). From the store, a target sees each event as its InsightsEvent JSON line
+//! and owns its output ([`Target`]); from the converter, ClickHouse rows are made from its
+//! typed events ([`clickhouse::Maker`]) and OpenTelemetry spans from `reduce`'s state.
 
 pub mod clickhouse;
+mod columns;
 pub mod cursor;
 pub mod otlp;
 
@@ -156,9 +158,9 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         otlp::run(args, &sources, &opts, &mut diag)?;
         return Ok(diag.exit_code());
     }
-    let mut target = target(args)?;
-    convert_into(&sources, &opts, &mut diag, target.as_mut())?;
-    target.finish(&mut diag)?;
+    let mut rows = clickhouse::Rows::new(Box::new(std::io::stdout().lock()));
+    convert_into(&sources, &opts, &mut diag, &mut rows)?;
+    rows.finish(&mut diag)?;
     Ok(diag.exit_code())
 }
 
@@ -196,31 +198,42 @@ fn from_store(
     Ok(diag.exit_code())
 }
 
-/// Converts every source as `insights` does and hands each event line to `target`. Each
-/// source has a converter of its own, as in `insights store`: an event's `seq` is its place in
-/// its file's conversion, so a file gives the same rows exported alone, with others, or from
-/// the store.
+/// Converts every source as `insights` does and writes each event's row ([`clickhouse`]).
+/// Each source has a converter of its own, as in `insights store`: an event's `seq` is its
+/// place in its file's conversion, so a file gives the same rows exported alone, with others,
+/// or from the store.
 ///
-/// The converter runs on a thread of its own and hands its output over in blocks of lines
-/// ([`Blocks`]), so that converting and making rows take two cores; a block goes as soon as
+/// The converter runs on a thread of its own and hands each event over (its tap, as to
+/// `store` and `reduce`): the rows are made from the typed events up to their `json` column
+/// there ([`clickhouse::Maker`]), and this thread writes that column and the rows out
+/// ([`clickhouse::Rows::block`]), so that the work takes two cores. A block goes as soon as
 /// the converter flushes (when no further input line is ready), so a live pipe is exported
 /// at once.
 fn convert_into(
     sources: &[Source],
     opts: &crate::convert::Options,
     diag: &mut Diag,
-    target: &mut dyn Target,
+    rows: &mut clickhouse::Rows,
 ) -> anyhow::Result<()> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<clickhouse::Block>(4);
     std::thread::scope(|scope| {
         let converting = scope.spawn(move || {
-            let mut out = Out::new(Blocks {
-                block: Vec::with_capacity(BLOCK),
-                tx,
-            });
+            let maker = std::cell::RefCell::new(clickhouse::Maker::new(Box::new(move |b| {
+                tx.send(b)
+                    .map_err(|_| std::io::Error::other("the export target failed"))
+            })));
+            let mut tap = |ev: &crate::event::Event<'_>| {
+                maker
+                    .try_borrow_mut()
+                    .map_err(|_| clickhouse::busy())?
+                    .event(ev)
+            };
+            // Unbuffered: a line passed through becomes a row in its place among the events.
+            let mut out = Out::unbuffered(clickhouse::Passed(&maker));
             let mut result = Ok(());
             for src in sources {
                 let mut conv = Converter::new(opts, &mut out);
+                conv.tap(&mut tap);
                 result = conv.run_source(src, diag);
                 if result.is_err() || conv.stats.stopped || crate::signals::caught().is_some() {
                     break;
@@ -230,17 +243,10 @@ fn convert_into(
         });
         // Why the target failed: the converter then sees only a closed channel.
         let mut failed: Option<anyhow::Error> = None;
-        'blocks: for block in rx {
-            for line in block.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                // The converter writes UTF-8; only a line passed through as read may not be.
-                let text = match std::str::from_utf8(line) {
-                    Ok(t) => std::borrow::Cow::Borrowed(t),
-                    Err(_) => String::from_utf8_lossy(line),
-                };
-                if let Err(e) = target.event(&text) {
-                    failed = Some(e);
-                    break 'blocks;
-                }
+        for block in rx {
+            if let Err(e) = rows.block(&block) {
+                failed = Some(e);
+                break;
             }
         }
         let converted = match converting.join() {
@@ -254,49 +260,4 @@ fn convert_into(
             None => converted,
         }
     })
-}
-
-/// The size of a block of event lines handed from the converter to the target.
-const BLOCK: usize = 256 * 1024;
-
-/// The converter's output, sent on in blocks of whole lines.
-struct Blocks {
-    block: Vec<u8>,
-    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
-}
-
-impl Blocks {
-    fn send(&mut self) -> std::io::Result<()> {
-        let full = std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK));
-        self.tx
-            .send(full)
-            .map_err(|_| std::io::Error::other("the export target failed"))
-    }
-}
-
-impl std::io::Write for Blocks {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.block.extend_from_slice(data);
-        // Only whole lines go: the rest of a line waits for its end.
-        if self.block.len() >= BLOCK {
-            if let Some(end) = self.block.iter().rposition(|&b| b == b'\n') {
-                let rest = self.block.split_off(end + 1);
-                self.send()?;
-                self.block.extend_from_slice(&rest);
-            }
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self.block.iter().rposition(|&b| b == b'\n') {
-            Some(end) => {
-                let rest = self.block.split_off(end + 1);
-                self.send()?;
-                self.block.extend_from_slice(&rest);
-                Ok(())
-            }
-            None => Ok(()),
-        }
-    }
 }

@@ -50,6 +50,7 @@
 
 pub mod apply;
 pub mod entries;
+pub mod forget;
 pub mod from_event;
 pub mod handover;
 pub mod jobs;

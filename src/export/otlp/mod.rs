@@ -38,6 +38,20 @@ pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.41.0";
 /// (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
 pub const BATCH_SPANS: usize = 512;
 
+/// The sessions a reducer keeps at least: when it holds more than [`LET_GO_AT`], all but the
+/// [`KEEP`] that changed last are exported and let go ([`spans::Exporter::let_go`]), so that
+/// one file of thousands of sessions is held a few hundred sessions at a time, not whole. A
+/// session let go that comes back keeps its turns' ids; read whole, it would also keep what
+/// its earlier events left (its model, its open calls), so this many sessions interleaved
+/// are read exactly.
+const KEEP: usize = 256;
+
+/// See [`KEEP`].
+const LET_GO_AT: usize = 2 * KEEP;
+
+/// Events fed between two looks at the number of sessions.
+const CHECK_EVERY: u64 = 256;
+
 /// Where requests go.
 pub trait Sink {
     fn send(&mut self, req: &ExportTraceServiceRequest) -> anyhow::Result<()>;
@@ -118,8 +132,10 @@ pub fn run(
 ///
 /// Each source (a file, standard input, or a Claude Code session with its subagents' files)
 /// has a reducer of its own, dropped once its spans are made: the memory is that of the
-/// largest input, not of them all (a fleet machine's thousands of session files). The ids do
-/// not depend on it: a session read again, in the same file or another, has the same ids.
+/// largest input, not of them all (a fleet machine's thousands of session files). Within an
+/// input, sessions are let go past [`LET_GO_AT`] ([`KEEP`]), so one file of thousands of
+/// sessions is not held whole either. The ids do not depend on it: a session read again, in
+/// the same file or another, has the same ids.
 pub fn export(
     sources: &[Source],
     opts: &crate::convert::Options,
@@ -134,10 +150,18 @@ pub fn export(
         spans: Vec::with_capacity(BATCH_SPANS),
         requests: 0,
     };
-    let mut each = |_: &mut Reducer, _: Fed| -> anyhow::Result<()> { Ok(()) };
     for src in sources {
         let mut red = Reducer::new(State::new(), None);
         let mut exporter = spans::Exporter::default();
+        let mut fed = 0u64;
+        let mut each = |red: &mut Reducer, _: Fed| -> anyhow::Result<()> {
+            fed += 1;
+            if fed % CHECK_EVERY == 0 && red.state.tree.sessions.len() > LET_GO_AT {
+                exporter.let_go(&mut red.state, KEEP, &span_opts, &mut batch.spans)?;
+                batch.flush(sink, false)?;
+            }
+            Ok(())
+        };
         crate::reduce::read_source(src, opts, diag, &mut red, &mut each)?;
         exporter.ended_turns(&red.state, &span_opts, &mut batch.spans);
         stats.turns += exporter.turns;
@@ -153,7 +177,8 @@ pub fn export(
 }
 
 /// The OTLP target of `insights export --to otlp --db PATH --all`: the stored events, as
-/// lines, fed to one reducer; the spans of the turns that ended are made and sent at the end.
+/// lines, fed to one reducer; the spans of the turns that ended are made and sent as their
+/// sessions are let go ([`KEEP`]) and at the end.
 ///
 /// Without `--all` it refuses: the store's cursor moves by events, and a turn begun before it
 /// would come back as its tail alone, a turn of its own (another index, so other ids) with
@@ -173,6 +198,8 @@ pub fn target(args: &Args, out: Box<dyn Write>) -> anyhow::Result<Box<dyn super:
     };
     Ok(Box::new(Lines {
         red: Reducer::new(State::new(), None),
+        exporter: spans::Exporter::default(),
+        fed: 0,
         span_opts: spans::Options {
             content: args.content,
             redact: args.redact,
@@ -186,9 +213,12 @@ pub fn target(args: &Args, out: Box<dyn Write>) -> anyhow::Result<Box<dyn super:
     }))
 }
 
-/// Event lines into a reducer, spans at the end ([`target`]).
+/// Event lines into a reducer, spans as sessions are let go and at the end ([`target`]).
 struct Lines {
     red: Reducer,
+    exporter: spans::Exporter,
+    /// Events fed.
+    fed: u64,
     span_opts: spans::Options,
     batch: Batch,
     sink: Box<dyn Sink>,
@@ -201,12 +231,22 @@ impl super::Target for Lines {
         // as `insights reduce` leaves it out.
         if ev.read(line).is_ok() {
             self.red.feed(&mut ev);
+            self.fed += 1;
+            if self.fed % CHECK_EVERY == 0 && self.red.state.tree.sessions.len() > LET_GO_AT {
+                self.exporter.let_go(
+                    &mut self.red.state,
+                    KEEP,
+                    &self.span_opts,
+                    &mut self.batch.spans,
+                )?;
+                self.batch.flush(self.sink.as_mut(), false)?;
+            }
         }
         Ok(())
     }
 
     fn finish(&mut self, diag: &mut Diag) -> anyhow::Result<()> {
-        let mut exporter = spans::Exporter::default();
+        let exporter = &mut self.exporter;
         exporter.ended_turns(&self.red.state, &self.span_opts, &mut self.batch.spans);
         self.batch.flush(self.sink.as_mut(), true)?;
         self.sink.flush()?;
@@ -363,5 +403,119 @@ mod tests {
         assert_eq!(r.attributes.len(), 1);
         assert!(key_values("a").is_err());
         assert!(key_values("a=%zz").is_err());
+    }
+
+    /// The spans of every request a sink was sent, as JSON.
+    struct Collect(std::rc::Rc<std::cell::RefCell<Vec<String>>>);
+
+    impl Sink for Collect {
+        fn send(&mut self, req: &ExportTraceServiceRequest) -> anyhow::Result<()> {
+            for rs in &req.resource_spans {
+                for ss in &rs.scope_spans {
+                    for sp in &ss.spans {
+                        self.0.borrow_mut().push(serde_json::to_string(sp)?);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// A session of one turn (`turn` in the session `s`), with a model request and a call.
+    fn turn_lines(s: usize, turn: usize, seq: &mut u64, out: &mut Vec<String>) {
+        let sid = format!("s{s}");
+        let t = |k: u64| format!("2026-12-06T05:{:02}:{:02}.000Z", (s / 60) % 60, k);
+        let mut line = |body: String| {
+            *seq += 1;
+            out.push(format!(
+                r#"{{"id":"{sid}:{turn}:{seq}","seq":{seq},"timestamp":"{}","provider":"claude","sessionId":"{sid}",{body}}}"#,
+                t(*seq % 60)
+            ));
+        };
+        line(r#""event":"turn_start""#.to_owned());
+        line(format!(
+            r#""event":"text","text":"hi","kind":"text","model":"claude-opus-4-8","messageId":"m{turn}""#
+        ));
+        line(format!(
+            r#""event":"tool_invocation","callId":"c{turn}","toolName":"Bash","input":{{}},"model":"claude-opus-4-8","messageId":"m{turn}""#
+        ));
+        line(format!(
+            r#""event":"tool_completion","callId":"c{turn}","isError":false,"result":"ok""#
+        ));
+        // The cost a turn reports is the session's so far: a session let go and come back
+        // no longer knows its earlier turns' (the one limit of letting go), so only the
+        // first turn reports one here.
+        let cost = if turn == 1 { r#","costUsd":0.01"# } else { "" };
+        line(format!(
+            r#""event":"turn_complete","isError":false,"subtype":"success"{cost}"#
+        ));
+    }
+
+    #[test]
+    fn a_log_of_many_sessions_is_let_go_with_the_same_spans_and_ids() {
+        // Three times LET_GO_AT sessions of one turn, then the first one's second turn: it
+        // comes back after it was let go, and its turn has the ids of a whole read.
+        let mut lines = Vec::new();
+        let mut seq = 0;
+        let n = 3 * LET_GO_AT;
+        for s in 0..n {
+            turn_lines(s, 1, &mut seq, &mut lines);
+        }
+        turn_lines(0, 2, &mut seq, &mut lines);
+        let opts = spans::Options::default();
+
+        // Read whole: one reducer, the spans at the end.
+        let mut red = Reducer::new(State::new(), None);
+        for l in &lines {
+            let mut ev = crate::reduce::view::Ev::default();
+            ev.read(l).unwrap();
+            red.feed(&mut ev);
+        }
+        let mut whole = Vec::new();
+        spans::Exporter::default().ended_turns(&red.state, &opts, &mut whole);
+        let mut whole: Vec<String> = whole
+            .iter()
+            .map(|sp| serde_json::to_string(sp).unwrap())
+            .collect();
+
+        let got = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut target = Lines {
+            red: Reducer::new(State::new(), None),
+            exporter: spans::Exporter::default(),
+            fed: 0,
+            span_opts: opts,
+            batch: Batch {
+                resource: resource(&|_| None).unwrap(),
+                spans: Vec::new(),
+                requests: 0,
+            },
+            sink: Box::new(Collect(got.clone())),
+        };
+        use crate::export::Target as _;
+        for l in &lines {
+            target.event(l).unwrap();
+            // Never more sessions than the limit and one check's worth of new ones.
+            assert!(target.red.state.tree.sessions.len() <= LET_GO_AT + CHECK_EVERY as usize);
+        }
+        target.finish(&mut crate::diag::Diag::new(false)).unwrap();
+        assert!(
+            target.red.state.tree.sessions.len() < n / 2,
+            "sessions were let go"
+        );
+        let mut got = got.borrow().clone();
+        assert_eq!(
+            got.len(),
+            (n + 1) * 3,
+            "an agent, a chat and a tool span a turn"
+        );
+        whole.sort();
+        got.sort();
+        let only = |a: &[String], b: &[String]| {
+            a.iter()
+                .filter(|x| b.binary_search(x).is_err())
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(only(&got, &whole), only(&whole, &got));
     }
 }

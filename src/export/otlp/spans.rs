@@ -46,6 +46,11 @@ pub struct Exporter {
     /// Per session: the last time known before its next turn (the end of the one exported
     /// last), for a turn whose events carry none.
     last_ns: Vec<u64>,
+    /// Per session: the turns it had before it was let go and came back ([`Exporter::let_go`]),
+    /// added to its turns' indexes, so that they keep their ids.
+    before: Vec<u32>,
+    /// The sessions let go: their turns then, and the last time known.
+    gone: std::collections::HashMap<String, (u32, u64)>,
     /// Turns exported so far.
     pub turns: u64,
     /// Spans made so far.
@@ -56,30 +61,119 @@ impl Exporter {
     /// Appends to `out` the spans of every turn of `st` that ended and was not exported yet;
     /// a turn still running, and those after it, wait.
     pub fn ended_turns(&mut self, st: &State, opts: &Options, out: &mut Vec<Span>) {
+        self.sync(st);
+        for s in 0..st.tree.sessions.len() {
+            self.session_turns(st, s, opts, out);
+        }
+    }
+
+    /// Notes the sessions the state has gained since the last call.
+    fn sync(&mut self, st: &State) {
+        for sess in &st.tree.sessions[self.next.len().min(st.tree.sessions.len())..] {
+            let (before, last_ns) = self.gone.remove(&sess.session_id).unwrap_or((0, 0));
+            self.next.push(0);
+            self.last_ns.push(last_ns);
+            self.before.push(before);
+        }
+    }
+
+    /// [`Exporter::ended_turns`] of the session at position `s`.
+    fn session_turns(&mut self, st: &State, s: usize, opts: &Options, out: &mut Vec<Span>) {
+        let sess = &st.tree.sessions[s];
+        while let Some(turn) = sess.turns.get(self.next[s]) {
+            if turn.status == TurnStatus::Running {
+                break;
+            }
+            let before = out.len();
+            let index = turn.index.saturating_add(self.before[s]);
+            let end = TurnSpans {
+                st,
+                sess,
+                turn,
+                index,
+                opts,
+                out,
+                ids: Ids::new(&sess.session_id, index),
+            }
+            .build(self.last_ns[s]);
+            self.last_ns[s] = end;
+            self.next[s] += 1;
+            self.turns += 1;
+            self.spans += (out.len() - before) as u64;
+        }
+    }
+
+    /// Lets go the sessions of `st` but the `keep` that changed last: the spans of their
+    /// ended turns are appended to `out`, and they are removed from the state
+    /// ([`State::forget_sessions`]), so that a reader of many sessions holds those still going.
+    /// A turn still running in a session let go (one the input left open, or one that more
+    /// than `keep` other sessions changed since) is not exported, as at the end of the input.
+    /// A session that comes back afterwards goes on with the next turn's index (the same ids
+    /// as read whole), from a state without its earlier events.
+    pub fn let_go(
+        &mut self,
+        st: &mut State,
+        keep: usize,
+        opts: &Options,
+        out: &mut Vec<Span>,
+    ) -> anyhow::Result<()> {
+        self.sync(st);
         let n = st.tree.sessions.len();
-        self.next.resize(n, 0);
-        self.last_ns.resize(n, 0);
-        for (s, sess) in st.tree.sessions.iter().enumerate() {
-            while let Some(turn) = sess.turns.get(self.next[s]) {
-                if turn.status == TurnStatus::Running {
-                    break;
-                }
-                let before = out.len();
-                let end = TurnSpans {
-                    st,
-                    sess,
-                    turn,
-                    opts,
-                    out,
-                    ids: Ids::new(&sess.session_id, turn.index),
-                }
-                .build(self.last_ns[s]);
-                self.last_ns[s] = end;
-                self.next[s] += 1;
-                self.turns += 1;
-                self.spans += (out.len() - before) as u64;
+        if n <= keep {
+            return Ok(());
+        }
+        // The `seq` of the last event that changed a session, as far as the state tells: its
+        // first, its last turn's start or end, the last entry of each agent's running turn.
+        let last_change = |s: usize| {
+            let sess = &st.tree.sessions[s];
+            let turn = sess
+                .turns
+                .last()
+                .map_or(0, |t| t.end_seq.unwrap_or(0).max(t.start_seq));
+            let entries = st.cursor.sessions.get(s).map_or(0, |c| {
+                c.scopes
+                    .iter()
+                    .filter_map(|sc| st.entries.get(sc.last_entry? as usize))
+                    .map(|e| e.updated_seq.unwrap_or(0).max(e.seq))
+                    .max()
+                    .unwrap_or(0)
+            });
+            sess.first_seq.max(turn).max(entries)
+        };
+        let mut order: Vec<(u64, usize)> = (0..n).map(|s| (last_change(s), s)).collect();
+        // The most recently changed stay.
+        order.sort_unstable_by(|a, b| b.cmp(a));
+        let mut gone = vec![false; n];
+        for &(_, s) in &order[keep..] {
+            gone[s] = true;
+        }
+        // Their turns that ended, which no later event changes now.
+        for s in (0..gone.len()).filter(|&s| gone[s]) {
+            self.session_turns(st, s, opts, out);
+        }
+        let left: Vec<(String, u32)> = st
+            .tree
+            .sessions
+            .iter()
+            .map(|sess| (sess.session_id.clone(), sess.turns.len() as u32))
+            .collect();
+        let gone = st.forget_sessions(&gone)?;
+        let mut k = 0;
+        for (s, (id, turns)) in left.into_iter().enumerate() {
+            if gone[s] {
+                let had = self.before[s].saturating_add(turns);
+                self.gone.insert(id, (had, self.last_ns[s]));
+            } else {
+                self.next[k] = self.next[s];
+                self.last_ns[k] = self.last_ns[s];
+                self.before[k] = self.before[s];
+                k += 1;
             }
         }
+        self.next.truncate(k);
+        self.last_ns.truncate(k);
+        self.before.truncate(k);
+        Ok(())
     }
 }
 
@@ -185,6 +279,9 @@ struct TurnSpans<'a> {
     st: &'a State,
     sess: &'a SessionNode,
     turn: &'a Turn,
+    /// The turn's index in its session (its own, after those of the session before it was
+    /// let go).
+    index: u32,
     opts: &'a Options,
     out: &'a mut Vec<Span>,
     ids: Ids,
@@ -247,7 +344,7 @@ impl<'a> TurnSpans<'a> {
             );
         }
         self.str(&mut attrs, "insights.provider", &agent);
-        int(&mut attrs, "insights.turn.index", u64::from(turn.index));
+        int(&mut attrs, "insights.turn.index", u64::from(self.index));
         self.str(&mut attrs, "insights.turn.status", turn_status(turn.status));
         int(&mut attrs, "insights.turn.tools", turn.tools);
         if let Some(c) = turn.cost_usd {
@@ -310,7 +407,7 @@ impl<'a> TurnSpans<'a> {
         let (lo, hi) = self.entry_range(&turn.children);
         let start = nanos(turn.started_at.as_deref())
             .or(lo)
-            .or_else(|| nanos(self.sess.started_at.as_deref()).filter(|_| turn.index == 1))
+            .or_else(|| nanos(self.sess.started_at.as_deref()).filter(|_| self.index == 1))
             .unwrap_or(before);
         let by_duration = turn
             .duration_ms
