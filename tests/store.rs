@@ -550,6 +550,40 @@ fn a_file_that_is_not_an_insights_store_is_refused_and_left_as_it_is() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Events committed in the store at `db` (0 while it cannot be read).
+fn committed(db: &Path) -> i64 {
+    if !db.exists() {
+        return 0;
+    }
+    Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| c.query_row("SELECT count(*) FROM events", [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
+/// Waits up to 5 s for events to be committed at `db`; how many there are.
+fn wait_committed(db: &Path) -> i64 {
+    for _ in 0..100 {
+        let n = committed(db);
+        if n > 0 {
+            return n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    committed(db)
+}
+
+/// `child`'s exit status, waiting up to `secs`; killed and `None` after that.
+fn exited(child: &mut std::process::Child, secs: u64) -> Option<std::process::ExitStatus> {
+    for _ in 0..secs * 10 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    None
+}
+
 #[test]
 fn a_live_pipe_is_committed_as_it_goes() {
     let d = scratch("live");
@@ -569,22 +603,7 @@ fn a_live_pipe_is_committed_as_it_goes() {
     stdin.write_all(&capture[..cut]).unwrap();
     stdin.flush().unwrap();
     // The first half is committed while the pipe stays open.
-    let mut seen = 0;
-    for _ in 0..100 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        if db.exists() {
-            if let Ok(c) =
-                Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            {
-                seen = c
-                    .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
-                    .unwrap_or(0);
-                if seen > 0 {
-                    break;
-                }
-            }
-        }
-    }
+    let seen = wait_committed(&db);
     assert!(seen > 0, "nothing committed while the pipe was open");
     // An idle pipe holds no transaction: another writer stores meanwhile.
     let other = d.join("other.db-input.jsonl");
@@ -592,17 +611,7 @@ fn a_live_pipe_is_committed_as_it_goes() {
     let mut c = insights();
     c.arg("store").arg("--db").arg(&db).arg(&other);
     let mut writer = c.stderr(Stdio::piped()).spawn().unwrap();
-    let mut done = None;
-    for _ in 0..300 {
-        if let Some(status) = writer.try_wait().unwrap() {
-            done = Some(status);
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    if done.is_none() {
-        let _ = writer.kill();
-    }
+    let done = exited(&mut writer, 30);
     assert!(
         done.is_some_and(|s| s.success()),
         "a second writer could not store while the pipe was idle: {done:?}"
@@ -633,18 +642,11 @@ fn a_signal_ends_an_idle_live_pipe() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&capture).unwrap();
     stdin.flush().unwrap();
-    let committed = || {
-        Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .and_then(|c| c.query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0)))
-            .unwrap_or(0)
-    };
-    for _ in 0..100 {
-        if db.exists() && committed() > 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(committed() > 0, "nothing committed while the pipe was open");
+    wait_committed(&db);
+    assert!(
+        committed(&db) > 0,
+        "nothing committed while the pipe was open"
+    );
     // The pipe stays open and idle: SIGTERM ends the run (128 + 15), what it stored kept.
     let sent = Command::new("kill")
         .arg("-TERM")
@@ -652,20 +654,10 @@ fn a_signal_ends_an_idle_live_pipe() {
         .status()
         .unwrap();
     assert!(sent.success());
-    let mut status = None;
-    for _ in 0..100 {
-        if let Some(s) = child.try_wait().unwrap() {
-            status = Some(s);
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let status = exited(&mut child, 5);
     drop(stdin);
-    if status.is_none() {
-        let _ = child.kill();
-    }
     assert_eq!(status.and_then(|s| s.code()), Some(143), "{status:?}");
-    assert!(committed() > 0);
+    assert!(committed(&db) > 0);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
