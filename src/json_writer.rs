@@ -483,6 +483,14 @@ pub fn write_str_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 fn push_escape(out: &mut Vec<u8>, b: u8) {
+    let (e, n) = escape_of(b);
+    out.extend_from_slice(&e[..n]);
+}
+
+/// The JSON escape of the byte `b` (one that [`string_special`] stops at): its bytes, of which
+/// the first `n` are it (`\n`, or `\u00XX` for a control byte without a short one).
+#[inline]
+pub(crate) fn escape_of(b: u8) -> ([u8; 6], usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let short = match b {
         b'"' => b'"',
@@ -493,18 +501,18 @@ fn push_escape(out: &mut Vec<u8>, b: u8) {
         b'\r' => b'r',
         b'\t' => b't',
         _ => {
-            out.extend_from_slice(&[
+            let e = [
                 b'\\',
                 b'u',
                 b'0',
                 b'0',
                 HEX[usize::from(b >> 4)],
                 HEX[usize::from(b & 0xf)],
-            ]);
-            return;
+            ];
+            return (e, 6);
         }
     };
-    out.extend_from_slice(&[b'\\', short]);
+    ([b'\\', short, 0, 0, 0, 0], 2)
 }
 
 /// A member name of our own types: written as it is (checked in debug builds).

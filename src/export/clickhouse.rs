@@ -430,7 +430,6 @@ fn json_column(line: &[u8], into: &mut Vec<u8>) {
 /// between two escapes are short: each is copied as 16 bytes into room made beforehand (the
 /// bytes past the run are written over next), not by a call to `memcpy` of its length.
 fn escape_text(out: &mut Vec<u8>, text: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     // Room for what is left as if every byte became two, and an escape and a copy more:
     // kept so at each step (only `\u00XX` escapes, six bytes, can eat into it).
     let room = |j: usize, i: usize| j + 2 * (text.len() - i) + 24;
@@ -448,31 +447,9 @@ fn escape_text(out: &mut Vec<u8>, text: &[u8]) {
         }
         j += k - i;
         let Some(&b) = text.get(k) else { break };
-        let short = match b {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            0x08 => b'b',
-            0x0c => b'f',
-            b'\n' => b'n',
-            b'\r' => b'r',
-            b'\t' => b't',
-            _ => 0,
-        };
-        if short != 0 {
-            out[j] = b'\\';
-            out[j + 1] = short;
-            j += 2;
-        } else {
-            out[j..j + 6].copy_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]);
-            j += 6;
-        }
+        let (e, n) = crate::json_writer::escape_of(b);
+        out[j..j + n].copy_from_slice(&e[..n]);
+        j += n;
         i = k + 1;
         if out.len() < room(j, i) {
             out.resize(room(j, i), 0);
