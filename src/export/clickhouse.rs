@@ -447,8 +447,10 @@ fn escape_text(out: &mut Vec<u8>, text: &[u8]) {
         }
         j += k - i;
         let Some(&b) = text.get(k) else { break };
+        // All six bytes are copied (a copy of a known length), the room allows it; `n` of
+        // them are the escape.
         let (e, n) = crate::json_writer::escape_of(b);
-        out[j..j + n].copy_from_slice(&e[..n]);
+        out[j..j + 6].copy_from_slice(&e);
         j += n;
         i = k + 1;
         if out.len() < room(j, i) {
