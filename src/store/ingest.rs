@@ -12,6 +12,7 @@
 //! without its record (read again next time: its events stored are not stored twice). An
 //! error of the database (a full disk, an I/O error) rolls the batch back and ends the run.
 
+use super::checkpoint::Checkpoints;
 use super::sources::{self, Plan, Record};
 use crate::convert::{Converter, Options};
 use crate::diag::Diag;
@@ -99,9 +100,10 @@ impl Store {
     /// did not change), a conversation of several files whole when any of them changed,
     /// standard input whole. Stops after the source being read when a signal came.
     ///
-    /// Two threads. One reads: it looks each source's record up (on a read-only connection of
-    /// its own), reads and converts what is new, writes each event's JSON, and reads the files
-    /// for `usage` ([`produce`]). This one writes: for each source it looks the record up
+    /// Three threads. One reads: it looks each source's record up (on a read-only connection
+    /// of its own), reads and converts what is new and writes each event's JSON
+    /// ([`produce`]). Another reads the files again as `usage` does ([`read_facts`]), a file
+    /// behind. This one writes: for each source it looks the record up
     /// again inside its transaction, and when it is still what the reader planned from, takes
     /// back what the last read inferred, inserts the events and saves the record. A record
     /// that changed meanwhile (another writer stored the file, or it came twice) leaves the
@@ -128,12 +130,18 @@ impl Store {
         // Termination signals go to the reading thread, whose blocking read (a pipe) they
         // interrupt; it then ends after the line it read (src/signals.rs).
         let blocked = crate::signals::block();
+        let (facts_tx, facts_rx) = mpsc::channel::<FactsJob>();
         let r = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("store-usage".into())
+                .spawn_scoped(s, move || read_facts(facts_rx))
+                .context("cannot start a thread")?;
             let reader = Reader {
                 ro,
                 places: &places,
                 opts,
                 tx,
+                facts: facts_tx,
                 spare: spare_rx,
                 chunk: RefCell::new(Chunk::default()),
             };
@@ -144,7 +152,9 @@ impl Store {
                     produce(reader, sources, diag)
                 })
                 .context("cannot start a thread")?;
-            let stored = self.insert_all(&rx, &spare_tx);
+            let mut checkpoints = Checkpoints::start(s, &self.path, &self.conn);
+            let stored = self.insert_all(&rx, &spare_tx, &mut checkpoints);
+            checkpoints.end(&self.conn);
             // A database error: the reader's next chunk finds no one to take it, and it stops.
             drop(rx);
             let read = producer
@@ -167,8 +177,9 @@ impl Store {
         &mut self,
         rx: &mpsc::Receiver<Chunk>,
         spare: &mpsc::Sender<Chunk>,
+        checkpoints: &mut Checkpoints<'_>,
     ) -> anyhow::Result<()> {
-        let r = self.apply(rx, spare);
+        let r = self.apply(rx, spare, checkpoints);
         if r.is_err() {
             self.rollback();
         }
@@ -179,6 +190,7 @@ impl Store {
         &mut self,
         rx: &mpsc::Receiver<Chunk>,
         spare: &mpsc::Sender<Chunk>,
+        checkpoints: &mut Checkpoints<'_>,
     ) -> anyhow::Result<()> {
         let Store {
             conn,
@@ -202,12 +214,15 @@ impl Store {
             Ok(())
         };
         // Commits the open batch (rolled back when that fails).
-        let commit = |open: &mut Option<Instant>| -> anyhow::Result<()> {
+        // The log is checkpointed on a thread of its own (src/store/checkpoint.rs).
+        let mut commit = |open: &mut Option<Instant>| -> anyhow::Result<()> {
             if open.take().is_some() {
+                checkpoints.committing();
                 if let Err(e) = conn.execute_batch("COMMIT") {
                     let _ = conn.execute_batch("ROLLBACK");
                     return Err(err(e, "cannot commit (the batch was rolled back)"));
                 }
+                checkpoints.committed(conn);
             }
             Ok(())
         };
@@ -266,7 +281,12 @@ impl Store {
                         }
                         let closing = ins.closing.take().unwrap_or_default();
                         for (k, (key, rec, facts)) in end.records.iter().enumerate() {
-                            super::tally::put(conn, key, facts).map_err(|e| err(e, STORING))?;
+                            let facts = facts.recv().map_err(|_| {
+                                anyhow::anyhow!(
+                                    "internal error: the thread reading for usage stopped"
+                                )
+                            })?;
+                            super::tally::put(conn, key, &facts).map_err(|e| err(e, STORING))?;
                             if end.closing && k == 0 {
                                 let rec = Record {
                                     closing: closing.clone(),
@@ -374,8 +394,9 @@ struct Planned {
 /// What to keep of a source.
 #[derive(Default)]
 struct Ended {
-    /// Each file read to its end: its key, its record, what `usage` reads of it.
-    records: Vec<(String, Record, super::tally::Facts)>,
+    /// Each file read to its end: its key, its record, what `usage` reads of it (read on
+    /// a thread of its own, [`Reader::facts`]).
+    records: Vec<(String, Record, Coming)>,
     /// The first record's `closing` is what the end of the input added.
     closing: bool,
     /// Files read, files unchanged.
@@ -397,12 +418,29 @@ impl Chunk {
     }
 }
 
+/// What `usage` reads of a file, coming from the thread that reads it ([`Reader::facts`]).
+type Coming = mpsc::Receiver<super::tally::Facts>;
+
+/// A file for the thread that reads files as `usage` does, and where its facts go.
+type FactsJob = (Found, mpsc::SyncSender<super::tally::Facts>);
+
+/// Reads each file it is given as `usage` does, in turn, until the reader is gone.
+fn read_facts(jobs: mpsc::Receiver<FactsJob>) {
+    let mut buf = Vec::new();
+    for (found, back) in jobs {
+        // The writer may have stopped (a database error): then no one waits for it.
+        let _ = back.send(super::tally::facts(&found, &mut buf));
+    }
+}
+
 /// The reading side of [`Store::store_all`].
 struct Reader<'a> {
     ro: Connection,
     places: &'a HashMap<PathBuf, Found>,
     opts: &'a Options,
     tx: mpsc::SyncSender<Chunk>,
+    /// To the thread that reads files as `usage` does ([`read_facts`]).
+    facts: mpsc::Sender<FactsJob>,
     spare: mpsc::Receiver<Chunk>,
     chunk: RefCell<Chunk>,
 }
@@ -564,7 +602,7 @@ impl Reader<'_> {
                         head_hash,
                         closing: Vec::new(),
                     };
-                    let facts = self.facts(path);
+                    let facts = self.facts(path)?;
                     end.records.push((key, rec, facts));
                     end.closing = true;
                     end.read = 1;
@@ -575,9 +613,14 @@ impl Reader<'_> {
         Ok(self.push(Item::End(Box::new(end)), false)?)
     }
 
-    /// What `usage` reads of the file at `path`.
-    fn facts(&self, path: &Path) -> super::tally::Facts {
-        super::tally::facts(&self.found(path), &mut Vec::new())
+    /// What `usage` reads of the file at `path`: read on a thread of its own, while this one
+    /// converts the next file; the writer takes it when it keeps the file's record.
+    fn facts(&self, path: &Path) -> io::Result<Coming> {
+        let (back, coming) = mpsc::sync_channel(1);
+        self.facts.send((self.found(path), back)).map_err(|_| {
+            io::Error::other("internal error: the thread reading for usage stopped")
+        })?;
+        Ok(coming)
     }
 
     /// OpenCode's database: its rows, as the lines `insights` reads them as, read whole when
@@ -621,7 +664,7 @@ impl Reader<'_> {
                 head_hash: String::new(),
                 closing: Vec::new(),
             };
-            end.records.push((key, rec, self.facts(path)));
+            end.records.push((key, rec, self.facts(path)?));
             end.closing = true;
             end.read = 1;
         }
@@ -653,7 +696,7 @@ impl Reader<'_> {
             ..Record::default()
         };
         let end = Ended {
-            records: vec![(key, rec, self.facts(path))],
+            records: vec![(key, rec, self.facts(path)?)],
             read: 1,
             ..Ended::default()
         };
@@ -712,7 +755,7 @@ impl Reader<'_> {
                     head_hash,
                     ..Record::default()
                 };
-                end.records.push((key, rec, self.facts(p)));
+                end.records.push((key, rec, self.facts(p)?));
             }
             end.read = paths.len() as u64;
         }

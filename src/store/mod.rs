@@ -8,6 +8,7 @@
 //! ([`sources`]). The layout, its version and the refusal of a file that is not ours are in
 //! [`schema`]; the layout itself is `schemas/store.sql`, described in `docs/store.md`.
 
+pub mod checkpoint;
 pub mod ingest;
 pub mod query;
 pub mod schema;

@@ -142,11 +142,7 @@ fn unpack(mut b: &[u8]) -> Option<FilePart> {
         part.strings
             .push(std::str::from_utf8(take(&mut b, len)?).ok()?.to_owned());
     }
-    let agents: Vec<Option<Agent>> = part
-        .strings
-        .iter()
-        .map(|s| <Agent as clap::ValueEnum>::from_str(s, true).ok())
-        .collect();
+    let agents: Vec<Option<Agent>> = part.strings.iter().map(|s| Agent::named(s)).collect();
     let count = u32_of(&mut b)? as usize;
     if b.len() != count.checked_mul(ENTRY)? {
         return None;
@@ -279,6 +275,15 @@ fn order(a: (&Path, Option<i64>), b: (&Path, Option<i64>)) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each agent is read back from the name packed for it.
+    #[test]
+    fn agents_are_named_back() {
+        for a in <Agent as clap::ValueEnum>::value_variants() {
+            assert_eq!(Agent::named(a.name()), Some(*a));
+        }
+        assert_eq!(Agent::named("someone"), None);
+    }
 
     #[test]
     fn a_part_packed_is_unpacked_as_it_was() {

@@ -48,6 +48,14 @@ pub enum Agent {
 }
 
 impl Agent {
+    /// The agent of a [`name`](Agent::name).
+    pub fn named(name: &str) -> Option<Agent> {
+        <Agent as clap::ValueEnum>::value_variants()
+            .iter()
+            .copied()
+            .find(|a| a.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",

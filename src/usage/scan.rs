@@ -4,7 +4,9 @@
 
 use super::facts::{FileMemo, LineFacts, Tokens};
 use super::homes::{Agent, Found};
+use crate::ids::{Hash64, Prehashed};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::io::Read as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -37,8 +39,9 @@ pub struct Scan {
     pub files: Vec<Found>,
     /// Files that could not be read, with the reason.
     pub errors: Vec<String>,
-    by_string: HashMap<String, Sym>,
-    by_response: HashMap<u64, usize>,
+    by_string: HashMap<String, Sym, BuildHasherDefault<Hash64>>,
+    /// Responses' keys are hashes already ([`crate::ids::hash64`]).
+    by_response: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
 }
 
 impl Scan {
