@@ -12,7 +12,7 @@
 //! is. ccusage names the models `[openclaw] <model>`; here they keep their own names.
 
 use super::pi::{response_key, Line};
-use super::reader::{each_line, millis, Env, Reader, Sink};
+use super::reader::{each_line, millis, modified_millis, Env, Reader, Sink};
 use super::{Agent, LineFacts};
 use crate::wire::OptStr;
 use serde::Deserialize;
@@ -94,11 +94,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         Some(i) if i > 0 => name[..i].to_owned(),
         _ => name.clone(),
     };
-    let modified = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64);
+    let modified = modified_millis(path);
     let mut current: Option<String> = None;
     each_line(path, sink, &mut |no, line, sink| {
         let change = line.contains(r#""model_change""#) || line.contains(r#""model-snapshot""#);

@@ -34,6 +34,8 @@ pub const READERS: &[&Reader] = &[
     &super::droid::READER,
     &super::openclaw::READER,
     &super::hermes::READER,
+    &super::copilot::READER,
+    &super::codebuff::READER,
 ];
 
 /// The reader of `agent`, when it has one.
@@ -167,6 +169,13 @@ pub fn total_fallback(t: &mut super::Tokens, total: u64) {
     if missing > 0 && t.output == 0 {
         t.output = missing;
     }
+}
+
+/// The file's modification time as Unix milliseconds: the time of its records that carry none.
+pub fn modified_millis(path: &Path) -> Option<i64> {
+    let m = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    let d = m.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(d.as_millis() as i64)
 }
 
 /// A JSON timestamp as Unix milliseconds: an RFC 3339 string, or a number of seconds (below
