@@ -315,10 +315,7 @@ mod tests {
     fn reads_chats_in_each_channel() {
         let s = read(&home("codebuff"));
         assert!(s.errors.is_empty(), "{:?}", s.errors);
-        let got: Vec<_> = responses(&s)
-            .into_iter()
-            .map(|(session, model, time, t)| (session, model, time, t))
-            .collect();
+        let got = responses(&s);
         let at = |t: &str| crate::time::millis(t);
         assert_eq!(
             got,

@@ -377,7 +377,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::reader::sample::{home, read, responses, tokens};
+    use super::super::reader::sample::{by_session, home, read, responses, tokens};
 
     /// ccusage's Copilot tests (tests/usage-samples/copilot): a chat span's input less its
     /// cache reads, reasoning inside output; of a response told by an agent span, an inference
@@ -387,11 +387,7 @@ mod tests {
     fn reads_spans_and_logs_each_response_once() {
         let s = read(&home("copilot"));
         assert!(s.errors.is_empty(), "{:?}", s.errors);
-        let mut got: Vec<_> = responses(&s)
-            .into_iter()
-            .map(|(session, model, _, t)| (session, model, t))
-            .collect();
-        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let got = by_session(&s);
         let mut sonnet = tokens(19_329, 281, 123, 25);
         sonnet.reasoning = 128;
         let mut reasoned = tokens(90, 50, 10, 20);
@@ -436,10 +432,7 @@ mod tests {
         .unwrap();
         let s = read(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
-        let got: Vec<_> = responses(&s)
-            .into_iter()
-            .map(|(session, model, time, t)| (session, model, time, t))
-            .collect();
+        let got = responses(&s);
         assert_eq!(
             got,
             vec![

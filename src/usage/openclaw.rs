@@ -165,7 +165,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::reader::sample::{home, read, responses, tokens};
+    use super::super::reader::sample::{by_session, home, read, tokens};
 
     /// ccusage's OpenClaw tests (tests/usage-samples/openclaw): the model from a
     /// `model_change` line, a record written twice counted once, OpenClaw's cost kept, a total
@@ -174,11 +174,7 @@ mod tests {
     fn reads_session_files() {
         let s = read(&home("openclaw"));
         assert!(s.errors.is_empty(), "{:?}", s.errors);
-        let mut got: Vec<_> = responses(&s)
-            .into_iter()
-            .map(|(session, model, _, t)| (session, model, t))
-            .collect();
-        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let got = by_session(&s);
         assert_eq!(
             got,
             vec![

@@ -231,6 +231,16 @@ pub mod sample {
         v
     }
 
+    /// `(session, model, tokens)` of each response, by session (in time order within one).
+    pub fn by_session(s: &Scan) -> Vec<(String, String, Tokens)> {
+        let mut v: Vec<_> = responses(s)
+            .into_iter()
+            .map(|(session, model, _, t)| (session, model, t))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
     /// A copy of the sample home `from` in a new temporary folder, each `*.sql` in it built
     /// into the SQLite database of the same name (`kilo.sql` into `kilo.db`).
     pub fn build_sql(from: &Path, tag: &str) -> PathBuf {
