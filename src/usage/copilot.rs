@@ -17,8 +17,9 @@
 //! cache write is counted apart, also as ccusage counts it), and `output_tokens` holds the
 //! reasoning (`reasoning.output_tokens`, the part of it that was reasoning). A total without
 //! its parts is output. The model is `gen_ai.response.model`, else `gen_ai.request.model`,
-//! else another record of the same trace's; the session `gen_ai.conversation.id` (or
-//! Copilot's session attributes), else the trace's, else the trace id. The time is the span's
+//! else another record of the same trace's; the session `session.id`,
+//! `copilot_chat.chat_session_id`, `copilot_chat.session_id` or `gen_ai.conversation.id`
+//! (the first there, as ccusage picks), else the trace's, else the trace id. The time is the span's
 //! end (`[seconds, nanoseconds]`), else its start, the log's time, else the file's
 //! modification time. Telemetry names no prompt: no turns are counted. The project is not in
 //! the file.
@@ -27,7 +28,7 @@ use super::reader::{each_line, modified_millis, total_fallback, Env, Reader, Sin
 use super::{Agent, LineFacts, Tokens};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -87,7 +88,51 @@ struct Record {
     body: Option<Value>,
     #[serde(rename = "_body")]
     body_private: Option<Value>,
-    attributes: Option<Map<String, Value>>,
+    attributes: Option<Attrs>,
+}
+
+/// The attributes read (OpenTelemetry's GenAI conventions, and Copilot's own); the others,
+/// prompts and replies among them when Copilot captures content, are skipped unread.
+#[derive(Deserialize)]
+struct Attrs {
+    #[serde(rename = "gen_ai.operation.name")]
+    operation: Option<Value>,
+    #[serde(rename = "event.name")]
+    event: Option<Value>,
+    #[serde(rename = "gen_ai.response.model")]
+    response_model: Option<Value>,
+    #[serde(rename = "gen_ai.request.model")]
+    request_model: Option<Value>,
+    #[serde(rename = "gen_ai.response.id")]
+    response_id: Option<Value>,
+    #[serde(rename = "gen_ai.conversation.id")]
+    conversation_id: Option<Value>,
+    #[serde(rename = "copilot_chat.session_id")]
+    chat_session_id: Option<Value>,
+    #[serde(rename = "copilot_chat.chat_session_id")]
+    chat_chat_session_id: Option<Value>,
+    #[serde(rename = "session.id")]
+    session_id: Option<Value>,
+    #[serde(rename = "github.copilot.interaction_id")]
+    interaction_id: Option<Value>,
+    #[serde(rename = "gen_ai.usage.input_tokens")]
+    input: Option<Value>,
+    #[serde(rename = "gen_ai.usage.output_tokens")]
+    output: Option<Value>,
+    #[serde(rename = "gen_ai.usage.cache_read.input_tokens")]
+    cache_read: Option<Value>,
+    #[serde(rename = "gen_ai.usage.cache_write.input_tokens")]
+    cache_write: Option<Value>,
+    #[serde(rename = "gen_ai.usage.cache_creation.input_tokens")]
+    cache_creation: Option<Value>,
+    #[serde(rename = "gen_ai.usage.reasoning.output_tokens")]
+    reasoning: Option<Value>,
+    #[serde(rename = "gen_ai.usage.reasoning_tokens")]
+    reasoning_tokens: Option<Value>,
+    #[serde(rename = "gen_ai.usage.total_tokens")]
+    total: Option<Value>,
+    #[serde(rename = "gen_ai.usage.total.token_count")]
+    total_count: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -119,41 +164,50 @@ fn count(v: Option<&Value>) -> Option<u64> {
     }
 }
 
-/// The first of `keys` with a count above 0.
-fn first_count(a: &Map<String, Value>, keys: &[&str]) -> u64 {
-    keys.iter()
-        .filter_map(|k| count(a.get(*k)))
+/// The first of `values` with a count above 0.
+fn first_count(values: &[&Option<Value>]) -> u64 {
+    values
+        .iter()
+        .filter_map(|v| count(v.as_ref()))
         .find(|c| *c > 0)
         .unwrap_or(0)
 }
 
-const MODEL: &[&str] = &["gen_ai.response.model", "gen_ai.request.model"];
-
-/// The attributes that name a session, the surest first.
-const SESSION: &[(&str, u8)] = &[
-    ("gen_ai.conversation.id", 3),
-    ("copilot_chat.session_id", 3),
-    ("copilot_chat.chat_session_id", 3),
-    ("session.id", 3),
-    ("github.copilot.interaction_id", 2),
-    ("gen_ai.response.id", 1),
-];
-
-fn model_of(a: &Map<String, Value>) -> Option<&str> {
-    MODEL.iter().find_map(|k| text(a.get(*k)))
-}
-
-/// The session the record names, and how sure that is.
-fn session_of(a: &Map<String, Value>) -> Option<(&str, u8)> {
-    let mut best: Option<(&str, u8)> = None;
-    for (k, rank) in SESSION {
-        if let Some(s) = text(a.get(*k)) {
-            if best.is_none_or(|(_, r)| *rank > r) {
-                best = Some((s, *rank));
-            }
-        }
+impl Attrs {
+    fn model(&self) -> Option<&str> {
+        text(self.response_model.as_ref()).or_else(|| text(self.request_model.as_ref()))
     }
-    best
+
+    /// The session the record names, and how sure that is: of the surest attributes, the
+    /// last in ccusage's list (`session.id` before `gen_ai.conversation.id`), as it picks.
+    fn session(&self) -> Option<(&str, u8)> {
+        [
+            (&self.session_id, 3),
+            (&self.chat_chat_session_id, 3),
+            (&self.chat_session_id, 3),
+            (&self.conversation_id, 3),
+            (&self.interaction_id, 2),
+            (&self.response_id, 1),
+        ]
+        .into_iter()
+        .find_map(|(v, rank)| Some((text(v.as_ref())?, rank)))
+    }
+
+    /// The tokens, `None` when there are none.
+    fn tokens(&self) -> Option<Tokens> {
+        let input = first_count(&[&self.input]);
+        let cache_read = first_count(&[&self.cache_read]);
+        let mut t = Tokens {
+            input: input - input.min(cache_read),
+            output: first_count(&[&self.output]),
+            cache_read,
+            cache_creation: first_count(&[&self.cache_write, &self.cache_creation]),
+            ..Default::default()
+        };
+        total_fallback(&mut t, first_count(&[&self.total, &self.total_count]));
+        t.reasoning = first_count(&[&self.reasoning, &self.reasoning_tokens]).min(t.output);
+        (!t.is_zero()).then_some(t)
+    }
 }
 
 /// `[seconds, nanoseconds]` as milliseconds.
@@ -201,10 +255,10 @@ impl Record {
         text(self.body.as_ref()).or_else(|| text(self.body_private.as_ref()))
     }
 
-    fn kind(&self, a: &Map<String, Value>) -> Option<Kind> {
-        let operation = text(a.get("gen_ai.operation.name"));
+    fn kind(&self, a: &Attrs) -> Option<Kind> {
+        let operation = text(a.operation.as_ref());
         let name = text(self.name.as_ref()).unwrap_or("");
-        let event = text(a.get("event.name"));
+        let event = text(a.event.as_ref());
         let body = self.body().unwrap_or("");
         if self.is_span() {
             if operation == Some("chat") || name.starts_with("chat ") {
@@ -238,44 +292,6 @@ impl Record {
             .or_else(|| count(self.time_unix_nano.as_ref()).map(|n| (n / 1_000_000) as i64))
             .filter(|t| *t > 0)
     }
-}
-
-/// The tokens of a record's attributes, `None` when it has none.
-fn tokens_of(a: &Map<String, Value>) -> Option<Tokens> {
-    let input = first_count(a, &["gen_ai.usage.input_tokens"]);
-    let cache_read = first_count(a, &["gen_ai.usage.cache_read.input_tokens"]);
-    let mut t = Tokens {
-        input: input - input.min(cache_read),
-        output: first_count(a, &["gen_ai.usage.output_tokens"]),
-        cache_read,
-        cache_creation: first_count(
-            a,
-            &[
-                "gen_ai.usage.cache_write.input_tokens",
-                "gen_ai.usage.cache_creation.input_tokens",
-            ],
-        ),
-        ..Default::default()
-    };
-    total_fallback(
-        &mut t,
-        first_count(
-            a,
-            &[
-                "gen_ai.usage.total_tokens",
-                "gen_ai.usage.total.token_count",
-            ],
-        ),
-    );
-    let reasoning = first_count(
-        a,
-        &[
-            "gen_ai.usage.reasoning.output_tokens",
-            "gen_ai.usage.reasoning_tokens",
-        ],
-    );
-    t.reasoning = reasoning.min(t.output);
-    (!t.is_zero()).then_some(t)
 }
 
 /// A record with tokens, before the overlaps are taken out.
@@ -315,23 +331,23 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         if let Some(id) = trace {
             let t = traces.entry(id.to_owned()).or_default();
             if t.model.is_none() {
-                t.model = model_of(a).map(str::to_owned);
+                t.model = a.model().map(str::to_owned);
             }
-            if let Some((s, rank)) = session_of(a) {
+            if let Some((s, rank)) = a.session() {
                 if t.session.as_ref().is_none_or(|(_, r)| rank > *r) {
                     t.session = Some((s.to_owned(), rank));
                 }
             }
         }
-        let (Some(kind), Some(tokens)) = (r.kind(a), tokens_of(a)) else {
+        let (Some(kind), Some(tokens)) = (r.kind(a), a.tokens()) else {
             return;
         };
         found.push(Candidate {
             kind,
             trace: trace.map(str::to_owned),
-            response: text(a.get("gen_ai.response.id")).map(str::to_owned),
-            model: model_of(a).map(str::to_owned),
-            session: session_of(a).map(|(s, _)| s.to_owned()),
+            response: text(a.response_id.as_ref()).map(str::to_owned),
+            model: a.model().map(str::to_owned),
+            session: a.session().map(|(s, _)| s.to_owned()),
             time: r.time(),
             tokens,
         });
@@ -411,8 +427,9 @@ mod tests {
         assert!(times.iter().all(Option::is_some));
     }
 
-    /// Records of one trace lend a record without a model or session theirs; an inference
-    /// log with no chat span is counted, and an agent span of another trace too.
+    /// Records of one trace lend a record without a model or session theirs (`session.id`
+    /// before `gen_ai.conversation.id`, as ccusage picks); an inference log with no chat span
+    /// is counted, and an agent span of another trace too; a line that is not JSON is a note.
     #[test]
     fn a_trace_lends_its_model_and_session() {
         let dir = std::env::temp_dir().join(format!("insights-copilot-{}", std::process::id()));
@@ -421,7 +438,7 @@ mod tests {
         std::fs::write(
             otel.join("x.jsonl"),
             concat!(
-                r#"{"type":"span","traceId":"t1","spanId":"a","name":"invoke_agent x","attributes":{"gen_ai.request.model":"gpt-5","session.id":"s1"}}"#,
+                r#"{"type":"span","traceId":"t1","spanId":"a","name":"invoke_agent x","attributes":{"gen_ai.request.model":"gpt-5","gen_ai.conversation.id":"c1","session.id":"s1"}}"#,
                 "\n",
                 r#"{"hrTime":[1775934263,0],"spanContext":{"traceId":"t1"},"attributes":{"event.name":"gen_ai.client.inference.operation.details","gen_ai.usage.input_tokens":"7","gen_ai.usage.output_tokens":3}}"#,
                 "\n",
