@@ -20,6 +20,8 @@
 
 use super::reader::{millis, modified_millis, total_fallback, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -183,29 +185,98 @@ fn usage_of(v: Option<&Value>) -> Usage {
     }
 }
 
+/// A chat message. Only what is counted is read: the text, and the run state's history
+/// (the whole conversation again, in each message that has it), are skipped unread.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Message {
+    id: Option<Value>,
+    variant: Option<Value>,
+    role: Option<Value>,
+    timestamp: Option<Value>,
+    created_at: Option<Value>,
+    metadata: Option<Metadata>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata {
+    model: Option<Value>,
+    timestamp: Option<Value>,
+    usage: Option<Value>,
+    codebuff: Option<Provider>,
+    run_state: Option<RunState>,
+}
+
+/// `codebuff` in a message's metadata, or in a history entry's `providerOptions`.
+#[derive(Deserialize)]
+struct Provider {
+    model: Option<Value>,
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RunState {
+    session_state: Option<SessionState>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionState {
+    main_agent_state: Option<AgentState>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentState {
+    message_history: Option<Vec<HistoryEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HistoryEntry {
+    role: Option<Value>,
+    provider_options: Option<ProviderOptions>,
+}
+
+#[derive(Deserialize)]
+struct ProviderOptions {
+    usage: Option<Value>,
+    codebuff: Option<Provider>,
+}
+
+/// A non-empty string, trimmed.
+fn string(v: &Option<Value>) -> Option<&str> {
+    v.as_ref()?
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
 /// The usage the run state's assistant entries give, the last first; none without any.
-fn run_state_usage(metadata: &Map<String, Value>) -> Option<Usage> {
-    let history = metadata
-        .get("runState")?
-        .get("sessionState")?
-        .get("mainAgentState")?
-        .get("messageHistory")?
-        .as_array()?;
+fn run_state_usage(run: &RunState) -> Option<Usage> {
+    let history = run
+        .session_state
+        .as_ref()?
+        .main_agent_state
+        .as_ref()?
+        .message_history
+        .as_ref()?;
     let mut usage = Usage::default();
     let mut any = false;
-    for entry in history.iter().rev().filter_map(Value::as_object) {
-        if text(entry, "role") != Some("assistant") {
+    for entry in history.iter().rev() {
+        if string(&entry.role) != Some("assistant") {
             continue;
         }
-        let Some(options) = object(entry, "providerOptions") else {
+        let Some(options) = &entry.provider_options else {
             continue;
         };
-        let mut u = usage_of(options.get("usage"));
-        if let Some(codebuff) = object(options, "codebuff") {
-            let model = text(codebuff, "model").map(str::to_owned);
-            u.or(usage_of(codebuff.get("usage")));
-            if model.is_some() {
-                u.model = model;
+        let mut u = usage_of(options.usage.as_ref());
+        if let Some(codebuff) = &options.codebuff {
+            u.or(usage_of(codebuff.usage.as_ref()));
+            if let Some(model) = string(&codebuff.model) {
+                u.model = Some(model.to_owned());
             }
         }
         any |= u.has_tokens() || u.model.is_some();
@@ -214,19 +285,18 @@ fn run_state_usage(metadata: &Map<String, Value>) -> Option<Usage> {
     any.then_some(usage)
 }
 
-fn usage_of_message(m: &Map<String, Value>) -> Usage {
-    let Some(metadata) = object(m, "metadata") else {
+fn usage_of_message(m: &Message) -> Usage {
+    let Some(metadata) = &m.metadata else {
         return Usage::default();
     };
-    let model = text(metadata, "model").map(str::to_owned);
-    let mut u = usage_of(metadata.get("usage"));
-    if model.is_some() {
-        u.model = model;
+    let mut u = usage_of(metadata.usage.as_ref());
+    if let Some(model) = string(&metadata.model) {
+        u.model = Some(model.to_owned());
     }
     u.or(usage_of(
-        object(metadata, "codebuff").and_then(|c| c.get("usage")),
+        metadata.codebuff.as_ref().and_then(|c| c.usage.as_ref()),
     ));
-    if let Some(r) = run_state_usage(metadata) {
+    if let Some(r) = metadata.run_state.as_ref().and_then(run_state_usage) {
         u.or(r);
     }
     u
@@ -240,13 +310,9 @@ fn chat_time(chat: &str) -> Option<i64> {
 }
 
 fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
-    let text_of = std::fs::read_to_string(path).map_err(|e| crate::diag::io_words(&e))?;
-    let messages: Vec<Value> = match serde_json::from_str(&text_of) {
-        Ok(Value::Array(m)) => m,
-        Ok(_) => {
-            sink.bad(0, "not a list of messages");
-            return Ok(());
-        }
+    let text = std::fs::read_to_string(path).map_err(|e| crate::diag::io_words(&e))?;
+    let messages: Vec<&RawValue> = match serde_json::from_str(&text) {
+        Ok(m) => m,
         Err(e) => {
             sink.bad(e.line(), crate::wire::without_position(&e));
             return Ok(());
@@ -265,30 +331,41 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         .unwrap_or_else(|| "manicode".into());
     let session = format!("{channel}/{project}/{chat}");
     let fallback = chat_time(&chat).or_else(|| modified_millis(path));
-    for (i, m) in messages.iter().enumerate() {
-        let Some(m) = m.as_object() else { continue };
-        let time = ["timestamp", "createdAt"]
-            .iter()
-            .find_map(|k| m.get(*k).and_then(millis))
-            .or_else(|| object(m, "metadata")?.get("timestamp").and_then(millis))
+    for (i, raw) in messages.iter().enumerate() {
+        if !raw.get().starts_with('{') {
+            continue;
+        }
+        let m: Message = match serde_json::from_str(raw.get()) {
+            Ok(m) => m,
+            Err(e) => {
+                sink.bad(
+                    0,
+                    format!("message {}: {}", i + 1, crate::wire::without_position(&e)),
+                );
+                continue;
+            }
+        };
+        let time = [&m.timestamp, &m.created_at]
+            .into_iter()
+            .chain(m.metadata.as_ref().map(|d| &d.timestamp))
+            .find_map(|t| t.as_ref().and_then(millis))
             .or(fallback);
-        let role = text(m, "variant").or_else(|| text(m, "role"));
         let mut f = LineFacts {
             time,
             session: Some(Cow::Borrowed(&session)),
             cwd: Some(Cow::Borrowed(&project)),
             ..Default::default()
         };
-        match role {
+        match string(&m.variant).or_else(|| string(&m.role)) {
             Some("user") => f.turn = true,
             Some("ai" | "agent" | "assistant") => {
-                let u = usage_of_message(m);
+                let u = usage_of_message(&m);
                 if !u.has_tokens() {
                     continue;
                 }
                 let model = u.model.unwrap_or_else(|| "codebuff-unknown".into());
                 // One message written in two files (a chat under two data folders) counts once.
-                let id = match text(m, "id") {
+                let id = match string(&m.id) {
                     Some(id) => format!("codebuff\0{session}\0{id}"),
                     None => format!("codebuff\0{session}\0{time:?}\0{model}\0{i}"),
                 };
@@ -344,20 +421,36 @@ mod tests {
         assert!(s.entries.iter().any(|e| s.str(e.project) == "project-c"));
     }
 
+    /// A chat that is not JSON is a note; so is a message that is not one, and the chat's
+    /// other messages count.
     #[test]
-    fn a_broken_chat_is_a_note() {
+    fn a_broken_chat_or_message_is_a_note() {
         let dir = std::env::temp_dir().join(format!("insights-codebuff-{}", std::process::id()));
-        let chat = dir.join(".config/manicode/projects/p/chats/c");
-        std::fs::create_dir_all(&chat).unwrap();
-        std::fs::write(chat.join("chat-messages.json"), "[\n{\"role\":").unwrap();
+        let chats = dir.join(".config/manicode/projects/p/chats");
+        for (chat, text) in [
+            ("a", "[\n{\"role\":"),
+            (
+                "b",
+                r#"[{"role":"assistant","metadata":"x"},{"role":"assistant","metadata":{"usage":{"outputTokens":5}}}]"#,
+            ),
+        ] {
+            std::fs::create_dir_all(chats.join(chat)).unwrap();
+            std::fs::write(chats.join(chat).join("chat-messages.json"), text).unwrap();
+        }
         let s = read(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(s.entries.is_empty());
-        assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+        let got: Vec<_> = responses(&s).into_iter().map(|r| (r.0, r.3)).collect();
+        assert_eq!(got, vec![("manicode/p/b".into(), tokens(0, 5, 0, 0))]);
+        assert_eq!(s.errors.len(), 2, "{:?}", s.errors);
         assert!(
-            s.errors[0].contains("chat-messages.json:2:"),
+            s.errors[0].contains("a/chat-messages.json:2:"),
             "{}",
             s.errors[0]
+        );
+        assert!(
+            s.errors[1].contains("message 1: invalid type"),
+            "{}",
+            s.errors[1]
         );
     }
 }
