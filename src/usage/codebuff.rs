@@ -185,8 +185,9 @@ fn usage_of(v: Option<&Value>) -> Usage {
     }
 }
 
-/// A chat message. Only what is counted is read: the text, and the run state's history
-/// (the whole conversation again, in each message that has it), are skipped unread.
+/// A chat message. Only what is counted is read: the text, and the content of the run
+/// state's history (the whole conversation again, in each message that has it), are skipped
+/// unread.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Message {
