@@ -10,8 +10,8 @@ The home is built once (kept in --dir) from the session files that the real CLIs
 message ids, request ids and dates, and each copy repeats its source's lines a few times (a long
 session), each repetition with fresh message ids too, so nothing is a duplicate of anything.
 It holds every agent `usage` reads: the other agents' samples (tests/usage-samples/: Amp's
-threads, pi's, Kimi's, Droid's and OpenClaw's files, copied --copies x 25 times under fresh
-thread and session names; Kilo's, Goose's and Hermes' databases, their rows copied as many times
+threads, pi's, Kimi's, Droid's, OpenClaw's, GitHub Copilot CLI's and Codebuff's files, copied
+--copies x 25 times under fresh thread and session names; Kilo's, Goose's and Hermes' databases, their rows copied as many times
 under fresh ids) and a recorded OpenCode database.
 
 It times `insights usage --by day --json` and `ccusage daily --json --offline` (ccusage 20.0.24,
@@ -116,6 +116,11 @@ def others(dest, n):
                     head, tail = os.path.split(rel)
                     stem, dot, ext = tail.partition(".")
                     rel = os.path.join(head, f"{stem}-c{c}{dot}{ext}")
+                elif "/.copilot/otel/" in src:  # the conversation and trace ids, and the file
+                    text = re.sub(r'"(conv|trace)-', rf'"\1-c{c}-', text)
+                    rel = rel.replace(".jsonl", f"-c{c}.jsonl")
+                elif "/.config/manicode" in src:  # <channel>/<project>/<chat>: the project
+                    rel = re.sub(r"/projects/([^/]+)/", rf"/projects/\1-c{c}/", rel)
                 out = os.path.join(dest, rel)
                 os.makedirs(os.path.dirname(out), exist_ok=True)
                 with open(out, "w", encoding="utf-8") as f:
@@ -170,7 +175,7 @@ def main():
     ap.add_argument("--compare", action="store_true", help="also compare the numbers")
     a = ap.parse_args()
     exe = ccusage_compare.ccusage()
-    home = os.path.join(a.dir, f"home-v4-{a.copies}x{a.repeat_lines}")
+    home = os.path.join(a.dir, f"home-v5-{a.copies}x{a.repeat_lines}")
     build(home, a.copies, a.repeat_lines)
     files = sum(len([n for n in ns if n.endswith((".jsonl", ".json", ".db"))]) for _, _, ns in os.walk(home))
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(home) for n in ns)

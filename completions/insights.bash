@@ -638,7 +638,7 @@ _insights() {
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini qwen opencode amp pi kimi kilo goose droid openclaw hermes" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini qwen opencode amp pi kimi kilo goose droid openclaw hermes copilot codebuff" -- "${cur}"))
                     return 0
                     ;;
                 --since)
@@ -780,7 +780,7 @@ _insights() {
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini qwen opencode amp pi kimi kilo goose droid openclaw hermes" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini qwen opencode amp pi kimi kilo goose droid openclaw hermes copilot codebuff" -- "${cur}"))
                     return 0
                     ;;
                 --since)

@@ -245,7 +245,9 @@ kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'
 goose\t'Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)'
 droid\t'Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)'
 openclaw\t'OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)'
-hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'"
+hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'
+copilot\t'GitHub Copilot CLI: ~/.copilot/otel/*.jsonl, OpenTelemetry export (COPILOT_OTEL_FILE_EXPORTER_PATH)'
+codebuff\t'Codebuff: ~/.config/manicode*/projects/*/chats/*/chat-messages.json (CODEBUFF_DATA_DIR)'"
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand sessions" -l project -d 'Only projects whose directory contains TEXT' -r
@@ -283,7 +285,9 @@ kilo\t'Kilo: ~/.local/share/kilo/kilo.db (KILO_DATA_DIR)'
 goose\t'Goose: ~/.local/share/goose/sessions/sessions.db (GOOSE_PATH_ROOT)'
 droid\t'Droid: ~/.factory/sessions/**/*.settings.json (DROID_SESSIONS_DIR)'
 openclaw\t'OpenClaw: ~/.openclaw (also ~/.clawdbot, ~/.moltbot, ~/.moldbot), **/*.jsonl (OPENCLAW_DIR)'
-hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'"
+hermes\t'Hermes Agent: ~/.hermes/state.db (HERMES_HOME)'
+copilot\t'GitHub Copilot CLI: ~/.copilot/otel/*.jsonl, OpenTelemetry export (COPILOT_OTEL_FILE_EXPORTER_PATH)'
+codebuff\t'Codebuff: ~/.config/manicode*/projects/*/chats/*/chat-messages.json (CODEBUFF_DATA_DIR)'"
 complete -c insights -n "__fish_insights_using_subcommand usage" -l since -d 'Only what happened on or after this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l until -d 'Only what happened on or before this day (YYYY-MM-DD or YYYYMMDD, in --tz)' -r
 complete -c insights -n "__fish_insights_using_subcommand usage" -l project -d 'Only projects whose directory contains TEXT' -r

@@ -38,7 +38,15 @@ Differences by design (README, "Coming from ccusage"), allowed here:
   Goose, Droid and Hermes output does not count reasoning (Kilo writes it apart, as OpenCode does; Goose's is
   the part of its total beyond input and output).
 
-The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes:
+- Codebuff: a usage in OpenAI's words (`prompt_tokens` with
+  `prompt_tokens_details.cached_tokens`, the sample's `openai/gpt-5`) counts its cached tokens
+  in the prompt; ccusage counts them in its input and again as cache reads, insights only as
+  cache reads: insights' input plus cache reads is compared there. ccusage prices a
+  provider-prefixed name (`openai/gpt-5`) from another provider's entry of its table ($2.50/M
+  input, $2/M output); insights from the model's maker's list price: tokens only there.
+
+The agents read from samples (Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes, GitHub
+Copilot CLI, Codebuff:
 tests/usage-samples/, from ccusage's own
 tests, named in testdata/SOURCES.md) are compared in one home holding them all, by day in the
 three zones, and by month and by session (each with its models) in UTC.
@@ -59,7 +67,7 @@ CACHE = os.path.join(
 AGENTS = ["claude", "codex", "gemini", "qwen", "opencode"]
 # Agents whose samples are under tests/usage-samples/<agent>/ (a home each; see
 # testdata/SOURCES.md), compared by day, month and session.
-SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid", "openclaw", "hermes"]
+SAMPLED = ["amp", "pi", "kimi", "kilo", "goose", "droid", "openclaw", "hermes", "copilot", "codebuff"]
 ZONES = ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"]
 
 
@@ -132,7 +140,8 @@ REPORTS = {"daily": ("daily", "date", "day"), "monthly": ("monthly", "month", "m
            "session": ("sessions", "sessionId", "session")}
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
               "AMP_DATA_DIR", "PI_AGENT_DIR", "KIMI_DATA_DIR", "KILO_DATA_DIR", "GOOSE_PATH_ROOT",
-              "DROID_SESSIONS_DIR", "OPENCLAW_DIR", "HERMES_HOME")
+              "DROID_SESSIONS_DIR", "OPENCLAW_DIR", "HERMES_HOME", "COPILOT_OTEL_FILE_EXPORTER_PATH",
+              "CODEBUFF_DATA_DIR")
 
 
 def ccusage_rows(exe, home, agent, tz, days=None, form=None, report="daily"):
@@ -180,13 +189,18 @@ def insights_rows(binary, home, agent, tz, days=None, form=None, report="daily")
     for r in json.loads(out)["rows"]:
         apart = ("gemini", "opencode", "kilo", "goose", "droid", "hermes")
         output = r["outputTokens"] - (r["reasoningTokens"] if agent in apart else 0)
-        cached = r["cacheReadTokens"] if agent == "qwen" else 0
+        # Qwen's prompt, and Codebuff's usage in OpenAI's words (the sample's `openai/…`
+        # model), count the cached tokens: ccusage's input is the prompt.
+        openai_words = agent == "codebuff" and r["model"].startswith("openai/")
+        cached = r["cacheReadTokens"] if agent == "qwen" or openai_words else 0
+        # ccusage prices Codebuff's `openai/gpt-5` from another provider's entry of its table.
+        cost = None if agent == "codebuff" and "/" in r["model"] else r["costUsd"]
         rows[(r[key], r["model"])] = {
             "input": r["inputTokens"] + cached,
             "output": output,
             "cacheRead": r["cacheReadTokens"],
             "cacheCreation": r["cacheCreationTokens"],
-            "cost": r["costUsd"],
+            "cost": cost,
         }
     return rows
 

@@ -569,3 +569,47 @@ fn statusline_says_what_claude_code_s_json_and_the_transcript_tell() {
     );
     assert_eq!(run("not json"), "🤖 ? | 💰 $? session / $0.00 today\n");
 }
+
+/// GitHub Copilot CLI's exporter file (`COPILOT_OTEL_FILE_EXPORTER_PATH`) is read beside
+/// `~/.copilot/otel`, once when it is in that folder; `CODEBUFF_DATA_DIR` replaces Codebuff's
+/// channels (tests/usage-samples/, from ccusage's tests).
+#[test]
+fn copilot_s_exporter_file_and_codebuff_s_data_dir_are_read_once() {
+    let d = temp("copilot-codebuff");
+    let samples = root().join("tests/usage-samples");
+    let otel = samples.join("copilot/.copilot/otel");
+    let elsewhere = d.join("export.jsonl");
+    std::fs::copy(otel.join("copilot-a.jsonl"), &elsewhere).unwrap();
+    let input = |exporter: &std::path::Path| {
+        let out = insights()
+            .env("HOME", samples.join("copilot"))
+            .env("COPILOT_OTEL_FILE_EXPORTER_PATH", exporter)
+            .args(["usage", "--agent", "copilot", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["totals"]["inputTokens"].as_u64().unwrap()
+    };
+    // The four files: 19,329 + 60 + 90 input; the exporter's copy of the first adds its 19,329.
+    assert_eq!(input(&otel.join("copilot-a.jsonl")), 19_479);
+    assert_eq!(input(&elsewhere), 19_479 + 19_329);
+    let channel = samples.join("codebuff/.config/manicode-dev");
+    let out = insights()
+        .env("HOME", &d)
+        .env("CODEBUFF_DATA_DIR", &channel)
+        .args(["usage", "--agent", "codebuff", "--by", "session", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["rows"][0]["session"],
+        "manicode-dev/project-a/2026-01-02T03-04-05.000Z"
+    );
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    std::fs::remove_dir_all(&d).unwrap();
+}

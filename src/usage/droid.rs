@@ -12,7 +12,7 @@
 //! beside it names in its first 500 lines, else `claude-unknown`, `gpt-unknown`, … by provider.
 //! A session written in two files (an archived copy) counts once, with its fuller totals.
 
-use super::reader::{n, total_fallback, Env, Reader, Sink};
+use super::reader::{modified_millis, n, total_fallback, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
 use crate::wire::Count;
 use serde::Deserialize;
@@ -177,11 +177,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         .provider_lock_timestamp
         .as_deref()
         .and_then(|t| crate::time::millis(t.trim()))
-        .or_else(|| {
-            let m = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
-            let d = m.duration_since(std::time::UNIX_EPOCH).ok()?;
-            Some(d.as_millis() as i64)
-        });
+        .or_else(|| modified_millis(path));
     (sink.add)(LineFacts {
         time,
         session: Some(Cow::Borrowed(&session)),

@@ -8,7 +8,7 @@
 //! | Qwen Code | `~/.qwen/projects/<project>/chats/<session>.jsonl`, subagents in `~/.qwen/projects/<project>/subagents/<session>/*.jsonl` | |
 //! | OpenCode | the SQLite database `~/.local/share/opencode/opencode.db` (read-only) | `XDG_DATA_HOME` |
 //!
-//! | Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`, `openclaw.rs`, `hermes.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR`, `OPENCLAW_DIR`, `HERMES_HOME` |
+//! | Amp, pi, Kimi, Kilo, Goose, Droid, OpenClaw, Hermes, GitHub Copilot CLI, Codebuff | see each one's module (`amp.rs`, `pi.rs`, `kimi.rs`, `kilo.rs`, `goose.rs`, `droid.rs`, `openclaw.rs`, `hermes.rs`, `copilot.rs`, `codebuff.rs`) | `AMP_DATA_DIR`, `PI_AGENT_DIR`, `KIMI_DATA_DIR`, `KILO_DATA_DIR`, `GOOSE_PATH_ROOT`, `DROID_SESSIONS_DIR`, `OPENCLAW_DIR`, `HERMES_HOME`, `COPILOT_OTEL_FILE_EXPORTER_PATH`, `CODEBUFF_DATA_DIR` |
 //!
 //! Those last are read by a module each, registered in [`super::reader::READERS`].
 
@@ -45,6 +45,10 @@ pub enum Agent {
     OpenClaw,
     /// Hermes Agent: ~/.hermes/state.db (HERMES_HOME)
     Hermes,
+    /// GitHub Copilot CLI: ~/.copilot/otel/*.jsonl, OpenTelemetry export (COPILOT_OTEL_FILE_EXPORTER_PATH)
+    Copilot,
+    /// Codebuff: ~/.config/manicode*/projects/*/chats/*/chat-messages.json (CODEBUFF_DATA_DIR)
+    Codebuff,
 }
 
 impl Agent {
@@ -71,6 +75,8 @@ impl Agent {
             Agent::Droid => "droid",
             Agent::OpenClaw => "openclaw",
             Agent::Hermes => "hermes",
+            Agent::Copilot => "copilot",
+            Agent::Codebuff => "codebuff",
         }
     }
 

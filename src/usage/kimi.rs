@@ -8,7 +8,7 @@
 //! it is `model` in `~/.kimi/config.json`, else `kimi-for-coding`, as ccusage takes it. A line
 //! without a time takes the file's modification time. The session is the wire file's folder.
 
-use super::reader::{each_line, millis, n, total_fallback, Env, Reader, Sink};
+use super::reader::{each_line, millis, modified_millis, n, total_fallback, Env, Reader, Sink};
 use super::{Agent, LineFacts, Tokens};
 use crate::wire::{Count, OptStr};
 use serde::Deserialize;
@@ -101,11 +101,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         .and_then(Path::file_name)
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let modified = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64);
+    let modified = modified_millis(path);
     each_line(path, sink, &mut |no, line, sink| {
         let turn = line.contains(r#""TurnBegin""#);
         if !turn && !line.contains(r#""token_usage""#) {

@@ -7,6 +7,8 @@
 
 mod amp;
 pub mod blocks;
+mod codebuff;
+mod copilot;
 mod droid;
 mod facts;
 mod goose;
@@ -51,8 +53,10 @@ pub struct Source {
     /// ~/.local/share/opencode/opencode.db), opened read-only; the other agents' places are
     /// listed under --agent. A directory stands for the `*.jsonl` files below it, an
     /// `opencode.db` in it, and the other agents' files below it (Amp's `threads/*.json`,
-    /// Droid's `*.settings.json` under `.factory/`, OpenClaw's files, Kilo's `kilo.db`,
-    /// Goose's `goose/**/sessions.db` and Hermes' `.hermes/state.db`, read-only).
+    /// Droid's `*.settings.json` under `.factory/`, OpenClaw's files, Codebuff's
+    /// `chats/*/chat-messages.json`, Kilo's `kilo.db`, Goose's `goose/**/sessions.db` and
+    /// Hermes' `.hermes/state.db`, read-only; Copilot's `.copilot/otel/*.jsonl` are among the
+    /// `*.jsonl`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
@@ -61,7 +65,8 @@ pub struct Source {
     ///
     /// The agents' variables (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, CODEX_HOME, XDG_DATA_HOME,
     /// AMP_DATA_DIR, PI_AGENT_DIR, KIMI_DATA_DIR, KILO_DATA_DIR, GOOSE_PATH_ROOT,
-    /// DROID_SESSIONS_DIR, OPENCLAW_DIR, HERMES_HOME) are then ignored. A DIR that does not exist is an error (status 2).
+    /// DROID_SESSIONS_DIR, OPENCLAW_DIR, HERMES_HOME, COPILOT_OTEL_FILE_EXPORTER_PATH,
+    /// CODEBUFF_DATA_DIR) are then ignored. A DIR that does not exist is an error (status 2).
     #[arg(long, value_name = "DIR")]
     pub root: Vec<PathBuf>,
 

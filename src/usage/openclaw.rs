@@ -12,7 +12,7 @@
 //! is. ccusage names the models `[openclaw] <model>`; here they keep their own names.
 
 use super::pi::{response_key, Line};
-use super::reader::{each_line, millis, Env, Reader, Sink};
+use super::reader::{each_line, millis, modified_millis, Env, Reader, Sink};
 use super::{Agent, LineFacts};
 use crate::wire::OptStr;
 use serde::Deserialize;
@@ -94,11 +94,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         Some(i) if i > 0 => name[..i].to_owned(),
         _ => name.clone(),
     };
-    let modified = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64);
+    let modified = modified_millis(path);
     let mut current: Option<String> = None;
     each_line(path, sink, &mut |no, line, sink| {
         let change = line.contains(r#""model_change""#) || line.contains(r#""model-snapshot""#);
@@ -169,7 +165,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::reader::sample::{home, read, responses, tokens};
+    use super::super::reader::sample::{by_session, home, read, tokens};
 
     /// ccusage's OpenClaw tests (tests/usage-samples/openclaw): the model from a
     /// `model_change` line, a record written twice counted once, OpenClaw's cost kept, a total
@@ -178,11 +174,7 @@ mod tests {
     fn reads_session_files() {
         let s = read(&home("openclaw"));
         assert!(s.errors.is_empty(), "{:?}", s.errors);
-        let mut got: Vec<_> = responses(&s)
-            .into_iter()
-            .map(|(session, model, _, t)| (session, model, t))
-            .collect();
-        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let got = by_session(&s);
         assert_eq!(
             got,
             vec![

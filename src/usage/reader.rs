@@ -34,6 +34,8 @@ pub const READERS: &[&Reader] = &[
     &super::droid::READER,
     &super::openclaw::READER,
     &super::hermes::READER,
+    &super::copilot::READER,
+    &super::codebuff::READER,
 ];
 
 /// The reader of `agent`, when it has one.
@@ -169,6 +171,13 @@ pub fn total_fallback(t: &mut super::Tokens, total: u64) {
     }
 }
 
+/// The file's modification time as Unix milliseconds: the time of its records that carry none.
+pub fn modified_millis(path: &Path) -> Option<i64> {
+    let m = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    let d = m.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(d.as_millis() as i64)
+}
+
 /// A JSON timestamp as Unix milliseconds: an RFC 3339 string, or a number of seconds (below
 /// 10^12) or milliseconds.
 pub fn millis(v: &serde_json::Value) -> Option<i64> {
@@ -219,6 +228,16 @@ pub mod sample {
             })
             .collect();
         v.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
+        v
+    }
+
+    /// `(session, model, tokens)` of each response, by session (in time order within one).
+    pub fn by_session(s: &Scan) -> Vec<(String, String, Tokens)> {
+        let mut v: Vec<_> = responses(s)
+            .into_iter()
+            .map(|(session, model, _, t)| (session, model, t))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
         v
     }
 
