@@ -200,7 +200,9 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
         }
     };
     let conn = db.conn();
-    let read = || -> rusqlite::Result<Vec<(usize, PathBuf, Option<i64>, FilePart)>> {
+    // The rows, packed, then each unpacked and merged in turn: one file's entries unpacked
+    // at a time.
+    let read = || -> rusqlite::Result<Vec<(usize, PathBuf, Option<i64>, Vec<u8>)>> {
         let mut st = conn.prepare("SELECT path, first_ms, facts FROM usage_files")?;
         let mut rows = st.query([])?;
         let mut files = Vec::new();
@@ -209,35 +211,33 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
             let Some(i) = place(&path) else {
                 continue;
             };
-            let part = unpack(r.get_ref(2)?.as_blob()?).unwrap_or_else(|| {
-                // Not what this insights packs: counted as a file it could not read.
-                let mut p = FilePart::default();
-                p.sym(None);
-                p.error = Some(format!(
-                    "{}: its usage facts in the store cannot be read (`insights store` \
-                     reads it again once the file changes)",
-                    path.display()
-                ));
-                p
-            });
-            files.push((i, path, r.get(1)?, part));
+            files.push((i, path, r.get(1)?, r.get_ref(2)?.as_blob()?.to_vec()));
         }
         Ok(files)
     };
     let mut files = read().map_err(|e| db.error(e))?;
     files.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order((&a.1, a.2), (&b.1, b.2))));
-    let parts = files
-        .into_iter()
-        .map(|(_, path, _, part)| {
-            let found = Found {
-                path,
-                agent: None,
-                project: None,
-            };
-            (found, part)
-        })
-        .collect();
-    Ok(scan::from_parts(parts))
+    let mut scan = Scan::new();
+    for (_, path, _, packed) in files {
+        let part = unpack(&packed).unwrap_or_else(|| {
+            // Not what this insights packs: counted as a file it could not read.
+            let mut p = FilePart::default();
+            p.sym(None);
+            p.error = Some(format!(
+                "{}: its usage facts in the store cannot be read (`insights store` \
+                 reads it again once the file changes)",
+                path.display()
+            ));
+            p
+        });
+        let found = Found {
+            path,
+            agent: None,
+            project: None,
+        };
+        scan.add(found, part);
+    }
+    Ok(scan)
 }
 
 /// The order `usage` reads the files of a folder in (`crate::input::jsonl_files`): path

@@ -28,11 +28,13 @@ mod table;
 pub use facts::{FileMemo, LineFacts, Tokens};
 pub use homes::Agent;
 
+use crate::ids::Hash64;
 use crate::time::{format_day, parse_day, Zone};
 use anyhow::{anyhow, bail, Context};
 use scan::{Entry, Scan};
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::BuildHasherDefault;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -495,15 +497,33 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.by == [Key::Block] {
         return run_blocks(args, &l);
     }
-    let mut groups: BTreeMap<Vec<String>, Group> = BTreeMap::new();
+    // Each entry's group is found by its keys' numbers ([`raw_key`]); their text is made once
+    // per distinct numbers, and numbers that read alike (two days of a month) share a group.
+    let mut by_raw: HashMap<Box<[i64]>, usize, BuildHasherDefault<Hash64>> = HashMap::default();
+    let mut by_text: HashMap<Vec<String>, usize> = HashMap::new();
+    let mut list: Vec<(Vec<String>, Group)> = Vec::new();
+    let mut raw: Vec<i64> = Vec::with_capacity(args.by.len());
     let mut total = Sum::zero();
     for (k, &i) in l.kept.iter().enumerate() {
         let e = &l.scan.entries[i];
         if !e.response {
             continue;
         }
-        let keys: Vec<String> = args.by.iter().map(|&key| group_key(&l, e, key)).collect();
-        let g = groups.entry(keys).or_default();
+        raw.clear();
+        raw.extend(args.by.iter().map(|&key| raw_key(&l, e, key)));
+        let at = match by_raw.get(&raw[..]) {
+            Some(&at) => at,
+            None => {
+                let keys: Vec<String> = args.by.iter().map(|&key| group_key(&l, e, key)).collect();
+                let at = *by_text.entry(keys.clone()).or_insert_with(|| {
+                    list.push((keys, Group::default()));
+                    list.len() - 1
+                });
+                by_raw.insert(raw.as_slice().into(), at);
+                at
+            }
+        };
+        let g = &mut list[at].1;
         g.sum.add(&e.tokens, l.costs[k]);
         if args.breakdown {
             g.models
@@ -513,7 +533,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         total.add(&e.tokens, l.costs[k]);
     }
-    let mut ordered: Vec<(&Vec<String>, &Group)> = groups.iter().collect();
+    let mut ordered: Vec<(&Vec<String>, &Group)> = list.iter().map(|(k, g)| (k, g)).collect();
+    ordered.sort_unstable_by(|a, b| a.0.cmp(b.0));
     if args.order == Order::Desc {
         ordered.reverse();
     }
@@ -538,7 +559,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         s
-    } else if groups.is_empty() {
+    } else if list.is_empty() {
         // Nothing to tabulate: standard error says why (`outcome`).
         String::new()
     } else {
@@ -573,7 +594,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         &args.source,
         "token usage",
         found,
-        !groups.is_empty(),
+        !list.is_empty(),
     ))
 }
 
@@ -773,6 +794,24 @@ pub fn write_out(text: &str) -> anyhow::Result<()> {
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .context("cannot write to standard output")
+}
+
+/// A number for `e`'s `key`, the same for entries whose [`group_key`] is the same text, and
+/// quick to make: its day (or its week's Monday), a symbol, an agent.
+fn raw_key(l: &Loaded, e: &Entry, key: Key) -> i64 {
+    let day = || e.time.map_or(i64::MIN, |t| l.zone.day(t));
+    match key {
+        Key::Day | Key::Month => day(),
+        Key::Week => e.time.map_or(i64::MIN, |t| {
+            let d = l.zone.day(t);
+            d - (d + 3).rem_euclid(7)
+        }),
+        Key::Session => i64::from(e.session),
+        Key::Model => i64::from(e.model),
+        Key::Project => i64::from(e.project),
+        Key::Agent => e.agent as i64,
+        Key::Block => i64::MIN,
+    }
 }
 
 fn group_key(l: &Loaded, e: &Entry, key: Key) -> String {

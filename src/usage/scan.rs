@@ -132,9 +132,7 @@ impl FilePart {
 /// (`BATCH`), so that the merging thread wakes once per batch rather than once per file.
 pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
     const BATCH: usize = 16;
-    let mut scan = Scan::default();
-    // Symbol 0 is the empty string: an unknown session, project or model.
-    scan.intern("");
+    let mut scan = Scan::new();
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::sync_channel::<Vec<(usize, FilePart)>>(jobs * 2);
     std::thread::scope(|s| {
@@ -177,18 +175,22 @@ pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
     scan
 }
 
-/// The scan of files already read (`usage --db`), merged in the order given, as [`scan`]
-/// merges them.
-pub fn from_parts(parts: Vec<(Found, FilePart)>) -> Scan {
-    let mut scan = Scan::default();
-    scan.intern("");
-    let mut files = Vec::with_capacity(parts.len());
-    for (i, (found, part)) in parts.into_iter().enumerate() {
-        scan.merge(i as u32, part);
-        files.push(found);
+/// A scan of files already read (`usage --db`): [`Scan::new`], then each file in the order
+/// [`scan`] merges them ([`Scan::add`]).
+impl Scan {
+    /// A scan of no file yet. Symbol 0 is the empty string: an unknown session, project or
+    /// model.
+    pub fn new() -> Scan {
+        let mut scan = Scan::default();
+        scan.intern("");
+        scan
     }
-    scan.files = files;
-    scan
+
+    /// Adds the next file read.
+    pub fn add(&mut self, found: Found, part: FilePart) {
+        self.merge(self.files.len() as u32, part);
+        self.files.push(found);
+    }
 }
 
 /// The entries of one file, read as `usage` reads it.
