@@ -202,7 +202,9 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
     let conn = db.conn();
     // The rows, packed, then each unpacked and merged in turn: one file's entries unpacked
     // at a time.
-    let read = || -> rusqlite::Result<Vec<(usize, PathBuf, Option<i64>, Vec<u8>)>> {
+    // Each file's place in the reading order, path, first line's time and packed facts.
+    type Row = (usize, PathBuf, Option<i64>, Vec<u8>);
+    let read = || -> rusqlite::Result<Vec<Row>> {
         let mut st = conn.prepare("SELECT path, first_ms, facts FROM usage_files")?;
         let mut rows = st.query([])?;
         let mut files = Vec::new();
