@@ -489,7 +489,8 @@ fn push_escape(out: &mut Vec<u8>, b: u8) {
 
 /// The JSON escape of the byte `b` (one that [`string_special`] stops at): its bytes, of which
 /// the first `n` are it (`\n`, or `\u00XX` for a control byte without a short one). Looked up
-/// in a table ([`ESCAPES`]): `export --to clickhouse` escapes a byte in every ten of its rows.
+/// in a table ([`ESCAPES`]): one byte in ten of `export --to clickhouse`'s `json` column is
+/// escaped.
 #[inline]
 pub(crate) fn escape_of(b: u8) -> ([u8; 6], usize) {
     let e = &ESCAPES[usize::from(b)];
