@@ -488,31 +488,42 @@ fn push_escape(out: &mut Vec<u8>, b: u8) {
 }
 
 /// The JSON escape of the byte `b` (one that [`string_special`] stops at): its bytes, of which
-/// the first `n` are it (`\n`, or `\u00XX` for a control byte without a short one).
+/// the first `n` are it (`\n`, or `\u00XX` for a control byte without a short one). Looked up
+/// in a table ([`ESCAPES`]): one byte in ten of `export --to clickhouse`'s `json` column is
+/// escaped.
 #[inline]
 pub(crate) fn escape_of(b: u8) -> ([u8; 6], usize) {
+    let e = &ESCAPES[usize::from(b)];
+    ([e[0], e[1], e[2], e[3], e[4], e[5]], usize::from(e[7]))
+}
+
+/// Every byte's escape for [`escape_of`]: six bytes, then a zero, then how many of the six
+/// are the escape.
+static ESCAPES: [[u8; 8]; 256] = escapes();
+
+const fn escapes() -> [[u8; 8]; 256] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let short = match b {
-        b'"' => b'"',
-        b'\\' => b'\\',
-        0x08 => b'b',
-        0x0c => b'f',
-        b'\n' => b'n',
-        b'\r' => b'r',
-        b'\t' => b't',
-        _ => {
-            let e = [
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ];
-            return (e, 6);
-        }
-    };
-    ([b'\\', short, 0, 0, 0, 0], 2)
+    let mut table = [[0u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let short = match b as u8 {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x0c => b'f',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            _ => 0,
+        };
+        table[b] = if short != 0 {
+            [b'\\', short, 0, 0, 0, 0, 0, 2]
+        } else {
+            [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xf], 0, 6]
+        };
+        b += 1;
+    }
+    table
 }
 
 /// A member name of our own types: written as it is (checked in debug builds).

@@ -289,7 +289,8 @@ struct StepUsage {
     cache_creation: Option<crate::reduce::view::CacheCreation>,
 }
 
-/// A row of `events` (schemas/clickhouse.sql), in its column order.
+/// A row of `events` (schemas/clickhouse.sql), in its column order: written by
+/// [`Row::write_open`], the same text as its `Serialize`.
 #[derive(Serialize)]
 struct Row<'a> {
     session_id: &'a str,
@@ -410,13 +411,61 @@ fn prefix_with(
         reasoning_tokens: tokens.reasoning,
         cost_usd,
     };
-    // The program's writer: its string escaping is the converter's, several times as fast
-    // as serde_json's.
-    crate::json_writer::write(into, &r)?;
-    // The object stays open for its last member.
-    into.pop();
+    r.write_open(into)?;
     into.extend_from_slice(b",\"json\":");
     Ok(())
+}
+
+impl Row<'_> {
+    /// The row's members as serde_json writes the struct, the object left open for its last
+    /// member: written one by one (strings by the program's writer, whose escaping is the
+    /// converter's), not through a serializer, which cost as much per member as the whole
+    /// `json` column per byte (a test compares the two).
+    fn write_open(&self, into: &mut Vec<u8>) -> serde_json::Result<()> {
+        use crate::json_writer::write_str;
+        let mut digits = itoa::Buffer::new();
+        let mut number = |into: &mut Vec<u8>, key: &[u8], n: u64| {
+            into.extend_from_slice(key);
+            into.extend_from_slice(digits.format(n).as_bytes());
+        };
+        let text = |into: &mut Vec<u8>, key: &[u8], v: &str| {
+            into.extend_from_slice(key);
+            write_str(into, v);
+        };
+        text(into, b"{\"session_id\":", self.session_id);
+        text(into, b",\"id\":", self.id);
+        text(into, b",\"turn_id\":", self.turn_id);
+        number(into, b",\"seq\":", self.seq);
+        text(into, b",\"time\":", self.time);
+        text(into, b",\"agent\":", self.agent);
+        text(into, b",\"event\":", self.event);
+        text(into, b",\"call_id\":", self.call_id);
+        text(into, b",\"parent_call_id\":", self.parent_call_id);
+        text(into, b",\"tool_name\":", self.tool_name);
+        into.extend_from_slice(match self.is_error {
+            Some(true) => b",\"is_error\":true",
+            Some(false) => b",\"is_error\":false",
+            None => b",\"is_error\":null",
+        });
+        match self.duration_ms {
+            Some(d) => number(into, b",\"duration_ms\":", d),
+            None => into.extend_from_slice(b",\"duration_ms\":null"),
+        }
+        text(into, b",\"model\":", self.model);
+        text(into, b",\"message_id\":", self.message_id);
+        number(into, b",\"input_tokens\":", self.input_tokens);
+        number(into, b",\"output_tokens\":", self.output_tokens);
+        number(into, b",\"cache_read_tokens\":", self.cache_read_tokens);
+        number(
+            into,
+            b",\"cache_creation_tokens\":",
+            self.cache_creation_tokens,
+        );
+        number(into, b",\"reasoning_tokens\":", self.reasoning_tokens);
+        into.extend_from_slice(b",\"cost_usd\":");
+        // A number as serde_json writes it (`null` when not finite), or `null`.
+        serde_json::to_writer(&mut *into, &self.cost_usd)
+    }
 }
 
 /// The `json` column, the whole event `line` as a string, and the row's end.
@@ -426,39 +475,56 @@ fn json_column(line: &[u8], into: &mut Vec<u8>) {
 }
 
 /// `text`, a JSON text, as a JSON string: the bytes [`crate::json_writer::write_str_bytes`]
-/// writes, made faster for JSON text, where every few bytes is a quote to escape. The runs
-/// between two escapes are short: each is copied as 16 bytes into room made beforehand (the
-/// bytes past the run are written over next), not by a call to `memcpy` of its length.
+/// writes, made faster for JSON text, where every few bytes is a quote to escape. The text
+/// goes 16 bytes at a time: the bytes to escape in a block are found at once
+/// ([`crate::scan::special_mask16`]), and each run before one is copied as 16 bytes into room
+/// made beforehand (the bytes past the run are written over next), not by a call to `memcpy`
+/// of its length, nor by a search from each escape to the next. The last 32 bytes or fewer,
+/// where a 16-byte copy from a run's start could pass the end, go as the writer writes them.
 fn escape_text(out: &mut Vec<u8>, text: &[u8]) {
-    // Room for what is left as if every byte became two, and an escape and a copy more:
-    // kept so at each step (only `\u00XX` escapes, six bytes, can eat into it).
-    let room = |j: usize, i: usize| j + 2 * (text.len() - i) + 24;
+    // A block writes at most 16 six-byte escapes and copies 16 bytes past its end.
+    const BLOCK_ROOM: usize = 16 * 6 + 16;
     let mut j = out.len();
-    out.resize(room(j, 0), 0);
+    // Room for the text and a quarter more (its quotes escaped), grown if it needs more.
+    out.resize(j + text.len() + text.len() / 4 + BLOCK_ROOM + 1, 0);
     out[j] = b'"';
     j += 1;
     let mut i = 0;
+    while i + 32 <= text.len() {
+        if out.len() < j + BLOCK_ROOM {
+            out.resize(j + BLOCK_ROOM + 2 * (text.len() - i), 0);
+        }
+        let Ok(block) = <&[u8; 16]>::try_from(&text[i..i + 16]) else {
+            break;
+        };
+        let mut mask = crate::scan::special_mask16(block);
+        let mut from = i;
+        while mask != 0 {
+            let k = i + mask.trailing_zeros() as usize;
+            out[j..j + 16].copy_from_slice(&text[from..from + 16]);
+            j += k - from;
+            // All six bytes are copied (a copy of a known length), the room allows it; `n`
+            // of them are the escape.
+            let (e, n) = crate::json_writer::escape_of(text[k]);
+            out[j..j + 6].copy_from_slice(&e);
+            j += n;
+            from = k + 1;
+            mask &= mask - 1;
+        }
+        out[j..j + 16].copy_from_slice(&text[from..from + 16]);
+        j += i + 16 - from;
+        i += 16;
+    }
+    out.truncate(j);
     loop {
         let k = crate::scan::string_special(text, i);
-        if k - i <= 16 && i + 16 <= text.len() {
-            out[j..j + 16].copy_from_slice(&text[i..i + 16]);
-        } else {
-            out[j..j + (k - i)].copy_from_slice(&text[i..k]);
-        }
-        j += k - i;
+        out.extend_from_slice(&text[i..k]);
         let Some(&b) = text.get(k) else { break };
-        // All six bytes are copied (a copy of a known length), the room allows it; `n` of
-        // them are the escape.
         let (e, n) = crate::json_writer::escape_of(b);
-        out[j..j + 6].copy_from_slice(&e);
-        j += n;
+        out.extend_from_slice(&e[..n]);
         i = k + 1;
-        if out.len() < room(j, i) {
-            out.resize(room(j, i), 0);
-        }
     }
-    out[j] = b'"';
-    out.truncate(j + 1);
+    out.push(b'"');
 }
 
 /// The `time` column of the last timestamp seen ([`time_column`]): the events of one input
@@ -534,12 +600,76 @@ mod tests {
         }
         texts.push(vec![0x01; 100]);
         texts.push(vec![b'"'; 100]);
+        // Longer texts, every length to 100, a byte to escape every `gap` bytes (blocks with
+        // none, one, several, all of them escaped, and the tail after them).
+        for len in 0..100usize {
+            for gap in [1usize, 2, 3, 7, 16, 17, 31] {
+                for b in [b'"', b'\\', b'\n', 0x01, 0x1f] {
+                    let t: Vec<u8> = (0..len)
+                        .map(|k| {
+                            if k % gap == gap - 1 {
+                                b
+                            } else {
+                                b'a' + (k % 26) as u8
+                            }
+                        })
+                        .collect();
+                    texts.push(t);
+                }
+            }
+        }
         for t in texts {
             let mut want = b"prefix".to_vec();
             crate::json_writer::write_str_bytes(&mut want, &t);
             let mut got = b"prefix".to_vec();
             escape_text(&mut got, &t);
             assert_eq!(got, want, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_is_written_as_serde_json_writes_it() {
+        let mut rows = Vec::new();
+        for (k, (text, is_error, duration_ms, cost_usd)) in [
+            ("", None, None, None),
+            ("a \"q\" \\ \n\u{1} é", Some(true), Some(0), Some(0.1)),
+            ("x", Some(false), Some(u64::MAX), Some(f64::NAN)),
+            ("2026-11-26 13:12:06.916", None, Some(7), Some(1e-9)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            rows.push(Row {
+                session_id: text,
+                id: text,
+                turn_id: text,
+                seq: k as u64 * 1_000_000_007,
+                time: text,
+                agent: text,
+                event: text,
+                call_id: text,
+                parent_call_id: text,
+                tool_name: text,
+                is_error,
+                duration_ms,
+                model: text,
+                message_id: text,
+                input_tokens: k as u64,
+                output_tokens: u64::MAX,
+                cache_read_tokens: 0,
+                cache_creation_tokens: 19_063,
+                reasoning_tokens: 1,
+                cost_usd,
+            });
+        }
+        for r in rows {
+            let mut ours = Vec::new();
+            r.write_open(&mut ours).unwrap();
+            ours.push(b'}');
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(&r).unwrap()
+            );
         }
     }
 

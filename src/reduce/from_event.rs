@@ -14,7 +14,6 @@
 use super::view::{Denial, Ev, ModelUsage, StepUsage, TokenUsage, J, S};
 use crate::event::{self as e, Body, Event, Json, Pairs};
 use serde::Serialize;
-use serde_json::value::to_raw_value;
 use std::borrow::Cow;
 
 /// A string member.
@@ -27,11 +26,39 @@ fn r<'a>(v: &'a str) -> S<'a> {
     Some(Cow::Borrowed(v))
 }
 
-/// Any value as the line would carry it; `null` is none, as the reader has it.
+/// Any value as the line would carry it; `null` is none, as the reader has it. Written by the
+/// program's writer, the line's own ([`crate::json_writer`]; serde_json's escaping of the
+/// strings of a Claude session's lists of commands and tools was a tenth of `export --to
+/// otlp`), into a buffer kept from call to call ([`TEXT`]), and taken as a `RawValue` of its
+/// exact size without being read again.
 fn ser<T: Serialize + ?Sized>(v: &T) -> Option<J<'static>> {
-    let raw = to_raw_value(v).ok()?;
-    Some((raw.get() != "null").then_some(Cow::Owned(raw)))
+    TEXT.with(|cell| {
+        let mut text = cell.try_borrow_mut().ok()?;
+        text.clear();
+        let raw = match crate::json_writer::write(&mut text, v) {
+            Ok(()) if *text == *b"null" => Some(None),
+            Ok(()) => std::str::from_utf8(&text)
+                .ok()
+                .and_then(crate::json_reader::raw_value)
+                .map(|r| Some(Cow::Owned(r.to_owned()))),
+            Err(_) => None,
+        };
+        if text.capacity() > TEXT_KEPT {
+            *text = Vec::new();
+        }
+        raw
+    })
 }
+
+thread_local! {
+    /// [`ser`]'s text. A session's lists (tools, commands) are kilobytes: written into a
+    /// buffer grown anew each time, every step past a kilobyte had the allocator sort its
+    /// free chunks (`malloc_consolidate`).
+    static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The largest [`TEXT`] kept after a value (a tool's input can be megabytes).
+const TEXT_KEPT: usize = 1 << 20;
 
 /// A JSON value as the line would carry it: raw text borrowed, anything else written.
 fn json<'a>(v: &'a Json<'a>) -> Option<J<'a>> {

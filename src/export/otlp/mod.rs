@@ -61,19 +61,35 @@ pub trait Sink {
     }
 }
 
-/// OTLP/JSON lines.
-pub struct JsonLines<W: Write>(pub W);
+/// OTLP/JSON lines, written by the program's writer ([`crate::json_writer`]: serde_json's
+/// text, with its string escaping several times as fast) into a buffer kept from request to
+/// request, then written out whole.
+pub struct JsonLines<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> JsonLines<W> {
+    pub fn new(out: W) -> Self {
+        JsonLines {
+            out,
+            buf: Vec::new(),
+        }
+    }
+}
 
 impl<W: Write> Sink for JsonLines<W> {
     fn send(&mut self, req: &ExportTraceServiceRequest) -> anyhow::Result<()> {
-        serde_json::to_writer(&mut self.0, req)
-            .map_err(std::io::Error::from)
-            .and_then(|()| self.0.write_all(b"\n"))
+        self.buf.clear();
+        crate::json_writer::write(&mut self.buf, req).context("cannot write a request")?;
+        self.buf.push(b'\n');
+        self.out
+            .write_all(&self.buf)
             .context("cannot write to standard output")
     }
 
     fn flush(&mut self) -> anyhow::Result<()> {
-        self.0.flush().context("cannot write to standard output")
+        self.out.flush().context("cannot write to standard output")
     }
 }
 
@@ -119,7 +135,7 @@ pub fn run(
             Ok(stats)
         }
         None => {
-            let mut out = JsonLines(std::io::BufWriter::new(std::io::stdout().lock()));
+            let mut out = JsonLines::new(std::io::BufWriter::new(std::io::stdout().lock()));
             let stats = export(sources, opts, diag, span_opts, resource, &mut out)?;
             out.flush()?;
             Ok(stats)
@@ -194,7 +210,7 @@ pub fn target(args: &Args, out: Box<dyn Write>) -> anyhow::Result<Box<dyn super:
     let env = |k: &str| std::env::var(k).ok();
     let sink: Box<dyn Sink> = match http::Endpoint::configure(args.endpoint.as_deref(), &env)? {
         Some(e) => Box::new(http::Sender::new(e)),
-        None => Box::new(JsonLines(std::io::BufWriter::new(out))),
+        None => Box::new(JsonLines::new(std::io::BufWriter::new(out))),
     };
     Ok(Box::new(Lines {
         red: Reducer::new(State::new(), None),

@@ -212,15 +212,24 @@ fn is_zero_i32(n: &i32) -> bool {
     *n == 0
 }
 
-/// Bytes as lowercase hex (OTLP/JSON's trace and span ids).
+/// Bytes as lowercase hex (OTLP/JSON's trace and span ids), written on the stack for an id
+/// (three of them a span).
 fn hex<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        text.push(char::from(DIGITS[usize::from(b >> 4)]));
-        text.push(char::from(DIGITS[usize::from(b & 15)]));
+    let mut stack = [0u8; 32];
+    let mut heap = Vec::new();
+    let text: &mut [u8] = match stack.get_mut(..bytes.len() * 2) {
+        Some(t) => t,
+        None => {
+            heap.resize(bytes.len() * 2, 0);
+            &mut heap
+        }
+    };
+    for (pair, b) in text.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 15)];
     }
-    s.serialize_str(&text)
+    s.serialize_str(std::str::from_utf8(text).map_err(serde::ser::Error::custom)?)
 }
 
 /// A 64-bit integer as a decimal string (the proto3 JSON mapping of (fixed)int64).
