@@ -584,20 +584,26 @@ fn exited(child: &mut std::process::Child, secs: u64) -> Option<std::process::Ex
     None
 }
 
+/// `insights store --db DB -`, its standard input a pipe held here.
+fn store_pipe(db: &Path) -> (std::process::Child, std::process::ChildStdin) {
+    let mut c = insights();
+    c.arg("store").arg("--db").arg(db).arg("-");
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
 #[test]
 fn a_live_pipe_is_committed_as_it_goes() {
     let d = scratch("live");
     let db = d.join("live.db");
     let capture =
         std::fs::read(root().join("testdata/claude/acceptedits-multi-write.jsonl")).unwrap();
-    let mut c = insights();
-    c.arg("store").arg("--db").arg(&db).arg("-");
-    let mut child = c
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (child, mut stdin) = store_pipe(&db);
     let half = capture.len() / 2;
     let cut = half + capture[half..].iter().position(|&b| b == b'\n').unwrap() + 1;
     stdin.write_all(&capture[..cut]).unwrap();
@@ -632,14 +638,7 @@ fn a_signal_ends_an_idle_live_pipe() {
     let d = scratch("live-signal");
     let db = d.join("live.db");
     let capture = std::fs::read(root().join("testdata/claude/thinking-tool.jsonl")).unwrap();
-    let mut c = insights();
-    c.arg("store").arg("--db").arg(&db).arg("-");
-    let mut child = c
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = store_pipe(&db);
     stdin.write_all(&capture).unwrap();
     stdin.flush().unwrap();
     wait_committed(&db);
