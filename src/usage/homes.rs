@@ -128,6 +128,15 @@ pub fn standard_of(
     agent: Option<Agent>,
     since: Option<SystemTime>,
 ) -> (Vec<Found>, Vec<PathBuf>) {
+    let places = places_of(roots, agent);
+    let mut found = Vec::new();
+    walk_places(&places, since, &mut |f| found.push(f));
+    (found, places.into_iter().map(|(dir, _)| dir).collect())
+}
+
+/// The standard places under each of `roots` (or under `$HOME` and the agents' variables when
+/// there is none), each with its agent; `agent`'s only when given.
+pub fn places_of(roots: &[PathBuf], agent: Option<Agent>) -> Vec<(PathBuf, Agent)> {
     let mut places = Vec::new();
     if roots.is_empty() {
         places = standard_places(None);
@@ -142,15 +151,22 @@ pub fn standard_of(
     if let Some(only) = agent {
         places.retain(|(_, a)| *a == only);
     }
-    let mut found = Vec::new();
-    for (dir, agent) in &places {
-        walk(dir, Some(*agent), since, &mut found);
-    }
-    (found, places.into_iter().map(|(dir, _)| dir).collect())
+    places
 }
 
-/// The standard places under `root` (a home directory), or under the agents' own variables
-/// and `$HOME` when there is no root, with the agent whose files they hold.
+/// Gives each session file below `places` to `found`, in the order [`standard`] lists them
+/// (`usage` reads them while the walk goes on).
+pub fn walk_places(
+    places: &[(PathBuf, Agent)],
+    since: Option<SystemTime>,
+    found: &mut dyn FnMut(Found),
+) {
+    let mut projects = Projects::default();
+    for (dir, agent) in places {
+        walk(dir, Some(*agent), since, &mut projects, found);
+    }
+}
+
 fn standard_places(root: Option<&Path>) -> Vec<(PathBuf, Agent)> {
     let home = root
         .map(Path::to_path_buf)
@@ -217,18 +233,19 @@ fn standard_places(root: Option<&Path>) -> Vec<(PathBuf, Agent)> {
 /// agent's reader owns (Amp's threads, Kilo's database).
 pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     let mut found = Vec::new();
+    let mut projects = Projects::default();
     for p in paths {
         if p.is_dir() {
-            walk(p, None, None, &mut found);
+            walk(p, None, None, &mut projects, &mut |f| found.push(f));
             let mut other = Vec::new();
             super::reader::files_below(
                 p,
                 |f| f.extension().is_none_or(|x| x != "jsonl") && super::reader::owner(f).is_some(),
                 &mut other,
             );
-            found.extend(other.into_iter().map(|f| place(f, None)));
+            found.extend(other.into_iter().map(|f| place(f, None, &mut projects)));
         } else {
-            found.push(place(p.clone(), None));
+            found.push(place(p.clone(), None, &mut projects));
         }
     }
     found
@@ -238,7 +255,13 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
 /// CLI keeps other files beside its chats: only `chats/` is read there; Qwen Code keeps its
 /// chats in `chats/` and its subagents' in `subagents/`. A place that does not exist is no
 /// error. With `since`, only the files last modified at or after it.
-fn walk(dir: &Path, agent: Option<Agent>, since: Option<SystemTime>, out: &mut Vec<Found>) {
+fn walk(
+    dir: &Path,
+    agent: Option<Agent>,
+    since: Option<SystemTime>,
+    projects: &mut Projects,
+    out: &mut dyn FnMut(Found),
+) {
     let recent = |f: &Path| {
         since.is_none_or(|s| {
             std::fs::metadata(f)
@@ -249,17 +272,14 @@ fn walk(dir: &Path, agent: Option<Agent>, since: Option<SystemTime>, out: &mut V
     if let Some(r) = agent.and_then(super::reader::of) {
         if dir.is_file() {
             if recent(dir) {
-                out.push(place(dir.to_path_buf(), agent));
+                out(place(dir.to_path_buf(), agent, projects));
             }
         } else {
             let mut files = Vec::new();
             super::reader::files_below(dir, r.keep, &mut files);
-            out.extend(
-                files
-                    .into_iter()
-                    .filter(|f| recent(f))
-                    .map(|f| place(f, agent)),
-            );
+            for f in files.into_iter().filter(|f| recent(f)) {
+                out(place(f, agent, projects));
+            }
         }
         return;
     }
@@ -267,7 +287,7 @@ fn walk(dir: &Path, agent: Option<Agent>, since: Option<SystemTime>, out: &mut V
     if agent == Some(Agent::OpenCode) {
         let db = dir.join(OPENCODE_DB);
         if db.is_file() && recent(&db) {
-            out.push(place(db, agent));
+            out(place(db, agent, projects));
         }
         return;
     }
@@ -275,7 +295,7 @@ fn walk(dir: &Path, agent: Option<Agent>, since: Option<SystemTime>, out: &mut V
         dir,
         since,
         &mut |p| {
-            let f = place(p, agent);
+            let f = place(p, agent, projects);
             let s = f.path.to_string_lossy();
             let keep = match f.agent {
                 Some(Agent::Gemini) => s.contains("/chats/"),
@@ -283,7 +303,7 @@ fn walk(dir: &Path, agent: Option<Agent>, since: Option<SystemTime>, out: &mut V
                 _ => true,
             };
             if keep {
-                out.push(f);
+                out(f);
             }
         },
         &mut |d, e| {
@@ -298,7 +318,7 @@ fn walk(dir: &Path, agent: Option<Agent>, since: Option<SystemTime>, out: &mut V
 pub const OPENCODE_DB: &str = "opencode.db";
 
 /// What a file's path says: whose it is and its project folder.
-fn place(path: PathBuf, agent: Option<Agent>) -> Found {
+fn place(path: PathBuf, agent: Option<Agent>, projects: &mut Projects) -> Found {
     let s = path.to_string_lossy();
     let agent = agent.or_else(|| super::reader::owner(&path).map(|r| r.agent));
     let agent = if agent.is_none() && s.ends_with(".db") {
@@ -324,7 +344,7 @@ fn place(path: PathBuf, agent: Option<Agent>) -> Found {
     };
     let project = match agent {
         Some(Agent::Claude | Agent::Qwen) => after("/projects/"),
-        Some(Agent::Gemini) => gemini_project(&path).or_else(|| after("/tmp/")),
+        Some(Agent::Gemini) => projects.gemini(&path).or_else(|| after("/tmp/")),
         _ => None,
     };
     Found {
@@ -334,9 +354,26 @@ fn place(path: PathBuf, agent: Option<Agent>) -> Found {
     }
 }
 
-/// Gemini CLI writes the project's directory in `<project>/.project_root`, beside `chats/`.
-fn gemini_project(chat: &Path) -> Option<String> {
-    let dir = chat.parent()?.parent()?;
-    let text = std::fs::read_to_string(dir.join(".project_root")).ok()?;
-    Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+/// Gemini CLI writes the project's directory in `<project>/.project_root`, beside `chats/`:
+/// read once per project folder, not once per chat.
+#[derive(Default)]
+struct Projects {
+    gemini: Option<(PathBuf, Option<String>)>,
+}
+
+impl Projects {
+    fn gemini(&mut self, chat: &Path) -> Option<String> {
+        let dir = chat.parent()?.parent()?;
+        match &self.gemini {
+            Some((d, p)) if d == dir => p.clone(),
+            _ => {
+                let p = std::fs::read_to_string(dir.join(".project_root"))
+                    .ok()
+                    .map(|t| t.trim().to_owned())
+                    .filter(|t| !t.is_empty());
+                self.gemini = Some((dir.to_path_buf(), p.clone()));
+                p
+            }
+        }
+    }
 }

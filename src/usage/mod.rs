@@ -318,7 +318,12 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
 
 /// Reads the session files (`usage` without `--db`): the scan, and the places looked in.
 fn read_files(src: &Source) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
-    let (files, looked) = if src.paths.is_empty() {
+    let jobs = src.jobs.map(usize::from).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(usize::from)
+            .unwrap_or(1)
+    });
+    if src.paths.is_empty() {
         for r in &src.root {
             match std::fs::metadata(r) {
                 Err(e) => bail!("--root {}: {}", r.display(), crate::diag::io_words(&e)),
@@ -326,24 +331,20 @@ fn read_files(src: &Source) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
                 Ok(_) => {}
             }
         }
-        homes::standard(&src.root)
-    } else {
-        if !src.root.is_empty() {
-            bail!("--root reads the standard places: give it or paths, not both");
+        // The files are read while the places are walked.
+        let places = homes::places_of(&src.root, None);
+        let scan = scan::scan_from(jobs, |give| homes::walk_places(&places, None, give));
+        return Ok((scan, places.into_iter().map(|(dir, _)| dir).collect()));
+    }
+    if !src.root.is_empty() {
+        bail!("--root reads the standard places: give it or paths, not both");
+    }
+    for p in &src.paths {
+        if let Err(e) = std::fs::metadata(p) {
+            bail!("{}: {}", p.display(), crate::diag::io_words(&e));
         }
-        for p in &src.paths {
-            if let Err(e) = std::fs::metadata(p) {
-                bail!("{}: {}", p.display(), crate::diag::io_words(&e));
-            }
-        }
-        (homes::given(&src.paths), src.paths.clone())
-    };
-    let jobs = src.jobs.map(usize::from).unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(usize::from)
-            .unwrap_or(1)
-    });
-    Ok((scan::scan(files, jobs), looked))
+    }
+    Ok((scan::scan(homes::given(&src.paths), jobs), src.paths.clone()))
 }
 
 /// Sums of tokens and cost.

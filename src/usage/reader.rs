@@ -126,18 +126,23 @@ pub fn each_line(
     sink: &mut Sink<'_>,
     each: &mut dyn FnMut(usize, &str, &mut Sink<'_>),
 ) -> Result<(), String> {
+    thread_local! {
+        /// The lines' buffer, kept from file to file (it holds a read of 256 KiB).
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
     let file = std::fs::File::open(path).map_err(|e| crate::diag::io_words(&e))?;
-    let mut buf = Vec::new();
+    let mut buf = BUF.with(|b| b.take());
     let mut n = 0;
-    super::scan::split_lines(file, &mut buf, &mut |line| {
+    let read = super::scan::split_lines(file, &mut buf, &mut |line| {
         n += 1;
         match std::str::from_utf8(line) {
             Ok(line) if line.trim().is_empty() => {}
             Ok(line) => each(n, line.trim_end(), sink),
             Err(_) => sink.bad(n, "not UTF-8"),
         }
-    })
-    .map_err(|e| crate::diag::io_words(&e))
+    });
+    BUF.with(|b| b.replace(buf));
+    read.map_err(|e| crate::diag::io_words(&e))
 }
 
 /// The files below `dir` (in path order, links to directories not followed) that `keep` keeps.

@@ -7,8 +7,6 @@ use super::homes::{Agent, Found};
 use crate::ids::{Hash64, Prehashed};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::io::Read as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 /// An index into [`Scan::strings`].
@@ -131,21 +129,39 @@ impl FilePart {
 /// Reads every file with `jobs` threads. Each thread sends its parts a few files at a time
 /// (`BATCH`), so that the merging thread wakes once per batch rather than once per file.
 pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
+    scan_from(jobs, move |give| files.into_iter().for_each(give))
+}
+
+/// [`scan`] of the files `list` gives, in the order it gives them: `list` runs on a thread of
+/// its own (a walk of the agents' folders), and the files are read while it goes on.
+pub fn scan_from(
+    jobs: usize,
+    list: impl FnOnce(&mut dyn FnMut(Found)) + Send,
+) -> Scan {
     const BATCH: usize = 16;
     let mut scan = Scan::new();
-    let next = AtomicUsize::new(0);
+    let listing = &Listing::default();
     let (tx, rx) = mpsc::sync_channel::<Vec<(usize, FilePart)>>(jobs * 2);
-    std::thread::scope(|s| {
+    let files = std::thread::scope(|s| {
+        let lister = s.spawn(move || {
+            // Marks the list complete even when `list` panics, so no reader waits for ever.
+            struct Done<'a>(&'a Listing);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.state().done = true;
+                    self.0.more.notify_all();
+                }
+            }
+            let _done = Done(listing);
+            list(&mut |f| listing.give(f));
+        });
         for _ in 0..jobs.max(1) {
             let tx = tx.clone();
-            let (next, files) = (&next, &files);
             s.spawn(move || {
-                let mut buf = Vec::with_capacity(1 << 16);
+                let mut buf = Vec::new();
                 let mut batch = Vec::with_capacity(BATCH);
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(f) = files.get(i) else { break };
-                    batch.push((i, read_file(f, &mut buf)));
+                while let Some((i, f)) = listing.take() {
+                    batch.push((i, read_file(&f, &mut buf)));
                     if batch.len() == BATCH
                         && tx
                             .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
@@ -160,7 +176,7 @@ pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
             });
         }
         drop(tx);
-        // Merged in path order, whichever thread finishes first.
+        // Merged in the order listed, whichever thread finishes first.
         let mut waiting: HashMap<usize, FilePart> = HashMap::new();
         let mut at = 0;
         for batch in rx {
@@ -170,9 +186,67 @@ pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
                 at += 1;
             }
         }
+        if let Err(e) = lister.join() {
+            std::panic::resume_unwind(e);
+        }
+        std::mem::take(&mut listing.state().files)
     });
     scan.files = files;
     scan
+}
+
+/// The files listed so far (by [`scan_from`]'s `list`), shared with the threads that read them.
+#[derive(Default)]
+struct Listing {
+    state: std::sync::Mutex<Listed>,
+    more: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct Listed {
+    files: Vec<Found>,
+    /// The next file to read.
+    next: usize,
+    /// Whether the list is complete.
+    done: bool,
+    /// Threads waiting for the next file: a file listed wakes one only then (a wake is a
+    /// system call, and most files are listed before a thread needs them).
+    waiting: usize,
+}
+
+impl Listing {
+    fn state(&self) -> std::sync::MutexGuard<'_, Listed> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn give(&self, f: Found) {
+        let mut l = self.state();
+        l.files.push(f);
+        let wake = l.waiting > 0;
+        drop(l);
+        if wake {
+            self.more.notify_one();
+        }
+    }
+
+    /// The next file to read, once it is listed; `None` when every file is taken.
+    fn take(&self) -> Option<(usize, Found)> {
+        let mut l = self.state();
+        loop {
+            let i = l.next;
+            if let Some(f) = l.files.get(i) {
+                let f = f.clone();
+                l.next = i + 1;
+                return Some((i, f));
+            }
+            if l.done {
+                return None;
+            }
+            l.waiting += 1;
+            l = self.more.wait(l).unwrap_or_else(|e| e.into_inner());
+            l.waiting -= 1;
+        }
+    }
 }
 
 /// A scan of files already read (`usage --db`): [`Scan::new`], then each file in the order
@@ -267,34 +341,51 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
 }
 
 /// Gives each line of `input` (with its `\n`, the last one also without) to `each`, as
-/// `read_until` would cut them, from `buf`: the input is read into it a chunk at a time and
-/// the lines are given where they lie, so only a line cut by a chunk's end is moved. `buf`
-/// is kept from file to file; it holds a chunk and the longest line.
+/// `read_until` would cut them, from `buf`: the input is read into it a chunk at a time (one
+/// `read` of up to `CHUNK` bytes each, where `read_to_end` would start at 8 KiB and double)
+/// and the lines are given where they lie, so only a line cut by a chunk's end is moved.
+/// `buf` is kept from file to file; it holds a chunk and the longest line.
 pub fn split_lines(
     mut input: impl std::io::Read,
     buf: &mut Vec<u8>,
     each: &mut dyn FnMut(&[u8]),
 ) -> std::io::Result<()> {
-    const CHUNK: u64 = 1 << 18;
-    buf.clear();
+    const CHUNK: usize = 1 << 18;
+    // `buf[..filled]` holds what was read and not given yet. Its length is only ever
+    // grown, so the bytes it holds are initialised once for all the files read with it.
+    let mut filled = 0;
     loop {
-        let read = input.by_ref().take(CHUNK).read_to_end(buf);
-        let end = matches!(read, Ok(0) | Err(_));
-        let mut at = 0;
-        while let Some(n) = memchr::memchr(b'\n', &buf[at..]) {
-            each(&buf[at..at + n + 1]);
-            at += n + 1;
+        if buf.len() < filled + CHUNK {
+            buf.resize(filled + CHUNK, 0);
         }
-        if end {
-            // As `read_until`, a last line without its `\n`, unless reading failed.
-            if read.is_ok() && at < buf.len() {
-                each(&buf[at..]);
+        let n = match input.read(&mut buf[filled..filled + CHUNK]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // As `read_until`: the lines read whole before the error were given.
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            // As `read_until`, a last line without its `\n`.
+            if filled > 0 {
+                each(&buf[..filled]);
             }
-            buf.clear();
-            return read.map(|_| ());
+            return Ok(());
         }
-        buf.drain(..at);
+        let end = filled + n;
+        let at = give_lines(&buf[..end], each);
+        buf.copy_within(at..end, 0);
+        filled = end - at;
     }
+}
+
+/// Gives each whole line of `b` to `each`; the length given.
+fn give_lines(b: &[u8], each: &mut dyn FnMut(&[u8])) -> usize {
+    let mut at = 0;
+    for n in memchr::memchr_iter(b'\n', b) {
+        each(&b[at..=n]);
+        at = n + 1;
+    }
+    at
 }
 
 fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<LineFacts<'a>> {
