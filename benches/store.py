@@ -158,8 +158,12 @@ def main():
     env = dict(os.environ, HOME=home, TZ="UTC", NO_COLOR="1")
     for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
         env.pop(var, None)
-    subprocess.run(["cat"] + [os.path.join(d, n) for d, _, ns in os.walk(home) for n in ns],
-                   stdout=subprocess.DEVNULL)
+    # Warm the page cache (one `cat` of every file would pass the argument list's limit).
+    for d, _, ns in os.walk(home):
+        for n in ns:
+            with open(os.path.join(d, n), "rb") as f:
+                while f.read(1 << 20):
+                    pass
     load = os.getloadavg()[0]
 
     dt, cpu, rss, _, err = run([exe, "store", "--db", db], env)

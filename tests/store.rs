@@ -468,6 +468,19 @@ fn a_run_killed_at_any_point_then_run_again_ends_as_one_clean_run() {
             partial |= n > 0 && n < want.0.len();
         }
         ok(&store(&db, &[&input]));
+        // A first store killed leaves its building file (src/store/fresh.rs); the next one
+        // removes it.
+        let building: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".building-"))
+            .collect();
+        assert!(building.is_empty(), "{building:?}");
+        let mode: String = Connection::open(&db)
+            .unwrap()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
         let got = contents(&db);
         assert!(
             got == want,
@@ -730,22 +743,46 @@ fn a_write_error_rolls_the_batch_back_and_is_named() {
     ok(&store(&clean, &[&input]));
     // No file of the database may grow past 400 KiB (RLIMIT_FSIZE, its signal ignored so the
     // write fails with EFBIG): a full disk as SQLite sees one, an error of its writes.
-    let db = d.join("full.db");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 400; exec \"$0\" store --db \"$1\" \"$2\"")
-        .arg(env!("CARGO_BIN_EXE_insights"))
-        .arg(&db)
-        .arg(&input)
-        .output()
-        .unwrap();
+    let full = |db: &Path| {
+        Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 400; exec \"$0\" store --db \"$1\" \"$2\"")
+            .arg(env!("CARGO_BIN_EXE_insights"))
+            .arg(db)
+            .arg(&input)
+            .output()
+            .unwrap()
+    };
+    let disk = |err: &str| err.contains("I/O error") || err.contains("disk is full");
+    // A first store (built beside the database, src/store/fresh.rs): nothing is made, and
+    // its building file is gone.
+    let db = d.join("new.db");
+    let out = full(&db);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("(the batch was rolled back)")
-            && (err.contains("I/O error") || err.contains("disk is full")),
-        "{err}"
-    );
+    assert!(err.contains("(the new database was not made)") && disk(&err), "{err}");
+    assert!(!db.exists());
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".building-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A database that exists (made by an empty pipe): the batch is rolled back.
+    let db = d.join("full.db");
+    let made = insights()
+        .arg("store")
+        .arg("--db")
+        .arg(&db)
+        .arg("-")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    ok(&made);
+    let out = full(&db);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(the batch was rolled back)") && disk(&err), "{err}");
     // The database is whole, and a run with room ends as one clean run.
     let check: String = Connection::open(&db)
         .unwrap()
@@ -1118,6 +1155,18 @@ fn usage_only_agents_are_stored_for_usage() {
         &root().join("testdata/session-files/claude/subagent-write"),
         &home,
     );
+    // Kilo's, Goose's and Hermes' databases in their places: SQLite files, but not
+    // OpenCode's (which `store` converts).
+    for (agent, sql) in [
+        ("kilo", ".local/share/kilo/kilo.sql"),
+        ("goose", ".local/share/goose/sessions/sessions.sql"),
+        ("hermes", ".hermes/state.sql"),
+    ] {
+        let to = home.join(sql).with_extension("db");
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let text = std::fs::read_to_string(samples.join(agent).join(sql)).unwrap();
+        Connection::open(&to).unwrap().execute_batch(&text).unwrap();
+    }
     let db = d.join("home.db");
     let run = || {
         let out = insights()
@@ -1142,7 +1191,9 @@ fn usage_only_agents_are_stored_for_usage() {
         String::from_utf8(c.output().unwrap().stdout).unwrap()
     };
     let files = answer(None);
-    assert!(files.contains("\"pi\""), "{files}");
+    for agent in ["pi", "kilo", "goose", "hermes"] {
+        assert!(files.contains(&format!("\"{agent}\"")), "{agent}: {files}");
+    }
     assert_eq!(files, answer(Some(&db)));
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -81,6 +81,19 @@ impl<'scope> Checkpoints<'scope> {
         Checkpoints::sized(scope, path, writer, START, super::schema::WAL_BYTES)
     }
 
+    /// No thread: for a database written without a log (src/store/fresh.rs).
+    pub fn none(scope: &'scope Scope<'scope, '_>) -> Checkpoints<'scope> {
+        let _ = scope;
+        Checkpoints {
+            tx: None,
+            running: Running::default(),
+            frames: 0,
+            start: 1,
+            restart: 1,
+            thread: None,
+        }
+    }
+
     /// [`Checkpoints::start`], with [`START`] and the log's size restarted given (bytes).
     fn sized<'env>(
         scope: &'scope Scope<'scope, 'env>,

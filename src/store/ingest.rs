@@ -59,6 +59,9 @@ pub struct Store {
     pub places: HashMap<PathBuf, Found>,
     /// The database's file (the reading thread opens it read-only).
     path: PathBuf,
+    /// A new database being built, written without a log and seen by no one else until it
+    /// is published (src/store/fresh.rs): nothing to look up, nothing to checkpoint.
+    building: bool,
 }
 
 impl Store {
@@ -70,6 +73,15 @@ impl Store {
             name: path.display().to_string(),
             places: HashMap::new(),
             path: path.to_path_buf(),
+            building: false,
+        }
+    }
+
+    /// The store of a new database being built ([`super::fresh`]) for `db`.
+    pub fn building(conn: Connection, db: &Path) -> Store {
+        Store {
+            building: true,
+            ..Store::new(conn, db)
         }
     }
 
@@ -78,10 +90,20 @@ impl Store {
         if self.open.take().is_some() {
             if let Err(e) = self.conn.execute_batch("COMMIT") {
                 let _ = self.conn.execute_batch("ROLLBACK");
-                return Err(self.db_error(e, "cannot commit (the batch was rolled back)"));
+                return Err(self.db_error(e, &format!("cannot commit ({})", self.undone())));
             }
         }
         Ok(())
+    }
+
+    /// What an error of the database undid: the batch, or the whole of a new database
+    /// being built (src/store/fresh.rs: nothing is published).
+    fn undone(&self) -> &'static str {
+        if self.building {
+            "the new database was not made"
+        } else {
+            "the batch was rolled back"
+        }
     }
 
     /// Rolls the open batch back (after an error).
@@ -117,13 +139,29 @@ impl Store {
     ) -> anyhow::Result<()> {
         // The reader's connection sees what is committed.
         self.commit()?;
-        let ro = Connection::open_with_flags(
-            &self.path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| self.db_error(e, "cannot open"))?;
-        ro.busy_timeout(super::schema::BUSY_TIMEOUT)
+        // A database being built has no records yet, and no other connection can read it.
+        let ro = if self.building {
+            None
+        } else {
+            let ro = Connection::open_with_flags(
+                &self.path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
             .map_err(|e| self.db_error(e, "cannot open"))?;
+            ro.busy_timeout(super::schema::BUSY_TIMEOUT)
+                .map_err(|e| self.db_error(e, "cannot open"))?;
+            Some(ro)
+        };
+        // Many sources: their records read at once. A record that changes meanwhile (another
+        // writer stores the file) is found changed by the writer, which then leaves the
+        // source, as when it changes between a lookup and the writer.
+        let records = match &ro {
+            Some(ro) if sources.len() > PRELOAD => {
+                Some(sources::all(ro).map_err(|e| self.db_error(e, "cannot read"))?)
+            }
+            _ => None,
+        };
         let (tx, rx) = mpsc::sync_channel::<Chunk>(CHUNKS);
         let (spare_tx, spare_rx) = mpsc::channel::<Chunk>();
         let places = std::mem::take(&mut self.places);
@@ -137,6 +175,7 @@ impl Store {
                 .spawn_scoped(s, move || read_facts(facts_rx))
                 .context("cannot start a thread")?;
             let reader = Reader {
+                records,
                 ro,
                 places: &places,
                 opts,
@@ -152,7 +191,11 @@ impl Store {
                     produce(reader, sources, diag)
                 })
                 .context("cannot start a thread")?;
-            let mut checkpoints = Checkpoints::start(s, &self.path, &self.conn);
+            let mut checkpoints = if self.building {
+                Checkpoints::none(s)
+            } else {
+                Checkpoints::start(s, &self.path, &self.conn)
+            };
             let stored = self.insert_all(&rx, &spare_tx, &mut checkpoints);
             checkpoints.end(&self.conn);
             // A database error: the reader's next chunk finds no one to take it, and it stops.
@@ -192,6 +235,7 @@ impl Store {
         spare: &mpsc::Sender<Chunk>,
         checkpoints: &mut Checkpoints<'_>,
     ) -> anyhow::Result<()> {
+        let undone = self.undone();
         let Store {
             conn,
             open,
@@ -202,7 +246,8 @@ impl Store {
         let conn = &*conn;
         let err =
             |e: rusqlite::Error, doing: &str| anyhow::anyhow!("{name}: {doing}: {}", db_words(&e));
-        const STORING: &str = "cannot store (the batch was rolled back)";
+        let storing = format!("cannot store ({undone})");
+        let storing = storing.as_str();
         // Opens a batch unless one is open (waiting for another writer's, up to the busy
         // timeout).
         let begin = |open: &mut Option<Instant>| -> anyhow::Result<()> {
@@ -220,7 +265,7 @@ impl Store {
                 checkpoints.committing();
                 if let Err(e) = conn.execute_batch("COMMIT") {
                     let _ = conn.execute_batch("ROLLBACK");
-                    return Err(err(e, "cannot commit (the batch was rolled back)"));
+                    return Err(err(e, &format!("cannot commit ({undone})")));
                 }
                 checkpoints.committed(conn);
             }
@@ -257,12 +302,12 @@ impl Store {
                     }
                     Item::Event(row) => {
                         begin(open)?;
-                        ins.event(&chunk.text, row).map_err(|e| err(e, STORING))?
+                        ins.event(&chunk.text, row).map_err(|e| err(e, storing))?
                     }
                     Item::Line { json, fallback } => {
                         begin(open)?;
                         ins.line(&chunk.text[json.0..json.1], fallback)
-                            .map_err(|e| err(e, STORING))?
+                            .map_err(|e| err(e, storing))?
                     }
                     Item::LineEnd { idle } => {
                         // A pipe: commit whenever the next line is not there yet, or the batch
@@ -286,7 +331,7 @@ impl Store {
                                     "internal error: the thread reading for usage stopped"
                                 )
                             })?;
-                            super::tally::put(conn, key, &facts).map_err(|e| err(e, STORING))?;
+                            super::tally::put(conn, key, &facts).map_err(|e| err(e, storing))?;
                             if end.closing && k == 0 {
                                 let rec = Record {
                                     closing: closing.clone(),
@@ -329,19 +374,27 @@ fn retract(conn: &Connection, keys: &[(String, String)]) -> rusqlite::Result<()>
     Ok(())
 }
 
+/// Above this many sources, the records are read all at once rather than each looked up.
+const PRELOAD: usize = 64;
+
 /// How many chunks the reader may be ahead of the writer: enough that neither waits for the
 /// other often, few enough that memory stays small (at most about 4 MiB).
 const CHUNKS: usize = 16;
 
-/// A chunk is sent once it holds this many bytes of JSON, or this many items.
+/// A chunk is sent once it holds this many bytes of JSON, or this many items, or the ends of
+/// this many files (each with what `usage` reads of it, a few KiB packed: files only `usage`
+/// reads are many and small, and 1,024 items of them held 40 MiB).
 const CHUNK_BYTES: usize = 256 * 1024;
 const CHUNK_ITEMS: usize = 1024;
+const CHUNK_FILES: usize = 64;
 
 /// Items for the writing thread: their text in one buffer, each item naming its parts.
 #[derive(Default)]
 struct Chunk {
     text: Vec<u8>,
     items: Vec<Item>,
+    /// The files whose usage facts its items wait for.
+    files: usize,
 }
 
 /// A part of [`Chunk::text`]: start and end.
@@ -414,7 +467,9 @@ impl Chunk {
     }
 
     fn full(&self) -> bool {
-        self.text.len() >= CHUNK_BYTES || self.items.len() >= CHUNK_ITEMS
+        self.text.len() >= CHUNK_BYTES
+            || self.items.len() >= CHUNK_ITEMS
+            || self.files >= CHUNK_FILES
     }
 }
 
@@ -435,7 +490,10 @@ fn read_facts(jobs: mpsc::Receiver<FactsJob>) {
 
 /// The reading side of [`Store::store_all`].
 struct Reader<'a> {
-    ro: Connection,
+    /// Where the records are looked up; none for a database being built (it has none).
+    ro: Option<Connection>,
+    /// Every record, read at the start when there are many sources ([`PRELOAD`]).
+    records: Option<HashMap<String, Record>>,
     places: &'a HashMap<PathBuf, Found>,
     opts: &'a Options,
     tx: mpsc::SyncSender<Chunk>,
@@ -469,13 +527,18 @@ impl Reader<'_> {
         let mut next = self.spare.try_recv().unwrap_or_default();
         next.text.clear();
         next.items.clear();
+        next.files = 0;
         let full = std::mem::replace(c, next);
         self.tx.send(full).map_err(|_| gone())
     }
 
     /// The record of `key`, as committed.
     fn lookup(&self, key: &str) -> io::Result<Option<Record>> {
-        sources::lookup(&self.ro, key).map_err(io::Error::other)
+        match (&self.records, &self.ro) {
+            (Some(all), _) => Ok(all.get(key).cloned()),
+            (None, Some(ro)) => sources::lookup(ro, key).map_err(io::Error::other),
+            (None, None) => Ok(None),
+        }
     }
 
     /// The file at `path` as `usage` finds it: in a standard place, or given.
@@ -510,12 +573,14 @@ impl Reader<'_> {
                 };
                 Ok(self.push(Item::End(Box::new(end)), true)?)
             }
+            // Before the test for OpenCode's database: Kilo's, Goose's and Hermes' files are
+            // SQLite databases too, which only `usage` reads.
+            Source::File(path) if self.places.get(path).is_some_and(|f| !f.converts()) => {
+                self.usage_only(path, diag)
+            }
             // OpenCode's database: read as `insights` reads it (`Source::open`).
             Source::File(path) if crate::providers::opencode_db::is_database(path) => {
                 self.database(src, path, diag)
-            }
-            Source::File(path) if self.places.get(path).is_some_and(|f| !f.converts()) => {
-                self.usage_only(path, diag)
             }
             Source::File(path) => self.file(path, diag),
             Source::Group(paths) => self.group(src, paths, diag),
@@ -620,6 +685,7 @@ impl Reader<'_> {
         self.facts.send((self.found(path), back)).map_err(|_| {
             io::Error::other("internal error: the thread reading for usage stopped")
         })?;
+        self.chunk.borrow_mut().files += 1;
         Ok(coming)
     }
 

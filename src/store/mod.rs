@@ -9,6 +9,7 @@
 //! [`schema`]; the layout itself is `schemas/store.sql`, described in `docs/store.md`.
 
 pub mod checkpoint;
+pub mod fresh;
 pub mod ingest;
 pub mod query;
 pub mod schema;
@@ -197,12 +198,38 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         files
     };
     let sources = crate::input::group_conversations(sources);
-    let conn = schema::open(&db)?;
-    let mut store = ingest::Store::new(conn, &db);
-    store.places = places;
-    store.store_all(&sources, &opts, &mut diag)?;
-    store.commit()?;
-    let c = store.counts;
+    // A first store of files is built beside the database and published whole (fresh.rs).
+    let files_only = !sources.iter().any(|s| matches!(s, Source::Stdin));
+    let building = if files_only {
+        fresh::start(&db)?
+    } else {
+        None
+    };
+    let mut built = None;
+    if let Some(b) = building {
+        let conn = schema::open_building(b.path())?;
+        let mut store = ingest::Store::building(conn, &db);
+        store.places = places.clone();
+        store.store_all(&sources, &opts, &mut diag)?;
+        store.commit()?;
+        let counts = store.counts;
+        if b.publish(store.conn, &db)? {
+            built = Some(counts);
+        }
+        // Else another writer made the database meanwhile: the sources are stored into it
+        // below, each event once.
+    }
+    let c = match built {
+        Some(c) => c,
+        None => {
+            let conn = schema::open(&db)?;
+            let mut store = ingest::Store::new(conn, &db);
+            store.places = places;
+            store.store_all(&sources, &opts, &mut diag)?;
+            store.commit()?;
+            store.counts
+        }
+    };
     diag.note(&format!(
         "stored {} new events of {} read into {} ({} files read, {} unchanged)",
         c.added,

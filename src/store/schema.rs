@@ -169,6 +169,21 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
     Ok(conn)
 }
 
+/// Opens a new database being built at `path` (an empty file, src/store/fresh.rs): the
+/// layout of [`VERSION`] made, written without a journal until it is published.
+pub fn open_building(path: &Path) -> anyhow::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open the database {}", path.display()))?;
+    conn.pragma_update(None, "page_size", PAGE_SIZE)?;
+    super::fresh::unjournaled(&conn)?;
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
+    migrate(&conn).with_context(|| format!("cannot set up {}", path.display()))?;
+    Ok(conn)
+}
+
 /// Opens the database at `path` for reading only: nothing is written to it, not even its
 /// layout. A file that does not exist is an error (nothing was stored there yet); a file that
 /// is not an insights store, or a store of another version, is refused ([`Refused`]) as

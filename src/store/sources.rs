@@ -89,25 +89,36 @@ pub fn head_hash(path: &Path, len: u64) -> io::Result<String> {
     Ok(format!("{:016x}", content_hash(&head)))
 }
 
+/// The columns of a record, after its path.
+const RECORD: &str = "size, mtime_ns, offset, lines, seq, head_len, head_hash, closing";
+
+/// A record from a row of [`RECORD`]'s columns, from the `at`th on.
+fn record(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Record> {
+    Ok(Record {
+        size: r.get::<_, i64>(at)? as u64,
+        mtime_ns: r.get(at + 1)?,
+        offset: r.get::<_, i64>(at + 2)? as u64,
+        lines: r.get::<_, i64>(at + 3)? as u64,
+        seq: r.get::<_, i64>(at + 4)? as u64,
+        head_len: r.get::<_, i64>(at + 5)? as u64,
+        head_hash: r.get(at + 6)?,
+        closing: serde_json::from_str(&r.get::<_, String>(at + 7)?).unwrap_or_default(),
+    })
+}
+
 /// The record of `path`, if it was read before.
 pub fn lookup(conn: &Connection, path: &str) -> rusqlite::Result<Option<Record>> {
-    conn.prepare_cached(
-        "SELECT size, mtime_ns, offset, lines, seq, head_len, head_hash, closing
-         FROM sources WHERE path = ?1",
-    )?
-    .query_row([path], |r| {
-        Ok(Record {
-            size: r.get::<_, i64>(0)? as u64,
-            mtime_ns: r.get(1)?,
-            offset: r.get::<_, i64>(2)? as u64,
-            lines: r.get::<_, i64>(3)? as u64,
-            seq: r.get::<_, i64>(4)? as u64,
-            head_len: r.get::<_, i64>(5)? as u64,
-            head_hash: r.get(6)?,
-            closing: serde_json::from_str(&r.get::<_, String>(7)?).unwrap_or_default(),
-        })
-    })
-    .optional()
+    conn.prepare_cached(&format!("SELECT {RECORD} FROM sources WHERE path = ?1"))?
+        .query_row([path], |r| record(r, 0))
+        .optional()
+}
+
+/// Every record, by path: one read of the table, where a run of many sources would look
+/// each up in a transaction of its own.
+pub fn all(conn: &Connection) -> rusqlite::Result<std::collections::HashMap<String, Record>> {
+    let mut st = conn.prepare(&format!("SELECT path, {RECORD} FROM sources"))?;
+    let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, record(r, 1)?)))?;
+    rows.collect()
 }
 
 /// Writes the record of `path` (in the transaction of the events it read).

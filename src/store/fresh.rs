@@ -1,0 +1,168 @@
+//! A first store: the database does not exist yet and every source is a file.
+//!
+//! The database is then built in a file of its own beside it (`<name>.building-<pid>`),
+//! without a journal, and published whole at the end. In WAL mode every page is written
+//! twice, once to the log and once more to the database when the log is checkpointed; here
+//! it is written once, and nothing is synced until the end. Nobody else can see the file
+//! while it is built, so nothing needs the journal: a run killed before the end leaves no
+//! database, only its building file, which the next first store removes; running again then
+//! gives what one clean run gives.
+//!
+//! Publishing is a hard link to the database's name, which fails rather than replace a
+//! database another writer made meanwhile; the sources are then stored into that database
+//! as any later run stores them (each event once, by its key).
+
+use anyhow::Context as _;
+use rusqlite::Connection;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// A database being built: its file, locked for as long as it is built.
+pub struct Building {
+    path: PathBuf,
+    /// Held open and locked (`flock`) until the end: the next first store removes only the
+    /// building files that nobody holds. It is closed after SQLite's own handle, so that
+    /// SQLite's locks on the file are not dropped with it.
+    file: Option<File>,
+}
+
+/// The suffix of a building file's name, before the process id.
+const BUILDING: &str = ".building-";
+
+/// Starts building a new database for `db`, when there is none yet (`None` when there is a
+/// file at `db`, even an empty one: it is written in place then). Building files of earlier
+/// runs that were killed are removed.
+pub fn start(db: &Path) -> anyhow::Result<Option<Building>> {
+    match std::fs::symlink_metadata(db) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot open the database {}", db.display()))
+        }
+        Ok(_) => return Ok(None),
+    }
+    let (Some(dir), Some(name)) = (db.parent(), db.file_name()) else {
+        return Ok(None);
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+    let prefix = format!("{}{BUILDING}", name.to_string_lossy());
+    remove_abandoned(dir, &prefix);
+    let path = dir.join(format!("{prefix}{}", std::process::id()));
+    remove_with_log(&path);
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    if file.try_lock().is_err() {
+        // A file system without locks: built in place, as a later run would.
+        drop(file);
+        remove_with_log(&path);
+        return Ok(None);
+    }
+    Ok(Some(Building {
+        path,
+        file: Some(file),
+    }))
+}
+
+impl Building {
+    /// Where the database is built.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Publishes the database built (its connection `conn`, closed here) as `db`: WAL mode
+    /// set, the file synced, then linked to its name. `Ok(false)` when another writer made a
+    /// database there meanwhile (or the file system cannot link): nothing is published, and
+    /// the sources are to be stored into the database at `db` as usual.
+    pub fn publish(self, conn: Connection, db: &Path) -> anyhow::Result<bool> {
+        let named = |e: rusqlite::Error| {
+            anyhow::anyhow!(
+                "{}: cannot finish the database: {}",
+                db.display(),
+                super::ingest::db_words(&e)
+            )
+        };
+        // WAL mode is kept in the file's header: set, and its log emptied, before it is
+        // published, so that it opens as every store does.
+        conn.pragma_update(None, "locking_mode", "NORMAL")
+            .map_err(named)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(named)?;
+        conn.close().map_err(|(_, e)| named(e))?;
+        let file = self.file.as_ref().context("internal error: published twice")?;
+        file.sync_all()
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        let linked = std::fs::hard_link(&self.path, db);
+        match linked {
+            Ok(()) => {
+                if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    // The new name reaches the disk (a directory opened to be synced).
+                    let _ = File::open(dir).and_then(|d| d.sync_all());
+                }
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(_) => Ok(false),
+        }
+    }
+}
+
+impl Drop for Building {
+    /// The building file goes (published, it lives on under the database's name).
+    fn drop(&mut self) {
+        remove_with_log(&self.path);
+        self.file = None;
+    }
+}
+
+/// Removes a building file and what SQLite kept beside it.
+fn remove_with_log(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(p));
+    }
+}
+
+/// Removes the building files in `dir` named `prefix<pid>` that no run holds (their run was
+/// killed).
+fn remove_abandoned(dir: &Path, prefix: &str) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let path = e.path();
+        let held = File::options()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .is_ok_and(|f| f.try_lock().is_err());
+        if !held {
+            remove_with_log(&path);
+        }
+    }
+}
+
+/// Sets a new database being built (`conn`, on [`Building::path`]) for writing without a
+/// journal: see the module's comment.
+pub fn unjournaled(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+    conn.pragma_update(None, "journal_mode", "OFF")?;
+    conn.pragma_update(None, "synchronous", "OFF")?;
+    Ok(())
+}
