@@ -14,7 +14,6 @@ use crate::usage::homes::{Agent, Found};
 use crate::usage::scan::{self, Entry, FilePart, Scan, Sym};
 use crate::usage::Tokens;
 use rusqlite::{params, Connection};
-use std::cmp::Ordering;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
@@ -115,10 +114,11 @@ fn pack(part: &FilePart, out: &mut Vec<u8>) {
     }
 }
 
-/// A file's entries from what [`pack`] wrote; `None` when the bytes are not that. An entry of
-/// an agent this insights does not know (a newer one stored it) is left out, as `usage` would
+/// A file's entries from what [`pack`] wrote, into `entries` (emptied first), and the
+/// strings they name, borrowed from `b`; `None` when the bytes are not that. An entry of an
+/// agent this insights does not know (a newer one stored it) is left out, as `usage` would
 /// not count its file.
-fn unpack(mut b: &[u8]) -> Option<FilePart> {
+fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Option<Vec<&'b str>> {
     fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
         if b.len() < n {
             return None;
@@ -135,19 +135,19 @@ fn unpack(mut b: &[u8]) -> Option<FilePart> {
         w.copy_from_slice(&b[at..at + 8]);
         u64::from_le_bytes(w)
     }
-    let mut part = FilePart::default();
+    entries.clear();
     let n = u32_of(&mut b)? as usize;
+    let mut strings = Vec::with_capacity(n.min(b.len() / 4));
     for _ in 0..n {
         let len = u32_of(&mut b)? as usize;
-        part.strings
-            .push(std::str::from_utf8(take(&mut b, len)?).ok()?.to_owned());
+        strings.push(std::str::from_utf8(take(&mut b, len)?).ok()?);
     }
-    let agents: Vec<Option<Agent>> = part.strings.iter().map(|s| Agent::named(s)).collect();
+    let agents: Vec<Option<Agent>> = strings.iter().map(|s| Agent::named(s)).collect();
     let count = u32_of(&mut b)? as usize;
     if b.len() != count.checked_mul(ENTRY)? {
         return None;
     }
-    part.entries.reserve(count);
+    entries.reserve(count);
     let sym = |e: &[u8], at: usize| -> Option<Sym> {
         let s = u32::from_le_bytes(e[at..at + 4].try_into().ok()?);
         ((s as usize) < n).then_some(s)
@@ -178,9 +178,9 @@ fn unpack(mut b: &[u8]) -> Option<FilePart> {
             turn: flags & TURN != 0,
         };
         let key = (flags & HAS_KEY != 0).then(|| n(7));
-        part.entries.push((entry, key));
+        entries.push((entry, key));
     }
-    Some(part)
+    Some(strings)
 }
 
 /// The scan `usage` would make of the files stored (only those under `under`, when given),
@@ -218,26 +218,29 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
         Ok(files)
     };
     let mut files = read().map_err(|e| db.error(e))?;
-    files.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order((&a.1, a.2), (&b.1, b.2))));
+    files.sort_by_cached_key(|f| (f.0, order_key(&f.1, f.2)));
     let mut scan = Scan::new();
+    let mut entries = Vec::new();
     for (_, path, _, packed) in files {
-        let part = unpack(&packed).unwrap_or_else(|| {
-            // Not what this insights packs: counted as a file it could not read.
-            let mut p = FilePart::default();
-            p.sym(None);
-            p.error = Some(format!(
-                "{}: its usage facts in the store cannot be read (`insights store` \
-                 reads it again once the file changes)",
-                path.display()
-            ));
-            p
-        });
         let found = Found {
             path,
             agent: None,
             project: None,
         };
-        scan.add(found, part);
+        match unpack(&packed, &mut entries) {
+            Some(strings) => scan.add_entries(found, &mut entries, &strings),
+            None => {
+                // Not what this insights packs: counted as a file it could not read.
+                let mut p = FilePart::default();
+                p.sym(None);
+                p.error = Some(format!(
+                    "{}: its usage facts in the store cannot be read (`insights store` \
+                     reads it again once the file changes)",
+                    found.path.display()
+                ));
+                scan.add(found, p);
+            }
+        }
     }
     Ok(scan)
 }
@@ -245,33 +248,31 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
 /// The order `usage` reads the files of a folder in (`crate::input::jsonl_files`): path
 /// order, a folder right after the file of its name plus `.jsonl`, and the entries of a
 /// `subagents` folder by the time of their first line (files without one, and folders, after
-/// those with one), then by name.
-fn order(a: (&Path, Option<i64>), b: (&Path, Option<i64>)) -> Ordering {
-    let ca: Vec<Component> = a.0.components().collect();
-    let cb: Vec<Component> = b.0.components().collect();
-    let key = |c: &[Component], i: usize| -> OsString {
-        let mut k = c[i].as_os_str().to_owned();
-        if i + 1 < c.len() {
-            k.push(".jsonl\0");
-        }
-        k
-    };
-    let Some(i) = (0..ca.len().min(cb.len())).find(|&i| ca[i] != cb[i]) else {
-        return ca.len().cmp(&cb.len());
-    };
-    let (ka, kb) = (key(&ca, i), key(&cb, i));
-    if i > 0 && ca[i - 1].as_os_str() == "subagents" {
-        // A file's own time; a folder has none.
-        let ms = |c: &[Component], ms: Option<i64>| {
-            if i + 1 == c.len() {
-                ms.unwrap_or(i64::MAX)
-            } else {
-                i64::MAX
+/// those with one), then by name. As a key (compared as a whole), made once per file: each
+/// component's time (below `subagents`; 0 elsewhere) and name, a folder's name followed by
+/// `.jsonl\0`.
+fn order_key(path: &Path, first_ms: Option<i64>) -> Vec<(i64, OsString)> {
+    let c: Vec<Component> = path.components().collect();
+    (0..c.len())
+        .map(|i| {
+            let last = i + 1 == c.len();
+            let mut name = c[i].as_os_str().to_owned();
+            if !last {
+                name.push(".jsonl\0");
             }
-        };
-        return ms(&ca, a.1).cmp(&ms(&cb, b.1)).then(ka.cmp(&kb));
-    }
-    ka.cmp(&kb)
+            let time = if i > 0 && c[i - 1].as_os_str() == "subagents" {
+                // A file's own time; a folder has none.
+                if last {
+                    first_ms.unwrap_or(i64::MAX)
+                } else {
+                    i64::MAX
+                }
+            } else {
+                0
+            };
+            (time, name)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -323,7 +324,13 @@ mod tests {
             .push((entry(Agent::Gemini, None, None, false, true), None));
         let mut buf = Vec::new();
         pack(&part, &mut buf);
-        let back = unpack(&buf).unwrap();
+        let mut entries = Vec::new();
+        let strings = unpack(&buf, &mut entries).unwrap();
+        let back = FilePart {
+            entries,
+            strings: strings.iter().map(|s| s.to_string()).collect(),
+            ..FilePart::default()
+        };
         let show = |p: &FilePart| {
             p.entries
                 .iter()
@@ -345,8 +352,8 @@ mod tests {
         };
         assert_eq!(show(&back), show(&part));
         assert_eq!(back.strings[0], "");
-        assert!(unpack(&buf[..buf.len() - 1]).is_none());
-        assert!(unpack(&[]).is_none());
+        assert!(unpack(&buf[..buf.len() - 1], &mut Vec::new()).is_none());
+        assert!(unpack(&[], &mut Vec::new()).is_none());
     }
 
     #[test]
@@ -359,7 +366,7 @@ mod tests {
             ("/h/p-x.jsonl", None),
             ("/h/p/s/subagents/agent-c.jsonl", None),
         ];
-        v.sort_by(|a, b| order((Path::new(a.0), a.1), (Path::new(b.0), b.1)));
+        v.sort_by_cached_key(|a| order_key(Path::new(a.0), a.1));
         let got: Vec<&str> = v.iter().map(|x| x.0).collect();
         assert_eq!(
             got,

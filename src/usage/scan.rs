@@ -58,19 +58,33 @@ impl Scan {
     }
 
     /// Adds one file's entries; a response already counted keeps the larger of the two.
-    fn merge(&mut self, file: u32, part: FilePart) {
+    fn merge(&mut self, file: u32, mut part: FilePart) {
+        self.merge_entries(file, &mut part.entries, &part.strings);
+        self.errors.extend(part.notes);
+        if let Some(err) = part.error {
+            self.errors.push(err);
+        }
+    }
+
+    /// Adds `entries` (emptied) of the file `file`, whose symbols are indexes in `strings`.
+    fn merge_entries<S: AsRef<str>>(
+        &mut self,
+        file: u32,
+        entries: &mut Vec<(Entry, Option<u64>)>,
+        strings: &[S],
+    ) {
         // The file's strings as the scan's, each looked up once rather than once per entry,
         // in the order the entries name them (the scan numbers strings as they come).
-        let mut syms: Vec<Option<Sym>> = vec![None; part.strings.len()];
+        let mut syms: Vec<Option<Sym>> = vec![None; strings.len()];
         let mut sym = |scan: &mut Scan, i: Sym| match syms[i as usize] {
             Some(s) => s,
             None => {
-                let s = scan.intern(&part.strings[i as usize]);
+                let s = scan.intern(strings[i as usize].as_ref());
                 syms[i as usize] = Some(s);
                 s
             }
         };
-        for (e, key) in part.entries {
+        for (e, key) in entries.drain(..) {
             let entry = Entry {
                 session: sym(self, e.session),
                 project: sym(self, e.project),
@@ -91,10 +105,6 @@ impl Scan {
                     self.entries.push(entry);
                 }
             }
-        }
-        self.errors.extend(part.notes);
-        if let Some(err) = part.error {
-            self.errors.push(err);
         }
     }
 }
@@ -263,6 +273,18 @@ impl Scan {
     /// Adds the next file read.
     pub fn add(&mut self, found: Found, part: FilePart) {
         self.merge(self.files.len() as u32, part);
+        self.files.push(found);
+    }
+
+    /// Adds the next file read, as its entries (emptied) and the strings they name (borrowed
+    /// from where they were kept: no string is copied but those new to the scan).
+    pub fn add_entries<S: AsRef<str>>(
+        &mut self,
+        found: Found,
+        entries: &mut Vec<(Entry, Option<u64>)>,
+        strings: &[S],
+    ) {
+        self.merge_entries(self.files.len() as u32, entries, strings);
         self.files.push(found);
     }
 }
