@@ -227,7 +227,8 @@ pub enum Command {
     /// A file stored before is read from the offset the last run read up to (a file rewritten
     /// from its start again). Batches are transactions, committed at least every 200 ms on a
     /// live pipe; the database is in WAL mode, so it can be read while it is written, and a
-    /// second writer waits for the first. The tables and views (events, sources, sessions,
+    /// second writer waits for the first. A first store of files (no database yet, no `-`)
+    /// is built beside it and appears whole when it ends. The tables and views (events, sources, sessions,
     /// turns, tool_calls, usage, schema_version) are schemas/store.sql in the source tree.
     ///
     /// `usage`, `sessions`, `replay` and `reduce` answer from it with --db (`replay --follow

@@ -470,11 +470,7 @@ fn a_run_killed_at_any_point_then_run_again_ends_as_one_clean_run() {
         ok(&store(&db, &[&input]));
         // A first store killed leaves its building file (src/store/fresh.rs); the next one
         // removes it.
-        let building: Vec<_> = std::fs::read_dir(&d)
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().contains(".building-"))
-            .collect();
+        let building = building_files(&d);
         assert!(building.is_empty(), "{building:?}");
         let mode: String = Connection::open(&db)
             .unwrap()
@@ -733,6 +729,16 @@ fn the_sqlite3_shell_reads_the_views() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// The files in `dir` of a first store being built (src/store/fresh.rs).
+fn building_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains(".building-"))
+        .collect()
+}
+
 #[test]
 fn a_write_error_rolls_the_batch_back_and_is_named() {
     let d = scratch("full");
@@ -762,11 +768,7 @@ fn a_write_error_rolls_the_batch_back_and_is_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("(the new database was not made)") && disk(&err), "{err}");
     assert!(!db.exists());
-    let left: Vec<_> = std::fs::read_dir(&d)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains(".building-"))
-        .collect();
+    let left = building_files(&d);
     assert!(left.is_empty(), "{left:?}");
     // A database that exists (made by an empty pipe): the batch is rolled back.
     let db = d.join("full.db");
