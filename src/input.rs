@@ -611,7 +611,11 @@ pub fn expand_dirs_or(
 pub fn group_conversations(sources: Vec<Source>) -> Vec<Source> {
     let mut out: Vec<Source> = Vec::with_capacity(sources.len());
     // The session files so far, by path: their place in `out`.
-    let mut sessions: std::collections::HashMap<PathBuf, usize> = Default::default();
+    let mut sessions: std::collections::HashMap<
+        PathBuf,
+        usize,
+        std::hash::BuildHasherDefault<crate::ids::Hash64>,
+    > = Default::default();
     for src in sources {
         let p = match &src {
             Source::File(p) => p,

@@ -166,3 +166,93 @@ pub fn unjournaled(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "OFF")?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("insights-fresh-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn building_files(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(BUILDING))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Built, published in WAL mode, and the building file gone; a database that exists is
+    /// written in place.
+    #[test]
+    fn a_new_database_is_published_whole() {
+        let d = dir("publish");
+        let db = d.join("a.db");
+        let b = start(&db).unwrap().expect("no database yet");
+        let conn = crate::store::schema::open_building(b.path()).unwrap();
+        conn.execute_batch("INSERT INTO session_ids (session_id) VALUES ('s')")
+            .unwrap();
+        assert!(!db.exists());
+        assert!(b.publish(conn, &db).unwrap());
+        assert!(building_files(&d).is_empty());
+        let c = Connection::open(&db).unwrap();
+        let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM session_ids", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+        assert!(start(&db).unwrap().is_none());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Another writer made the database meanwhile: it is left as it is.
+    #[test]
+    fn a_database_made_meanwhile_is_not_replaced() {
+        let d = dir("race");
+        let db = d.join("a.db");
+        let b = start(&db).unwrap().unwrap();
+        let conn = crate::store::schema::open_building(b.path()).unwrap();
+        std::fs::write(&db, b"theirs").unwrap();
+        assert!(!b.publish(conn, &db).unwrap());
+        assert_eq!(std::fs::read(&db).unwrap(), b"theirs");
+        assert!(building_files(&d).is_empty());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A building file nobody holds (its run was killed) is removed by the next first store;
+    /// one held by a run is left.
+    #[test]
+    fn abandoned_building_files_are_removed_held_ones_kept() {
+        let d = dir("abandoned");
+        let db = d.join("a.db");
+        std::fs::write(d.join("a.db.building-1"), b"x").unwrap();
+        std::fs::write(d.join("a.db.building-1-wal"), b"x").unwrap();
+        let held = d.join("a.db.building-2");
+        let f = File::create(&held).unwrap();
+        f.lock().unwrap();
+        // Another name's, and a name that is not a building file's, are not touched.
+        std::fs::write(d.join("b.db.building-3"), b"x").unwrap();
+        std::fs::write(d.join("a.db.building-x"), b"x").unwrap();
+        let b = start(&db).unwrap().unwrap();
+        let mine = b.path().file_name().unwrap().to_string_lossy().into_owned();
+        let mut want = vec![
+            "a.db.building-2".to_owned(),
+            "a.db.building-x".to_owned(),
+            "b.db.building-3".to_owned(),
+            mine,
+        ];
+        want.sort();
+        assert_eq!(building_files(&d), want);
+        drop(b);
+        drop(f);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

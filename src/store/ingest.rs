@@ -34,6 +34,11 @@ use std::time::{Duration, Instant};
 /// The longest a batch stays open while there is something to commit.
 pub const BATCH: Duration = Duration::from_millis(200);
 
+/// The files of the standard places by path, with what their place says. Hashed with
+/// [`Hash64`](crate::ids::Hash64): a store again of a large home hashed every path with SipHash
+/// several times.
+pub type Places = HashMap<PathBuf, Found, std::hash::BuildHasherDefault<crate::ids::Hash64>>;
+
 /// What a run did, for the closing note.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Counts {
@@ -56,7 +61,7 @@ pub struct Store {
     name: String,
     /// The files of the standard places, with what their place says (whose they are, their
     /// project folder): `usage` reads them so ([`super::tally`]).
-    pub places: HashMap<PathBuf, Found>,
+    pub places: Places,
     /// The database's file (the reading thread opens it read-only).
     path: PathBuf,
     /// A new database being built, written without a log and seen by no one else until it
@@ -71,7 +76,7 @@ impl Store {
             open: None,
             counts: Counts::default(),
             name: path.display().to_string(),
-            places: HashMap::new(),
+            places: Places::default(),
             path: path.to_path_buf(),
             building: false,
         }
@@ -353,7 +358,12 @@ impl Store {
                     }
                 }
             }
-            // Its buffers go back for the next chunk; the reader may have ended already.
+            // Its buffers go back for the next chunk (the reader may have ended already); one
+            // that a long line grew goes back to a chunk's size.
+            let mut chunk = chunk;
+            if chunk.text.capacity() > 2 * CHUNK_BYTES {
+                chunk.text = Vec::new();
+            }
             let _ = spare.send(chunk);
         }
         counts.events += ins.events;
@@ -494,7 +504,7 @@ struct Reader<'a> {
     ro: Option<Connection>,
     /// Every record, read at the start when there are many sources ([`PRELOAD`]).
     records: Option<HashMap<String, Record>>,
-    places: &'a HashMap<PathBuf, Found>,
+    places: &'a Places,
     opts: &'a Options,
     tx: mpsc::SyncSender<Chunk>,
     /// To the thread that reads files as `usage` does ([`read_facts`]).

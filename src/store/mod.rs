@@ -170,7 +170,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         Some(p) => p.clone(),
         None => default_db()?,
     };
-    let mut places = std::collections::HashMap::new();
+    let mut places = ingest::Places::default();
     let sources = if args.paths.is_empty() {
         let (found, _) = crate::usage::homes::standard(&[]);
         let files = found.iter().map(|f| Source::File(f.path.clone())).collect();
@@ -210,9 +210,10 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     if let Some(b) = building {
         let conn = schema::open_building(b.path())?;
         let mut store = ingest::Store::building(conn, &db);
-        store.places = places.clone();
+        store.places = std::mem::take(&mut places);
         store.store_all(&sources, &opts, &mut diag)?;
         store.commit()?;
+        places = std::mem::take(&mut store.places);
         let counts = store.counts;
         if b.publish(store.conn, &db)? {
             built = Some(counts);

@@ -179,7 +179,7 @@ pub fn open_building(path: &Path) -> anyhow::Result<Connection> {
     .with_context(|| format!("cannot open the database {}", path.display()))?;
     conn.pragma_update(None, "page_size", PAGE_SIZE)?;
     super::fresh::unjournaled(&conn)?;
-    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
+    conn.pragma_update(None, "cache_size", -CACHE_KIB / 2)?;
     migrate(&conn).with_context(|| format!("cannot set up {}", path.display()))?;
     Ok(conn)
 }
