@@ -1,6 +1,6 @@
 //! A first store: the database does not exist yet and every source is a file.
 //!
-//! The database is then built in a file of its own beside it (`<name>.building-<pid>`),
+//! The database is then built in a file of its own beside it (`<name>.building-<pid>-<n>`),
 //! without a journal, and published whole at the end. In WAL mode every page is written
 //! twice, once to the log and once more to the database when the log is checkpointed; here
 //! it is written once, and nothing is synced until the end. Nobody else can see the file
@@ -12,7 +12,7 @@
 //! database another writer made meanwhile; the sources are then stored into that database
 //! as any later run stores them (each event once, by its key).
 
-use anyhow::Context as _;
+use anyhow::{bail, Context as _};
 use rusqlite::Connection;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -30,46 +30,72 @@ pub struct Building {
 const BUILDING: &str = ".building-";
 
 /// Starts building a new database for `db`, when there is none yet (`None` when there is a
-/// file at `db`, even an empty one: it is written in place then). Building files of earlier
-/// runs that were killed are removed.
+/// file at `db`, even an empty one, or when no building file can be made and linked there: it
+/// is written in place then). Building files of earlier runs that were killed are removed.
 pub fn start(db: &Path) -> anyhow::Result<Option<Building>> {
+    let (Some(dir), Some(name)) = (db.parent(), db.file_name()) else {
+        return Ok(None);
+    };
+    let dir = folder(dir);
+    let prefix = format!("{}{BUILDING}", name.to_string_lossy());
     match std::fs::symlink_metadata(db) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {
             return Err(e).with_context(|| format!("cannot open the database {}", db.display()))
         }
-        Ok(_) => return Ok(None),
+        Ok(_) => {
+            // A run killed between publishing and removing its building file left a second
+            // name of the database.
+            remove_abandoned(dir, &prefix);
+            return Ok(None);
+        }
     }
-    let (Some(dir), Some(name)) = (db.parent(), db.file_name()) else {
-        return Ok(None);
-    };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the folder {}", dir.display()))?;
-    let prefix = format!("{}{BUILDING}", name.to_string_lossy());
     remove_abandoned(dir, &prefix);
-    let path = dir.join(format!("{prefix}{}", std::process::id()));
-    remove_with_log(&path);
-    let file = File::options()
+    // A name no other run has, even one with the same process id (another container, another
+    // host on a shared folder).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let path = dir.join(format!("{prefix}{}-{nanos}", std::process::id()));
+    // Any failure here (a name too long, a folder that cannot be written, a file system
+    // without locks or hard links) leaves the database to be written in place.
+    let Ok(file) = File::options()
         .read(true)
         .write(true)
         .create_new(true)
         .open(&path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    if file.try_lock().is_err() {
-        // A file system without locks: built in place, as a later run would.
-        drop(file);
-        remove_with_log(&path);
+    else {
         return Ok(None);
-    }
-    Ok(Some(Building {
+    };
+    let building = Building {
         path,
         file: Some(file),
-    }))
+    };
+    let usable = building.file.as_ref().is_some_and(|f| f.try_lock().is_ok())
+        && building.is_ours()
+        && can_link(&building.path);
+    Ok(usable.then_some(building))
+}
+
+/// `dir`, or `.` for the empty folder of a bare file name.
+fn folder(dir: &Path) -> &Path {
+    if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }
+}
+
+/// Whether a second name can be made for the file at `path` (a file system with hard links).
+fn can_link(path: &Path) -> bool {
+    let mut probe = path.as_os_str().to_owned();
+    probe.push("-link");
+    let probe = PathBuf::from(probe);
+    let ok = std::fs::hard_link(path, &probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
 }
 
 impl Building {
@@ -78,10 +104,21 @@ impl Building {
         &self.path
     }
 
+    /// Whether the building file's name still names the file this run holds (no other run
+    /// removed it, taking it for an abandoned one, before it was locked).
+    fn is_ours(&self) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let (Some(f), Ok(named)) = (&self.file, std::fs::symlink_metadata(&self.path)) else {
+            return false;
+        };
+        f.metadata()
+            .is_ok_and(|m| m.dev() == named.dev() && m.ino() == named.ino())
+    }
+
     /// Publishes the database built (its connection `conn`, closed here) as `db`: WAL mode
     /// set, the file synced, then linked to its name. `Ok(false)` when another writer made a
-    /// database there meanwhile (or the file system cannot link): nothing is published, and
-    /// the sources are to be stored into the database at `db` as usual.
+    /// database there meanwhile: nothing is published, and the sources are to be stored into
+    /// the database at `db` as usual.
     pub fn publish(self, conn: Connection, db: &Path) -> anyhow::Result<bool> {
         let named = |e: rusqlite::Error| {
             anyhow::anyhow!(
@@ -100,17 +137,25 @@ impl Building {
         let file = self.file.as_ref().context("internal error: published twice")?;
         file.sync_all()
             .with_context(|| format!("cannot write {}", self.path.display()))?;
-        let linked = std::fs::hard_link(&self.path, db);
-        match linked {
+        if !self.is_ours() {
+            bail!(
+                "{}: its building file {} was removed by another run: nothing was stored",
+                db.display(),
+                self.path.display()
+            );
+        }
+        match std::fs::hard_link(&self.path, db) {
             Ok(()) => {
-                if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if let Some(dir) = db.parent() {
                     // The new name reaches the disk (a directory opened to be synced).
-                    let _ = File::open(dir).and_then(|d| d.sync_all());
+                    let _ = File::open(folder(dir)).and_then(|d| d.sync_all());
                 }
                 Ok(true)
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(_) => Ok(false),
+            Err(e) => Err(e).with_context(|| {
+                format!("{}: cannot publish the new database", db.display())
+            }),
         }
     }
 }
@@ -125,7 +170,7 @@ impl Drop for Building {
 
 /// Removes a building file and what SQLite kept beside it.
 fn remove_with_log(path: &Path) {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
+    for suffix in ["", "-wal", "-shm", "-journal", "-link"] {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(p));
@@ -140,19 +185,17 @@ fn remove_abandoned(dir: &Path, prefix: &str) {
     };
     for e in rd.filter_map(Result::ok) {
         let name = e.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+        let Some(id) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
             continue;
         };
-        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        // `<pid>-<nanos>`; not its `-wal`, `-shm` or `-link` (removed with it).
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
             continue;
         }
         let path = e.path();
-        let held = File::options()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .is_ok_and(|f| f.try_lock().is_err());
-        if !held {
+        // Held when it cannot be opened (another user's) or its lock is taken.
+        let abandoned = File::open(&path).is_ok_and(|f| f.try_lock().is_ok());
+        if abandoned {
             remove_with_log(&path);
         }
     }
@@ -233,9 +276,9 @@ mod tests {
     fn abandoned_building_files_are_removed_held_ones_kept() {
         let d = dir("abandoned");
         let db = d.join("a.db");
-        std::fs::write(d.join("a.db.building-1"), b"x").unwrap();
-        std::fs::write(d.join("a.db.building-1-wal"), b"x").unwrap();
-        let held = d.join("a.db.building-2");
+        std::fs::write(d.join("a.db.building-1-5"), b"x").unwrap();
+        std::fs::write(d.join("a.db.building-1-5-wal"), b"x").unwrap();
+        let held = d.join("a.db.building-2-7");
         let f = File::create(&held).unwrap();
         f.lock().unwrap();
         // Another name's, and a name that is not a building file's, are not touched.
@@ -244,7 +287,7 @@ mod tests {
         let b = start(&db).unwrap().unwrap();
         let mine = b.path().file_name().unwrap().to_string_lossy().into_owned();
         let mut want = vec![
-            "a.db.building-2".to_owned(),
+            "a.db.building-2-7".to_owned(),
             "a.db.building-x".to_owned(),
             "b.db.building-3".to_owned(),
             mine,

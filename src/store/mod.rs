@@ -36,7 +36,7 @@ Examples:
 Every event is stored once, by its session and id: storing a file again, or a copy of it,
 adds nothing. A file stored before is read from where the last run stopped; one that was
 rewritten is read again from its start. A first store of files (no database yet, no `-`) is
-built beside it, as NAME.building-PID, and appears whole when it ends. The database is plain
+built beside it, as NAME.building-..., and appears whole when it ends. The database is plain
 SQLite with the views sessions, turns, tool_calls and usage (docs/store.md).
 
 Exit status: 0 every line was read, 1 some input lines could not be read, 2 usage or I/O

@@ -185,7 +185,7 @@ fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Optio
 
 /// The scan `usage` would make of the files stored (only those under `under`, when given),
 /// read in the order `usage` reads them: the paths given in turn, each in path order (see
-/// [`order`]). One sequential read of `usage_files`, a row per file.
+/// [`order_key`]). One sequential read of `usage_files`, a row per file.
 pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
     let under: Vec<PathBuf> = under
         .iter()
