@@ -766,7 +766,10 @@ fn a_write_error_rolls_the_batch_back_and_is_named() {
     let out = full(&db);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("(the new database was not made)") && disk(&err), "{err}");
+    assert!(
+        err.contains("(the new database was not made)") && disk(&err),
+        "{err}"
+    );
     assert!(!db.exists());
     let left = building_files(&d);
     assert!(left.is_empty(), "{left:?}");
@@ -784,7 +787,10 @@ fn a_write_error_rolls_the_batch_back_and_is_named() {
     let out = full(&db);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("(the batch was rolled back)") && disk(&err), "{err}");
+    assert!(
+        err.contains("(the batch was rolled back)") && disk(&err),
+        "{err}"
+    );
     // The database is whole, and a run with room ends as one clean run.
     let check: String = Connection::open(&db)
         .unwrap()

@@ -134,7 +134,10 @@ impl Building {
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(named)?;
         conn.close().map_err(|(_, e)| named(e))?;
-        let file = self.file.as_ref().context("internal error: published twice")?;
+        let file = self
+            .file
+            .as_ref()
+            .context("internal error: published twice")?;
         file.sync_all()
             .with_context(|| format!("cannot write {}", self.path.display()))?;
         if !self.is_ours() {
@@ -153,9 +156,9 @@ impl Building {
                 Ok(true)
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(e).with_context(|| {
-                format!("{}: cannot publish the new database", db.display())
-            }),
+            Err(e) => {
+                Err(e).with_context(|| format!("{}: cannot publish the new database", db.display()))
+            }
         }
     }
 }
@@ -246,7 +249,9 @@ mod tests {
         assert!(b.publish(conn, &db).unwrap());
         assert!(building_files(&d).is_empty());
         let c = Connection::open(&db).unwrap();
-        let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(mode, "wal");
         let n: i64 = c
             .query_row("SELECT count(*) FROM session_ids", [], |r| r.get(0))

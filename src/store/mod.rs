@@ -201,11 +201,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let sources = crate::input::group_conversations(sources);
     // A first store of files is built beside the database and published whole (fresh.rs).
     let files_only = !sources.iter().any(|s| matches!(s, Source::Stdin));
-    let building = if files_only {
-        fresh::start(&db)?
-    } else {
-        None
-    };
+    let building = if files_only { fresh::start(&db)? } else { None };
     let mut built = None;
     if let Some(b) = building {
         let conn = schema::open_building(b.path())?;

@@ -344,7 +344,10 @@ fn read_files(src: &Source) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
             bail!("{}: {}", p.display(), crate::diag::io_words(&e));
         }
     }
-    Ok((scan::scan(homes::given(&src.paths), jobs), src.paths.clone()))
+    Ok((
+        scan::scan(homes::given(&src.paths), jobs),
+        src.paths.clone(),
+    ))
 }
 
 /// Sums of tokens and cost.
