@@ -609,43 +609,53 @@ pub fn expand_dirs_or(
 /// last session file of that path before it, not across standard input. `convert`,
 /// `reduce`, `replay`, `store` and `export` read so; `validate` checks each file as written.
 pub fn group_conversations(sources: Vec<Source>) -> Vec<Source> {
+    // Which earlier source each file joins, by index: found with the paths borrowed, as
+    // bytes (a store of a large home groups tens of thousands of files).
+    let mut joins: Vec<Option<usize>> = vec![None; sources.len()];
+    {
+        // The session files so far, by path: their index.
+        let mut sessions: std::collections::HashMap<
+            &std::ffi::OsStr,
+            usize,
+            std::hash::BuildHasherDefault<crate::ids::Hash64>,
+        > = Default::default();
+        for (i, src) in sources.iter().enumerate() {
+            match src {
+                Source::File(p) => {
+                    let at = session_files_of(p)
+                        .into_iter()
+                        .flatten()
+                        .find_map(|s| sessions.get(s.as_os_str()).copied());
+                    match at {
+                        Some(j) => joins[i] = Some(j),
+                        None => {
+                            sessions.insert(p.as_os_str(), i);
+                        }
+                    }
+                }
+                Source::Stdin => sessions.clear(),
+                Source::Group(_) => {}
+            }
+        }
+    }
     let mut out: Vec<Source> = Vec::with_capacity(sources.len());
-    // The session files so far, by path: their place in `out`.
-    let mut sessions: std::collections::HashMap<
-        PathBuf,
-        usize,
-        std::hash::BuildHasherDefault<crate::ids::Hash64>,
-    > = Default::default();
-    for src in sources {
-        let p = match &src {
-            Source::File(p) => p,
-            Source::Stdin => {
-                sessions.clear();
-                out.push(src);
-                continue;
-            }
-            Source::Group(_) => {
-                out.push(src);
-                continue;
-            }
-        };
-        let at = session_files_of(p)
-            .into_iter()
-            .flatten()
-            .find_map(|s| sessions.get(&s).copied());
-        match at {
-            Some(i) => {
-                out[i] = match std::mem::replace(&mut out[i], Source::Stdin) {
-                    Source::File(f) => Source::Group(vec![f, p.clone()]),
+    // Each source's place in `out`, when it has one of its own.
+    let mut place: Vec<usize> = vec![0; sources.len()];
+    for (i, src) in sources.into_iter().enumerate() {
+        match (joins[i], src) {
+            (Some(j), Source::File(p)) => {
+                let at = place[j];
+                out[at] = match std::mem::replace(&mut out[at], Source::Stdin) {
+                    Source::File(f) => Source::Group(vec![f, p]),
                     Source::Group(mut g) => {
-                        g.push(p.clone());
+                        g.push(p);
                         Source::Group(g)
                     }
                     other => other,
-                }
+                };
             }
-            None => {
-                sessions.insert(p.clone(), out.len());
+            (_, src) => {
+                place[i] = out.len();
                 out.push(src);
             }
         }
@@ -707,6 +717,41 @@ pub fn jsonl_files_since(
     found: &mut dyn FnMut(PathBuf),
     failed: &mut dyn FnMut(&Path, io::Error),
 ) {
+    jsonl_files_stamped(dir, since, false, &mut |p, _| found(p), failed);
+}
+
+/// A file's size and modification time (nanoseconds since the epoch): what tells `store`
+/// that a file changed since it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+impl Stamp {
+    pub fn of(m: &std::fs::Metadata) -> Stamp {
+        let mtime_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        Stamp {
+            size: m.len(),
+            mtime_ns,
+        }
+    }
+}
+
+/// [`jsonl_files_since`], each file given with its [`Stamp`] when `stamp` asks for it (or
+/// `since` made it known): a `stat` relative to its directory, which `store` would otherwise
+/// make by the file's whole path. `None` when it cannot be had.
+pub fn jsonl_files_stamped(
+    dir: &Path,
+    since: Option<std::time::SystemTime>,
+    stamp: bool,
+    found: &mut dyn FnMut(PathBuf, Option<Stamp>),
+    failed: &mut dyn FnMut(&Path, io::Error),
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
         Err(e) => Err(e),
@@ -719,14 +764,15 @@ pub fn jsonl_files_since(
         }
     };
     let recent = |m: &std::fs::Metadata| since.is_none_or(|s| m.modified().is_ok_and(|t| t >= s));
-    // Each entry kept: a directory (true), or a file to give (false). Filtering before the
-    // orderings below keeps the order of what is kept, as both are stable sorts.
-    let mut kept: Vec<(std::fs::DirEntry, bool)> = entries
+    // Each entry kept: a directory (true), or a file to give (false) with its stamp.
+    // Filtering before the orderings below keeps the order of what is kept, as both are
+    // stable sorts.
+    let mut kept: Vec<(std::fs::DirEntry, bool, Option<Stamp>)> = entries
         .into_iter()
         .filter_map(|e| {
             let ty = e.file_type().ok();
             if ty.is_some_and(|t| t.is_dir()) {
-                return Some((e, true));
+                return Some((e, true, None));
             }
             let name = e.file_name();
             let named =
@@ -734,18 +780,26 @@ pub fn jsonl_files_since(
             if !named {
                 return None;
             }
-            let file = if ty.is_some_and(|t| t.is_file()) {
-                since.is_none() || e.metadata().is_ok_and(|m| recent(&m))
-            } else {
-                std::fs::metadata(e.path()).is_ok_and(|m| m.is_file() && recent(&m))
-            };
-            file.then_some((e, false))
+            if ty.is_some_and(|t| t.is_file()) {
+                if since.is_none() && !stamp {
+                    return Some((e, false, None));
+                }
+                return match e.metadata() {
+                    Ok(m) if recent(&m) => Some((e, false, Some(Stamp::of(&m)))),
+                    Ok(_) => None,
+                    Err(_) => since.is_none().then_some((e, false, None)),
+                };
+            }
+            match std::fs::metadata(e.path()) {
+                Ok(m) if m.is_file() && recent(&m) => Some((e, false, Some(Stamp::of(&m)))),
+                _ => None,
+            }
         })
         .collect();
     // Path order, but a session file before the folder of the same name: Claude Code keeps a
     // session's subagents in `<session>/subagents/`, and their lines name only the agent
     // id that the session's own file links to its call.
-    kept.sort_by_cached_key(|(e, is_dir)| {
+    kept.sort_by_cached_key(|(e, is_dir, _)| {
         let mut key = e.file_name();
         if *is_dir {
             // Sorts right after `<name>.jsonl`.
@@ -758,7 +812,7 @@ pub fn jsonl_files_since(
     // subagent's own subagents come after it, where its file names the call that started
     // them. Files without a time keep their place after those with one.
     if dir.file_name().is_some_and(|n| n == "subagents") {
-        kept.sort_by_cached_key(|(e, is_dir)| {
+        kept.sort_by_cached_key(|(e, is_dir, _)| {
             if *is_dir {
                 i64::MAX
             } else {
@@ -766,11 +820,11 @@ pub fn jsonl_files_since(
             }
         });
     }
-    for (e, is_dir) in kept {
+    for (e, is_dir, st) in kept {
         if is_dir {
-            jsonl_files_since(&e.path(), since, found, failed);
+            jsonl_files_stamped(&e.path(), since, stamp, found, failed);
         } else {
-            found(e.path());
+            found(e.path(), st);
         }
     }
 }

@@ -1175,8 +1175,14 @@ fn usage_only_agents_are_stored_for_usage() {
         let text = std::fs::read_to_string(samples.join(agent).join(sql)).unwrap();
         Connection::open(&to).unwrap().execute_batch(&text).unwrap();
     }
+    // Kilo's in WAL mode, as a running agent keeps it: its new rows may be in the log only.
+    let kilo = home.join(".local/share/kilo/kilo.db");
+    Connection::open(&kilo)
+        .unwrap()
+        .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap();
     let db = d.join("home.db");
-    let run = || {
+    let store = || {
         let out = insights()
             .env("HOME", &home)
             .arg("store")
@@ -1185,10 +1191,22 @@ fn usage_only_agents_are_stored_for_usage() {
             .output()
             .unwrap();
         ok(&out);
-        note(&out)
+        out
     };
+    let run = || note(&store());
     let first = run();
     assert_eq!(run(), (0, 0), "after {first:?}");
+    // A row written to the log only (the agent's connection open, nothing checkpointed):
+    // the database counts as changed, and is read again.
+    let agent = Connection::open(&kilo).unwrap();
+    agent
+        .execute_batch(
+            "PRAGMA wal_autocheckpoint=0;
+             INSERT INTO message VALUES ('row-9', 'session-c', '{\"id\":\"msg-9\",\"role\":\"assistant\",\"providerID\":\"anthropic\",\"modelID\":\"claude-sonnet-4-20250514\",\"time\":{\"created\":1767398400000},\"tokens\":{\"input\":7,\"output\":3,\"cache\":{\"read\":0,\"write\":0}}}');",
+        )
+        .unwrap();
+    let err = String::from_utf8_lossy(&store().stderr).into_owned();
+    assert!(err.contains("(1 files read,"), "{err}");
     let answer = |db: Option<&Path>| {
         let mut c = insights();
         c.env("HOME", &home)
@@ -1203,5 +1221,7 @@ fn usage_only_agents_are_stored_for_usage() {
         assert!(files.contains(&format!("\"{agent}\"")), "{agent}: {files}");
     }
     assert_eq!(files, answer(Some(&db)));
+    assert!(files.contains("2026-01-03"), "the row in the log counted: {files}");
+    drop(agent);
     std::fs::remove_dir_all(&d).unwrap();
 }

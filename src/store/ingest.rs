@@ -17,12 +17,13 @@ use super::sources::{self, Plan, Record};
 use crate::convert::{Converter, Options};
 use crate::diag::Diag;
 use crate::event::Event;
-use crate::input::Source;
+use crate::input::{Source, Stamp};
 use crate::lines::SourceLines;
 use crate::output::Out;
 use crate::usage::homes::Found;
 use anyhow::Context as _;
 use rusqlite::{CachedStatement, Connection, OptionalExtension as _};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
@@ -34,10 +35,11 @@ use std::time::{Duration, Instant};
 /// The longest a batch stays open while there is something to commit.
 pub const BATCH: Duration = Duration::from_millis(200);
 
-/// The files of the standard places by path, with what their place says. Hashed with
-/// [`Hash64`](crate::ids::Hash64): a store again of a large home hashed every path with SipHash
-/// several times.
-pub type Places = HashMap<PathBuf, Found, std::hash::BuildHasherDefault<crate::ids::Hash64>>;
+/// The files of the standard places by path, with what their place says. Keyed by the path's
+/// bytes and hashed with [`Hash64`](crate::ids::Hash64): a store again of a large home looks
+/// every path up, and a `Path` hashes component by component.
+pub type Places =
+    HashMap<std::ffi::OsString, Found, std::hash::BuildHasherDefault<crate::ids::Hash64>>;
 
 /// What a run did, for the closing note.
 #[derive(Debug, Default, Clone, Copy)]
@@ -67,6 +69,8 @@ pub struct Store {
     /// A new database being built, written without a log and seen by no one else until it
     /// is published (src/store/fresh.rs): nothing to look up, nothing to checkpoint.
     building: bool,
+    /// Every source's record, read before the sources were known ([`Store::preload`]).
+    records: Option<sources::Records>,
 }
 
 impl Store {
@@ -79,7 +83,19 @@ impl Store {
             places: Places::default(),
             path: path.to_path_buf(),
             building: false,
+            records: None,
         }
+    }
+
+    /// Reads every source's record now, for the next [`Store::store_all`]: `store` does it
+    /// while the standard places are walked. A record that changes meanwhile is found
+    /// changed by the writer, as with records read at the start of `store_all`.
+    pub fn preload(&mut self) -> anyhow::Result<()> {
+        if !self.building {
+            let all = sources::all(&self.conn).map_err(|e| self.db_error(e, "cannot read"))?;
+            self.records = Some(all);
+        }
+        Ok(())
     }
 
     /// The store of a new database being built ([`super::fresh`]) for `db`.
@@ -161,8 +177,9 @@ impl Store {
         // Many sources: their records read at once. A record that changes meanwhile (another
         // writer stores the file) is found changed by the writer, which then leaves the
         // source, as when it changes between a lookup and the writer.
-        let records = match &ro {
-            Some(ro) if sources.len() > PRELOAD => {
+        let records = match (self.records.take(), &ro) {
+            (Some(all), _) => Some(all),
+            (None, Some(ro)) if sources.len() > PRELOAD => {
                 Some(sources::all(ro).map_err(|e| self.db_error(e, "cannot read"))?)
             }
             _ => None,
@@ -188,6 +205,7 @@ impl Store {
                 facts: facts_tx,
                 spare: spare_rx,
                 chunk: RefCell::new(Chunk::default()),
+                unchanged: Default::default(),
             };
             let producer = std::thread::Builder::new()
                 .name("store-read".into())
@@ -503,7 +521,7 @@ struct Reader<'a> {
     /// Where the records are looked up; none for a database being built (it has none).
     ro: Option<Connection>,
     /// Every record, read at the start when there are many sources ([`PRELOAD`]).
-    records: Option<HashMap<String, Record>>,
+    records: Option<sources::Records>,
     places: &'a Places,
     opts: &'a Options,
     tx: mpsc::SyncSender<Chunk>,
@@ -511,6 +529,8 @@ struct Reader<'a> {
     facts: mpsc::Sender<FactsJob>,
     spare: mpsc::Receiver<Chunk>,
     chunk: RefCell<Chunk>,
+    /// Files found unchanged, not yet told ([`Reader::unchanged`]).
+    unchanged: std::cell::Cell<u64>,
 }
 
 /// The writer is gone (it failed, and says why).
@@ -521,6 +541,9 @@ fn gone() -> io::Error {
 impl Reader<'_> {
     /// Adds an item; sends the chunk when it is full, or with `now`.
     fn push(&self, item: Item, now: bool) -> io::Result<()> {
+        if matches!(item, Item::Begin(_)) {
+            self.told()?;
+        }
         let mut c = self
             .chunk
             .try_borrow_mut()
@@ -542,18 +565,21 @@ impl Reader<'_> {
         self.tx.send(full).map_err(|_| gone())
     }
 
-    /// The record of `key`, as committed.
-    fn lookup(&self, key: &str) -> io::Result<Option<Record>> {
+    /// The record of `key`, as committed (borrowed from the records read at the start: most
+    /// files of a store again are unchanged, and their records are only compared).
+    fn lookup(&self, key: &str) -> io::Result<Option<Cow<'_, Record>>> {
         match (&self.records, &self.ro) {
-            (Some(all), _) => Ok(all.get(key).cloned()),
-            (None, Some(ro)) => sources::lookup(ro, key).map_err(io::Error::other),
+            (Some(all), _) => Ok(all.get(key).map(Cow::Borrowed)),
+            (None, Some(ro)) => sources::lookup(ro, key)
+                .map(|r| r.map(Cow::Owned))
+                .map_err(io::Error::other),
             (None, None) => Ok(None),
         }
     }
 
     /// The file at `path` as `usage` finds it: in a standard place, or given.
     fn found(&self, path: &Path) -> Found {
-        match self.places.get(path) {
+        match self.places.get(path.as_os_str()) {
             Some(f) => f.clone(),
             None => crate::usage::homes::given(&[path.to_path_buf()])
                 .pop()
@@ -561,6 +587,7 @@ impl Reader<'_> {
                     path: path.to_path_buf(),
                     agent: None,
                     project: None,
+                    stamp: None,
                 }),
         }
     }
@@ -583,31 +610,36 @@ impl Reader<'_> {
                 };
                 Ok(self.push(Item::End(Box::new(end)), true)?)
             }
-            // Before the test for OpenCode's database: Kilo's, Goose's and Hermes' files are
-            // SQLite databases too, which only `usage` reads.
-            Source::File(path) if self.places.get(path).is_some_and(|f| !f.converts()) => {
-                self.usage_only(path, diag)
-            }
-            // OpenCode's database: read as `insights` reads it (`Source::open`).
-            Source::File(path) if crate::providers::opencode_db::is_database(path) => {
-                self.database(src, path, diag)
-            }
-            Source::File(path) => self.file(path, diag),
+            Source::File(path) => match self.places.get(path.as_os_str()) {
+                // Before the test for OpenCode's database: Kilo's, Goose's and Hermes' files
+                // are SQLite databases too, which only `usage` reads.
+                Some(f) if !f.converts() => self.usage_only(path, f.stamp, diag),
+                // A session file the walk found (its place says it is not a database).
+                Some(f) if path.extension().is_some_and(|x| x == "jsonl") => {
+                    self.file(path, f.stamp, diag)
+                }
+                // OpenCode's database: read as `insights` reads it (`Source::open`).
+                _ if crate::providers::opencode_db::is_database(path) => {
+                    self.database(src, path, diag)
+                }
+                _ => self.file(path, None, diag),
+            },
             Source::Group(paths) => self.group(src, paths, diag),
         }
     }
 
-    /// `path`'s size and modification time now (`stat`), and its record as committed; `None`
-    /// when it cannot be looked at (reported).
+    /// `path`'s size and modification time now (the walk's `stamp` when it has one, else
+    /// `stat`), and its record as committed; `None` when it cannot be looked at (reported).
     #[allow(clippy::type_complexity)]
     fn looked_up(
         &self,
         path: &Path,
         key: &str,
+        stamp: Option<Stamp>,
         stat: fn(&Path) -> io::Result<(u64, i64)>,
         diag: &mut Diag,
-    ) -> anyhow::Result<Option<((u64, i64), Option<Record>)>> {
-        let now = match stat(path) {
+    ) -> anyhow::Result<Option<((u64, i64), Option<Cow<'_, Record>>)>> {
+        let now = match stamp.map_or_else(|| stat(path), |st| Ok((st.size, st.mtime_ns))) {
             Ok(s) => s,
             Err(e) => {
                 diag.io_error(&path.display().to_string(), &e);
@@ -617,8 +649,19 @@ impl Reader<'_> {
         Ok(Some((now, self.lookup(key)?)))
     }
 
-    /// Says that `n` files did not change.
+    /// Says that `n` files did not change: counted here, and told the writer before the
+    /// next source is read or at the end ([`Reader::told`]), in one item for many files.
     fn unchanged(&self, n: u64) -> io::Result<()> {
+        self.unchanged.set(self.unchanged.get() + n);
+        Ok(())
+    }
+
+    /// Tells the writer of the files found unchanged since it was last told.
+    fn told(&self) -> io::Result<()> {
+        let n = self.unchanged.replace(0);
+        if n == 0 {
+            return Ok(());
+        }
         let end = Ended {
             unchanged: n,
             ..Ended::default()
@@ -626,22 +669,24 @@ impl Reader<'_> {
         self.push(Item::End(Box::new(end)), false)
     }
 
-    fn file(&self, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
-        let name = path.display().to_string();
+    fn file(&self, path: &Path, stamp: Option<Stamp>, diag: &mut Diag) -> anyhow::Result<()> {
         let key = key_of(path);
-        let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::stat, diag)? else {
+        let Some(((size, mtime), rec)) = self.looked_up(path, &key, stamp, sources::stat, diag)?
+        else {
             return Ok(());
         };
-        let plan = match sources::plan(path, rec.as_ref(), size, mtime) {
+        let plan = match sources::plan(path, rec.as_deref(), size, mtime) {
             Ok(p) => p,
             Err(e) => {
-                diag.io_error(&name, &e);
+                diag.io_error(&path.display().to_string(), &e);
                 return Ok(());
             }
         };
         let Plan::From { lines, .. } = plan else {
             return Ok(self.unchanged(1)?);
         };
+        let name = path.display().to_string();
+        let rec = rec.map(Cow::into_owned);
         let (reader, ends) = match sources::open_at(path, 0, size) {
             Ok(r) => r,
             Err(e) => {
@@ -707,9 +752,12 @@ impl Reader<'_> {
     fn database(&self, src: &Source, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
         let name = path.display().to_string();
         let key = key_of(path);
-        let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::db_stat, diag)? else {
+        let Some(((size, mtime), rec)) =
+            self.looked_up(path, &key, None, sources::db_stat, diag)?
+        else {
             return Ok(());
         };
+        let rec = rec.map(Cow::into_owned);
         if rec
             .as_ref()
             .is_some_and(|r| r.size == size && r.mtime_ns == mtime)
@@ -750,9 +798,18 @@ impl Reader<'_> {
     /// A file only `usage` reads (an agent whose files `insights` does not convert: Amp's
     /// threads, pi's sessions, Goose's database…): its usage facts only, so that `usage --db`
     /// counts what `usage` does; read again whole when it changed.
-    fn usage_only(&self, path: &Path, diag: &mut Diag) -> anyhow::Result<()> {
+    ///
+    /// A database (Kilo's, Goose's, Hermes') counts its write-ahead log in ([`sources::db_stat`]):
+    /// its new rows may be there only.
+    fn usage_only(&self, path: &Path, stamp: Option<Stamp>, diag: &mut Diag) -> anyhow::Result<()> {
         let key = key_of(path);
-        let Some(((size, mtime), rec)) = self.looked_up(path, &key, sources::stat, diag)? else {
+        let (stamp, stat): (_, fn(&Path) -> io::Result<(u64, i64)>) =
+            if path.extension().is_some_and(|x| x == "db") {
+                (None, sources::db_stat)
+            } else {
+                (stamp, sources::stat)
+            };
+        let Some(((size, mtime), rec)) = self.looked_up(path, &key, stamp, stat, diag)? else {
             return Ok(());
         };
         if rec
@@ -762,7 +819,7 @@ impl Reader<'_> {
             return Ok(self.unchanged(1)?);
         }
         let planned = Planned {
-            records: vec![(key.clone(), rec)],
+            records: vec![(key.clone(), rec.map(Cow::into_owned))],
             retract: Vec::new(),
         };
         self.push(Item::Begin(Box::new(planned)), false)?;
@@ -790,7 +847,9 @@ impl Reader<'_> {
         for p in paths {
             let key = key_of(p);
             let rec = self.lookup(&key)?;
-            let Ok((size, mtime)) = sources::stat(p) else {
+            let walked = self.places.get(p.as_os_str()).and_then(|f| f.stamp);
+            let now = walked.map_or_else(|| sources::stat(p), |st| Ok((st.size, st.mtime_ns)));
+            let Ok((size, mtime)) = now else {
                 changed = true;
                 records.push((key, rec));
                 continue;
@@ -804,6 +863,10 @@ impl Reader<'_> {
         if !changed {
             return Ok(self.unchanged(paths.len() as u64)?);
         }
+        let records = records
+            .into_iter()
+            .map(|(key, rec)| (key, rec.map(Cow::into_owned)))
+            .collect();
         let name = src.name();
         let Some(lines) = src.lines_or_report(self.opts.max_line, diag) else {
             return Ok(());
@@ -965,6 +1028,7 @@ fn produce(reader: Reader<'_>, sources: &[Source], diag: &mut Diag) -> anyhow::R
             break;
         }
     }
+    reader.told()?;
     let mut c = reader.chunk.borrow_mut();
     Ok(reader.send(&mut c)?)
 }

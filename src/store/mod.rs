@@ -151,6 +151,39 @@ pub fn default_db() -> anyhow::Result<PathBuf> {
     Ok(data.join("insights").join("insights.db"))
 }
 
+/// The sources to store, grouped into conversations ([`crate::input::group_conversations`]),
+/// and the files of the standard places among them (with their stamps, when walked): the
+/// standard places when no path is given, else each path (a folder for its files).
+fn sources_of(paths: &[PathBuf], diag: &mut Diag) -> (Vec<Source>, ingest::Places) {
+    let mut places = ingest::Places::default();
+    let sources = if paths.is_empty() {
+        let found = crate::usage::homes::standard_stamped(&[]);
+        let files = found.iter().map(|f| Source::File(f.path.clone())).collect();
+        places = found
+            .into_iter()
+            .map(|f| (f.path.clone().into_os_string(), f))
+            .collect();
+        files
+    } else {
+        let given: Vec<Source> = paths.iter().map(|p| Source::from_arg(p)).collect();
+        let mut files = crate::input::expand_dirs(&given, diag);
+        // The files only `usage` reads (Amp's threads, Goose's database…): their usage facts.
+        for f in crate::usage::homes::given(paths) {
+            if !f.converts() {
+                if !files
+                    .iter()
+                    .any(|s| matches!(s, Source::File(p) if *p == f.path))
+                {
+                    files.push(Source::File(f.path.clone()));
+                }
+                places.insert(f.path.clone().into_os_string(), f);
+            }
+        }
+        files
+    };
+    (crate::input::group_conversations(sources), places)
+}
+
 pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     crate::signals::install();
     let mut diag = Diag::new(config.color_err);
@@ -170,38 +203,37 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         Some(p) => p.clone(),
         None => default_db()?,
     };
-    let mut places = ingest::Places::default();
-    let sources = if args.paths.is_empty() {
-        let (found, _) = crate::usage::homes::standard(&[]);
-        let files = found.iter().map(|f| Source::File(f.path.clone())).collect();
-        places = found.into_iter().map(|f| (f.path.clone(), f)).collect();
-        files
-    } else {
-        for p in &args.paths {
-            if p.as_os_str() != "-" {
-                std::fs::metadata(p).with_context(|| format!("{}: cannot read", p.display()))?;
-            }
+    for p in &args.paths {
+        if p.as_os_str() != "-" {
+            std::fs::metadata(p).with_context(|| format!("{}: cannot read", p.display()))?;
         }
-        let given: Vec<Source> = args.paths.iter().map(|p| Source::from_arg(p)).collect();
-        let mut files = crate::input::expand_dirs(&given, &mut diag);
-        // The files only `usage` reads (Amp's threads, Goose's database…): their usage facts.
-        for f in crate::usage::homes::given(&args.paths) {
-            if !f.converts() {
-                if !files
-                    .iter()
-                    .any(|s| matches!(s, Source::File(p) if *p == f.path))
-                {
-                    files.push(Source::File(f.path.clone()));
-                }
-                places.insert(f.path.clone(), f);
-            }
-        }
-        files
-    };
-    let sources = crate::input::group_conversations(sources);
+    }
     // A first store of files is built beside the database and published whole (fresh.rs).
-    let files_only = !sources.iter().any(|s| matches!(s, Source::Stdin));
+    let files_only = !args.paths.iter().any(|p| p.as_os_str() == "-");
     let building = if files_only { fresh::start(&db)? } else { None };
+    // The sources are found on a thread of their own while the database is opened and,
+    // for the standard places (many files), every source's record is read.
+    let (found, opened) = std::thread::scope(|s| {
+        let finding = std::thread::Builder::new()
+            .name("store-find".into())
+            .spawn_scoped(s, || sources_of(&args.paths, &mut diag))
+            .context("cannot start a thread")?;
+        let opened = match building {
+            Some(_) => None,
+            None => Some(schema::open(&db).and_then(|conn| {
+                let mut store = ingest::Store::new(conn, &db);
+                if args.paths.is_empty() {
+                    store.preload()?;
+                }
+                Ok(store)
+            })),
+        };
+        let found = finding.join().map_err(|_| {
+            anyhow::anyhow!("internal error: the thread finding the sources panicked")
+        })?;
+        anyhow::Ok((found, opened))
+    })?;
+    let (sources, mut places) = found;
     let mut built = None;
     if let Some(b) = building {
         let conn = schema::open_building(b.path())?;
@@ -220,8 +252,10 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
     let c = match built {
         Some(c) => c,
         None => {
-            let conn = schema::open(&db)?;
-            let mut store = ingest::Store::new(conn, &db);
+            let mut store = match opened {
+                Some(store) => store?,
+                None => ingest::Store::new(schema::open(&db)?, &db),
+            };
             store.places = places;
             store.store_all(&sources, &opts, &mut diag)?;
             store.commit()?;

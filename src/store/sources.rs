@@ -60,13 +60,8 @@ pub enum Plan {
 
 /// A file's size and modification time (nanoseconds since the epoch).
 pub fn stat(path: &Path) -> io::Result<(u64, i64)> {
-    let m = std::fs::metadata(path)?;
-    let mtime = m
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Ok((m.len(), mtime))
+    let st = crate::input::Stamp::of(&std::fs::metadata(path)?);
+    Ok((st.size, st.mtime_ns))
 }
 
 /// A database's size and modification time as [`stat`] gives a file's, its write-ahead log
@@ -106,6 +101,10 @@ fn record(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Record> {
     })
 }
 
+/// Records by path ([`all`]).
+pub type Records =
+    std::collections::HashMap<String, Record, std::hash::BuildHasherDefault<crate::ids::Hash64>>;
+
 /// The record of `path`, if it was read before.
 pub fn lookup(conn: &Connection, path: &str) -> rusqlite::Result<Option<Record>> {
     conn.prepare_cached(&format!("SELECT {RECORD} FROM sources WHERE path = ?1"))?
@@ -115,7 +114,7 @@ pub fn lookup(conn: &Connection, path: &str) -> rusqlite::Result<Option<Record>>
 
 /// Every record, by path: one read of the table, where a run of many sources would look
 /// each up in a transaction of its own.
-pub fn all(conn: &Connection) -> rusqlite::Result<std::collections::HashMap<String, Record>> {
+pub fn all(conn: &Connection) -> rusqlite::Result<Records> {
     let mut st = conn.prepare(&format!("SELECT path, {RECORD} FROM sources"))?;
     let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, record(r, 1)?)))?;
     rows.collect()

@@ -226,6 +226,7 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
             path,
             agent: None,
             project: None,
+            stamp: None,
         };
         match unpack(&packed, &mut entries) {
             Some(strings) => scan.add_entries(found, &mut entries, &strings),

@@ -12,6 +12,7 @@
 //!
 //! Those last are read by a module each, registered in [`super::reader::READERS`].
 
+use crate::input::Stamp;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -104,6 +105,9 @@ pub struct Found {
     pub agent: Option<Agent>,
     /// The project folder, where the agent names projects by folder (Claude, Gemini).
     pub project: Option<String>,
+    /// Its size and modification time when the walk that found it was asked for them
+    /// (`store`: [`standard_stamped`]).
+    pub stamp: Option<Stamp>,
 }
 
 impl Found {
@@ -121,6 +125,12 @@ pub fn standard(roots: &[PathBuf]) -> (Vec<Found>, Vec<PathBuf>) {
     standard_of(roots, None, None)
 }
 
+/// [`standard`], each file with its [`Stamp`] (`store` tells from it whether a file changed
+/// since it was read).
+pub fn standard_stamped(roots: &[PathBuf]) -> Vec<Found> {
+    walk_all(&places_of(roots, None), None, true)
+}
+
 /// [`standard`], of `agent`'s places only when given, and of the files last modified at or
 /// after `since` only when given (`statusline` reads Claude Code's files written today).
 pub fn standard_of(
@@ -129,9 +139,57 @@ pub fn standard_of(
     since: Option<SystemTime>,
 ) -> (Vec<Found>, Vec<PathBuf>) {
     let places = places_of(roots, agent);
-    let mut found = Vec::new();
-    walk_places(&places, since, &mut |f| found.push(f));
+    let found = walk_all(&places, since, false);
     (found, places.into_iter().map(|(dir, _)| dir).collect())
+}
+
+/// The files below `places`, in the order [`walk_places`] gives them, each place walked on
+/// one of up to four threads: a walk is system calls (a directory opened, listed, closed),
+/// each waiting on the kernel alone.
+fn walk_all(places: &[(PathBuf, Agent)], since: Option<SystemTime>, stamp: bool) -> Vec<Found> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(places.len())
+        .min(4);
+    let next = AtomicUsize::new(0);
+    // Takes the next place not taken until there is none; each place's files kept apart.
+    let work = || {
+        let mut projects = Projects::default();
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((dir, agent)) = places.get(i) else {
+                return done;
+            };
+            let mut found = Vec::new();
+            walk(dir, Some(*agent), since, stamp, &mut projects, &mut |f| {
+                found.push(f)
+            });
+            done.push((i, found));
+        }
+    };
+    let mut parts: Vec<(usize, Vec<Found>)> = std::thread::scope(|s| {
+        // This thread works too; a helper that cannot be started leaves its share to it.
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .name("walk".into())
+                    .spawn_scoped(s, work)
+                    .ok()
+            })
+            .collect();
+        let mut parts = work();
+        for h in helpers {
+            match h.join() {
+                Ok(p) => parts.extend(p),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        parts
+    });
+    parts.sort_unstable_by_key(|(i, _)| *i);
+    parts.into_iter().flat_map(|(_, found)| found).collect()
 }
 
 /// The standard places under each of `roots` (or under `$HOME` and the agents' variables when
@@ -163,7 +221,7 @@ pub fn walk_places(
 ) {
     let mut projects = Projects::default();
     for (dir, agent) in places {
-        walk(dir, Some(*agent), since, &mut projects, found);
+        walk(dir, Some(*agent), since, false, &mut projects, found);
     }
 }
 
@@ -236,16 +294,20 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
     let mut projects = Projects::default();
     for p in paths {
         if p.is_dir() {
-            walk(p, None, None, &mut projects, &mut |f| found.push(f));
+            walk(p, None, None, false, &mut projects, &mut |f| found.push(f));
             let mut other = Vec::new();
             super::reader::files_below(
                 p,
                 |f| f.extension().is_none_or(|x| x != "jsonl") && super::reader::owner(f).is_some(),
                 &mut other,
             );
-            found.extend(other.into_iter().map(|f| place(f, None, &mut projects)));
+            found.extend(
+                other
+                    .into_iter()
+                    .map(|f| place(f, None, None, &mut projects)),
+            );
         } else {
-            found.push(place(p.clone(), None, &mut projects));
+            found.push(place(p.clone(), None, None, &mut projects));
         }
     }
     found
@@ -254,31 +316,42 @@ pub fn given(paths: &[PathBuf]) -> Vec<Found> {
 /// The `*.jsonl` files below `dir`, and OpenCode's database when `dir` holds one. Gemini
 /// CLI keeps other files beside its chats: only `chats/` is read there; Qwen Code keeps its
 /// chats in `chats/` and its subagents' in `subagents/`. A place that does not exist is no
-/// error. With `since`, only the files last modified at or after it.
+/// error. With `since`, only the files last modified at or after it; with `stamp`, each
+/// with its [`Stamp`].
 fn walk(
     dir: &Path,
     agent: Option<Agent>,
     since: Option<SystemTime>,
+    stamp: bool,
     projects: &mut Projects,
     out: &mut dyn FnMut(Found),
 ) {
-    let recent = |f: &Path| {
+    let recent = |st: Option<Stamp>| {
         since.is_none_or(|s| {
-            std::fs::metadata(f)
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t >= s)
+            let mtime = s
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+            st.is_some_and(|st| st.mtime_ns >= mtime)
         })
+    };
+    // A file's stamp, when asked for or needed for `since`.
+    let stamp_of = |f: &Path| {
+        (stamp || since.is_some())
+            .then(|| std::fs::metadata(f).ok())
+            .flatten()
+            .map(|m| Stamp::of(&m))
     };
     if let Some(r) = agent.and_then(super::reader::of) {
         if dir.is_file() {
-            if recent(dir) {
-                out(place(dir.to_path_buf(), agent, projects));
+            let st = stamp_of(dir);
+            if recent(st) {
+                out(place(dir.to_path_buf(), agent, st, projects));
             }
         } else {
             let mut files = Vec::new();
-            super::reader::files_below(dir, r.keep, &mut files);
-            for f in files.into_iter().filter(|f| recent(f)) {
-                out(place(f, agent, projects));
+            super::reader::files_stamped(dir, r.keep, stamp || since.is_some(), &mut files);
+            for (f, st) in files.into_iter().filter(|(_, st)| recent(*st)) {
+                out(place(f, agent, st, projects));
             }
         }
         return;
@@ -286,16 +359,20 @@ fn walk(
     // OpenCode's folder also holds its logs and snapshots (git objects): only the database.
     if agent == Some(Agent::OpenCode) {
         let db = dir.join(OPENCODE_DB);
-        if db.is_file() && recent(&db) {
-            out(place(db, agent, projects));
+        if db.is_file() {
+            let st = stamp_of(&db);
+            if recent(st) {
+                out(place(db, agent, st, projects));
+            }
         }
         return;
     }
-    crate::input::jsonl_files_since(
+    crate::input::jsonl_files_stamped(
         dir,
         since,
-        &mut |p| {
-            let f = place(p, agent, projects);
+        stamp,
+        &mut |p, st| {
+            let f = place(p, agent, st, projects);
             let s = f.path.to_string_lossy();
             let keep = match f.agent {
                 Some(Agent::Gemini) => s.contains("/chats/"),
@@ -318,7 +395,12 @@ fn walk(
 pub const OPENCODE_DB: &str = "opencode.db";
 
 /// What a file's path says: whose it is and its project folder.
-fn place(path: PathBuf, agent: Option<Agent>, projects: &mut Projects) -> Found {
+fn place(
+    path: PathBuf,
+    agent: Option<Agent>,
+    stamp: Option<Stamp>,
+    projects: &mut Projects,
+) -> Found {
     let s = path.to_string_lossy();
     let agent = agent.or_else(|| super::reader::owner(&path).map(|r| r.agent));
     let agent = if agent.is_none() && s.ends_with(".db") {
@@ -351,6 +433,7 @@ fn place(path: PathBuf, agent: Option<Agent>, projects: &mut Projects) -> Found 
         path,
         agent,
         project,
+        stamp,
     }
 }
 
@@ -375,5 +458,56 @@ impl Projects {
                 p
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk of all places at once (on several threads) gives the files in the order of
+    /// the streaming walk `usage` reads while it goes, and stamps each as its `stat` says.
+    #[test]
+    fn the_places_walked_at_once_are_in_order_and_stamped() {
+        let home = std::env::temp_dir().join(format!("insights-walk-all-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&home);
+        let files = [
+            ".claude/projects/-p/b.jsonl",
+            ".claude/projects/-p/a.jsonl",
+            ".claude/projects/-p/a/subagents/agent-1.jsonl",
+            ".claude/projects/-q/c.jsonl",
+            ".codex/sessions/2026/01/02/rollout-2.jsonl",
+            ".codex/sessions/2026/01/01/rollout-1.jsonl",
+            ".gemini/tmp/h/chats/session-1.jsonl",
+            ".gemini/tmp/h/logs.jsonl",
+            ".pi/agent/sessions/--p--/s.jsonl",
+            ".kimi/sessions/h/s1/wire.jsonl",
+            ".kimi/sessions/h/s2/wire.jsonl",
+        ];
+        for (i, f) in files.iter().enumerate() {
+            let p = home.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "x".repeat(i + 1)).unwrap();
+        }
+        let places = places_of(std::slice::from_ref(&home), None);
+        let mut streamed = Vec::new();
+        walk_places(&places, None, &mut |f| streamed.push(f.path));
+        let (all, _) = standard(std::slice::from_ref(&home));
+        let stamped = standard_stamped(std::slice::from_ref(&home));
+        std::fs::write(home.join(files[0]), "grown").unwrap();
+        let paths = |v: &[Found]| v.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&all), streamed);
+        assert_eq!(paths(&stamped), streamed);
+        assert_eq!(streamed.len(), files.len() - 1, "{streamed:?}");
+        for (i, f) in files.iter().enumerate() {
+            let Some(found) = stamped.iter().find(|s| s.path == home.join(f)) else {
+                continue;
+            };
+            let st = found.stamp.expect("stamped");
+            // The first file grew after the walk: its stamp is the walk's.
+            assert_eq!(st.size, i as u64 + 1, "{f}");
+        }
+        assert!(all.iter().all(|f| f.stamp.is_none()));
+        std::fs::remove_dir_all(&home).unwrap();
     }
 }

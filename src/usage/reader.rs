@@ -7,6 +7,7 @@
 
 use super::facts::LineFacts;
 use super::homes::Agent;
+use crate::input::Stamp;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -147,6 +148,19 @@ pub fn each_line(
 
 /// The files below `dir` (in path order, links to directories not followed) that `keep` keeps.
 pub fn files_below(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+    let mut stamped = Vec::new();
+    files_stamped(dir, keep, false, &mut stamped);
+    out.extend(stamped.into_iter().map(|(p, _)| p));
+}
+
+/// [`files_below`], each file with its [`Stamp`] when `stamp` asks for it (a `stat`
+/// relative to its directory; a link's by its path).
+pub fn files_stamped(
+    dir: &Path,
+    keep: fn(&Path) -> bool,
+    stamp: bool,
+    out: &mut Vec<(PathBuf, Option<Stamp>)>,
+) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
@@ -154,10 +168,18 @@ pub fn files_below(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) 
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let p = e.path();
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            files_below(&p, keep, out);
+        let ty = e.file_type().ok();
+        if ty.is_some_and(|t| t.is_dir()) {
+            files_stamped(&p, keep, stamp, out);
         } else if keep(&p) {
-            out.push(p);
+            let st = stamp
+                .then(|| match ty {
+                    Some(t) if t.is_symlink() => std::fs::metadata(&p),
+                    _ => e.metadata(),
+                })
+                .and_then(Result::ok)
+                .map(|m| Stamp::of(&m));
+            out.push((p, st));
         }
     }
 }
