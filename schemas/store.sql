@@ -192,3 +192,20 @@ SELECT
 FROM responses
 GROUP BY day, session_id, model, provider
 HAVING totalTokens > 0 OR reasoningTokens > 0;
+
+-- Changed in version 5 (a store of an older version is brought to it; its next `insights
+-- store` merges the usage facts):
+-- The usage facts of every file merged as `usage` merges the files it reads (each response
+-- once), kept so that `usage --db` reads one row, not a row per file. `insights store` makes
+-- it again after a run that changed usage_files; any change of usage_files deletes it (the
+-- triggers below, in the same transaction), so the row, when there is one, is current.
+CREATE TABLE usage_merged (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  scan BLOB NOT NULL          -- the merged entries, packed (docs/store.md)
+);
+CREATE TRIGGER usage_files_added AFTER INSERT ON usage_files
+  BEGIN DELETE FROM usage_merged; END;
+CREATE TRIGGER usage_files_changed AFTER UPDATE ON usage_files
+  BEGIN DELETE FROM usage_merged; END;
+CREATE TRIGGER usage_files_removed AFTER DELETE ON usage_files
+  BEGIN DELETE FROM usage_merged; END;

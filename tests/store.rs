@@ -1221,7 +1221,10 @@ fn usage_only_agents_are_stored_for_usage() {
         assert!(files.contains(&format!("\"{agent}\"")), "{agent}: {files}");
     }
     assert_eq!(files, answer(Some(&db)));
-    assert!(files.contains("2026-01-03"), "the row in the log counted: {files}");
+    assert!(
+        files.contains("2026-01-03"),
+        "the row in the log counted: {files}"
+    );
     drop(agent);
     std::fs::remove_dir_all(&d).unwrap();
 }

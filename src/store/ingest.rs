@@ -117,6 +117,23 @@ impl Store {
         Ok(())
     }
 
+    /// Merges the usage facts of every file and keeps them, when the run changed them
+    /// ([`super::tally::keep_merged`]): `usage --db` then reads one row.
+    /// Not after a signal: the run stops.
+    pub fn keep_merged(&self) -> anyhow::Result<()> {
+        if crate::signals::caught().is_some() {
+            return Ok(());
+        }
+        // The pages the run cached, and the memory freed, are let go first: the merge holds
+        // every entry.
+        let shrunk = self
+            .conn
+            .execute_batch("PRAGMA cache_size = -2048; PRAGMA shrink_memory;");
+        give_back_memory();
+        let merged = shrunk.and_then(|()| super::tally::keep_merged(&self.conn));
+        merged.map_err(|e| self.db_error(e, "cannot keep the merged usage facts"))
+    }
+
     /// What an error of the database undid: the batch, or the whole of a new database
     /// being built (src/store/fresh.rs: nothing is published).
     fn undone(&self) -> &'static str {
@@ -531,6 +548,16 @@ struct Reader<'a> {
     chunk: RefCell<Chunk>,
     /// Files found unchanged, not yet told ([`Reader::unchanged`]).
     unchanged: std::cell::Cell<u64>,
+}
+
+/// Returns the heap memory freed so far to the system: glibc keeps it for the process
+/// otherwise, and a first store's merge at its end would add to what the store no longer uses.
+fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// The writer is gone (it failed, and says why).

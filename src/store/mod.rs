@@ -233,15 +233,22 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         })?;
         anyhow::Ok((found, opened))
     })?;
-    let (sources, mut places) = found;
+    let mut found = Some(found);
     let mut built = None;
     if let Some(b) = building {
         let conn = schema::open_building(b.path())?;
         let mut store = ingest::Store::building(conn, &db);
-        store.places = std::mem::take(&mut places);
+        let (sources, places) = found
+            .take()
+            .unwrap_or_else(|| sources_of(&args.paths, &mut diag));
+        store.places = places;
         store.store_all(&sources, &opts, &mut diag)?;
         store.commit()?;
-        places = std::mem::take(&mut store.places);
+        // Freed before the merge (a first store's peak memory): found again below in the
+        // rare case that another writer made the database meanwhile.
+        drop(sources);
+        store.places = ingest::Places::default();
+        store.keep_merged()?;
         let counts = store.counts;
         if b.publish(store.conn, &db)? {
             built = Some(counts);
@@ -256,9 +263,16 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
                 Some(store) => store?,
                 None => ingest::Store::new(schema::open(&db)?, &db),
             };
+            let (sources, places) = match found.take() {
+                Some(found) => found,
+                None => sources_of(&args.paths, &mut diag),
+            };
             store.places = places;
             store.store_all(&sources, &opts, &mut diag)?;
             store.commit()?;
+            drop(sources);
+            store.places = ingest::Places::default();
+            store.keep_merged()?;
             store.counts
         }
     };

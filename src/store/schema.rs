@@ -13,7 +13,11 @@ use std::time::Duration;
 pub const DDL: &str = include_str!("../../schemas/store.sql");
 
 /// The version [`DDL`] makes.
-pub const VERSION: i64 = 4;
+pub const VERSION: i64 = 5;
+
+/// The oldest version [`open_read_only`] reads: version 4 lacks only `usage_merged`, which
+/// `usage --db` does without (it merges the files' facts itself).
+const READS_FROM: i64 = 4;
 
 /// One step of [`MIGRATIONS`]: statements run first (`drop`), then the part of [`DDL`] from
 /// the line `marker` to the next step's marker (or its end), then `then`. So the layout is
@@ -59,6 +63,13 @@ const MIGRATIONS: &[Step] = &[
                  FROM events_v3 e JOIN session_ids s ON s.session_id = e.session_id
                  ORDER BY e.rowid;
                DROP TABLE events_v3;",
+    },
+    // 4 to 5: the merged usage facts, and the triggers that delete them when usage_files
+    // changes. Made by the next store.
+    Step {
+        drop: "",
+        marker: Some("-- Changed in version 5"),
+        then: "",
     },
 ];
 
@@ -210,8 +221,8 @@ pub fn open_read_only(path: &Path) -> anyhow::Result<Connection> {
             path.display()
         ),
         Some(v) if v > VERSION => return Err(newer(path, v).into()),
-        Some(v) if v < VERSION => bail!(
-            "{}: schema version {v} is older than this insights reads ({VERSION}): \
+        Some(v) if v < READS_FROM => bail!(
+            "{}: schema version {v} is older than this insights reads ({READS_FROM}): \
              `insights store --db {}` brings it up to date",
             path.display(),
             path.display()

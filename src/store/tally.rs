@@ -14,6 +14,7 @@ use crate::usage::homes::{Agent, Found};
 use crate::usage::scan::{self, Entry, FilePart, Scan, Sym};
 use crate::usage::Tokens;
 use rusqlite::{params, Connection};
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
@@ -64,90 +65,119 @@ const HAS_KEY: u8 = 16;
 /// `cache_read`, `cache_creation`, `cache_creation_1h`, `reasoning` (u64 each), `cost_usd`
 /// (f64) and `response_key` (u64), absent ones as 0.
 fn pack(part: &FilePart, out: &mut Vec<u8>) {
-    // The agents' names go into the strings after the file's own.
     let mut strings: Vec<&str> = part.strings.iter().map(String::as_str).collect();
-    let mut agent_sym = |name: &'static str| -> u32 {
-        match strings.iter().position(|s| *s == name) {
-            Some(i) => i as u32,
-            None => {
-                strings.push(name);
-                (strings.len() - 1) as u32
-            }
-        }
-    };
-    let agents: Vec<u32> = part
-        .entries
-        .iter()
-        .map(|(e, _)| agent_sym(e.agent.name()))
-        .collect();
+    let agents = agent_syms(&mut strings, part.entries.iter().map(|(e, _)| e.agent));
     out.reserve(8 + strings.iter().map(|s| 4 + s.len()).sum::<usize>() + ENTRY * agents.len());
-    out.extend_from_slice(&(strings.len() as u32).to_le_bytes());
-    for s in &strings {
-        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        out.extend_from_slice(s.as_bytes());
-    }
+    put_strings(out, &strings);
     out.extend_from_slice(&(part.entries.len() as u32).to_le_bytes());
     for ((e, key), agent) in part.entries.iter().zip(agents) {
-        let t = &e.tokens;
-        let flags = (if e.response { RESPONSE } else { 0 })
-            | (if e.turn { TURN } else { 0 })
-            | (if e.time.is_some() { HAS_TIME } else { 0 })
-            | (if e.cost_usd.is_some() { HAS_COST } else { 0 })
-            | (if key.is_some() { HAS_KEY } else { 0 });
-        for sym in [agent, e.session, e.project, e.model] {
-            out.extend_from_slice(&sym.to_le_bytes());
-        }
-        out.push(flags);
-        out.extend_from_slice(&e.time.unwrap_or(0).to_le_bytes());
-        for n in [
-            t.input,
-            t.output,
-            t.cache_read,
-            t.cache_creation,
-            t.cache_creation_1h,
-            t.reasoning,
-        ] {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        out.extend_from_slice(&e.cost_usd.unwrap_or(0.0).to_le_bytes());
-        out.extend_from_slice(&key.unwrap_or(0).to_le_bytes());
+        put_entry(out, agent, e, *key);
     }
 }
 
-/// A file's entries from what [`pack`] wrote, into `entries` (emptied first), and the
-/// strings they name, borrowed from `b`; `None` when the bytes are not that. An entry of an
-/// agent this insights does not know (a newer one stored it) is left out, as `usage` would
-/// not count its file.
-fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Option<Vec<&'b str>> {
-    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-        if b.len() < n {
-            return None;
-        }
-        let (head, rest) = b.split_at(n);
-        *b = rest;
-        Some(head)
+/// The string numbers of `agents`' names, each name added after `strings`' own (once).
+fn agent_syms(strings: &mut Vec<&str>, agents: impl Iterator<Item = Agent>) -> Vec<u32> {
+    let mut named: Vec<(Agent, u32)> = Vec::new();
+    agents
+        .map(|a| match named.iter().find(|(b, _)| *b == a) {
+            Some(&(_, sym)) => sym,
+            None => {
+                let sym = match strings.iter().position(|s| *s == a.name()) {
+                    Some(i) => i as u32,
+                    None => {
+                        strings.push(a.name());
+                        (strings.len() - 1) as u32
+                    }
+                };
+                named.push((a, sym));
+                sym
+            }
+        })
+        .collect()
+}
+
+/// Writes the number of `strings`, then each as its length and bytes.
+fn put_strings(out: &mut Vec<u8>, strings: &[&str]) {
+    out.extend_from_slice(&(strings.len() as u32).to_le_bytes());
+    for s in strings {
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
     }
-    fn u32_of(b: &mut &[u8]) -> Option<u32> {
-        Some(u32::from_le_bytes(take(b, 4)?.try_into().ok()?))
+}
+
+/// Writes one entry in [`ENTRY`] bytes ([`pack`]); `extra` in the last 8 (the response key of
+/// a file's entry, the file of a merged one).
+fn put_entry(out: &mut Vec<u8>, agent: u32, e: &Entry, extra: Option<u64>) {
+    let t = &e.tokens;
+    let flags = (if e.response { RESPONSE } else { 0 })
+        | (if e.turn { TURN } else { 0 })
+        | (if e.time.is_some() { HAS_TIME } else { 0 })
+        | (if e.cost_usd.is_some() { HAS_COST } else { 0 })
+        | (if extra.is_some() { HAS_KEY } else { 0 });
+    for sym in [agent, e.session, e.project, e.model] {
+        out.extend_from_slice(&sym.to_le_bytes());
     }
-    fn u64_of(b: &[u8], at: usize) -> u64 {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[at..at + 8]);
-        u64::from_le_bytes(w)
+    out.push(flags);
+    out.extend_from_slice(&e.time.unwrap_or(0).to_le_bytes());
+    for n in [
+        t.input,
+        t.output,
+        t.cache_read,
+        t.cache_creation,
+        t.cache_creation_1h,
+        t.reasoning,
+    ] {
+        out.extend_from_slice(&n.to_le_bytes());
     }
-    entries.clear();
-    let n = u32_of(&mut b)? as usize;
+    out.extend_from_slice(&e.cost_usd.unwrap_or(0.0).to_le_bytes());
+    out.extend_from_slice(&extra.unwrap_or(0).to_le_bytes());
+}
+
+/// The first `n` bytes of `b`, which goes on after them.
+fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    if b.len() < n {
+        return None;
+    }
+    let (head, rest) = b.split_at(n);
+    *b = rest;
+    Some(head)
+}
+
+fn u32_of(b: &mut &[u8]) -> Option<u32> {
+    Some(u32::from_le_bytes(take(b, 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Strings as [`put_strings`] wrote them, borrowed from `b`.
+fn strings_of<'b>(b: &mut &'b [u8]) -> Option<Vec<&'b str>> {
+    let n = u32_of(b)? as usize;
     let mut strings = Vec::with_capacity(n.min(b.len() / 4));
     for _ in 0..n {
-        let len = u32_of(&mut b)? as usize;
-        strings.push(std::str::from_utf8(take(&mut b, len)?).ok()?);
+        let len = u32_of(b)? as usize;
+        strings.push(std::str::from_utf8(take(b, len)?).ok()?);
     }
-    let agents: Vec<Option<Agent>> = strings.iter().map(|s| Agent::named(s)).collect();
+    Some(strings)
+}
+
+/// The entries [`put_entry`] wrote after their count, each given to `each` with its extra;
+/// `agents` are the strings' agents, by number. An entry of an agent this insights does not
+/// know (a newer one stored it) is left out, as `usage` would not count its file. `None`
+/// when the bytes are not that.
+fn entries_of(
+    mut b: &[u8],
+    agents: &[Option<Agent>],
+    each: &mut dyn FnMut(Entry, Option<u64>),
+) -> Option<()> {
+    let n = agents.len();
     let count = u32_of(&mut b)? as usize;
     if b.len() != count.checked_mul(ENTRY)? {
         return None;
     }
-    entries.reserve(count);
     let sym = |e: &[u8], at: usize| -> Option<Sym> {
         let s = u32::from_le_bytes(e[at..at + 4].try_into().ok()?);
         ((s as usize) < n).then_some(s)
@@ -157,10 +187,10 @@ fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Optio
             continue;
         };
         let flags = e[16];
-        let n = |i: usize| u64_of(e, 25 + 8 * i);
+        let n = |i: usize| u64_at(e, 25 + 8 * i);
         let entry = Entry {
             agent,
-            time: (flags & HAS_TIME != 0).then(|| u64_of(e, 17) as i64),
+            time: (flags & HAS_TIME != 0).then(|| u64_at(e, 17) as i64),
             session: sym(e, 4)?,
             project: sym(e, 8)?,
             model: sym(e, 12)?,
@@ -177,16 +207,175 @@ fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Optio
             response: flags & RESPONSE != 0,
             turn: flags & TURN != 0,
         };
-        let key = (flags & HAS_KEY != 0).then(|| n(7));
-        entries.push((entry, key));
+        each(entry, (flags & HAS_KEY != 0).then(|| n(7)));
     }
+    Some(())
+}
+
+/// A file's entries from what [`pack`] wrote, into `entries` (emptied first), and the
+/// strings they name, borrowed from `b`; `None` when the bytes are not that.
+fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Option<Vec<&'b str>> {
+    entries.clear();
+    let strings = strings_of(&mut b)?;
+    let agents: Vec<Option<Agent>> = strings.iter().map(|s| Agent::named(s)).collect();
+    entries.reserve(b.len() / ENTRY);
+    entries_of(b, &agents, &mut |e, key| entries.push((e, key)))?;
     Some(strings)
+}
+
+/// What [`Merged::write`] writes first: a merged scan packed otherwise is not read.
+const MERGED: u32 = 1;
+
+/// A merged scan to pack (docs/store.md, `usage_merged.scan`): [`MERGED`] (u32); the scan's
+/// strings, then the agents' names ([`put_strings`]); its files' paths and its errors, each
+/// as strings; its entries as a file's ([`pack`]), the last 8 bytes of each its file's number.
+struct Merged<'s> {
+    scan: &'s Scan,
+    strings: Vec<&'s str>,
+    agents: Vec<u32>,
+    paths: Vec<Cow<'s, str>>,
+}
+
+impl<'s> Merged<'s> {
+    fn new(scan: &'s Scan) -> Merged<'s> {
+        let mut strings: Vec<&str> = scan.strings.iter().map(String::as_str).collect();
+        let agents = agent_syms(&mut strings, scan.entries.iter().map(|e| e.agent));
+        let paths = scan
+            .files
+            .iter()
+            .map(|f| f.path.to_string_lossy())
+            .collect();
+        Merged {
+            scan,
+            strings,
+            agents,
+            paths,
+        }
+    }
+
+    /// The length of what [`Merged::write`] writes.
+    fn len(&self) -> usize {
+        let strings = |v: &mut dyn Iterator<Item = usize>| 4 + v.map(|n| 4 + n).sum::<usize>();
+        4 + strings(&mut self.strings.iter().map(|s| s.len()))
+            + strings(&mut self.paths.iter().map(|p| p.len()))
+            + strings(&mut self.scan.errors.iter().map(String::len))
+            + 4
+            + ENTRY * self.scan.entries.len()
+    }
+
+    /// Writes it a piece of about 64 KiB at a time (a large scan is not packed whole in
+    /// memory).
+    fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        const PIECE: usize = 1 << 16;
+        let mut buf = Vec::with_capacity(PIECE + ENTRY);
+        buf.extend_from_slice(&MERGED.to_le_bytes());
+        let paths: Vec<&str> = self.paths.iter().map(|p| &**p).collect();
+        let errors: Vec<&str> = self.scan.errors.iter().map(String::as_str).collect();
+        for list in [&self.strings, &paths, &errors] {
+            put_strings(&mut buf, list);
+            w.write_all(&buf)?;
+            buf.clear();
+        }
+        buf.extend_from_slice(&(self.scan.entries.len() as u32).to_le_bytes());
+        for (e, &agent) in self.scan.entries.iter().zip(&self.agents) {
+            put_entry(&mut buf, agent, e, Some(u64::from(e.file)));
+            if buf.len() >= PIECE {
+                w.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        w.write_all(&buf)
+    }
+}
+
+/// The scan [`Merged::write`] packed; `None` when the bytes are not that.
+fn unpack_merged(mut b: &[u8]) -> Option<Scan> {
+    if u32_of(&mut b)? != MERGED {
+        return None;
+    }
+    let strings = strings_of(&mut b)?;
+    let agents: Vec<Option<Agent>> = strings.iter().map(|s| Agent::named(s)).collect();
+    let paths = strings_of(&mut b)?;
+    let errors = strings_of(&mut b)?;
+    let mut scan = Scan::default();
+    scan.strings = strings.iter().map(|s| (*s).to_owned()).collect();
+    scan.files = paths
+        .iter()
+        .map(|p| Found {
+            path: PathBuf::from(p),
+            agent: None,
+            project: None,
+            stamp: None,
+        })
+        .collect();
+    scan.errors = errors.iter().map(|s| (*s).to_owned()).collect();
+    scan.entries.reserve(b.len() / ENTRY);
+    let files = scan.files.len() as u64;
+    let mut bad = false;
+    entries_of(b, &agents, &mut |mut e, file| match file {
+        Some(f) if f < files => {
+            e.file = f as u32;
+            scan.entries.push(e);
+        }
+        _ => bad = true,
+    })?;
+    (!bad).then_some(scan)
 }
 
 /// The scan `usage` would make of the files stored (only those under `under`, when given),
 /// read in the order `usage` reads them: the paths given in turn, each in path order (see
-/// [`order_key`]). One sequential read of `usage_files`, a row per file.
+/// [`order_key`]). Of every file, the merged facts kept by the last store (`usage_merged`)
+/// when they are there; else one sequential read of `usage_files`, a row per file.
 pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
+    let conn = db.conn();
+    if under.is_empty() {
+        if let Some(scan) = merged(conn) {
+            return Ok(scan);
+        }
+    }
+    // One read transaction: the rows are listed, then read one by one.
+    let read = conn
+        .unchecked_transaction()
+        .and_then(|tx| scan_files(&tx, under));
+    read.map_err(|e| db.error(e))
+}
+
+/// The merged facts kept, when they are there and read (a store of version 4 has none).
+fn merged(conn: &Connection) -> Option<Scan> {
+    let mut st = conn
+        .prepare("SELECT scan FROM usage_merged WHERE id = 1")
+        .ok()?;
+    let mut rows = st.query([]).ok()?;
+    let row = rows.next().ok()??;
+    unpack_merged(row.get_ref(0).ok()?.as_blob().ok()?)
+}
+
+/// Merges every file's facts and keeps them (`usage_merged`), unless they are kept already:
+/// after a store that changed `usage_files` (whose triggers deleted what was kept). In one
+/// transaction of its own, so what is kept is what `usage_files` holds.
+pub fn keep_merged(conn: &Connection) -> rusqlite::Result<()> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let kept: i64 = tx.query_row("SELECT count(*) FROM usage_merged", [], |r| r.get(0))?;
+    if kept == 0 {
+        let mut scan = scan_files(&tx, &[])?;
+        scan.merged();
+        let merged = Merged::new(&scan);
+        let len = merged.len();
+        tx.execute(
+            "INSERT INTO usage_merged (id, scan) VALUES (1, zeroblob(?1))",
+            [len as i64],
+        )?;
+        // Written into the row in place: the packed scan is as large as the entries.
+        let mut blob = tx.blob_open(rusqlite::MAIN_DB, "usage_merged", "scan", 1, false)?;
+        let wrote = merged.write(&mut blob);
+        drop(blob);
+        wrote.map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    }
+    tx.commit()
+}
+
+/// [`scan`] of the rows of `usage_files`.
+fn scan_files(conn: &Connection, under: &[PathBuf]) -> rusqlite::Result<Scan> {
     let under: Vec<PathBuf> = under
         .iter()
         .map(|p| PathBuf::from(super::ingest::key_of(p)))
@@ -199,13 +388,13 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
             under.iter().position(|u| p.starts_with(u))
         }
     };
-    let conn = db.conn();
-    // The rows, packed, then each unpacked and merged in turn: one file's entries unpacked
-    // at a time.
-    // Each file's place in the reading order, path, first line's time and packed facts.
-    type Row = (usize, PathBuf, Option<i64>, Vec<u8>);
+    // The rows without their facts, in the reading order; then each row's facts, read in
+    // turn and unpacked from SQLite's copy (the facts of every file are not held at once).
+    // Each file's place in the reading order, path, first line's time, rowid and facts' size.
+    type Row = (usize, PathBuf, Option<i64>, i64, i64);
     let read = || -> rusqlite::Result<Vec<Row>> {
-        let mut st = conn.prepare("SELECT path, first_ms, facts FROM usage_files")?;
+        let mut st =
+            conn.prepare("SELECT path, first_ms, rowid, length(facts) FROM usage_files")?;
         let mut rows = st.query([])?;
         let mut files = Vec::new();
         while let Some(r) = rows.next()? {
@@ -213,22 +402,32 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
             let Some(i) = place(&path) else {
                 continue;
             };
-            files.push((i, path, r.get(1)?, r.get_ref(2)?.as_blob()?.to_vec()));
+            files.push((i, path, r.get(1)?, r.get(2)?, r.get(3)?));
         }
         Ok(files)
     };
-    let mut files = read().map_err(|e| db.error(e))?;
+    let mut files = read()?;
     files.sort_by_cached_key(|f| (f.0, order_key(&f.1, f.2)));
     let mut scan = Scan::new();
+    // At most this many entries (the facts' sizes, their strings counted as entries).
+    let most: i64 = files.iter().map(|f| f.4.max(0)).sum();
+    scan.entries
+        .reserve(usize::try_from(most).unwrap_or(0) / ENTRY);
+    let mut facts = conn.prepare("SELECT facts FROM usage_files WHERE rowid = ?1")?;
     let mut entries = Vec::new();
-    for (_, path, _, packed) in files {
+    for (_, path, _, rowid, _) in files {
         let found = Found {
             path,
             agent: None,
             project: None,
             stamp: None,
         };
-        match unpack(&packed, &mut entries) {
+        let mut rows = facts.query([rowid])?;
+        let packed = match rows.next()? {
+            Some(r) => r.get_ref(0)?.as_blob()?,
+            None => &[],
+        };
+        match unpack(packed, &mut entries) {
             Some(strings) => scan.add_entries(found, &mut entries, &strings),
             None => {
                 // Not what this insights packs: counted as a file it could not read.
@@ -355,6 +554,65 @@ mod tests {
         assert_eq!(back.strings[0], "");
         assert!(unpack(&buf[..buf.len() - 1], &mut Vec::new()).is_none());
         assert!(unpack(&[], &mut Vec::new()).is_none());
+    }
+
+    /// A merged scan is read back as it was kept: strings, files, errors and entries (each
+    /// with its file); bytes of another kind or cut short are not read.
+    #[test]
+    fn a_merged_scan_is_unpacked_as_it_was() {
+        let mut scan = Scan::new();
+        let entry = |agent, time| Entry {
+            agent,
+            time,
+            session: 1,
+            project: 2,
+            model: 3,
+            file: 0,
+            tokens: Tokens {
+                input: 1,
+                output: 2,
+                cache_read: 3,
+                cache_creation: 4,
+                cache_creation_1h: 5,
+                reasoning: 6,
+            },
+            cost_usd: Some(0.5),
+            response: true,
+            turn: false,
+        };
+        let strings = ["", "s1", "/p", "model-a"];
+        for (i, agent) in [Agent::Claude, Agent::Codex, Agent::Kimi]
+            .into_iter()
+            .enumerate()
+        {
+            let found = Found {
+                path: PathBuf::from(format!("/h/file-{i}.jsonl")),
+                agent: None,
+                project: None,
+                stamp: None,
+            };
+            let mut entries = vec![
+                (entry(agent, Some(i as i64)), Some(i as u64)),
+                (entry(agent, None), None),
+            ];
+            scan.add_entries(found, &mut entries, &strings);
+        }
+        scan.errors.push("/h/bad: unreadable".into());
+        let merged = Merged::new(&scan);
+        let mut packed = Vec::new();
+        merged.write(&mut packed).unwrap();
+        assert_eq!(packed.len(), merged.len());
+        let back = unpack_merged(&packed).unwrap();
+        let paths = |s: &Scan| s.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        assert_eq!(format!("{:?}", back.entries), format!("{:?}", scan.entries));
+        assert_eq!(back.strings, scan.strings);
+        assert_eq!(paths(&back), paths(&scan));
+        assert_eq!(back.errors, scan.errors);
+        assert_eq!(back.entries.iter().map(|e| e.file).max(), Some(2));
+        assert!(unpack_merged(&packed[..packed.len() - 1]).is_none());
+        let mut other = packed.clone();
+        other[0] = 9;
+        assert!(unpack_merged(&other).is_none());
     }
 
     #[test]

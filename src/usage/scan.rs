@@ -267,6 +267,14 @@ impl Scan {
         scan
     }
 
+    /// Lets go of what only merging needs (the maps of strings and responses, the entries'
+    /// spare room): `store` packs a merged scan of every file, and holds nothing else then.
+    pub fn merged(&mut self) {
+        self.by_string = HashMap::default();
+        self.by_response = HashMap::default();
+        self.entries.shrink_to_fit();
+    }
+
     /// Adds the next file read.
     pub fn add(&mut self, found: Found, part: FilePart) {
         self.merge(self.files.len() as u32, part);
