@@ -1228,3 +1228,112 @@ fn usage_only_agents_are_stored_for_usage() {
     drop(agent);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `usage --db` given no path reads the merged facts `store` keeps (`usage_merged`): the
+/// same answers as the files, and the same again without the row (merged from `usage_files`
+/// as it is read); a file that grew deletes the row in the store's transaction, and the store
+/// makes it again.
+#[test]
+fn the_merged_usage_facts_answer_as_the_files_do() {
+    let d = scratch("usage-merged");
+    let home = d.join("home");
+    for case in [
+        "claude/subagent-write",
+        "codex-exec/multi-patch",
+        "codex-exec/rate-limit-429",
+        "gemini/later-turn-500",
+    ] {
+        copy_dir(&root().join("testdata/session-files").join(case), &home);
+    }
+    let db = d.join("home.db");
+    let stored = || {
+        let out = insights()
+            .env("HOME", &home)
+            .args(["store", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        ok(&out);
+    };
+    let answers = |db: Option<&Path>| {
+        let mut all = Vec::new();
+        for args in [
+            &[
+                "usage",
+                "--json",
+                "--tz",
+                "UTC",
+                "--by",
+                "day,session,model,agent,project",
+            ][..],
+            &[
+                "usage",
+                "--json",
+                "--tz",
+                "UTC",
+                "--by",
+                "month,agent",
+                "--breakdown",
+            ],
+            &["sessions", "--json", "--tz", "UTC"],
+        ] {
+            let mut c = insights();
+            c.env("HOME", &home).args(args);
+            if let Some(db) = db {
+                c.arg(format!("--db={}", db.display()));
+            }
+            let out = c.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            all.push(String::from_utf8(out.stdout).unwrap());
+        }
+        all
+    };
+    let merged_rows = || -> i64 {
+        Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT count(*) FROM usage_merged", [], |r| r.get(0))
+            .unwrap()
+    };
+    stored();
+    assert_eq!(merged_rows(), 1);
+    let files = answers(None);
+    assert!(
+        files[0].contains("\"codex\"") && files[0].contains("\"claude\""),
+        "{}",
+        files[0]
+    );
+    assert_eq!(answers(Some(&db)), files);
+    Connection::open(&db)
+        .unwrap()
+        .execute("DELETE FROM usage_merged", [])
+        .unwrap();
+    assert_eq!(answers(Some(&db)), files, "merged from usage_files");
+    // A Claude session file grows by a response: the trigger deletes the row, the store
+    // makes it again, and both count the new response.
+    let session = std::fs::read_dir(home.join(".claude/projects"))
+        .unwrap()
+        .flat_map(|p| std::fs::read_dir(p.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let text = std::fs::read_to_string(&session).unwrap();
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("\"usage\"") && l.contains("\"assistant\""))
+        .unwrap();
+    let again = last
+        .replacen("\"id\":\"msg_", "\"id\":\"msg_grown", 1)
+        .replacen("\"uuid\":\"", "\"uuid\":\"grown-", 1);
+    std::fs::write(&session, format!("{text}{again}\n")).unwrap();
+    stored();
+    assert_eq!(merged_rows(), 1);
+    let grown = answers(None);
+    assert_ne!(grown, files, "the new response counts");
+    assert_eq!(answers(Some(&db)), grown);
+    std::fs::remove_dir_all(&d).unwrap();
+}

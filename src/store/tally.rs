@@ -226,8 +226,9 @@ fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Optio
 /// What [`Merged::write`] writes first: a merged scan packed otherwise is not read.
 const MERGED: u32 = 1;
 
-/// A merged scan to pack (docs/store.md, `usage_merged.scan`): [`MERGED`] (u32); the scan's
-/// strings, then the agents' names ([`put_strings`]); its files' paths and its errors, each
+/// A merged scan to pack (docs/store.md, `usage_merged.scan`): [`MERGED`] (u32); the number
+/// of the scan's own strings (u32); the scan's strings, then the agents' names
+/// ([`put_strings`]); its files' paths and its errors, each
 /// as strings; its entries as a file's ([`pack`]), the last 8 bytes of each its file's number.
 struct Merged<'s> {
     scan: &'s Scan,
@@ -256,7 +257,7 @@ impl<'s> Merged<'s> {
     /// The length of what [`Merged::write`] writes.
     fn len(&self) -> usize {
         let strings = |v: &mut dyn Iterator<Item = usize>| 4 + v.map(|n| 4 + n).sum::<usize>();
-        4 + strings(&mut self.strings.iter().map(|s| s.len()))
+        8 + strings(&mut self.strings.iter().map(|s| s.len()))
             + strings(&mut self.paths.iter().map(|p| p.len()))
             + strings(&mut self.scan.errors.iter().map(String::len))
             + 4
@@ -269,6 +270,7 @@ impl<'s> Merged<'s> {
         const PIECE: usize = 1 << 16;
         let mut buf = Vec::with_capacity(PIECE + ENTRY);
         buf.extend_from_slice(&MERGED.to_le_bytes());
+        buf.extend_from_slice(&(self.scan.strings.len() as u32).to_le_bytes());
         let paths: Vec<&str> = self.paths.iter().map(|p| &**p).collect();
         let errors: Vec<&str> = self.scan.errors.iter().map(String::as_str).collect();
         for list in [&self.strings, &paths, &errors] {
@@ -293,12 +295,16 @@ fn unpack_merged(mut b: &[u8]) -> Option<Scan> {
     if u32_of(&mut b)? != MERGED {
         return None;
     }
+    let own = u32_of(&mut b)? as usize;
     let strings = strings_of(&mut b)?;
+    if own > strings.len() {
+        return None;
+    }
     let agents: Vec<Option<Agent>> = strings.iter().map(|s| Agent::named(s)).collect();
     let paths = strings_of(&mut b)?;
     let errors = strings_of(&mut b)?;
     let mut scan = Scan::default();
-    scan.strings = strings.iter().map(|s| (*s).to_owned()).collect();
+    scan.strings = strings[..own].iter().map(|s| (*s).to_owned()).collect();
     scan.files = paths
         .iter()
         .map(|p| Found {
