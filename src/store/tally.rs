@@ -380,7 +380,7 @@ pub fn keep_merged(conn: &Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
-/// [`scan`] of the rows of `usage_files`.
+/// [`fn@scan`] of the rows of `usage_files`.
 fn scan_files(conn: &Connection, under: &[PathBuf]) -> rusqlite::Result<Scan> {
     let under: Vec<PathBuf> = under
         .iter()
