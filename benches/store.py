@@ -10,7 +10,8 @@ it is measured against:
 
 1. first `insights store` of the home (its standard places) into a new database: events per
    second of elapsed time and of CPU time (goal: >= 100,000 events/s), peak RSS (<= 64 MiB);
-2. `store` again, nothing changed: its time as a share of the first (<= 5%);
+2. `store` again, nothing changed, --repeat times: the best and the median time as a share of
+   the first (<= 5%);
 3. `insights usage --by day --json --db` against `insights usage --by day --json` on the files
    (>= 10x faster), best of --repeat each, and that both print the same;
 4. a live pipe: InsightsEvent lines written one at a time to `insights store -`, each timed
@@ -185,9 +186,13 @@ def main():
               f"({events / bound:,.0f} events/s); convert + SQLite {conv_cpu + bound:.2f} s: "
               f"store / (convert + SQLite) {cpu / (conv_cpu + bound):.2f}")
 
-    dt2, cpu2, rss2, _, _ = run([exe, "store", "--db", db], env)
-    print(f"2. again, nothing changed: {dt2 * 1000:.0f} ms ({cpu2 * 1000:.0f} ms CPU): "
-          f"{100 * dt2 / dt:.2f}% of the first (goal <= 5%)")
+    # Run --repeat times: the first of them follows the floors above, whose writes evict
+    # some of the home's folders from the kernel's caches.
+    again = sorted(run([exe, "store", "--db", db], env)[:2] for _ in range(args.repeat))
+    (dt2, cpu2), (med, _) = again[0], again[len(again) // 2]
+    print(f"2. again, nothing changed: best of {args.repeat} {dt2 * 1000:.0f} ms ({cpu2 * 1000:.0f} ms CPU): "
+          f"{100 * dt2 / dt:.2f}% of the first (goal <= 5%); median {med * 1000:.0f} ms, "
+          f"{100 * med / dt:.2f}%; slowest {again[-1][0] * 1000:.0f} ms")
 
     files_cmd = [exe, "usage", "--by", "day", "--json"]
     db_cmd = files_cmd + [f"--db={db}"]
