@@ -1,4 +1,4 @@
--- The database `insights store` writes (schema version 4). docs/store.md describes it; the
+-- The database `insights store` writes (schema version 5). docs/store.md describes it; the
 -- program runs this text (src/store/schema.rs includes it) when it creates a database, so
 -- this file is the one copy. A plain SQLite 3 file: `sqlite3 insights.db 'select * from usage'`
 -- needs no insights.

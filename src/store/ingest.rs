@@ -118,9 +118,12 @@ impl Store {
     }
 
     /// Merges the usage facts of every file and keeps them, when the run changed them
-    /// ([`super::tally::keep_merged`]): `usage --db` then reads one row.
-    /// Not after a signal: the run stops.
-    pub fn keep_merged(&self) -> anyhow::Result<()> {
+    /// ([`super::tally::keep_merged`]): `usage --db` then reads one row. Not after a signal:
+    /// the run stops. The row is a shortcut (`usage --db` merges the files' facts without it):
+    /// when it cannot be made, that is a warning, and no row is left (a database being built
+    /// has no journal to roll back, so the row is deleted); an error only when it cannot be
+    /// deleted either.
+    pub fn keep_merged(&self, diag: &Diag) -> anyhow::Result<()> {
         if crate::signals::caught().is_some() {
             return Ok(());
         }
@@ -130,8 +133,22 @@ impl Store {
             .conn
             .execute_batch("PRAGMA cache_size = -2048; PRAGMA shrink_memory;");
         give_back_memory();
-        let merged = shrunk.and_then(|()| super::tally::keep_merged(&self.conn));
-        merged.map_err(|e| self.db_error(e, "cannot keep the merged usage facts"))
+        let Err(e) = shrunk.and_then(|()| super::tally::keep_merged(&self.conn)) else {
+            return Ok(());
+        };
+        diag.warning(
+            &self.name,
+            &format!(
+                "cannot keep the merged usage facts ({}): `usage --db` merges them each time",
+                db_words(&e)
+            ),
+        );
+        if self.building {
+            self.conn
+                .execute("DELETE FROM usage_merged", [])
+                .map_err(|e| self.db_error(e, "cannot write (the new database was not made)"))?;
+        }
+        Ok(())
     }
 
     /// What an error of the database undid: the batch, or the whole of a new database

@@ -248,7 +248,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         // rare case that another writer made the database meanwhile.
         drop(sources);
         store.places = ingest::Places::default();
-        store.keep_merged()?;
+        store.keep_merged(&diag)?;
         let counts = store.counts;
         if b.publish(store.conn, &db)? {
             built = Some(counts);
@@ -272,7 +272,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
             store.commit()?;
             drop(sources);
             store.places = ingest::Places::default();
-            store.keep_merged()?;
+            store.keep_merged(&diag)?;
             store.counts
         }
     };

@@ -223,7 +223,9 @@ fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Optio
     Some(strings)
 }
 
-/// What [`Merged::write`] writes first: a merged scan packed otherwise is not read.
+/// What [`Merged::write`] writes first: a merged scan packed otherwise is not read, and
+/// `store` merges again. The version of the packing and of the merge (src/usage/scan.rs, the
+/// order of [`order_key`]): a change of either changes it.
 const MERGED: u32 = 1;
 
 /// A merged scan to pack (docs/store.md, `usage_merged.scan`): [`MERGED`] (u32); the number
@@ -318,8 +320,9 @@ fn unpack_merged(mut b: &[u8]) -> Option<Scan> {
     scan.entries.reserve(b.len() / ENTRY);
     let files = scan.files.len() as u64;
     let mut bad = false;
+    let own = own as Sym;
     entries_of(b, &agents, &mut |mut e, file| match file {
-        Some(f) if f < files => {
+        Some(f) if f < files && e.session < own && e.project < own && e.model < own => {
             e.file = f as u32;
             scan.entries.push(e);
         }
@@ -356,19 +359,31 @@ fn merged(conn: &Connection) -> Option<Scan> {
     unpack_merged(row.get_ref(0).ok()?.as_blob().ok()?)
 }
 
-/// Merges every file's facts and keeps them (`usage_merged`), unless they are kept already:
-/// after a store that changed `usage_files` (whose triggers deleted what was kept). In one
-/// transaction of its own, so what is kept is what `usage_files` holds.
+/// Merges every file's facts and keeps them (`usage_merged`), unless they are kept already
+/// in this insights' packing: after a store that changed `usage_files` (whose triggers deleted
+/// what was kept), or after another insights kept them otherwise. In one transaction of its
+/// own, so what is kept is what `usage_files` holds; looked at first without the write lock
+/// (a run that changed nothing does not wait for another writer).
 pub fn keep_merged(conn: &Connection) -> rusqlite::Result<()> {
+    let current = |c: &Connection| -> rusqlite::Result<bool> {
+        c.query_row(
+            "SELECT count(*) FROM usage_merged WHERE substr(scan, 1, 4) = ?1",
+            [&MERGED.to_le_bytes()[..]],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+    };
+    if current(conn)? {
+        return Ok(());
+    }
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-    let kept: i64 = tx.query_row("SELECT count(*) FROM usage_merged", [], |r| r.get(0))?;
-    if kept == 0 {
+    if !current(&tx)? {
         let mut scan = scan_files(&tx, &[])?;
         scan.merged();
         let merged = Merged::new(&scan);
         let len = merged.len();
         tx.execute(
-            "INSERT INTO usage_merged (id, scan) VALUES (1, zeroblob(?1))",
+            "INSERT OR REPLACE INTO usage_merged (id, scan) VALUES (1, zeroblob(?1))",
             [len as i64],
         )?;
         // Written into the row in place: the packed scan is as large as the entries.
@@ -619,6 +634,64 @@ mod tests {
         let mut other = packed.clone();
         other[0] = 9;
         assert!(unpack_merged(&other).is_none());
+    }
+
+    /// `store` keeps a merged scan when there is none, or one packed by another insights, and
+    /// leaves a current one; an entry naming a string past the scan's own is not read.
+    #[test]
+    fn a_merged_scan_is_kept_once_and_made_again_when_foreign() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(super::super::schema::DDL).unwrap();
+        let header = |c: &Connection| -> Vec<u8> {
+            c.query_row("SELECT substr(scan, 1, 4) FROM usage_merged", [], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        keep_merged(&conn).unwrap();
+        assert_eq!(header(&conn), MERGED.to_le_bytes());
+        conn.execute("UPDATE usage_merged SET scan = x'09000000'", [])
+            .unwrap();
+        keep_merged(&conn).unwrap();
+        assert_eq!(header(&conn), MERGED.to_le_bytes());
+        // A change of usage_files deletes it (the triggers).
+        conn.execute(
+            "INSERT INTO usage_files (path, first_ms, facts) VALUES ('/f', NULL, x'')",
+            [],
+        )
+        .unwrap();
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM usage_merged", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 0);
+        // An entry whose session is an agent's name (past the scan's own strings).
+        let mut scan = Scan::new();
+        let found = Found {
+            path: PathBuf::from("/f"),
+            agent: None,
+            project: None,
+            stamp: None,
+        };
+        scan.add_entries(found, &mut Vec::new(), &[""]);
+        scan.entries.push(Entry {
+            agent: Agent::Claude,
+            time: None,
+            session: 0,
+            project: 0,
+            model: 0,
+            file: 0,
+            tokens: Tokens::default(),
+            cost_usd: None,
+            response: true,
+            turn: false,
+        });
+        let mut packed = Vec::new();
+        Merged::new(&scan).write(&mut packed).unwrap();
+        assert!(unpack_merged(&packed).is_some());
+        // The session's number (the entry's bytes 4..8) set to 1: "claude", an agent's name.
+        let at = packed.len() - ENTRY + 4;
+        packed[at] = 1;
+        assert!(unpack_merged(&packed).is_none());
     }
 
     #[test]
