@@ -188,9 +188,9 @@ def main():
 
     # Run --repeat times: the first of them follows the floors above, whose writes evict
     # some of the home's folders from the kernel's caches.
-    again = sorted(run([exe, "store", "--db", db], env)[:2] for _ in range(args.repeat))
+    again = sorted(run([exe, "store", "--db", db], env)[:2] for _ in range(a.repeat))
     (dt2, cpu2), (med, _) = again[0], again[len(again) // 2]
-    print(f"2. again, nothing changed: best of {args.repeat} {dt2 * 1000:.0f} ms ({cpu2 * 1000:.0f} ms CPU): "
+    print(f"2. again, nothing changed: best of {a.repeat} {dt2 * 1000:.0f} ms ({cpu2 * 1000:.0f} ms CPU): "
           f"{100 * dt2 / dt:.2f}% of the first (goal <= 5%); median {med * 1000:.0f} ms, "
           f"{100 * med / dt:.2f}%; slowest {again[-1][0] * 1000:.0f} ms")
 
