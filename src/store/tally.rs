@@ -500,6 +500,37 @@ fn order_key(path: &Path, first_ms: Option<i64>) -> Vec<(i64, OsString)> {
 mod tests {
     use super::*;
 
+    /// An entry of `agent` with the string numbers of its session, project and model, and
+    /// tokens of every kind (reasoning the largest number).
+    fn sample(
+        agent: Agent,
+        time: Option<i64>,
+        [session, project, model]: [Sym; 3],
+        cost_usd: Option<f64>,
+        response: bool,
+        turn: bool,
+    ) -> Entry {
+        Entry {
+            agent,
+            time,
+            session,
+            project,
+            model,
+            file: 0,
+            tokens: Tokens {
+                input: 1,
+                output: 2,
+                cache_read: 3,
+                cache_creation: 4,
+                cache_creation_1h: 5,
+                reasoning: u64::MAX,
+            },
+            cost_usd,
+            response,
+            turn,
+        }
+    }
+
     /// Each agent is read back from the name packed for it.
     #[test]
     fn agents_are_named_back() {
@@ -518,24 +549,8 @@ mod tests {
             part.sym(Some("/proj")),
             part.sym(Some("claude")),
         );
-        let entry = |agent, time, cost, response, turn| Entry {
-            agent,
-            time,
-            session: s,
-            project: p,
-            model: m,
-            file: 0,
-            tokens: Tokens {
-                input: 1,
-                output: 2,
-                cache_read: 3,
-                cache_creation: 4,
-                cache_creation_1h: 5,
-                reasoning: u64::MAX,
-            },
-            cost_usd: cost,
-            response,
-            turn,
+        let entry = |agent, time, cost, response, turn| {
+            sample(agent, time, [s, p, m], cost, response, turn)
         };
         part.entries.push((
             entry(Agent::Claude, Some(-7), Some(0.25), true, false),
@@ -582,25 +597,7 @@ mod tests {
     #[test]
     fn a_merged_scan_is_unpacked_as_it_was() {
         let mut scan = Scan::new();
-        let entry = |agent, time| Entry {
-            agent,
-            time,
-            session: 1,
-            project: 2,
-            model: 3,
-            file: 0,
-            tokens: Tokens {
-                input: 1,
-                output: 2,
-                cache_read: 3,
-                cache_creation: 4,
-                cache_creation_1h: 5,
-                reasoning: 6,
-            },
-            cost_usd: Some(0.5),
-            response: true,
-            turn: false,
-        };
+        let entry = |agent, time| sample(agent, time, [1, 2, 3], Some(0.5), true, false);
         let strings = ["", "s1", "/p", "model-a"];
         for (i, agent) in [Agent::Claude, Agent::Codex, Agent::Kimi]
             .into_iter()
@@ -673,18 +670,8 @@ mod tests {
             stamp: None,
         };
         scan.add_entries(found, &mut Vec::new(), &[""]);
-        scan.entries.push(Entry {
-            agent: Agent::Claude,
-            time: None,
-            session: 0,
-            project: 0,
-            model: 0,
-            file: 0,
-            tokens: Tokens::default(),
-            cost_usd: None,
-            response: true,
-            turn: false,
-        });
+        scan.entries
+            .push(sample(Agent::Claude, None, [0, 0, 0], None, true, false));
         let mut packed = Vec::new();
         Merged::new(&scan).write(&mut packed).unwrap();
         assert!(unpack_merged(&packed).is_some());
