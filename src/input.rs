@@ -609,28 +609,54 @@ pub fn expand_dirs_or(
 /// last session file of that path before it, not across standard input. `convert`,
 /// `reduce`, `replay`, `store` and `export` read so; `validate` checks each file as written.
 pub fn group_conversations(sources: Vec<Source>) -> Vec<Source> {
-    // Which earlier source each file joins, by index: found with the paths borrowed, as
-    // bytes (a store of a large home groups tens of thousands of files).
+    type Map<'a, V> = std::collections::HashMap<
+        &'a std::ffi::OsStr,
+        V,
+        std::hash::BuildHasherDefault<crate::ids::Hash64>,
+    >;
+    // Only a subagent's file joins another: the session files those may join are found
+    // first (a few), so that the other files, tens of thousands in a store of a large home,
+    // are only looked for among them.
+    let subagents: Vec<(usize, [Option<PathBuf>; 2])> = sources
+        .iter()
+        .enumerate()
+        .filter_map(|(i, src)| match src {
+            Source::File(p) => {
+                let of = session_files_of(p);
+                (of[0].is_some() || of[1].is_some()).then_some((i, of))
+            }
+            _ => None,
+        })
+        .collect();
+    if subagents.is_empty() {
+        return sources;
+    }
+    let wanted: Map<'_, ()> = subagents
+        .iter()
+        .flat_map(|(_, of)| of.iter().flatten())
+        .map(|p| (p.as_os_str(), ()))
+        .collect();
+    // Which earlier source each file joins, by index.
     let mut joins: Vec<Option<usize>> = vec![None; sources.len()];
     {
         // The session files so far, by path: their index.
-        let mut sessions: std::collections::HashMap<
-            &std::ffi::OsStr,
-            usize,
-            std::hash::BuildHasherDefault<crate::ids::Hash64>,
-        > = Default::default();
+        let mut sessions: Map<'_, usize> = Map::default();
+        let mut next = subagents.iter().peekable();
         for (i, src) in sources.iter().enumerate() {
             match src {
                 Source::File(p) => {
-                    let at = session_files_of(p)
+                    let of = next.next_if(|(j, _)| *j == i).map(|(_, of)| of);
+                    let at = of
                         .into_iter()
+                        .flatten()
                         .flatten()
                         .find_map(|s| sessions.get(s.as_os_str()).copied());
                     match at {
                         Some(j) => joins[i] = Some(j),
-                        None => {
+                        None if wanted.contains_key(p.as_os_str()) => {
                             sessions.insert(p.as_os_str(), i);
                         }
+                        None => {}
                     }
                 }
                 Source::Stdin => sessions.clear(),
@@ -667,7 +693,11 @@ pub fn group_conversations(sources: Vec<Source>) -> Vec<Source> {
 /// for `<dir>/<session>/subagents/<name>.jsonl`, Qwen Code's `<project>/chats/<session>.jsonl`
 /// for `<project>/subagents/<session>/<name>.jsonl`.
 fn session_files_of(file: &Path) -> [Option<PathBuf>; 2] {
-    if !file.extension().is_some_and(|x| x == "jsonl") {
+    // Both kinds are below a `subagents` folder: most files are told apart by their bytes.
+    let bytes = file.as_os_str().as_encoded_bytes();
+    if memchr::memmem::find(bytes, b"subagents/").is_none()
+        || !file.extension().is_some_and(|x| x == "jsonl")
+    {
         return [None, None];
     }
     let parent = file.parent();

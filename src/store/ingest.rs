@@ -39,7 +39,32 @@ pub const BATCH: Duration = Duration::from_millis(200);
 /// bytes and hashed with [`Hash64`](crate::ids::Hash64): a store again of a large home looks
 /// every path up, and a `Path` hashes component by component.
 pub type Places =
-    HashMap<std::ffi::OsString, Found, std::hash::BuildHasherDefault<crate::ids::Hash64>>;
+    HashMap<std::ffi::OsString, Place, std::hash::BuildHasherDefault<crate::ids::Hash64>>;
+
+/// A [`Found`] file without its path (the key of [`Places`] holds it: one copy of tens of
+/// thousands of paths, not two), and whether it is converted.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub agent: Option<crate::usage::homes::Agent>,
+    pub project: Option<String>,
+    pub stamp: Option<Stamp>,
+    /// [`Found::converts`].
+    pub converts: bool,
+}
+
+impl Place {
+    /// The entry of `f` in [`Places`].
+    pub fn of(f: Found) -> (std::ffi::OsString, Place) {
+        let converts = f.converts();
+        let place = Place {
+            agent: f.agent,
+            project: f.project,
+            stamp: f.stamp,
+            converts,
+        };
+        (f.path.into_os_string(), place)
+    }
+}
 
 /// What a run did, for the closing note.
 #[derive(Debug, Default, Clone, Copy)]
@@ -124,7 +149,7 @@ impl Store {
     /// has no journal to roll back, so the row is deleted); an error only when it cannot be
     /// deleted either.
     pub fn keep_merged(&self, diag: &Diag) -> anyhow::Result<()> {
-        if crate::signals::caught().is_some() {
+        if !self.merge_wanted() {
             return Ok(());
         }
         // The pages the run cached, and the memory freed, are let go first: the merge holds
@@ -149,6 +174,13 @@ impl Store {
                 .map_err(|e| self.db_error(e, "cannot write (the new database was not made)"))?;
         }
         Ok(())
+    }
+
+    /// Whether [`Store::keep_merged`] has a merge to make: no signal came, and the merged row
+    /// is missing or not this insights' (an error reading it: yes, and the merge tells it).
+    pub fn merge_wanted(&self) -> bool {
+        crate::signals::caught().is_none()
+            && !super::tally::merged_current(&self.conn).unwrap_or(false)
     }
 
     /// What an error of the database undid: the batch, or the whole of a new database
@@ -231,7 +263,7 @@ impl Store {
                 .spawn_scoped(s, move || read_facts(facts_rx))
                 .context("cannot start a thread")?;
             let reader = Reader {
-                records,
+                records: records.as_ref(),
                 ro,
                 places: &places,
                 opts,
@@ -265,6 +297,9 @@ impl Store {
         });
         drop(blocked);
         self.places = places;
+        // `store` ends after this run: tens of thousands of records are left to the exit
+        // rather than freed one by one.
+        std::mem::forget(records);
         if r.is_err() {
             self.rollback();
         }
@@ -555,7 +590,7 @@ struct Reader<'a> {
     /// Where the records are looked up; none for a database being built (it has none).
     ro: Option<Connection>,
     /// Every record, read at the start when there are many sources ([`PRELOAD`]).
-    records: Option<sources::Records>,
+    records: Option<&'a sources::Records>,
     places: &'a Places,
     opts: &'a Options,
     tx: mpsc::SyncSender<Chunk>,
@@ -624,7 +659,12 @@ impl Reader<'_> {
     /// The file at `path` as `usage` finds it: in a standard place, or given.
     fn found(&self, path: &Path) -> Found {
         match self.places.get(path.as_os_str()) {
-            Some(f) => f.clone(),
+            Some(f) => Found {
+                path: path.to_path_buf(),
+                agent: f.agent,
+                project: f.project.clone(),
+                stamp: f.stamp,
+            },
             None => crate::usage::homes::given(&[path.to_path_buf()])
                 .pop()
                 .unwrap_or(Found {
@@ -657,7 +697,7 @@ impl Reader<'_> {
             Source::File(path) => match self.places.get(path.as_os_str()) {
                 // Before the test for OpenCode's database: Kilo's, Goose's and Hermes' files
                 // are SQLite databases too, which only `usage` reads.
-                Some(f) if !f.converts() => self.usage_only(path, f.stamp, diag),
+                Some(f) if !f.converts => self.usage_only(path, f.stamp, diag),
                 // A session file the walk found (its place says it is not a database).
                 Some(f) if path.extension().is_some_and(|x| x == "jsonl") => {
                     self.file(path, f.stamp, diag)
@@ -1328,6 +1368,18 @@ fn top_members(text: &str) -> Option<Vec<(&str, &str)>> {
 
 /// The key of a file in `sources`: its absolute path (`store x` and `store ./x` are one file).
 pub fn key_of(path: &Path) -> String {
+    // Most paths (all that a walk of the standard places finds) are absolute and normal
+    // already: taken as they are, without parsing their components.
+    if let Some(s) = path.to_str() {
+        let normal = s.starts_with('/')
+            && !s.contains("//")
+            && !s.contains("/./")
+            && !s.ends_with("/.")
+            && (s.len() == 1 || !s.ends_with('/'));
+        if normal {
+            return s.to_owned();
+        }
+    }
     std::path::absolute(path)
         .unwrap_or_else(|_| path.to_path_buf())
         .display()
@@ -1345,5 +1397,31 @@ pub fn db_words(e: &rusqlite::Error) -> String {
         }
         Some(ErrorCode::ReadOnly) => format!("the database is read-only ({e})"),
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_of;
+    use std::path::Path;
+
+    #[test]
+    fn a_key_is_the_absolute_path_with_or_without_the_shortcut() {
+        for p in [
+            "/",
+            "/a/b.jsonl",
+            "/a/../b.jsonl",
+            "/a//b.jsonl",
+            "//a/b",
+            "/a/./b",
+            "/a/b/.",
+            "/a/b/",
+            "/a/.b/c..d",
+            "a/b.jsonl",
+            "./a",
+        ] {
+            let slow = std::path::absolute(p).unwrap().display().to_string();
+            assert_eq!(key_of(Path::new(p)), slow, "{p}");
+        }
     }
 }

@@ -158,10 +158,13 @@ fn sources_of(paths: &[PathBuf], diag: &mut Diag) -> (Vec<Source>, ingest::Place
     let mut places = ingest::Places::default();
     let sources = if paths.is_empty() {
         let found = crate::usage::homes::standard_stamped(&[]);
-        let files = found.iter().map(|f| Source::File(f.path.clone())).collect();
+        let mut files = Vec::with_capacity(found.len());
         places = found
             .into_iter()
-            .map(|f| (f.path.clone().into_os_string(), f))
+            .map(|f| {
+                files.push(Source::File(f.path.clone()));
+                ingest::Place::of(f)
+            })
             .collect();
         files
     } else {
@@ -176,7 +179,8 @@ fn sources_of(paths: &[PathBuf], diag: &mut Diag) -> (Vec<Source>, ingest::Place
                 {
                     files.push(Source::File(f.path.clone()));
                 }
-                places.insert(f.path.clone().into_os_string(), f);
+                let (path, place) = ingest::Place::of(f);
+                places.insert(path, place);
             }
         }
         files
@@ -270,9 +274,16 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
             store.places = places;
             store.store_all(&sources, &opts, &mut diag)?;
             store.commit()?;
-            drop(sources);
-            store.places = ingest::Places::default();
-            store.keep_merged(&diag)?;
+            if store.merge_wanted() {
+                // Freed first: the merge holds every file's facts.
+                drop(sources);
+                store.places = ingest::Places::default();
+                store.keep_merged(&diag)?;
+            } else {
+                // `store` ends next: what the run found is left to the exit rather than freed
+                // path by path (milliseconds of a run that changed nothing).
+                std::mem::forget((sources, std::mem::take(&mut store.places)));
+            }
             store.counts
         }
     };

@@ -13,7 +13,7 @@ use super::query::Db;
 use crate::usage::homes::{Agent, Found};
 use crate::usage::scan::{self, Entry, FilePart, Scan, Sym};
 use crate::usage::Tokens;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension as _};
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -359,25 +359,37 @@ fn merged(conn: &Connection) -> Option<Scan> {
     unpack_merged(row.get_ref(0).ok()?.as_blob().ok()?)
 }
 
+/// Whether the merged row is there, and of this version: its first 4 bytes read through blob
+/// I/O (`substr` would read the whole row, megabytes, on every run).
+pub fn merged_current(c: &Connection) -> rusqlite::Result<bool> {
+    let there: Option<bool> = c
+        .query_row(
+            "SELECT typeof(scan) = 'blob' AND length(scan) >= 4 FROM usage_merged WHERE id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if there != Some(true) {
+        return Ok(false);
+    }
+    let blob = c.blob_open(rusqlite::MAIN_DB, "usage_merged", "scan", 1, true)?;
+    let mut head = [0u8; 4];
+    blob.read_at_exact(&mut head, 0)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    Ok(head == MERGED.to_le_bytes())
+}
+
 /// Merges every file's facts and keeps them (`usage_merged`), unless they are kept already
 /// in this insights' packing: after a store that changed `usage_files` (whose triggers deleted
 /// what was kept), or after another insights kept them otherwise. In one transaction of its
 /// own, so what is kept is what `usage_files` holds; looked at first without the write lock
 /// (a run that changed nothing does not wait for another writer).
 pub fn keep_merged(conn: &Connection) -> rusqlite::Result<()> {
-    let current = |c: &Connection| -> rusqlite::Result<bool> {
-        c.query_row(
-            "SELECT count(*) FROM usage_merged WHERE substr(scan, 1, 4) = ?1",
-            [&MERGED.to_le_bytes()[..]],
-            |r| r.get::<_, i64>(0),
-        )
-        .map(|n| n > 0)
-    };
-    if current(conn)? {
+    if merged_current(conn)? {
         return Ok(());
     }
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-    if !current(&tx)? {
+    if !merged_current(&tx)? {
         let mut scan = scan_files(&tx, &[])?;
         scan.merged();
         let merged = Merged::new(&scan);
