@@ -173,43 +173,55 @@ fn entries_of(
     agents: &[Option<Agent>],
     each: &mut dyn FnMut(Entry, Option<u64>),
 ) -> Option<()> {
-    let n = agents.len();
     let count = u32_of(&mut b)? as usize;
     if b.len() != count.checked_mul(ENTRY)? {
         return None;
     }
-    let sym = |e: &[u8], at: usize| -> Option<Sym> {
-        let s = u32::from_le_bytes(e[at..at + 4].try_into().ok()?);
-        ((s as usize) < n).then_some(s)
-    };
     for e in b.chunks_exact(ENTRY) {
-        let Some(agent) = agents[sym(e, 0)? as usize] else {
-            continue;
-        };
-        let flags = e[16];
-        let n = |i: usize| u64_at(e, 25 + 8 * i);
-        let entry = Entry {
-            agent,
-            time: (flags & HAS_TIME != 0).then(|| u64_at(e, 17) as i64),
-            session: sym(e, 4)?,
-            project: sym(e, 8)?,
-            model: sym(e, 12)?,
-            file: 0,
-            tokens: Tokens {
-                input: n(0),
-                output: n(1),
-                cache_read: n(2),
-                cache_creation: n(3),
-                cache_creation_1h: n(4),
-                reasoning: n(5),
-            },
-            cost_usd: (flags & HAS_COST != 0).then(|| f64::from_bits(n(6))),
-            response: flags & RESPONSE != 0,
-            turn: flags & TURN != 0,
-        };
-        each(entry, (flags & HAS_KEY != 0).then(|| n(7)));
+        if let Some((entry, extra)) = entry_of(e, agents)? {
+            each(entry, extra);
+        }
     }
     Some(())
+}
+
+/// One entry of [`ENTRY`] bytes ([`put_entry`]) and its extra; `Some(None)` for an entry of
+/// an agent this insights does not know (a newer one stored it: left out, as `usage` would
+/// not count its file), `None` when the bytes are not an entry.
+fn entry_of(e: &[u8], agents: &[Option<Agent>]) -> Option<Option<(Entry, Option<u64>)>> {
+    let syms = agents.len();
+    let sym = |at: usize| -> Option<Sym> {
+        let s = u32::from_le_bytes(e.get(at..at + 4)?.try_into().ok()?);
+        ((s as usize) < syms).then_some(s)
+    };
+    if e.len() != ENTRY {
+        return None;
+    }
+    let Some(agent) = agents[sym(0)? as usize] else {
+        return Some(None);
+    };
+    let flags = e[16];
+    let n = |i: usize| u64_at(e, 25 + 8 * i);
+    let entry = Entry {
+        agent,
+        time: (flags & HAS_TIME != 0).then(|| u64_at(e, 17) as i64),
+        session: sym(4)?,
+        project: sym(8)?,
+        model: sym(12)?,
+        file: 0,
+        tokens: Tokens {
+            input: n(0),
+            output: n(1),
+            cache_read: n(2),
+            cache_creation: n(3),
+            cache_creation_1h: n(4),
+            reasoning: n(5),
+        },
+        cost_usd: (flags & HAS_COST != 0).then(|| f64::from_bits(n(6))),
+        response: flags & RESPONSE != 0,
+        turn: flags & TURN != 0,
+    };
+    Some(Some((entry, (flags & HAS_KEY != 0).then(|| n(7)))))
 }
 
 /// A file's entries from what [`pack`] wrote, into `entries` (emptied first), and the
@@ -292,23 +304,47 @@ impl<'s> Merged<'s> {
     }
 }
 
-/// The scan [`Merged::write`] packed; `None` when the bytes are not that.
-fn unpack_merged(mut b: &[u8]) -> Option<Scan> {
-    if u32_of(&mut b)? != MERGED {
+/// The scan [`Merged::write`] packed, read from `r` a piece at a time (the row is megabytes:
+/// it is not held whole beside the scan made of it); `None` when the bytes are not that.
+fn unpack_merged(r: &mut dyn std::io::Read) -> Option<Scan> {
+    use std::io::Read as _;
+    fn u32_from(r: &mut dyn std::io::Read) -> Option<u32> {
+        let mut b = [0u8; 4];
+        r.read_exact(&mut b).ok()?;
+        Some(u32::from_le_bytes(b))
+    }
+    // Strings as [`put_strings`] wrote them.
+    fn strings_from(r: &mut dyn std::io::Read) -> Option<Vec<String>> {
+        let n = u32_from(r)? as usize;
+        // Not trusted for the room to make: grown as the strings come.
+        let mut strings = Vec::with_capacity(n.min(1 << 12));
+        for _ in 0..n {
+            let len = u32_from(r)? as usize;
+            let mut b = Vec::with_capacity(len.min(1 << 16));
+            r.take(len as u64).read_to_end(&mut b).ok()?;
+            if b.len() != len {
+                return None;
+            }
+            strings.push(String::from_utf8(b).ok()?);
+        }
+        Some(strings)
+    }
+    if u32_from(r)? != MERGED {
         return None;
     }
-    let own = u32_of(&mut b)? as usize;
-    let strings = strings_of(&mut b)?;
+    let own = u32_from(r)? as usize;
+    let mut strings = strings_from(r)?;
     if own > strings.len() {
         return None;
     }
     let agents: Vec<Option<Agent>> = strings.iter().map(|s| Agent::named(s)).collect();
-    let paths = strings_of(&mut b)?;
-    let errors = strings_of(&mut b)?;
+    strings.truncate(own);
+    let paths = strings_from(r)?;
+    let errors = strings_from(r)?;
     let mut scan = Scan::default();
-    scan.strings = strings[..own].iter().map(|s| (*s).to_owned()).collect();
+    scan.strings = strings;
     scan.files = paths
-        .iter()
+        .into_iter()
         .map(|p| Found {
             path: PathBuf::from(p),
             agent: None,
@@ -316,19 +352,34 @@ fn unpack_merged(mut b: &[u8]) -> Option<Scan> {
             stamp: None,
         })
         .collect();
-    scan.errors = errors.iter().map(|s| (*s).to_owned()).collect();
-    scan.entries.reserve(b.len() / ENTRY);
+    scan.errors = errors;
+    let count = u32_from(r)? as usize;
+    scan.entries.reserve(count.min(1 << 24));
     let files = scan.files.len() as u64;
-    let mut bad = false;
     let own = own as Sym;
-    entries_of(b, &agents, &mut |mut e, file| match file {
-        Some(f) if f < files && e.session < own && e.project < own && e.model < own => {
-            e.file = f as u32;
-            scan.entries.push(e);
+    // The entries, some hundreds at a time.
+    let mut piece = vec![0u8; ENTRY * 736];
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(736);
+        let b = &mut piece[..ENTRY * n];
+        r.read_exact(b).ok()?;
+        for e in b.chunks_exact(ENTRY) {
+            let Some((mut e, file)) = entry_of(e, &agents)? else {
+                continue;
+            };
+            match file {
+                Some(f) if f < files && e.session < own && e.project < own && e.model < own => {
+                    e.file = f as u32;
+                    scan.entries.push(e);
+                }
+                _ => return None,
+            }
         }
-        _ => bad = true,
-    })?;
-    (!bad).then_some(scan)
+        left -= n;
+    }
+    // Nothing after the entries.
+    (r.read(&mut [0u8; 1]).ok()? == 0).then_some(scan)
 }
 
 /// The scan `usage` would make of the files stored (only those under `under`, when given),
@@ -349,14 +400,13 @@ pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
     read.map_err(|e| db.error(e))
 }
 
-/// The merged facts kept, when they are there and read (a store of version 4 has none).
+/// The merged facts kept, when they are there and read (a store of version 4 has none):
+/// read through blob I/O, a piece at a time.
 fn merged(conn: &Connection) -> Option<Scan> {
-    let mut st = conn
-        .prepare("SELECT scan FROM usage_merged WHERE id = 1")
+    let blob = conn
+        .blob_open(rusqlite::MAIN_DB, "usage_merged", "scan", 1, true)
         .ok()?;
-    let mut rows = st.query([]).ok()?;
-    let row = rows.next().ok()??;
-    unpack_merged(row.get_ref(0).ok()?.as_blob().ok()?)
+    unpack_merged(&mut std::io::BufReader::with_capacity(1 << 16, blob))
 }
 
 /// Whether the merged row is there, and of this version: its first 4 bytes read through blob
@@ -632,17 +682,17 @@ mod tests {
         let mut packed = Vec::new();
         merged.write(&mut packed).unwrap();
         assert_eq!(packed.len(), merged.len());
-        let back = unpack_merged(&packed).unwrap();
+        let back = unpack_merged(&mut &packed[..]).unwrap();
         let paths = |s: &Scan| s.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
         assert_eq!(format!("{:?}", back.entries), format!("{:?}", scan.entries));
         assert_eq!(back.strings, scan.strings);
         assert_eq!(paths(&back), paths(&scan));
         assert_eq!(back.errors, scan.errors);
         assert_eq!(back.entries.iter().map(|e| e.file).max(), Some(2));
-        assert!(unpack_merged(&packed[..packed.len() - 1]).is_none());
+        assert!(unpack_merged(&mut &packed[..packed.len() - 1]).is_none());
         let mut other = packed.clone();
         other[0] = 9;
-        assert!(unpack_merged(&other).is_none());
+        assert!(unpack_merged(&mut &other[..]).is_none());
     }
 
     /// `store` keeps a merged scan when there is none, or one packed by another insights, and
@@ -686,11 +736,11 @@ mod tests {
             .push(sample(Agent::Claude, None, [0, 0, 0], None, true, false));
         let mut packed = Vec::new();
         Merged::new(&scan).write(&mut packed).unwrap();
-        assert!(unpack_merged(&packed).is_some());
+        assert!(unpack_merged(&mut &packed[..]).is_some());
         // The session's number (the entry's bytes 4..8) set to 1: "claude", an agent's name.
         let at = packed.len() - ENTRY + 4;
         packed[at] = 1;
-        assert!(unpack_merged(&packed).is_none());
+        assert!(unpack_merged(&mut &packed[..]).is_none());
     }
 
     #[test]

@@ -269,6 +269,8 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
     let mut kept = Vec::new();
     let mut costs = Vec::new();
     let mut unpriced = BTreeSet::new();
+    // Each model's price, looked up once: a home has a few models and many responses.
+    let mut price_of: Vec<Option<Option<&prices::Price>>> = vec![None; scan.strings.len()];
     for (i, e) in scan.entries.iter().enumerate() {
         if !src.agent.is_empty() && !src.agent.contains(&e.agent) {
             continue;
@@ -291,16 +293,25 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
             Some(0.0)
         } else {
             e.cost_usd.or_else(|| {
-                let model = scan.str(e.model);
-                let c = prices.find(model).map(|p| p.cost(&e.tokens));
-                if c.is_none() {
-                    unpriced.insert(if model.is_empty() {
-                        "(no model)".to_owned()
-                    } else {
-                        model.to_owned()
-                    });
-                }
-                c
+                let price = match price_of.get_mut(e.model as usize) {
+                    Some(Some(known)) => *known,
+                    slot => {
+                        let model = scan.str(e.model);
+                        let price = prices.find(model);
+                        if price.is_none() {
+                            unpriced.insert(if model.is_empty() {
+                                "(no model)".to_owned()
+                            } else {
+                                model.to_owned()
+                            });
+                        }
+                        if let Some(slot) = slot {
+                            *slot = Some(price);
+                        }
+                        price
+                    }
+                };
+                price.map(|p| p.cost(&e.tokens))
             })
         };
         costs.push(cost);
