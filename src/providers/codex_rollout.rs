@@ -119,10 +119,6 @@ struct Payload<'a> {
     /// An `item_completed`'s item.
     #[serde(borrow, default)]
     item: Option<Item<'a>>,
-    /// A `token_count`'s tokens (read by [`line_facts`]; the event mapping reads them
-    /// through `codex::legacy`).
-    #[serde(default)]
-    info: Option<super::codex::LegacyTokenInfo>,
 }
 
 #[derive(Deserialize)]
@@ -849,7 +845,20 @@ struct FactsRecord<'a> {
     #[serde(rename = "type")]
     ty: OptStr<'a>,
     #[serde(borrow)]
-    payload: Option<Payload<'a>>,
+    payload: Option<FactsPayload<'a>>,
+}
+
+/// What [`line_facts`] reads of a payload: the rest (a `session_meta`'s instructions, tens of
+/// kilobytes) is skipped, not taken apart.
+#[derive(Deserialize)]
+struct FactsPayload<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: OptStr<'a>,
+    id: OptStr<'a>,
+    cwd: OptStr<'a>,
+    model: OptStr<'a>,
+    #[serde(default)]
+    info: Option<super::codex::LegacyTokenInfo>,
 }
 
 /// A record's own `type`, read from its bytes when it is certain to be the top-level key:

@@ -366,7 +366,8 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
                     || c.response.as_deref().is_some_and(|r| responses.contains(r)))
         })
     };
-    let modified = modified_millis(path);
+    // The file's time, for the records without one: looked up when one needs it.
+    let mut modified = None;
     for c in found.iter().filter(|c| !told_before(c)) {
         let trace = c.trace.as_deref().and_then(|t| traces.get(t));
         let model = c
@@ -381,7 +382,9 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
             .or(c.trace.as_deref())
             .unwrap_or("unknown-session");
         (sink.add)(LineFacts {
-            time: c.time.or(modified),
+            time: c
+                .time
+                .or_else(|| *modified.get_or_insert_with(|| modified_millis(path))),
             session: Some(Cow::Borrowed(session)),
             model: Some(Cow::Borrowed(model)),
             usage: Some(c.tokens),

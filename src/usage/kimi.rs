@@ -82,16 +82,36 @@ struct Config {
     model: Option<String>,
 }
 
-/// `model` in `config.json` of the Kimi folder that holds `sessions/`.
+/// `model` in `config.json` of the Kimi folder that holds `sessions/`: read once per folder
+/// and thread (a home has one, and thousands of sessions).
 fn model_of(wire: &Path) -> String {
-    wire.ancestors()
-        .nth(4)
-        .and_then(|root| std::fs::read_to_string(root.join("config.json")).ok())
-        .and_then(|text| serde_json::from_str::<Config>(&text).ok())
-        .and_then(|c| c.model)
-        .map(|m| m.trim().to_owned())
-        .filter(|m| !m.is_empty())
-        .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(PathBuf, String)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let root = wire.ancestors().nth(4);
+    let read = |root: Option<&Path>| {
+        root.and_then(|root| std::fs::read_to_string(root.join("config.json")).ok())
+            .and_then(|text| serde_json::from_str::<Config>(&text).ok())
+            .and_then(|c| c.model)
+            .map(|m| m.trim().to_owned())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
+    };
+    let Some(root) = root else {
+        return read(None);
+    };
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((r, model)) if r == root => model.clone(),
+            _ => {
+                let model = read(Some(root));
+                *last = Some((root.to_path_buf(), model.clone()));
+                model
+            }
+        }
+    })
 }
 
 fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
@@ -101,7 +121,8 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         .and_then(Path::file_name)
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let modified = modified_millis(path);
+    // The file's time, for the lines without one: looked up when one needs it.
+    let mut modified = None;
     each_line(path, sink, &mut |no, line, sink| {
         let turn = line.contains(r#""TurnBegin""#);
         if !turn && !line.contains(r#""token_usage""#) {
@@ -115,7 +136,11 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
             }
         };
         let Some(m) = l.message else { return };
-        let time = l.timestamp.as_ref().and_then(millis).or(modified);
+        let time = l
+            .timestamp
+            .as_ref()
+            .and_then(millis)
+            .or_else(|| *modified.get_or_insert_with(|| modified_millis(path)));
         let mut f = LineFacts {
             time,
             session: Some(Cow::Borrowed(&session)),
