@@ -17,6 +17,9 @@ under fresh ids) and a recorded OpenCode database.
 It times `insights usage --by day --json` and `ccusage daily --json --offline` (ccusage 20.0.24,
 installed as tests/ccusage_compare.py does), alternating, best of --repeat, and prints the ratio
 (ccusage's time / insights' time: above 1 is faster than ccusage) and each one's peak memory.
+Beside them, the floor: benches/read_floor.rs (built with `rustc -O` when there is one) walks
+the same home and reads every file whole on as many threads as there are cores, doing nothing
+with the bytes; each tool's time is also given over it.
 """
 
 import argparse
@@ -194,6 +197,16 @@ def main():
         cmds["ccusage"] = [exe, "daily", "--json", "--offline"]
     else:
         print("ccusage: not installed and cannot be (no npm or no network): insights alone")
+    # The floor: the same walk and reads with nothing done with the bytes (read_floor.rs),
+    # on as many reading threads as insights uses.
+    floor = os.path.join(a.dir, "read_floor")
+    built = shutil.which("rustc") and subprocess.run(
+        ["rustc", "-O", "--edition", "2021", os.path.join(HERE, "read_floor.rs"), "-o", floor],
+        capture_output=True).returncode == 0
+    if built:
+        cmds["floor"] = [floor, str(os.cpu_count() or 1), home]
+    else:
+        print("floor: rustc cannot build benches/read_floor.rs: left out")
     best = {k: (float("inf"), 0) for k in cmds}
     for _ in range(a.repeat):
         for k, cmd in cmds.items():
@@ -203,6 +216,11 @@ def main():
         print(f"{k:9} {dt:7.3f} s  {size / 1e6 / dt:7.0f} MB/s  peak {rss / 1024:6.1f} MiB")
     if exe:
         print(f"ratio (ccusage time / insights time): {best['ccusage'][0] / best['insights'][0]:.2f}")
+    if "floor" in best:
+        print(f"insights over the floor (walking and reading the files, nothing else): "
+              f"{best['insights'][0] / best['floor'][0]:.2f}")
+        if exe:
+            print(f"ccusage over the floor: {best['ccusage'][0] / best['floor'][0]:.2f}")
     if a.compare and exe:
         failures, checked = ccusage_compare.compare(
             os.path.abspath(a.insights), home, exe, ccusage_compare.AGENTS + ccusage_compare.SAMPLED)
