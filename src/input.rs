@@ -695,7 +695,7 @@ pub fn group_conversations(sources: Vec<Source>) -> Vec<Source> {
 fn session_files_of(file: &Path) -> [Option<PathBuf>; 2] {
     // Both kinds are below a `subagents` folder: most files are told apart by their bytes.
     let bytes = file.as_os_str().as_encoded_bytes();
-    if memchr::memmem::find(bytes, b"subagents/").is_none()
+    if memchr::memmem::find(bytes, b"subagents").is_none()
         || !file.extension().is_some_and(|x| x == "jsonl")
     {
         return [None, None];

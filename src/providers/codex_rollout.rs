@@ -31,7 +31,7 @@ use crate::event::{
     ChangeKind, Json, Notice, SessionInit, Str, Text, TextKind, ToolCallStatus, ToolCompletion,
     ToolInvocation, ToolKind, UserInput,
 };
-use crate::wire::{is_object, OptStr};
+use crate::wire::{is_null, is_object, OptStr};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -95,7 +95,10 @@ struct Payload<'a> {
     cwd: OptStr<'a>,
     cli_version: OptStr<'a>,
     originator: OptStr<'a>,
-    source: OptStr<'a>,
+    /// Where the session came from: a name (`cli`, `vscode`, `exec`…), or an object for a
+    /// subagent's or a custom session (`{"subagent":"review"}`), kept as it is.
+    #[serde(borrow, default)]
+    source: Option<&'a RawValue>,
     model_provider: OptStr<'a>,
     model: OptStr<'a>,
     turn_id: OptStr<'a>,
@@ -240,7 +243,7 @@ fn session_meta<'a>(p: Payload<'a>, cx: &mut Cx<'a>) {
         ..SessionInit::default()
     });
     ext.put_opt("codex.originator", p.originator.0);
-    ext.put_opt("codex.source", p.source.0);
+    ext.put_opt("codex.source", p.source.filter(|v| !is_null(v)));
     ext.put_opt("codex.modelProvider", p.model_provider.0);
 }
 
@@ -1014,6 +1017,29 @@ mod tests {
         assert!(line_facts(item, &mut memo).is_none());
     }
     use crate::test_support::convert_sniffed;
+
+    /// A subagent's rollout names its source with an object (the app-server schema's
+    /// `SessionSource`): its session and working directory are read all the same, by the
+    /// events and by `usage`.
+    #[test]
+    fn a_session_source_may_be_an_object() {
+        let meta = r#"{"timestamp":"2026-10-01T00:00:00.000Z","type":"session_meta","payload":{"id":"sess-1","cwd":"/p","cli_version":"0.169.0","source":{"subagent":"review"}}}"#;
+        let events = convert_sniffed(&super::super::codex::PROVIDER, meta);
+        let init = events
+            .iter()
+            .find(|e| e["event"] == "session_init")
+            .expect("a session_init");
+        assert_eq!(init["sessionId"], "sess-1");
+        assert_eq!(init["cwd"], "/p");
+        assert_eq!(
+            init["extensions"]["codex.source"],
+            serde_json::json!({"subagent": "review"})
+        );
+        let mut memo = crate::usage::FileMemo::default();
+        line_facts(meta, &mut memo);
+        assert_eq!(memo.session.as_deref(), Some("sess-1"));
+        assert_eq!(memo.cwd.as_deref(), Some("/p"));
+    }
 
     #[test]
     fn a_patch_names_its_files_against_the_cwd() {

@@ -96,6 +96,9 @@ pub struct Store {
     building: bool,
     /// Every source's record, read before the sources were known ([`Store::preload`]).
     records: Option<sources::Records>,
+    /// The records the last [`Store::store_all`] compared the sources with: let go by
+    /// [`Store::let_go`].
+    compared: Option<sources::Records>,
 }
 
 impl Store {
@@ -109,6 +112,18 @@ impl Store {
             path: path.to_path_buf(),
             building: false,
             records: None,
+            compared: None,
+        }
+    }
+
+    /// Lets go of what the last run found and compared (the sources' places and records):
+    /// freed now when `now` (before a merge, which holds every file's facts), else left to
+    /// the process's exit, which `store` reaches next (tens of thousands of paths are
+    /// not freed one by one).
+    pub fn let_go(&mut self, now: bool) {
+        let found = (std::mem::take(&mut self.places), self.compared.take());
+        if !now {
+            std::mem::forget(found);
         }
     }
 
@@ -297,9 +312,7 @@ impl Store {
         });
         drop(blocked);
         self.places = places;
-        // `store` ends after this run: tens of thousands of records are left to the exit
-        // rather than freed one by one.
-        std::mem::forget(records);
+        self.compared = records;
         if r.is_err() {
             self.rollback();
         }

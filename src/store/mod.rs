@@ -251,7 +251,7 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
         // Freed before the merge (a first store's peak memory): found again below in the
         // rare case that another writer made the database meanwhile.
         drop(sources);
-        store.places = ingest::Places::default();
+        store.let_go(true);
         store.keep_merged(&diag)?;
         let counts = store.counts;
         if b.publish(store.conn, &db)? {
@@ -274,15 +274,14 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
             store.places = places;
             store.store_all(&sources, &opts, &mut diag)?;
             store.commit()?;
-            if store.merge_wanted() {
-                // Freed first: the merge holds every file's facts.
+            let merge = store.merge_wanted();
+            store.let_go(merge);
+            if merge {
                 drop(sources);
-                store.places = ingest::Places::default();
                 store.keep_merged(&diag)?;
             } else {
-                // `store` ends next: what the run found is left to the exit rather than freed
-                // path by path (milliseconds of a run that changed nothing).
-                std::mem::forget((sources, std::mem::take(&mut store.places)));
+                // `store` ends next: left to the exit, as in `let_go`.
+                std::mem::forget(sources);
             }
             store.counts
         }

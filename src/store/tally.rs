@@ -304,9 +304,10 @@ impl<'s> Merged<'s> {
     }
 }
 
-/// The scan [`Merged::write`] packed, read from `r` a piece at a time (the row is megabytes:
-/// it is not held whole beside the scan made of it); `None` when the bytes are not that.
-fn unpack_merged(r: &mut dyn std::io::Read) -> Option<Scan> {
+/// The scan [`Merged::write`] packed, read from `r` (`len` bytes) a piece at a time (the row
+/// is megabytes: it is not held whole beside the scan made of it); `None` when the bytes are
+/// not that.
+fn unpack_merged(r: &mut dyn std::io::Read, len: usize) -> Option<Scan> {
     use std::io::Read as _;
     fn u32_from(r: &mut dyn std::io::Read) -> Option<u32> {
         let mut b = [0u8; 4];
@@ -354,7 +355,8 @@ fn unpack_merged(r: &mut dyn std::io::Read) -> Option<Scan> {
         .collect();
     scan.errors = errors;
     let count = u32_from(r)? as usize;
-    scan.entries.reserve(count.min(1 << 24));
+    // Room for no more entries than the `len` bytes can hold (a corrupt count is not trusted).
+    scan.entries.reserve(count.min(len / ENTRY));
     let files = scan.files.len() as u64;
     let own = own as Sym;
     // The entries, some hundreds at a time.
@@ -406,7 +408,8 @@ fn merged(conn: &Connection) -> Option<Scan> {
     let blob = conn
         .blob_open(rusqlite::MAIN_DB, "usage_merged", "scan", 1, true)
         .ok()?;
-    unpack_merged(&mut std::io::BufReader::with_capacity(1 << 16, blob))
+    let len = blob.len();
+    unpack_merged(&mut std::io::BufReader::with_capacity(1 << 16, blob), len)
 }
 
 /// Whether the merged row is there, and of this version: its first 4 bytes read through blob
@@ -682,17 +685,23 @@ mod tests {
         let mut packed = Vec::new();
         merged.write(&mut packed).unwrap();
         assert_eq!(packed.len(), merged.len());
-        let back = unpack_merged(&mut &packed[..]).unwrap();
+        let back = unpack_merged(&mut &packed[..], packed.len()).unwrap();
         let paths = |s: &Scan| s.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
         assert_eq!(format!("{:?}", back.entries), format!("{:?}", scan.entries));
         assert_eq!(back.strings, scan.strings);
         assert_eq!(paths(&back), paths(&scan));
         assert_eq!(back.errors, scan.errors);
         assert_eq!(back.entries.iter().map(|e| e.file).max(), Some(2));
-        assert!(unpack_merged(&mut &packed[..packed.len() - 1]).is_none());
+        assert!(unpack_merged(&mut &packed[..packed.len() - 1], packed.len() - 1).is_none());
         let mut other = packed.clone();
         other[0] = 9;
-        assert!(unpack_merged(&mut &other[..]).is_none());
+        assert!(unpack_merged(&mut &other[..], other.len()).is_none());
+        // A count of entries past what the bytes hold: no room made for it, and not read.
+        let huge: Vec<u8> = [MERGED, 0, 0, 0, 0, u32::MAX]
+            .iter()
+            .flat_map(|n| n.to_le_bytes())
+            .collect();
+        assert!(unpack_merged(&mut &huge[..], huge.len()).is_none());
     }
 
     /// `store` keeps a merged scan when there is none, or one packed by another insights, and
@@ -736,11 +745,11 @@ mod tests {
             .push(sample(Agent::Claude, None, [0, 0, 0], None, true, false));
         let mut packed = Vec::new();
         Merged::new(&scan).write(&mut packed).unwrap();
-        assert!(unpack_merged(&mut &packed[..]).is_some());
+        assert!(unpack_merged(&mut &packed[..], packed.len()).is_some());
         // The session's number (the entry's bytes 4..8) set to 1: "claude", an agent's name.
         let at = packed.len() - ENTRY + 4;
         packed[at] = 1;
-        assert!(unpack_merged(&mut &packed[..]).is_none());
+        assert!(unpack_merged(&mut &packed[..], packed.len()).is_none());
     }
 
     #[test]
