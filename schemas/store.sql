@@ -4,7 +4,8 @@
 -- needs no insights.
 
 -- The schema's version: one row. A database of a newer version is refused, an older one is
--- migrated (src/store/schema.rs).
+-- migrated (src/store/schema.rs). Beside it, `PRAGMA user_version` holds the version of the
+-- readers that read the usage facts below (docs/store.md: an older one's files are read again).
 CREATE TABLE schema_version (
   version INTEGER NOT NULL
 );

@@ -1338,3 +1338,80 @@ fn the_merged_usage_facts_answer_as_the_files_do() {
     assert_eq!(answers(Some(&db)), grown);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A store whose usage facts an older insights read (SQLite's `user_version` below this
+/// insights' `FACTS`) has every file read again by the next `store`: the events are not
+/// stored twice, and `usage --db` answers as `usage` on the files. One a newer insights
+/// read is left as it is.
+#[test]
+fn usage_facts_an_older_insights_read_are_read_again() {
+    let d = scratch("facts-version");
+    let home = d.join("home");
+    for case in ["claude/subagent-write", "codex-exec/multi-patch"] {
+        copy_dir(&root().join("testdata/session-files").join(case), &home);
+    }
+    let db = d.join("home.db");
+    let stored = || {
+        let out = insights()
+            .env("HOME", &home)
+            .args(["store", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        ok(&out);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        // "… (N files read, M unchanged)": N.
+        err.lines()
+            .find(|l| l.contains("note: stored "))
+            .and_then(|l| l.rsplit_once('('))
+            .and_then(|(_, s)| s.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no files read in the note: {err}"))
+    };
+    let version = || -> i64 {
+        Connection::open(&db)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let usage = |db: Option<&Path>| {
+        let mut c = insights();
+        c.env("HOME", &home).args([
+            "usage",
+            "--json",
+            "--tz",
+            "UTC",
+            "--by",
+            "day,session,model",
+        ]);
+        if let Some(db) = db {
+            c.arg(format!("--db={}", db.display()));
+        }
+        let out = c.output().unwrap();
+        ok(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let files = stored();
+    assert!(files > 0);
+    let current = version();
+    assert!(current >= 1, "user_version {current}");
+    let events = rows(&db);
+    assert_eq!(stored(), 0, "nothing changed");
+    // As an older insights left it: its facts are not this one's.
+    let c = Connection::open(&db).unwrap();
+    c.execute_batch("PRAGMA user_version = 0; DELETE FROM usage_files;")
+        .unwrap();
+    drop(c);
+    assert_eq!(stored(), files, "every file read again");
+    assert_eq!(version(), current);
+    assert_eq!(rows(&db), events, "no event stored twice");
+    assert_eq!(usage(Some(&db)), usage(None));
+    // A newer insights' facts are left.
+    Connection::open(&db)
+        .unwrap()
+        .pragma_update(None, "user_version", current + 1)
+        .unwrap();
+    assert_eq!(stored(), 0);
+    assert_eq!(version(), current + 1);
+    std::fs::remove_dir_all(&d).unwrap();
+}

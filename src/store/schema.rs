@@ -362,6 +362,18 @@ fn migrate(conn: &Connection) -> anyhow::Result<()> {
         Some(v) if v > VERSION => bail!("schema version {v} is newer than {VERSION}"),
         Some(_) => {}
     }
+    // Usage facts read by an older insights' readers are read again: every file's record
+    // goes, so this run reads each file whole (its events, stored already, are not stored
+    // twice) and its facts anew. A newer insights' facts are left as they are.
+    let facts: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if facts < super::tally::FACTS {
+        if now.is_some() {
+            tx.execute_batch(
+                "DELETE FROM usage_merged; DELETE FROM usage_files; DELETE FROM sources;",
+            )?;
+        }
+        tx.pragma_update(None, "user_version", super::tally::FACTS)?;
+    }
     tx.commit()?;
     Ok(())
 }

@@ -235,6 +235,12 @@ fn unpack<'b>(mut b: &'b [u8], entries: &mut Vec<(Entry, Option<u64>)>) -> Optio
     Some(strings)
 }
 
+/// The version of what `usage` reads of a file (its readers, src/usage/): kept in the store
+/// as SQLite's `user_version`. One more whenever a reader counts a file otherwise, so that
+/// `store` reads again the files an older insights read ([`super::schema`]'s `migrate`),
+/// and `usage --db` answers as `usage` on the files does.
+pub const FACTS: i64 = 1;
+
 /// What [`Merged::write`] writes first: a merged scan packed otherwise is not read, and
 /// `store` merges again. The version of the packing and of the merge (src/usage/scan.rs, the
 /// order of [`order_key`]): a change of either changes it.
