@@ -431,11 +431,14 @@ pub fn merged_current(c: &Connection) -> rusqlite::Result<bool> {
     if there != Some(true) {
         return Ok(false);
     }
-    let blob = c.blob_open(rusqlite::MAIN_DB, "usage_merged", "scan", 1, true)?;
+    // A row another writer changed or deleted since the query cannot be opened or read:
+    // not current, and the merge that follows makes it again (an error of the database
+    // shows there).
+    let Ok(blob) = c.blob_open(rusqlite::MAIN_DB, "usage_merged", "scan", 1, true) else {
+        return Ok(false);
+    };
     let mut head = [0u8; 4];
-    blob.read_at_exact(&mut head, 0)
-        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-    Ok(head == MERGED.to_le_bytes())
+    Ok(blob.read_at_exact(&mut head, 0).is_ok() && head == MERGED.to_le_bytes())
 }
 
 /// Merges every file's facts and keeps them (`usage_merged`), unless they are kept already
