@@ -1397,12 +1397,24 @@ fn usage_facts_an_older_insights_read_are_read_again() {
     assert!(current >= 1, "user_version {current}");
     let events = rows(&db);
     assert_eq!(stored(), 0, "nothing changed");
-    // As an older insights left it: its facts are not this one's.
+    // As an older insights left it: its facts are not this one's, and `usage --db` says so.
+    let older = |db: &Path| {
+        let out = insights()
+            .env("HOME", &home)
+            .args(["usage", "--json", "--tz", "UTC"])
+            .arg(format!("--db={}", db.display()))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).contains("read by an older insights")
+    };
+    assert!(!older(&db));
     let c = Connection::open(&db).unwrap();
     c.execute_batch("PRAGMA user_version = 0; DELETE FROM usage_files;")
         .unwrap();
     drop(c);
+    assert!(older(&db));
     assert_eq!(stored(), files, "every file read again");
+    assert!(!older(&db));
     assert_eq!(version(), current);
     assert_eq!(rows(&db), events, "no event stored twice");
     assert_eq!(usage(Some(&db)), usage(None));

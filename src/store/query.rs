@@ -73,6 +73,11 @@ impl Db {
         &self.conn
     }
 
+    /// The database's path, as given.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// A database error, named with the database and what was being read.
     pub(crate) fn error(&self, e: rusqlite::Error) -> anyhow::Error {
         anyhow::anyhow!("{}: cannot read: {}", self.name, db_words(&e))

@@ -396,16 +396,28 @@ fn unpack_merged(r: &mut dyn std::io::Read, len: usize) -> Option<Scan> {
 /// when they are there; else one sequential read of `usage_files`, a row per file.
 pub fn scan(db: &Db, under: &[PathBuf]) -> anyhow::Result<Scan> {
     let conn = db.conn();
-    if under.is_empty() {
-        if let Some(scan) = merged(conn) {
-            return Ok(scan);
-        }
+    let mut scan = match under.is_empty().then(|| merged(conn)).flatten() {
+        Some(scan) => scan,
+        // One read transaction: the rows are listed, then read one by one.
+        None => conn
+            .unchecked_transaction()
+            .and_then(|tx| scan_files(&tx, under))
+            .map_err(|e| db.error(e))?,
+    };
+    // Facts an older insights read (`FACTS`) may count a file otherwise than `usage` on the
+    // files now: said, with what reads them again.
+    let facts: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| db.error(e))?;
+    if facts < FACTS {
+        scan.errors.push(format!(
+            "{}: its usage facts were read by an older insights (`insights store --db {}` \
+             reads the files again)",
+            db.name(),
+            db.name()
+        ));
     }
-    // One read transaction: the rows are listed, then read one by one.
-    let read = conn
-        .unchecked_transaction()
-        .and_then(|tx| scan_files(&tx, under));
-    read.map_err(|e| db.error(e))
+    Ok(scan)
 }
 
 /// The merged facts kept, when they are there and read (a store of version 4 has none):
