@@ -24,6 +24,16 @@ fn store(db: &Path, args: &[&Path]) -> Output {
     c.output().expect("run insights store")
 }
 
+/// Runs `insights store --db DB` on the standard places of the home `home`.
+fn store_home(home: &Path, db: &Path) -> Output {
+    insights()
+        .env("HOME", home)
+        .args(["store", "--db"])
+        .arg(db)
+        .output()
+        .expect("run insights store")
+}
+
 fn ok(out: &Output) {
     assert!(
         out.status.success(),
@@ -1184,13 +1194,7 @@ fn usage_only_agents_are_stored_for_usage() {
         .unwrap();
     let db = d.join("home.db");
     let store = || {
-        let out = insights()
-            .env("HOME", &home)
-            .arg("store")
-            .arg("--db")
-            .arg(&db)
-            .output()
-            .unwrap();
+        let out = store_home(&home, &db);
         ok(&out);
         out
     };
@@ -1247,15 +1251,7 @@ fn the_merged_usage_facts_answer_as_the_files_do() {
         copy_dir(&root().join("testdata/session-files").join(case), &home);
     }
     let db = d.join("home.db");
-    let stored = || {
-        let out = insights()
-            .env("HOME", &home)
-            .args(["store", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
-        ok(&out);
-    };
+    let stored = || ok(&store_home(&home, &db));
     let answers = |db: Option<&Path>| {
         let mut all = Vec::new();
         for args in [
@@ -1352,12 +1348,7 @@ fn usage_facts_an_older_insights_read_are_read_again() {
     }
     let db = d.join("home.db");
     let stored = || {
-        let out = insights()
-            .env("HOME", &home)
-            .args(["store", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
+        let out = store_home(&home, &db);
         ok(&out);
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         // "… (N files read, M unchanged)": N.
