@@ -210,3 +210,17 @@ CREATE TRIGGER usage_files_changed AFTER UPDATE ON usage_files
   BEGIN DELETE FROM usage_merged; END;
 CREATE TRIGGER usage_files_removed AFTER DELETE ON usage_files
   BEGIN DELETE FROM usage_merged; END;
+
+-- Changed in version 6 (a store of an older version is brought to it; its files are read
+-- again to fill it, their events stored before are not stored twice):
+-- Which form of recording told each turn of a session: 0 its stream (agent output, live or
+-- captured, or InsightsEvents read as they are), 1 the agent's own session file. A turn is
+-- the turn-th `turn_start` of the recording (0: what comes before its first). A conversation
+-- stored from two forms (its stream and its session file) is stored once: each turn from the
+-- first form that stored it (docs/store.md, "A stream and its session file").
+CREATE TABLE tellers (
+  sid INTEGER NOT NULL,       -- session_ids.sid
+  turn INTEGER NOT NULL,
+  form INTEGER NOT NULL,
+  PRIMARY KEY (sid, turn, form)
+) WITHOUT ROWID;

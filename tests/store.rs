@@ -735,7 +735,7 @@ fn the_sqlite3_shell_reads_the_views() {
         let n: u64 = out.lines().nth(1).unwrap().parse().unwrap();
         assert!(n > 10, "{view}: {n} rows");
     }
-    assert_eq!(query("select version from schema_version"), "version\n5\n");
+    assert_eq!(query("select version from schema_version"), "version\n6\n");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -1416,5 +1416,159 @@ fn usage_facts_an_older_insights_read_are_read_again() {
         .unwrap();
     assert_eq!(stored(), 0);
     assert_eq!(version(), current + 1);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The conversations of `testdata/` recorded twice: a stream capture (`<agent>/<name>.jsonl`)
+/// and the session files the CLI wrote meanwhile (`session-files/<agent>/<name>/`, a home).
+fn streams_and_their_session_files() -> Vec<(PathBuf, PathBuf)> {
+    let t = root().join("testdata");
+    let mut pairs = Vec::new();
+    for agent in std::fs::read_dir(t.join("session-files"))
+        .unwrap()
+        .flatten()
+    {
+        for home in std::fs::read_dir(agent.path()).unwrap().flatten() {
+            let stream = t
+                .join(agent.file_name())
+                .join(home.file_name())
+                .with_extension("jsonl");
+            if stream.is_file() {
+                pairs.push((stream, home.path()));
+            }
+        }
+    }
+    pairs.sort();
+    pairs
+}
+
+/// Stores the standard places of `home` (OpenCode's database under its `.local/share` too).
+fn store_home_all(home: &Path, db: &Path) -> Output {
+    insights()
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .args(["store", "--db"])
+        .arg(db)
+        .output()
+        .expect("run insights store")
+}
+
+/// The turns stored of each session (the `turns` view's, after a start), 0 for a session
+/// without.
+fn turns_by_session(db: &Path) -> std::collections::BTreeMap<String, i64> {
+    let c = Connection::open(db).unwrap();
+    let mut st = c
+        .prepare(
+            "SELECT s.session_id,
+                    (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id AND t.turn > 0)
+             FROM session_ids s WHERE s.session_id <> ''
+               AND EXISTS (SELECT 1 FROM events e WHERE e.sid = s.sid)",
+        )
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The number of turns a recording's facts (`*.facts.json`, written from the wire) list.
+fn facts_turns(facts: &Path) -> Option<usize> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(facts).ok()?).ok()?;
+    v["turns"].as_array().map(Vec::len)
+}
+
+/// A conversation stored from its stream and from its session files, in either order, is
+/// stored once: each turn from the recording stored first, the other adding only the turns
+/// and sessions it alone has (nothing, where both tell the same turns). Checked on every
+/// such pair of `testdata/`, with the stream stored as a capture and as the InsightsEvents of
+/// a pipe; and against the facts written from the wire, where both recordings' facts give
+/// the same number of turns.
+#[test]
+fn a_stream_and_its_session_file_are_stored_once() {
+    let d = scratch("stream-and-file");
+    let pairs = streams_and_their_session_files();
+    assert!(pairs.len() > 60, "{} pairs", pairs.len());
+    let (mut failures, mut nothing_added) = (Vec::new(), 0);
+    for (k, (stream, home)) in pairs.iter().enumerate() {
+        let db = |name: &str| d.join(format!("{k}-{name}.db"));
+        let events = d.join(format!("{k}.events.jsonl"));
+        let conv = insights()
+            .arg("--no-timestamp")
+            .arg(stream)
+            .output()
+            .unwrap();
+        std::fs::write(&events, &conv.stdout).unwrap();
+        let stream_alone = db("s");
+        let _ = store(&stream_alone, &[stream]);
+        let file_alone = db("f");
+        ok(&store_home_all(home, &file_alone));
+        let (s_turns, f_turns) = (
+            turns_by_session(&stream_alone),
+            turns_by_session(&file_alone),
+        );
+        let mut both_turns = s_turns.clone();
+        for (s, n) in &f_turns {
+            let t = both_turns.entry(s.clone()).or_default();
+            *t = (*t).max(*n);
+        }
+        // Whether `b` tells nothing `a` does not: its sessions and turns are among a's.
+        let within = |a: &std::collections::BTreeMap<String, i64>,
+                      b: &std::collections::BTreeMap<String, i64>| {
+            b.iter().all(|(s, n)| a.get(s).is_some_and(|m| m >= n))
+        };
+        let facts = [
+            stream.with_extension("facts.json"),
+            files_ending(home, ".facts.json")
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+        ];
+        let wire_turns = match facts.map(|f| facts_turns(&f)) {
+            [Some(a), Some(b)] if a == b && a > 0 => Some(a as i64),
+            _ => None,
+        };
+        for (order, stream_as_events) in [("sf", false), ("fs", false), ("ef", true), ("fe", true)]
+        {
+            let both = db(order);
+            let stream_store = || {
+                if stream_as_events {
+                    store(&both, &[&events])
+                } else {
+                    store(&both, &[stream])
+                }
+            };
+            let (second, first_turns, second_turns) = if order.starts_with('f') {
+                ok(&store_home_all(home, &both));
+                (stream_store(), &f_turns, &s_turns)
+            } else {
+                stream_store();
+                (store_home_all(home, &both), &s_turns, &f_turns)
+            };
+            let (added, _) = note(&second);
+            let what = format!("{} ({order})", home.display());
+            let turns = turns_by_session(&both);
+            if turns != both_turns {
+                failures.push(format!("{what}: turns {turns:?}, want {both_turns:?}"));
+            }
+            if within(first_turns, second_turns) {
+                if added != 0 {
+                    failures.push(format!("{what}: the second recording added {added} events"));
+                } else {
+                    nothing_added += 1;
+                }
+            }
+            if let Some(n) = wire_turns {
+                let stored: i64 = turns.values().sum();
+                if stored != n {
+                    failures.push(format!("{what}: {stored} turns, the wire says {n}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+    assert!(
+        nothing_added > 250,
+        "only {nothing_added} stores added nothing"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }

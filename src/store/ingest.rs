@@ -14,6 +14,7 @@
 
 use super::checkpoint::Checkpoints;
 use super::sources::{self, Plan, Record};
+use super::tellers::{Form, Tellers, Turns};
 use crate::convert::{Converter, Options};
 use crate::diag::Diag;
 use crate::event::Event;
@@ -77,6 +78,9 @@ pub struct Counts {
     pub files_read: u64,
     /// Files whose record said nothing changed.
     pub files_unchanged: u64,
+    /// Events not stored because another form of their recording told their turn
+    /// ([`super::tellers`]).
+    pub told_elsewhere: u64,
 }
 
 /// The database and the batch open on it.
@@ -398,6 +402,10 @@ impl Store {
                             retract(conn, &planned.retract).map_err(|e| err(e, "cannot write"))?;
                         }
                         ins.closing = None;
+                        if !ins.waiting.items.is_empty() {
+                            begin(open)?;
+                        }
+                        ins.end_recording().map_err(|e| err(e, storing))?;
                     }
                     _ if skipping => {
                         if let Item::End(end) = item {
@@ -409,9 +417,16 @@ impl Store {
                         begin(open)?;
                         ins.event(&chunk.text, row).map_err(|e| err(e, storing))?
                     }
-                    Item::Line { json, fallback } => {
+                    Item::Line {
+                        json,
+                        fallback,
+                        session,
+                        form,
+                        nth,
+                    } => {
                         begin(open)?;
-                        ins.line(&chunk.text[json.0..json.1], fallback)
+                        let session = &chunk.text[session.0..session.1];
+                        ins.line(&chunk.text[json.0..json.1], fallback, session, *form, *nth)
                             .map_err(|e| err(e, storing))?
                     }
                     Item::LineEnd { idle } => {
@@ -424,11 +439,18 @@ impl Store {
                             ins.added_since_commit = 0;
                         }
                     }
-                    Item::Closing => ins.closing = Some(Vec::new()),
-                    Item::End(end) => {
-                        if !end.records.is_empty() {
+                    Item::Closing => {
+                        if !ins.waiting.items.is_empty() {
                             begin(open)?;
                         }
+                        ins.flush(true).map_err(|e| err(e, storing))?;
+                        ins.closing = Some(Vec::new())
+                    }
+                    Item::End(end) => {
+                        if !end.records.is_empty() || !ins.waiting.items.is_empty() {
+                            begin(open)?;
+                        }
+                        ins.end_recording().map_err(|e| err(e, storing))?;
                         let closing = ins.closing.take().unwrap_or_default();
                         for (k, (key, rec, facts)) in end.records.iter().enumerate() {
                             let facts = facts.recv().map_err(|_| {
@@ -468,6 +490,7 @@ impl Store {
         }
         counts.events += ins.events;
         counts.added += ins.added;
+        counts.told_elsewhere += ins.told_elsewhere;
         Ok(())
     }
 }
@@ -483,6 +506,10 @@ fn retract(conn: &Connection, keys: &[(String, String)]) -> rusqlite::Result<()>
     }
     Ok(())
 }
+
+/// How many bytes of a recording's events may wait for it to name their session (a stream's
+/// handshake is a few KiB); past that they are stored as they are.
+const WAITING_BYTES: usize = 1 << 20;
 
 /// Above this many sources, the records are read all at once rather than each looked up.
 const PRELOAD: usize = 64;
@@ -512,6 +539,7 @@ struct Chunk {
 struct Span(usize, usize);
 
 /// An event the converter made.
+#[derive(Clone, Copy)]
 struct Row {
     session: Span,
     id: Span,
@@ -523,6 +551,9 @@ struct Row {
     json: Span,
     /// Whether the JSON has a `callId` (SQLite reads it from there).
     call: bool,
+    /// Its recording's form, and the ordinal of its turn there ([`super::tellers`]).
+    form: Form,
+    nth: u32,
 }
 
 enum Item {
@@ -530,10 +561,14 @@ enum Item {
     /// the keys of what its last read inferred, to take back.
     Begin(Box<Planned>),
     Event(Row),
-    /// An InsightsEvent line passed through, and its id if it has none.
+    /// An InsightsEvent line passed through, and its id if it has none; its session, and
+    /// the ordinal of its turn in its recording ([`super::tellers`]).
     Line {
         json: Span,
         fallback: String,
+        session: Span,
+        form: Form,
+        nth: u32,
     },
     /// A line of a pipe was converted; `idle`: the next one is not there yet (time to
     /// commit).
@@ -571,8 +606,12 @@ struct Ended {
 
 impl Chunk {
     fn put(&mut self, s: &str) -> Span {
+        self.put_bytes(s.as_bytes())
+    }
+
+    fn put_bytes(&mut self, s: &[u8]) -> Span {
         let start = self.text.len();
-        self.text.extend_from_slice(s.as_bytes());
+        self.text.extend_from_slice(s);
         Span(start, self.text.len())
     }
 
@@ -700,7 +739,7 @@ impl Reader<'_> {
                 // Sent now: what the sources before it left is committed while it waits.
                 self.push(Item::Begin(Box::default()), true)?;
                 let lines = SourceLines::one(reader, name.clone(), self.opts.max_line);
-                self.convert(lines, &name, true, 0, diag)?;
+                self.convert(lines, &name, true, 0, None, diag)?;
                 let end = Ended {
                     commit: true,
                     ..Ended::default()
@@ -713,13 +752,13 @@ impl Reader<'_> {
                 Some(f) if !f.converts => self.usage_only(path, f.stamp, diag),
                 // A session file the walk found (its place says it is not a database).
                 Some(f) if path.extension().is_some_and(|x| x == "jsonl") => {
-                    self.file(path, f.stamp, diag)
+                    self.file(path, f.stamp, Some(Form::File), diag)
                 }
                 // OpenCode's database: read as `insights` reads it (`Source::open`).
                 _ if crate::providers::opencode_db::is_database(path) => {
                     self.database(src, path, diag)
                 }
-                _ => self.file(path, None, diag),
+                _ => self.file(path, None, None, diag),
             },
             Source::Group(paths) => self.group(src, paths, diag),
         }
@@ -766,7 +805,14 @@ impl Reader<'_> {
         self.push(Item::End(Box::new(end)), false)
     }
 
-    fn file(&self, path: &Path, stamp: Option<Stamp>, diag: &mut Diag) -> anyhow::Result<()> {
+    /// A file, read from where its record says; `form` as [`Reader::convert`] takes it.
+    fn file(
+        &self,
+        path: &Path,
+        stamp: Option<Stamp>,
+        form: Option<Form>,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
         let key = key_of(path);
         let Some(((size, mtime), rec)) = self.looked_up(path, &key, stamp, sources::stat, diag)?
         else {
@@ -803,7 +849,7 @@ impl Reader<'_> {
         };
         self.push(Item::Begin(Box::new(planned)), false)?;
         let lines_in = SourceLines::one(Box::new(reader), name.clone(), self.opts.max_line);
-        let read = self.convert(lines_in, &name, false, lines, diag)?;
+        let read = self.convert(lines_in, &name, false, lines, form, diag)?;
         let mut end = Ended::default();
         if let Some(read) = read {
             let head_len = size.min(sources::HEAD);
@@ -871,7 +917,7 @@ impl Reader<'_> {
         };
         self.push(Item::Begin(Box::new(planned)), false)?;
         let lines = SourceLines::one(reader, name.clone(), self.opts.max_line);
-        let read = self.convert(lines, &name, false, 0, diag)?;
+        let read = self.convert(lines, &name, false, 0, Some(Form::File), diag)?;
         let mut end = Ended::default();
         if let Some(read) = read {
             // No offset nor head: a database is read whole (its rows' ids say what is stored).
@@ -973,7 +1019,7 @@ impl Reader<'_> {
             retract: Vec::new(),
         };
         self.push(Item::Begin(Box::new(planned)), false)?;
-        let read = self.convert(lines, &name, false, 0, diag)?;
+        let read = self.convert(lines, &name, false, 0, Some(Form::File), diag)?;
         let mut end = Ended::default();
         if read.is_some() {
             for (p, key, size, mtime) in stats {
@@ -1005,16 +1051,24 @@ impl Reader<'_> {
     /// the next line is not there yet. `None` when it was not read to its end (a signal, an
     /// input error, reported): then no record is kept, and the next run reads it again from
     /// where its record says (the events sent of it are stored, and not stored twice).
+    /// `form`: the recording's form ([`super::tellers`]) when the caller knows it (a session
+    /// file of a standard place), else told by its first line.
+    #[allow(clippy::too_many_arguments)]
     fn convert(
         &self,
         mut rdr: SourceLines<'_>,
         name: &str,
         live: bool,
         skip: u64,
+        form: Option<Form>,
         diag: &mut Diag,
     ) -> anyhow::Result<Option<Outcome>> {
         let storing = std::cell::Cell::new(true);
+        let known = std::cell::Cell::new(form);
+        // Every event is placed in its turn, those of the lines stored before too.
+        let turns = RefCell::new(Turns::default());
         let mut tap = |ev: &Event| -> io::Result<()> {
+            let nth = turns.borrow_mut().place(ev.session_id.as_bytes(), ev.event);
             if !storing.get() {
                 return Ok(());
             }
@@ -1038,6 +1092,8 @@ impl Reader<'_> {
                 event: ev.event,
                 json,
                 call,
+                form: known.get().unwrap_or(Form::Stream),
+                nth,
             };
             c.items.push(Item::Event(row));
             if c.full() {
@@ -1064,12 +1120,15 @@ impl Reader<'_> {
             let lineno = rdr.lineno();
             let unterminated = rdr.unterminated();
             storing.set(lineno > skip);
+            if known.get().is_none() {
+                known.set(Some(Form::of_first_line(&buf)));
+            }
             conv.input_line(line, &buf, lineno, unterminated, rdr.name(), diag)?;
             // InsightsEvents passed through.
             let out = conv.out();
             out.flush().context("cannot convert")?;
             let written = out.w.get_mut();
-            if storing.get() && !written.is_empty() {
+            if !written.is_empty() {
                 let fallback = format!(
                     "line-{:016x}",
                     crate::ids::hash_pair("", &String::from_utf8_lossy(&buf))
@@ -1080,12 +1139,23 @@ impl Reader<'_> {
                     .filter(|l| !l.is_empty())
                     .enumerate()
                 {
+                    let head = LineHead::of(l);
+                    let nth = turns
+                        .borrow_mut()
+                        .place(head.session.as_bytes(), &head.event);
+                    if !storing.get() {
+                        continue;
+                    }
+                    let session = c.put(&head.session);
                     let start = c.text.len();
                     c.text.extend_from_slice(l);
                     let json = Span(start, c.text.len());
                     c.items.push(Item::Line {
                         json,
                         fallback: format!("{fallback}:{k}"),
+                        session,
+                        form: known.get().unwrap_or(Form::Stream),
+                        nth,
                     });
                 }
                 if c.full() {
@@ -1151,8 +1221,16 @@ struct Inserter<'c> {
     closing: Option<Vec<(String, String)>>,
     /// The session of the last event inserted, and its number (`session_ids.sid`).
     session: Option<(Vec<u8>, i64)>,
+    /// Which form told each turn.
+    tellers: Tellers<'c>,
+    /// The last session the recording being stored named, and its turn there.
+    named: Option<(i64, u32)>,
+    /// The recording's events that came before it named a session ([`Inserter::place`]).
+    waiting: Chunk,
     events: u64,
     added: u64,
+    /// Events of turns another form told, not stored.
+    told_elsewhere: u64,
     added_since_commit: u64,
 }
 
@@ -1194,23 +1272,112 @@ impl<'c> Inserter<'c> {
             )?,
             closing: None,
             session: None,
+            tellers: Tellers::new(conn)?,
+            named: None,
+            waiting: Chunk::default(),
             events: 0,
             added: 0,
+            told_elsewhere: 0,
             added_since_commit: 0,
         })
     }
 
-    /// Inserts an event the converter made, its parts in `text`.
-    fn event(&mut self, text: &[u8], row: &Row) -> rusqlite::Result<()> {
-        let part = |s: Span| Text(&text[s.0..s.1]);
-        let session = &text[row.session.0..row.session.1];
-        let sid = match &self.session {
-            Some((s, sid)) if s.as_slice() == session => *sid,
-            _ => {
-                let sid = sid_of(self.conn, session)?;
-                self.session = Some((session.to_vec(), sid));
-                sid
+    /// Whether an event of `session` (its number `sid`), in the turn `nth` of a recording of
+    /// `form`, is stored ([`super::tellers`]). An event that names no session is placed in the
+    /// last session its recording named, at that session's turn; before the recording names
+    /// one, it waits (`None`), and goes with the first session named ([`Inserter::flush`]).
+    fn place(
+        &mut self,
+        session: &[u8],
+        sid: i64,
+        form: Form,
+        nth: u32,
+    ) -> rusqlite::Result<Option<bool>> {
+        let told = if !session.is_empty() {
+            if !self.waiting.items.is_empty() {
+                // The events that came before it are the same recording's preamble.
+                let told = self.tellers.told_elsewhere(sid, true, form, 0)?;
+                self.flush(!told)?;
             }
+            self.named = Some((sid, nth));
+            self.tellers.told_elsewhere(sid, true, form, nth)?
+        } else if let Some((named, at)) = self.named {
+            self.tellers.told_elsewhere(named, true, form, at)?
+        } else if self.waiting.text.len() < WAITING_BYTES {
+            return Ok(None);
+        } else {
+            // A recording that names no session for long: its events are stored as they are.
+            self.flush(true)?;
+            false
+        };
+        if told {
+            self.events += 1;
+            self.told_elsewhere += 1;
+        }
+        Ok(Some(!told))
+    }
+
+    /// Stores (`keep`) or drops the events waiting for their recording to name a session.
+    fn flush(&mut self, keep: bool) -> rusqlite::Result<()> {
+        let mut waiting = std::mem::take(&mut self.waiting);
+        for item in &waiting.items {
+            match item {
+                Item::Event(row) if keep => self.insert(&waiting.text, row, None)?,
+                Item::Line { json, fallback, .. } if keep => {
+                    self.insert_line(&waiting.text[json.0..json.1], fallback)?
+                }
+                _ => {
+                    self.events += 1;
+                    self.told_elsewhere += 1;
+                }
+            }
+        }
+        waiting.text.clear();
+        waiting.items.clear();
+        self.waiting = waiting;
+        Ok(())
+    }
+
+    /// The end of a recording: what waits is stored, and its sessions forgotten.
+    fn end_recording(&mut self) -> rusqlite::Result<()> {
+        self.flush(true)?;
+        self.named = None;
+        self.tellers.begin();
+        Ok(())
+    }
+
+    /// Inserts an event the converter made, its parts in `text`, unless another form told its
+    /// turn.
+    fn event(&mut self, text: &[u8], row: &Row) -> rusqlite::Result<()> {
+        let session = &text[row.session.0..row.session.1];
+        let sid = self.sid(session)?;
+        match self.place(session, sid, row.form, row.nth)? {
+            Some(true) => self.insert(text, row, Some(sid)),
+            Some(false) => Ok(()),
+            None => {
+                let w = &mut self.waiting;
+                let mut copy = |s: Span| w.put_bytes(&text[s.0..s.1]);
+                let row = Row {
+                    session: copy(row.session),
+                    id: copy(row.id),
+                    turn: row.turn.map(&mut copy),
+                    time: row.time.map(&mut copy),
+                    json: copy(row.json),
+                    ..*row
+                };
+                w.items.push(Item::Event(row));
+                Ok(())
+            }
+        }
+    }
+
+    /// Inserts an event the converter made, its parts in `text`; `sid`: its session's number,
+    /// when known.
+    fn insert(&mut self, text: &[u8], row: &Row, sid: Option<i64>) -> rusqlite::Result<()> {
+        let part = |s: Span| Text(&text[s.0..s.1]);
+        let sid = match sid {
+            Some(sid) => sid,
+            None => self.sid(&text[row.session.0..row.session.1])?,
         };
         let r = self.made.execute(rusqlite::params![
             part(row.session),
@@ -1241,8 +1408,50 @@ impl<'c> Inserter<'c> {
         Ok(())
     }
 
+    /// The number of `session` (`session_ids.sid`), numbered now when it is new.
+    fn sid(&mut self, session: &[u8]) -> rusqlite::Result<i64> {
+        match &self.session {
+            Some((s, sid)) if s.as_slice() == session => Ok(*sid),
+            _ => {
+                let sid = sid_of(self.conn, session)?;
+                self.session = Some((session.to_vec(), sid));
+                Ok(sid)
+            }
+        }
+    }
+
+    /// Inserts an InsightsEvent line of `session`, in the turn `nth` of its recording of
+    /// `form`, unless another form told that turn; `fallback` is its id when it has none.
+    fn line(
+        &mut self,
+        line: &[u8],
+        fallback: &str,
+        session: &[u8],
+        form: Form,
+        nth: u32,
+    ) -> rusqlite::Result<()> {
+        let sid = self.sid(session)?;
+        match self.place(session, sid, form, nth)? {
+            Some(true) => self.insert_line(line, fallback),
+            Some(false) => Ok(()),
+            None => {
+                let w = &mut self.waiting;
+                let json = w.put_bytes(line);
+                let session = w.put_bytes(session);
+                w.items.push(Item::Line {
+                    json,
+                    fallback: fallback.to_owned(),
+                    session,
+                    form,
+                    nth,
+                });
+                Ok(())
+            }
+        }
+    }
+
     /// Inserts an InsightsEvent line; `fallback` is its id when it has none.
-    fn line(&mut self, line: &[u8], fallback: &str) -> rusqlite::Result<()> {
+    fn insert_line(&mut self, line: &[u8], fallback: &str) -> rusqlite::Result<()> {
         let text = String::from_utf8_lossy(line);
         let r = self.line_session.execute([text.as_ref()]).and_then(|_| {
             self.line
@@ -1262,6 +1471,22 @@ impl<'c> Inserter<'c> {
         self.added += n;
         self.added_since_commit += n;
         Ok(n > 0)
+    }
+}
+
+/// What an InsightsEvent line passed through says of its place: its session and type
+/// (empty when it names none, or is not an object).
+#[derive(Default, serde::Deserialize)]
+struct LineHead<'a> {
+    #[serde(borrow, default, rename = "sessionId")]
+    session: Cow<'a, str>,
+    #[serde(borrow, default)]
+    event: Cow<'a, str>,
+}
+
+impl<'a> LineHead<'a> {
+    fn of(line: &'a [u8]) -> LineHead<'a> {
+        serde_json::from_slice(line).unwrap_or_default()
     }
 }
 

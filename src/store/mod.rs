@@ -15,6 +15,7 @@ pub mod query;
 pub mod schema;
 pub mod sources;
 pub mod tally;
+pub mod tellers;
 
 use crate::cli::Config;
 use crate::diag::Diag;
@@ -34,10 +35,12 @@ Examples:
   insights replay --session ID --follow --db      # watch a live `... | insights store -`
 
 Every event is stored once, by its session and id: storing a file again, or a copy of it,
-adds nothing. A file stored before is read from where the last run stopped; one that was
-rewritten is read again from its start. A first store of files (no database yet, no `-`) is
-built beside it, as NAME.building-..., and appears whole when it ends. The database is plain
-SQLite with the views sessions, turns, tool_calls and usage (docs/store.md).
+adds nothing. A conversation stored from its stream and from its session file is stored once:
+each turn from the one stored first (docs/store.md). A file stored before is read from where
+the last run stopped; one that was rewritten is read again from its start. A first store of
+files (no database yet, no `-`) is built beside it, as NAME.building-..., and appears whole
+when it ends. The database is plain SQLite with the views sessions, turns, tool_calls and
+usage (docs/store.md).
 
 Exit status: 0 every line was read, 1 some input lines could not be read, 2 usage or I/O
 error, or a --db file that is not an insights database or is of a newer schema (left as it
@@ -286,8 +289,12 @@ pub fn run(args: &Args, config: &Config) -> anyhow::Result<ExitCode> {
             store.counts
         }
     };
+    let told = match c.told_elsewhere {
+        0 => String::new(),
+        n => format!("; {n} events of turns another recording of their conversation told"),
+    };
     diag.note(&format!(
-        "stored {} new events of {} read into {} ({} files read, {} unchanged)",
+        "stored {} new events of {} read into {} ({} files read, {} unchanged{told})",
         c.added,
         c.events,
         db.display(),

@@ -13,7 +13,7 @@ use std::time::Duration;
 pub const DDL: &str = include_str!("../../schemas/store.sql");
 
 /// The version [`DDL`] makes.
-pub const VERSION: i64 = 5;
+pub const VERSION: i64 = 6;
 
 /// The oldest version [`open_read_only`] reads: version 4 lacks only `usage_merged`, which
 /// `usage --db` does without (it merges the files' facts itself).
@@ -70,6 +70,13 @@ const MIGRATIONS: &[Step] = &[
         drop: "",
         marker: Some("-- Changed in version 5"),
         then: "",
+    },
+    // 5 to 6: which form told each turn. The files are read again, so that their turns are
+    // noted (their events are stored already, and are not stored twice).
+    Step {
+        drop: "",
+        marker: Some("-- Changed in version 6"),
+        then: "DELETE FROM sources;",
     },
 ];
 
