@@ -222,5 +222,8 @@ CREATE TABLE tellers (
   sid INTEGER NOT NULL,       -- session_ids.sid
   turn INTEGER NOT NULL,
   form INTEGER NOT NULL,
+  told INTEGER NOT NULL,      -- 1: an event of it was added from this form; 0: a recording of
+                              -- this form had it, another form told it (the form's next
+                              -- recording of the session numbers its turns after it)
   PRIMARY KEY (sid, turn, form)
 ) WITHOUT ROWID;

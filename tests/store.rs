@@ -1572,3 +1572,113 @@ fn a_stream_and_its_session_file_are_stored_once() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A session resumed in a second stream (`claude -p --resume`, `codex exec resume`, a second
+/// prompt over a new connection): each pair of `testdata/` whose stream has two turns or more
+/// is cut before its second turn into two recordings, stored one after the other, and the
+/// session files before or after them. The second stream's turns follow the first's: the
+/// files add nothing after both, nor both after the files; and a copy of the first stream
+/// stored again tells no turn (the files then still add their second turn).
+#[test]
+fn a_session_resumed_in_a_second_stream_is_stored_once_with_its_files() {
+    let d = scratch("resumed");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (k, (stream, home)) in streams_and_their_session_files().iter().enumerate() {
+        let out = insights()
+            .arg("--no-timestamp")
+            .arg(stream)
+            .output()
+            .unwrap();
+        // The line of the second turn's start, of a stream of one session.
+        let starts: Vec<(String, u64)> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("\"event\":\"turn_start\""))
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["sessionId"].as_str().unwrap_or("").to_owned(),
+                    v["line"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        if starts.len() < 2 || starts.iter().any(|s| s.0 != starts[0].0) {
+            continue;
+        }
+        let text = std::fs::read_to_string(stream).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let cut = (starts[1].1 - 1) as usize;
+        let part = |n: &str, ls: &[&str]| {
+            let p = d.join(format!("{k}-{n}.jsonl"));
+            std::fs::write(&p, ls.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+            p
+        };
+        let (first, second) = (part("1", &lines[..cut]), part("2", &lines[cut..]));
+        let copy = part("copy", &lines[..cut]);
+        let file_turns = {
+            let db = d.join(format!("{k}-f.db"));
+            ok(&store_home_all(home, &db));
+            turns_by_session(&db)
+        };
+        let session = &starts[0].0;
+        let want = file_turns
+            .get(session)
+            .copied()
+            .unwrap_or(0)
+            .max(starts.len() as i64);
+        let what = home.display().to_string();
+        // The streams, then the files.
+        let db = d.join(format!("{k}-sf.db"));
+        let _ = store(&db, &[&first]);
+        let _ = store(&db, &[&second]);
+        let events_of = |db: &Path| -> i64 {
+            Connection::open(db)
+                .unwrap()
+                .query_row(
+                    "SELECT count(*) FROM events WHERE session_id = ?1",
+                    [session],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        };
+        let before = events_of(&db);
+        ok(&store_home_all(home, &db));
+        // What the files added to the session (a session of their own, such as Gemini CLI's
+        // start-up chat, is theirs alone).
+        let added = events_of(&db) - before;
+        let turns = turns_by_session(&db).get(session).copied().unwrap_or(0);
+        if turns != want || (file_turns.get(session) <= Some(&(starts.len() as i64)) && added != 0)
+        {
+            failures.push(format!(
+                "{what}: streams then files: {turns} turns (want {want}), the files added {added}"
+            ));
+        }
+        // The files, then the streams.
+        let db = d.join(format!("{k}-fs.db"));
+        ok(&store_home_all(home, &db));
+        let added: u64 = [&first, &second]
+            .iter()
+            .map(|p| note(&store(&db, &[p])).0)
+            .sum();
+        let turns = turns_by_session(&db).get(session).copied().unwrap_or(0);
+        if turns != want {
+            failures.push(format!("{what}: files then streams: {turns} turns (want {want}), the streams added {added}"));
+        }
+        // The first stream and a copy of it, then the files: the copy tells nothing.
+        let db = d.join(format!("{k}-copy.db"));
+        let _ = store(&db, &[&first]);
+        let _ = store(&db, &[&copy]);
+        ok(&store_home_all(home, &db));
+        let turns = turns_by_session(&db).get(session).copied().unwrap_or(0);
+        let want_copy = file_turns.get(session).copied().unwrap_or(0).max(1);
+        if turns != want_copy {
+            failures.push(format!(
+                "{what}: a stream, its copy, then files: {turns} turns (want {want_copy})"
+            ));
+        }
+        checked += 1;
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+    assert!(checked >= 15, "only {checked} resumed conversations");
+    std::fs::remove_dir_all(&d).unwrap();
+}

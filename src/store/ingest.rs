@@ -405,7 +405,9 @@ impl Store {
                         if !ins.waiting.items.is_empty() {
                             begin(open)?;
                         }
-                        ins.end_recording().map_err(|e| err(e, storing))?;
+                        // A recording read for the first time; a file read before goes on.
+                        let fresh = planned.records.iter().all(|(_, r)| r.is_none());
+                        ins.next_recording(fresh).map_err(|e| err(e, storing))?;
                     }
                     _ if skipping => {
                         if let Item::End(end) = item {
@@ -420,13 +422,15 @@ impl Store {
                     Item::Line {
                         json,
                         fallback,
+                        id,
                         session,
                         form,
                         nth,
                     } => {
                         begin(open)?;
-                        let session = &chunk.text[session.0..session.1];
-                        ins.line(&chunk.text[json.0..json.1], fallback, session, *form, *nth)
+                        let t = &chunk.text;
+                        let (json, id) = (&t[json.0..json.1], &t[id.0..id.1]);
+                        ins.line(json, fallback, id, &t[session.0..session.1], *form, *nth)
                             .map_err(|e| err(e, storing))?
                     }
                     Item::LineEnd { idle } => {
@@ -443,14 +447,14 @@ impl Store {
                         if !ins.waiting.items.is_empty() {
                             begin(open)?;
                         }
-                        ins.flush(true).map_err(|e| err(e, storing))?;
+                        ins.flush_unnamed().map_err(|e| err(e, storing))?;
                         ins.closing = Some(Vec::new())
                     }
                     Item::End(end) => {
                         if !end.records.is_empty() || !ins.waiting.items.is_empty() {
                             begin(open)?;
                         }
-                        ins.end_recording().map_err(|e| err(e, storing))?;
+                        ins.next_recording(false).map_err(|e| err(e, storing))?;
                         let closing = ins.closing.take().unwrap_or_default();
                         for (k, (key, rec, facts)) in end.records.iter().enumerate() {
                             let facts = facts.recv().map_err(|_| {
@@ -566,6 +570,7 @@ enum Item {
     Line {
         json: Span,
         fallback: String,
+        id: Span,
         session: Span,
         form: Form,
         nth: u32,
@@ -1147,12 +1152,14 @@ impl Reader<'_> {
                         continue;
                     }
                     let session = c.put(&head.session);
+                    let id = c.put(&head.id);
                     let start = c.text.len();
                     c.text.extend_from_slice(l);
                     let json = Span(start, c.text.len());
                     c.items.push(Item::Line {
                         json,
                         fallback: format!("{fallback}:{k}"),
+                        id,
                         session,
                         form: known.get().unwrap_or(Form::Stream),
                         nth,
@@ -1285,47 +1292,59 @@ impl<'c> Inserter<'c> {
     /// Whether an event of `session` (its number `sid`), in the turn `nth` of a recording of
     /// `form`, is stored ([`super::tellers`]). An event that names no session is placed in the
     /// last session its recording named, at that session's turn; before the recording names
-    /// one, it waits (`None`), and goes with the first session named ([`Inserter::flush`]).
+    /// one, it waits, and goes with the first session named ([`Inserter::flush`]).
     fn place(
         &mut self,
         session: &[u8],
         sid: i64,
         form: Form,
         nth: u32,
-    ) -> rusqlite::Result<Option<bool>> {
-        let told = if !session.is_empty() {
+    ) -> rusqlite::Result<Placed> {
+        let (teller, told) = if !session.is_empty() {
+            let turn = self.tellers.turn(sid, form, nth)?;
             if !self.waiting.items.is_empty() {
                 // The events that came before it are the same recording's preamble.
-                let told = self.tellers.told_elsewhere(sid, true, form, 0)?;
-                self.flush(!told)?;
+                let told = self.tellers.told_elsewhere(sid, form, 0)?;
+                self.flush(if told { None } else { Some((sid, 0)) })?;
             }
-            self.named = Some((sid, nth));
-            self.tellers.told_elsewhere(sid, true, form, nth)?
-        } else if let Some((named, at)) = self.named {
-            self.tellers.told_elsewhere(named, true, form, at)?
+            self.named = Some((sid, turn));
+            ((sid, turn), self.tellers.told_elsewhere(sid, form, turn)?)
+        } else if let Some((named, turn)) = self.named {
+            (
+                (named, turn),
+                self.tellers.told_elsewhere(named, form, turn)?,
+            )
         } else if self.waiting.text.len() < WAITING_BYTES {
-            return Ok(None);
+            return Ok(Placed::Waits);
         } else {
             // A recording that names no session for long: its events are stored as they are.
-            self.flush(true)?;
-            false
+            self.flush_unnamed()?;
+            return Ok(Placed::Stored(None));
         };
         if told {
             self.events += 1;
             self.told_elsewhere += 1;
+            return Ok(Placed::Told(teller));
         }
-        Ok(Some(!told))
+        Ok(Placed::Stored(Some(teller)))
     }
 
-    /// Stores (`keep`) or drops the events waiting for their recording to name a session.
-    fn flush(&mut self, keep: bool) -> rusqlite::Result<()> {
+    /// Stores the events waiting for their recording to name a session, as told by the turn
+    /// `teller` of a session; drops them with `None` (another form told it).
+    fn flush(&mut self, teller: Option<(i64, u32)>) -> rusqlite::Result<()> {
         let mut waiting = std::mem::take(&mut self.waiting);
         for item in &waiting.items {
-            match item {
-                Item::Event(row) if keep => self.insert(&waiting.text, row, None)?,
-                Item::Line { json, fallback, .. } if keep => {
-                    self.insert_line(&waiting.text[json.0..json.1], fallback)?
-                }
+            match (item, teller) {
+                (Item::Event(row), Some(t)) => self.insert(&waiting.text, row, None, Some(t))?,
+                (
+                    Item::Line {
+                        json,
+                        fallback,
+                        form,
+                        ..
+                    },
+                    Some(t),
+                ) => self.insert_line(&waiting.text[json.0..json.1], fallback, Some((*form, t)))?,
                 _ => {
                     self.events += 1;
                     self.told_elsewhere += 1;
@@ -1338,11 +1357,30 @@ impl<'c> Inserter<'c> {
         Ok(())
     }
 
-    /// The end of a recording: what waits is stored, and its sessions forgotten.
-    fn end_recording(&mut self) -> rusqlite::Result<()> {
-        self.flush(true)?;
+    /// Stores the events waiting for a session that their recording never named.
+    fn flush_unnamed(&mut self) -> rusqlite::Result<()> {
+        let mut waiting = std::mem::take(&mut self.waiting);
+        for item in &waiting.items {
+            match item {
+                Item::Event(row) => self.insert(&waiting.text, row, None, None)?,
+                Item::Line { json, fallback, .. } => {
+                    self.insert_line(&waiting.text[json.0..json.1], fallback, None)?
+                }
+                _ => {}
+            }
+        }
+        waiting.text.clear();
+        waiting.items.clear();
+        self.waiting = waiting;
+        Ok(())
+    }
+
+    /// The end of a recording: what waits is stored, and its sessions forgotten. `fresh`: the
+    /// next recording is new (not a file read before going on).
+    fn next_recording(&mut self, fresh: bool) -> rusqlite::Result<()> {
+        self.flush_unnamed()?;
         self.named = None;
-        self.tellers.begin();
+        self.tellers.begin(fresh);
         Ok(())
     }
 
@@ -1352,9 +1390,12 @@ impl<'c> Inserter<'c> {
         let session = &text[row.session.0..row.session.1];
         let sid = self.sid(session)?;
         match self.place(session, sid, row.form, row.nth)? {
-            Some(true) => self.insert(text, row, Some(sid)),
-            Some(false) => Ok(()),
-            None => {
+            Placed::Stored(teller) => self.insert(text, row, Some(sid), teller),
+            Placed::Told((s, turn)) => {
+                let id = &text[row.id.0..row.id.1];
+                self.had(s, row.form, turn, sid, id)
+            }
+            Placed::Waits => {
                 let w = &mut self.waiting;
                 let mut copy = |s: Span| w.put_bytes(&text[s.0..s.1]);
                 let row = Row {
@@ -1371,9 +1412,32 @@ impl<'c> Inserter<'c> {
         }
     }
 
+    /// Notes that the recording had the turn `turn` of session `s`, which another form told,
+    /// when the event `id` of session `sid` it did not store is not stored already (a copy of
+    /// a recording has nothing of its own).
+    fn had(&mut self, s: i64, form: Form, turn: u32, sid: i64, id: &[u8]) -> rusqlite::Result<()> {
+        if !self.tellers.may_cover(s, form, turn) {
+            return Ok(());
+        }
+        let stored: bool = self
+            .conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM events WHERE sid = ?1 AND id = ?2)")?
+            .query_row(rusqlite::params![sid, Text(id)], |r| r.get(0))?;
+        if !stored {
+            self.tellers.cover(s, form, turn)?;
+        }
+        Ok(())
+    }
+
     /// Inserts an event the converter made, its parts in `text`; `sid`: its session's number,
-    /// when known.
-    fn insert(&mut self, text: &[u8], row: &Row, sid: Option<i64>) -> rusqlite::Result<()> {
+    /// when known. When it is added (not stored before), the turn `teller` is its form's.
+    fn insert(
+        &mut self,
+        text: &[u8],
+        row: &Row,
+        sid: Option<i64>,
+        teller: Option<(i64, u32)>,
+    ) -> rusqlite::Result<()> {
         let part = |s: Span| Text(&text[s.0..s.1]);
         let sid = match sid {
             Some(sid) => sid,
@@ -1400,6 +1464,9 @@ impl<'c> Inserter<'c> {
             r => r,
         };
         if self.counted(r)? {
+            if let Some((s, turn)) = teller {
+                self.tellers.claim(s, row.form, turn)?;
+            }
             if let Some(keys) = self.closing.as_mut() {
                 let s = |s: Span| String::from_utf8_lossy(&text[s.0..s.1]).into_owned();
                 keys.push((s(row.session), s(row.id)));
@@ -1422,25 +1489,36 @@ impl<'c> Inserter<'c> {
 
     /// Inserts an InsightsEvent line of `session`, in the turn `nth` of its recording of
     /// `form`, unless another form told that turn; `fallback` is its id when it has none.
+    #[allow(clippy::too_many_arguments)]
     fn line(
         &mut self,
         line: &[u8],
         fallback: &str,
+        id: &[u8],
         session: &[u8],
         form: Form,
         nth: u32,
     ) -> rusqlite::Result<()> {
         let sid = self.sid(session)?;
         match self.place(session, sid, form, nth)? {
-            Some(true) => self.insert_line(line, fallback),
-            Some(false) => Ok(()),
-            None => {
+            Placed::Stored(teller) => self.insert_line(line, fallback, teller.map(|t| (form, t))),
+            Placed::Told((s, turn)) => {
+                let id = if id.is_empty() {
+                    fallback.as_bytes()
+                } else {
+                    id
+                };
+                self.had(s, form, turn, sid, id)
+            }
+            Placed::Waits => {
                 let w = &mut self.waiting;
                 let json = w.put_bytes(line);
                 let session = w.put_bytes(session);
+                let id = w.put_bytes(id);
                 w.items.push(Item::Line {
                     json,
                     fallback: fallback.to_owned(),
+                    id,
                     session,
                     form,
                     nth,
@@ -1450,8 +1528,14 @@ impl<'c> Inserter<'c> {
         }
     }
 
-    /// Inserts an InsightsEvent line; `fallback` is its id when it has none.
-    fn insert_line(&mut self, line: &[u8], fallback: &str) -> rusqlite::Result<()> {
+    /// Inserts an InsightsEvent line; `fallback` is its id when it has none. When it is added,
+    /// the turn `teller` is its form's.
+    fn insert_line(
+        &mut self,
+        line: &[u8],
+        fallback: &str,
+        teller: Option<(Form, (i64, u32))>,
+    ) -> rusqlite::Result<()> {
         let text = String::from_utf8_lossy(line);
         let r = self.line_session.execute([text.as_ref()]).and_then(|_| {
             self.line
@@ -1461,7 +1545,12 @@ impl<'c> Inserter<'c> {
             Err(e) if is_deep(&e) => deep(self.conn, &text, fallback),
             r => r,
         };
-        self.counted(r).map(|_| ())
+        if self.counted(r)? {
+            if let Some((form, (sid, turn))) = teller {
+                self.tellers.claim(sid, form, turn)?;
+            }
+        }
+        Ok(())
     }
 
     /// Counts an insert; whether it added the event.
@@ -1474,6 +1563,16 @@ impl<'c> Inserter<'c> {
     }
 }
 
+/// Where [`Inserter::place`] puts an event.
+enum Placed {
+    /// Stored; when it is added, the turn (session number, turn) it tells is its form's.
+    Stored(Option<(i64, u32)>),
+    /// Not stored: another form told its turn, (session number, turn).
+    Told((i64, u32)),
+    /// Waits for its recording to name a session.
+    Waits,
+}
+
 /// What an InsightsEvent line passed through says of its place: its session and type
 /// (empty when it names none, or is not an object).
 #[derive(Default, serde::Deserialize)]
@@ -1482,6 +1581,8 @@ struct LineHead<'a> {
     session: Cow<'a, str>,
     #[serde(borrow, default)]
     event: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Cow<'a, str>,
 }
 
 impl<'a> LineHead<'a> {

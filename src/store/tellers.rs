@@ -9,16 +9,23 @@
 //!
 //! So each event is placed in its recording: the session it names, and the ordinal of its
 //! turn within that recording (`0` before the recording's first `turn_start`, `n` from its
-//! n-th). A turn is told by the first form that stores an event of it ([`Form`]); an event of
-//! a turn another form told is not stored, nor is anything another form's recording says
-//! before its first turn once another form told any part of the session. Recordings of one
+//! n-th). A turn is told by the first form that adds an event of it ([`Form`]); an event of
+//! a turn another form told is not stored, nor is what a recording says before its first
+//! turn once another form told any part of the session. Recordings of one
 //! form are parts of one story (a session resumed in a second stream, a file read again as
-//! it grows) and never hide each other; their events are kept once by their ids.
+//! it grows) and never hide each other; their events are kept once by their ids. A recording
+//! read for the first time numbers its turns after those its form's recordings had before
+//! (told, or found told by another form), so that a second stream's first turn is the
+//! session's second; a copy of a recording, all of whose events are stored already, has
+//! no turn of its own.
 //!
 //! The turn ordinals of two forms agree because the converter starts a turn where the agent
 //! did, whichever the form (the session files tell the turns the stream tells, checked
-//! against the facts written from the wire: `tests/facts.rs`). Where one recording has a turn the other lacks at its end (a
-//! stream cut short, a file that went on), that turn is stored from the one that has it.
+//! against the facts written from the wire: `tests/facts.rs`). Where one recording has a turn
+//! the other lacks at its end (a stream cut short, a file that went on), that turn is stored
+//! from the one that has it. Where they do not line up (a resumed stream stored with no
+//! stream of the turns before it) the turns are matched by position: `docs/store.md` says
+//! what is stored then.
 
 use rusqlite::{CachedStatement, Connection};
 use std::collections::HashMap;
@@ -101,13 +108,24 @@ impl Turns {
     }
 }
 
-/// The writer's side: whether an event's turn was told by another form, noting the turns it
-/// tells.
+/// The writer's side: whether an event's turn was told by another form, noting the turns its
+/// form tells.
 pub struct Tellers<'c> {
     other: CachedStatement<'c>,
     tell: CachedStatement<'c>,
+    cover: CachedStatement<'c>,
+    last_of_form: CachedStatement<'c>,
+    /// Whether the recording being stored is new: its turns follow those its form told of
+    /// each of its sessions before (a session resumed in a second stream). A file read before
+    /// and going on numbers its turns from its start, as it did.
+    fresh: bool,
+    /// The recording's sessions, and how many turns of each its form told before it.
+    before: HashMap<i64, u32>,
     /// The last turn asked about, and the answer (a recording's events come turn by turn).
     last: Option<((i64, Form, u32), bool)>,
+    /// The last turn noted as its form's, or as had by it.
+    claimed: Option<(i64, Form, u32)>,
+    covered: Option<(i64, Form, u32)>,
 }
 
 impl<'c> Tellers<'c> {
@@ -115,46 +133,101 @@ impl<'c> Tellers<'c> {
         Ok(Tellers {
             other: conn.prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM tellers
-                   WHERE sid = ?1 AND form <> ?2 AND (turn = ?3 OR ?3 = 0))",
+                   WHERE sid = ?1 AND form <> ?2 AND told AND (turn = ?3 OR ?3 = 0))",
             )?,
             tell: conn.prepare_cached(
-                "INSERT OR IGNORE INTO tellers (sid, turn, form) VALUES (?1, ?3, ?2)",
+                "INSERT INTO tellers (sid, turn, form, told) VALUES (?1, ?3, ?2, 1)
+                   ON CONFLICT DO UPDATE SET told = 1",
             )?,
+            cover: conn.prepare_cached(
+                "INSERT OR IGNORE INTO tellers (sid, turn, form, told) VALUES (?1, ?3, ?2, 0)",
+            )?,
+            last_of_form: conn.prepare_cached(
+                "SELECT coalesce(max(turn), 0) FROM tellers WHERE sid = ?1 AND form = ?2",
+            )?,
+            fresh: false,
+            before: HashMap::new(),
             last: None,
+            claimed: None,
+            covered: None,
         })
     }
 
-    /// Forgets the last answer: a new recording begins (another writer may have told turns
-    /// meanwhile).
-    pub fn begin(&mut self) {
+    /// A recording begins; `fresh`: read for the first time. Forgets the last answers
+    /// (another writer may have told turns meanwhile).
+    pub fn begin(&mut self, fresh: bool) {
+        self.fresh = fresh;
+        self.before.clear();
         self.last = None;
+        self.claimed = None;
+        self.covered = None;
     }
 
-    /// Whether the turn `turn` of session `sid` (`named`: the session has an id) is told by
-    /// another form than `form`; when it is not, it is this form's from now on.
-    pub fn told_elsewhere(
-        &mut self,
-        sid: i64,
-        named: bool,
-        form: Form,
-        turn: u32,
-    ) -> rusqlite::Result<bool> {
-        if !named {
-            return Ok(false);
+    /// The turn of session `sid` that the recording's turn `nth` is: `nth` after the turns
+    /// its form's recordings had before a fresh recording (told, or told by another form);
+    /// `0` (what comes before its first turn) stays.
+    pub fn turn(&mut self, sid: i64, form: Form, nth: u32) -> rusqlite::Result<u32> {
+        if nth == 0 || !self.fresh {
+            return Ok(nth);
         }
+        let before = match self.before.get(&sid) {
+            Some(&b) => b,
+            None => {
+                let b: u32 = self
+                    .last_of_form
+                    .query_row(rusqlite::params![sid, form as i64], |r| r.get(0))?;
+                self.before.insert(sid, b);
+                b
+            }
+        };
+        Ok(nth.saturating_add(before))
+    }
+
+    /// Whether the turn `turn` of session `sid` was told by another form than `form` (for
+    /// `0`, any turn of it).
+    pub fn told_elsewhere(&mut self, sid: i64, form: Form, turn: u32) -> rusqlite::Result<bool> {
         let key = (sid, form, turn);
         if let Some((k, answer)) = self.last {
             if k == key {
                 return Ok(answer);
             }
         }
-        let params = rusqlite::params![sid, form as i64, turn];
-        let elsewhere: bool = self.other.query_row(params, |r| r.get(0))?;
-        if !elsewhere {
-            self.tell.execute(params)?;
+        let told: bool = self
+            .other
+            .query_row(rusqlite::params![sid, form as i64, turn], |r| r.get(0))?;
+        self.last = Some((key, told));
+        Ok(told)
+    }
+
+    /// Notes that a recording of `form` had the turn `turn` of session `sid`, which another
+    /// form told (an event of it not stored before was not stored): the form's next recording
+    /// of the session numbers its turns after it.
+    /// Whether [`Tellers::cover`] would note something of that turn now (it notes a turn
+    /// once): asked first, to spare the caller's look-up.
+    pub fn may_cover(&self, sid: i64, form: Form, turn: u32) -> bool {
+        turn > 0 && self.covered != Some((sid, form, turn))
+    }
+
+    pub fn cover(&mut self, sid: i64, form: Form, turn: u32) -> rusqlite::Result<()> {
+        let key = (sid, form, turn);
+        if turn > 0 && self.covered != Some(key) {
+            self.cover
+                .execute(rusqlite::params![sid, form as i64, turn])?;
+            self.covered = Some(key);
         }
-        self.last = Some((key, elsewhere));
-        Ok(elsewhere)
+        Ok(())
+    }
+
+    /// Notes the turn `turn` of session `sid` as told by `form`: an event of it was added.
+    /// (An event stored before, as of a copy of a recording, tells nothing new.)
+    pub fn claim(&mut self, sid: i64, form: Form, turn: u32) -> rusqlite::Result<()> {
+        let key = (sid, form, turn);
+        if self.claimed != Some(key) {
+            self.tell
+                .execute(rusqlite::params![sid, form as i64, turn])?;
+            self.claimed = Some(key);
+        }
+        Ok(())
     }
 }
 
