@@ -278,13 +278,15 @@ const TYPES: &[&str] = &[
     "keep_alive",
     // Lines of Claude Code's own session files (~/.claude/projects/…/<session>.jsonl) that
     // carry no message: what it attached to a prompt (skill and agent listings), its prompt
-    // queue, the last prompt, file-history snapshots, titles and summaries.
+    // queue, the last prompt, file-history snapshots, titles and summaries, and the mode a
+    // resumed session starts in (`{"type":"mode","mode":"normal","sessionId":…}`, 2.1.197).
     "attachment",
     "queue-operation",
     "last-prompt",
     "file-history-snapshot",
     "summary",
     "custom-title",
+    "mode",
 ];
 
 fn sniff(p: &Probe) -> bool {
@@ -975,6 +977,16 @@ mod tests {
 
     pub(super) const INIT: &str =
         r#"{"type":"system","subtype":"init","session_id":"s1","model":"m"}"#;
+
+    #[test]
+    fn a_resumed_session_file_s_mode_line_is_a_notice_of_its_session() {
+        // Claude Code 2.1.197 writes it when `--resume` opens a session file.
+        let ev = conv(r#"{"type":"mode","mode":"normal","sessionId":"s1"}"#);
+        let notice = of_kind(&ev, "notice");
+        assert_eq!(notice.len(), 1, "{ev:?}");
+        assert_eq!(notice[0]["subtype"], "mode");
+        assert_eq!(notice[0]["sessionId"], "s1");
+    }
 
     #[test]
     fn wire_fields_without_an_event_field_go_to_extensions() {
