@@ -224,12 +224,14 @@ pub enum Command {
     /// `-` for standard input), or with no PATH the agents' standard places as `usage` does,
     /// converts it as `insights` does and inserts each event once, keyed by its session and id:
     /// storing a file again, a copy of it, or after a run that was killed, adds nothing twice.
-    /// A file stored before is read from the offset the last run read up to (a file rewritten
-    /// from its start again). Batches are transactions, committed at least every 200 ms on a
-    /// live pipe; the database is in WAL mode, so it can be read while it is written, and a
-    /// second writer waits for the first. A first store of files (no database yet, no `-`)
-    /// is built beside it and appears whole when it ends. The tables and views (events, sources, sessions,
-    /// turns, tool_calls, usage, schema_version) are schemas/store.sql in the source tree.
+    /// A conversation stored from its stream and from its session file is stored once: each
+    /// turn from the one stored first. A file stored before is read from the offset the last
+    /// run read up to (a file rewritten from its start again). Batches are transactions,
+    /// committed at least every 200 ms on a live pipe; the database is in WAL mode, so it can
+    /// be read while it is written, and a second writer waits for the first. A first store of
+    /// files (no database yet, no `-`) is built beside it and appears whole when it ends. The
+    /// tables and views (events, sources, sessions, turns, tool_calls, tellers, usage,
+    /// schema_version) are schemas/store.sql in the source tree.
     ///
     /// `usage`, `sessions`, `replay` and `reduce` answer from it with --db (`replay --follow
     /// --db` as it is written).
