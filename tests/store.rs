@@ -1682,3 +1682,40 @@ fn a_session_resumed_in_a_second_stream_is_stored_once_with_its_files() {
     assert!(checked >= 15, "only {checked} resumed conversations");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A store of version 5 (no tellers) is brought to version 6: its files are read again,
+/// adding no event, so that their turns are noted; the conversation's stream stored then adds
+/// nothing.
+#[test]
+fn a_store_of_version_5_notes_the_turns_of_its_files() {
+    let d = scratch("v5");
+    let home = root().join("testdata/session-files/codex-exec/multi-patch");
+    let stream = root().join("testdata/codex-exec/multi-patch.jsonl");
+    let db = d.join("v5.db");
+    ok(&store_home_all(&home, &db));
+    {
+        let c = Connection::open(&db).unwrap();
+        c.execute_batch("DROP TABLE tellers; UPDATE schema_version SET version = 5;")
+            .unwrap();
+    }
+    let again = store_home_all(&home, &db);
+    ok(&again);
+    assert_eq!(note(&again).0, 0, "the files' events are stored already");
+    let c = Connection::open(&db).unwrap();
+    let version: i64 = c
+        .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
+    let told: i64 = c
+        .query_row(
+            "SELECT count(*) FROM tellers WHERE told AND form = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(told >= 2, "the session's start and its turn: {told}");
+    let out = store(&db, &[&stream]);
+    ok(&out);
+    assert_eq!(note(&out).0, 0, "the stream adds nothing");
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -441,6 +441,7 @@ impl Store {
                         if ins.added_since_commit > 0 && due {
                             commit(open)?;
                             ins.added_since_commit = 0;
+                            ins.tellers.committed();
                         }
                     }
                     Item::Closing => {
@@ -480,6 +481,7 @@ impl Store {
                         if end.commit || due {
                             commit(open)?;
                             ins.added_since_commit = 0;
+                            ins.tellers.committed();
                         }
                     }
                 }
@@ -1463,14 +1465,19 @@ impl<'c> Inserter<'c> {
             }
             r => r,
         };
-        if self.counted(r)? {
+        // A recording read before (going on, or read again) tells the turns of the events it
+        // stored before too; a new one only those it adds (a copy tells none).
+        let added = self.counted(r)?;
+        if added || !self.tellers.fresh() {
             if let Some((s, turn)) = teller {
                 self.tellers.claim(s, row.form, turn)?;
             }
-            if let Some(keys) = self.closing.as_mut() {
-                let s = |s: Span| String::from_utf8_lossy(&text[s.0..s.1]).into_owned();
-                keys.push((s(row.session), s(row.id)));
-            }
+        }
+        // What the end of the input inferred, to take back when the file goes on: stored now
+        // or before (a file read again).
+        if let Some(keys) = self.closing.as_mut() {
+            let s = |s: Span| String::from_utf8_lossy(&text[s.0..s.1]).into_owned();
+            keys.push((s(row.session), s(row.id)));
         }
         Ok(())
     }
@@ -1545,7 +1552,8 @@ impl<'c> Inserter<'c> {
             Err(e) if is_deep(&e) => deep(self.conn, &text, fallback),
             r => r,
         };
-        if self.counted(r)? {
+        let added = self.counted(r)?;
+        if added || !self.tellers.fresh() {
             if let Some((form, (sid, turn))) = teller {
                 self.tellers.claim(sid, form, turn)?;
             }

@@ -71,14 +71,20 @@ const MIGRATIONS: &[Step] = &[
         marker: Some("-- Changed in version 5"),
         then: "",
     },
-    // 5 to 6: which form told each turn. The files are read again, so that their turns are
-    // noted (their events are stored already, and are not stored twice).
+    // 5 to 6: which form told each turn. The files are read again from their start, as the
+    // files read before that they are (their events are stored already, and are not stored
+    // twice), so that their turns are noted.
     Step {
         drop: "",
         marker: Some("-- Changed in version 6"),
-        then: "DELETE FROM sources;",
+        then: READ_AGAIN,
     },
 ];
+
+/// Makes every file stored be read again from its start at the next `store`, as a file read
+/// before (its record kept: its events are stored already, and the turns it tells are its
+/// form's, [`super::tellers`]): no size is the size it has.
+const READ_AGAIN: &str = "UPDATE sources SET size = -1, offset = 0, lines = 0;";
 
 /// The statements of `MIGRATIONS[k]`.
 fn migration(k: usize) -> anyhow::Result<String> {
@@ -375,9 +381,8 @@ fn migrate(conn: &Connection) -> anyhow::Result<()> {
     let facts: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if facts < super::tally::FACTS {
         if now.is_some() {
-            tx.execute_batch(
-                "DELETE FROM usage_merged; DELETE FROM usage_files; DELETE FROM sources;",
-            )?;
+            tx.execute_batch("DELETE FROM usage_merged; DELETE FROM usage_files;")?;
+            tx.execute_batch(READ_AGAIN)?;
         }
         tx.pragma_update(None, "user_version", super::tally::FACTS)?;
     }

@@ -163,6 +163,17 @@ impl<'c> Tellers<'c> {
         self.covered = None;
     }
 
+    /// Whether the recording being stored is read for the first time.
+    pub fn fresh(&self) -> bool {
+        self.fresh
+    }
+
+    /// A batch was committed: another writer may tell turns before the next one begins, so
+    /// the answers kept are asked again (within a batch, no other writer can).
+    pub fn committed(&mut self) {
+        self.last = None;
+    }
+
     /// The turn of session `sid` that the recording's turn `nth` is: `nth` after the turns
     /// its form's recordings had before a fresh recording (told, or told by another form);
     /// `0` (what comes before its first turn) stays.
