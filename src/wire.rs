@@ -7,6 +7,42 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
+/// Where the value of the member `key` (given quoted, with its colon: `"type":`) starts
+/// among an object's first members, read from its bytes without parsing them: `obj` starts
+/// with `{`, and `key` is found after `{` or `,` before any other brace or bracket. It is
+/// then the object's own member: neither `{"` nor `,"` can stand unescaped in a string, and
+/// nothing is nested before it. `None` when that cannot be told so (the member comes after a
+/// nested value, a string before it holds a brace, whitespace around it); the caller parses
+/// the object then.
+pub fn head_member(obj: &[u8], key: &[u8]) -> Option<usize> {
+    if obj.first() != Some(&b'{') {
+        return None;
+    }
+    // The first members are short: a look at each byte costs less than a searcher.
+    for at in 1..obj.len() {
+        match obj[at] {
+            b'{' | b'}' | b'[' | b']' => return None,
+            // Compared a byte at a time: a call to `memcmp` costs more for a few bytes.
+            b'"' if obj.len() - at >= key.len()
+                && obj[at..].iter().zip(key).all(|(a, b)| a == b) =>
+            {
+                return matches!(obj[at - 1], b'{' | b',').then_some(at + key.len())
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The value of [`head_member`] `key` when it is a string without escapes (its bytes, quotes
+/// left out). `None` when it is not one, or cannot be told.
+pub fn head_str<'a>(obj: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    let at = head_member(obj, key)?;
+    let rest = obj.get(at..)?.strip_prefix(b"\"")?;
+    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    (rest[end] == b'"').then(|| &rest[..end])
+}
+
 /// Visitor methods for `true`/`false`, numbers and `null`, all giving `$none`: for visitors
 /// that read one kind of value and take any other for nothing.
 macro_rules! scalars_are {

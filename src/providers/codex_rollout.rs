@@ -864,52 +864,91 @@ struct FactsPayload<'a> {
     info: Option<super::codex::LegacyTokenInfo>,
 }
 
-/// A record's own `type`, read from its bytes when it is certain to be the top-level key:
-/// the line's first `"type":"`, after `{` or `,` with no object or array opened before it
-/// (a string cannot hold those bytes unescaped), and a value without escapes. `None` when
-/// that cannot be told so; the line is then parsed as any other.
-fn top_type(line: &str) -> Option<&str> {
-    const KEY: &str = r#""type":""#;
+/// A record's own `type`, read from its bytes where that is certain ([`head_str`]); `None`
+/// when it cannot be told so.
+///
+/// [`head_str`]: crate::wire::head_str
+fn top_type(line: &[u8]) -> Option<&[u8]> {
+    crate::wire::head_str(line, br#""type":"#)
+}
+
+/// An `event_msg`'s own `type` (its payload's), read as [`top_type`] reads the record's.
+fn payload_type(line: &[u8]) -> Option<&[u8]> {
+    let at = crate::wire::head_member(line, br#""payload":"#)?;
+    top_type(&line[at..])
+}
+
+/// Whether a rollout's line may tell `usage` anything: [`line_facts`] reads only the lines
+/// this takes. Most of a rollout's bytes are records of other types (`response_item`,
+/// `world_state`) or events of other types (`item_completed`, `agent_message`): their
+/// types, among the first keys, reject them without reading the rest. A line whose types
+/// cannot be told so is taken when it names one of the types read.
+pub(crate) fn line_wanted(line: &[u8]) -> bool {
+    use std::sync::LazyLock;
+    static MARKS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
+        [
+            "token_count",
+            "turn_context",
+            "session_meta",
+            "task_started",
+        ]
+        .map(|m| memchr::memmem::Finder::new(m.as_bytes()))
+    });
+    let named = || MARKS.iter().any(|m| m.find(line).is_some());
+    match top_type(line) {
+        Some(b"session_meta" | b"turn_context") => true,
+        Some(b"event_msg") => match payload_type(line) {
+            Some(t) => matches!(t, b"token_count" | b"task_started"),
+            None => named(),
+        },
+        Some(_) => false,
+        None => named(),
+    }
+}
+
+/// A `session_meta` record's time, session and folder, read from its first keys where that
+/// is certain ([`head_str`]): the record also holds the agent's instructions, tens of
+/// kilobytes that parsing would only skip. `None` when they cannot be read so.
+///
+/// [`head_str`]: crate::wire::head_str
+fn session_head(line: &str) -> Option<(&str, &str, &str)> {
     let b = line.as_bytes();
-    let at = memchr::memmem::find(b, KEY.as_bytes())?;
-    if at == 0 || b[0] != b'{' || !matches!(b[at - 1], b',' | b'{') {
+    if b.last() != Some(&b'}') {
         return None;
     }
-    if memchr::memchr2(b'{', b'[', &b[1..at]).is_some() {
-        return None;
+    let payload = &b[crate::wire::head_member(b, br#""payload":"#)?..];
+    fn text(v: &[u8]) -> Option<&str> {
+        std::str::from_utf8(v).ok()
     }
-    let rest = &line[at + KEY.len()..];
-    let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
-    (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
+    Some((
+        text(crate::wire::head_str(b, br#""timestamp":"#)?)?,
+        text(crate::wire::head_str(payload, br#""id":"#)?)?,
+        text(crate::wire::head_str(payload, br#""cwd":"#)?)?,
+    ))
 }
 
 /// What a session file's record tells `usage` and `sessions`: a `token_count`'s tokens of
 /// the last response (the same usage as the event's `stepUsage`; from the difference of the
 /// running totals where the record has no `last_token_usage`), with the model of the turn's
-/// `turn_context`; a turn's start (`task_started`, unless its goal started it); the session's id and cwd. A running total
-/// written again unchanged is no new response, and a response copied into a forked session's
-/// file (same time, model and tokens) is the same response.
+/// `turn_context`; a turn's start (`task_started`, unless its goal started it); the session's
+/// id and cwd. A running total written again unchanged is no new response, and a response
+/// copied into a forked session's file (same time, model and tokens) is the same response.
+/// It reads a line [`line_wanted`] took.
 pub(crate) fn line_facts<'a>(
     line: &'a str,
     memo: &mut crate::usage::FileMemo,
 ) -> Option<crate::usage::LineFacts<'a>> {
-    const MARKS: [&str; 4] = [
-        "token_count",
-        "turn_context",
-        "session_meta",
-        "task_started",
-    ];
-    // Most of a rollout's bytes are records of other types (`response_item`, `world_state`):
-    // their type, among the first keys, rejects them without searching the whole line for
-    // each mark. Only `event_msg` records are then searched.
-    match top_type(line) {
-        Some("session_meta" | "turn_context") => {}
-        Some("event_msg") | None => {
-            if !MARKS.iter().any(|m| line.contains(m)) {
-                return None;
-            }
+    if top_type(line.as_bytes()) == Some(b"session_meta") {
+        if let Some((time, id, cwd)) = session_head(line) {
+            memo.session = Some(id.to_owned());
+            memo.cwd = Some(cwd.to_owned());
+            return Some(crate::usage::LineFacts {
+                time: crate::time::millis(time),
+                session: Some(Cow::Borrowed(id)),
+                cwd: Some(Cow::Borrowed(cwd)),
+                ..Default::default()
+            });
         }
-        Some(_) => return None,
     }
     let r: FactsRecord = serde_json::from_str(line).ok()?;
     let p = r.payload?;
@@ -992,7 +1031,7 @@ mod tests {
     /// A record's type is read from its bytes only where it is surely the top-level key.
     #[test]
     fn a_record_s_type_is_read_from_its_first_keys_only_when_certain() {
-        let t = top_type;
+        let t = |l: &'static str| top_type(l.as_bytes()).map(|b| std::str::from_utf8(b).unwrap());
         assert_eq!(
             t(r#"{"timestamp":"x","type":"response_item","payload":{"type":"message"}}"#),
             Some("response_item")
@@ -1014,7 +1053,67 @@ mod tests {
         // What the type rejects, the whole parse rejects too.
         let mut memo = crate::usage::FileMemo::default();
         let item = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","text":"token_count session_meta"}}"#;
+        assert!(!line_wanted(item.as_bytes()));
         assert!(line_facts(item, &mut memo).is_none());
+    }
+
+    /// `usage` reads the lines of the types it counts, told by their first keys where that is
+    /// certain, else by the names in them; what it takes, it reads as the whole parse does.
+    #[test]
+    fn usage_takes_the_lines_of_the_types_it_counts() {
+        let wanted = |l: &str| line_wanted(l.as_bytes());
+        let event = |t: &str| {
+            format!(
+                r#"{{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{{"type":"{t}","text":"token_count"}}}}"#
+            )
+        };
+        assert!(wanted(&event("token_count")));
+        assert!(wanted(&event("task_started")));
+        assert!(!wanted(&event("agent_message")));
+        assert!(wanted(
+            r#"{"timestamp":"x","type":"turn_context","payload":{}}"#
+        ));
+        assert!(!wanted(
+            r#"{"timestamp":"x","type":"world_state","payload":{"type":"token_count"}}"#
+        ));
+        // The payload's type after a nested value: told by the names in the line.
+        assert!(wanted(
+            r#"{"type":"event_msg","payload":{"info":{},"type":"token_count"}}"#
+        ));
+        assert!(!wanted(
+            r#"{"type":"event_msg","payload":{"info":{},"type":"agent_message"}}"#
+        ));
+        assert!(wanted(
+            r#"{"payload":{"type":"task_started"},"type":"event_msg"}"#
+        ));
+
+        // A `session_meta` read from its first keys, or parsed when they cannot be read so:
+        // the same facts either way.
+        let heads = [
+            r#"{"timestamp":"2026-10-01T00:00:00.000Z","type":"session_meta","payload":{"session_id":"s0","id":"sess-1","cwd":"/p","instructions":"{[long]}","git":{"id":"no"}}}"#,
+            r#"{"timestamp":"2026-10-01T00:00:00.000Z","type":"session_meta","payload":{"git":{"id":"no"},"id":"sess-1","cwd":"/p"}}"#,
+            r#"{"timestamp":"2026-10-01T00:00:00.000Z","type":"session_meta","payload":{"id":"sess\u002d1","cwd":"/p"}}"#,
+        ];
+        assert!(session_head(heads[0]).is_some());
+        assert!(session_head(heads[1]).is_none());
+        assert!(session_head(heads[2]).is_none());
+        for (l, id) in heads.iter().zip(["sess-1", "sess-1", "sess-1"]) {
+            assert!(wanted(l));
+            let mut memo = crate::usage::FileMemo::default();
+            let f = line_facts(l, &mut memo).expect("facts");
+            assert_eq!(
+                f.time,
+                crate::time::millis("2026-10-01T00:00:00.000Z"),
+                "{l}"
+            );
+            assert_eq!(f.session.as_deref(), Some(id), "{l}");
+            assert_eq!(f.cwd.as_deref(), Some("/p"), "{l}");
+            assert_eq!(memo.session.as_deref(), Some(id), "{l}");
+            assert_eq!(memo.cwd.as_deref(), Some("/p"), "{l}");
+        }
+        // A line cut short (by a write not finished) is no record.
+        let cut = &heads[0][..heads[0].find("long").unwrap_or(0)];
+        assert!(line_facts(cut, &mut crate::usage::FileMemo::default()).is_none());
     }
     use crate::test_support::convert_sniffed;
 

@@ -853,6 +853,12 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 // ---------------------------------------------------------------------------------------------
 // usage and sessions
 
+/// Whether a chat file's line may tell `usage` anything: all but the updates of the
+/// header (`$set`).
+pub(crate) fn line_wanted(line: &[u8]) -> bool {
+    !line.starts_with(br#"{"$set""#)
+}
+
 /// What a chat file's record tells `usage` and `sessions`, read with the same [`Record`]:
 /// a `gemini` record's tokens (a message written again counts once: the session and message
 /// id identify it), a person's prompt, the session of the header.
@@ -860,7 +866,7 @@ pub(crate) fn line_facts<'a>(
     line: &'a str,
     memo: &mut crate::usage::FileMemo,
 ) -> Option<crate::usage::LineFacts<'a>> {
-    if line.starts_with(r#"{"$set""#) {
+    if !line_wanted(line.as_bytes()) {
         return None;
     }
     let r: Record = serde_json::from_str(line).ok()?;

@@ -637,17 +637,23 @@ struct FactsRecord<'a> {
     usage_metadata: Option<Usage>,
 }
 
+/// Whether a chat file's line may tell `usage` anything: [`line_facts`] reads only the lines
+/// this takes, those with a usage or of a person.
+pub(crate) fn line_wanted(line: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usageMetadata":"#));
+    static USER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"user""#));
+    USAGE.find(line).is_some() || USER.find(line).is_some()
+}
+
 /// What a chat-file record tells `usage` and `sessions`: an `assistant` record's tokens
 /// ([`Usage::tokens`], as the events count them), a person's prompt (a `user` record without
-/// `agentId`).
+/// `agentId`). It reads a line [`line_wanted`] took.
 pub(crate) fn line_facts<'a>(
     line: &'a str,
     memo: &crate::usage::FileMemo,
 ) -> Option<crate::usage::LineFacts<'a>> {
-    let assistant = line.contains(r#""usageMetadata":"#);
-    if !assistant && !line.contains(r#""type":"user""#) {
-        return None;
-    }
     let r: FactsRecord = serde_json::from_str(line).ok()?;
     let mut f = crate::usage::LineFacts {
         time: r.timestamp.as_deref().and_then(crate::time::millis),

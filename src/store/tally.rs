@@ -648,11 +648,9 @@ mod tests {
         pack(&part, &mut buf);
         let mut entries = Vec::new();
         let strings = unpack(&buf, &mut entries).unwrap();
-        let back = FilePart {
-            entries,
-            strings: strings.iter().map(|s| s.to_string()).collect(),
-            ..FilePart::default()
-        };
+        let mut back = FilePart::default();
+        back.entries = entries;
+        back.strings = strings.iter().map(|s| s.to_string()).collect();
         let show = |p: &FilePart| {
             p.entries
                 .iter()

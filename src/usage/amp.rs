@@ -100,7 +100,8 @@ fn nonempty(s: Option<&str>) -> Option<&str> {
 }
 
 fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::diag::io_words(&e))?;
+    let whole = super::reader::Whole::read(path)?;
+    let text = whole.text()?;
     let thread: Thread = match serde_json::from_str(&text) {
         Ok(t) => t,
         Err(e) => {

@@ -311,7 +311,8 @@ fn chat_time(chat: &str) -> Option<i64> {
 }
 
 fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::diag::io_words(&e))?;
+    let whole = super::reader::Whole::read(path)?;
+    let text = whole.text()?;
     let messages: Vec<&RawValue> = match serde_json::from_str(&text) {
         Ok(m) => m,
         Err(e) => {

@@ -126,7 +126,8 @@ fn transcript_model(settings: &Path, session: &str) -> Option<String> {
 }
 
 fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::diag::io_words(&e))?;
+    let whole = super::reader::Whole::read(path)?;
+    let text = whole.text()?;
     let s: Settings = match serde_json::from_str(&text) {
         Ok(s) => s,
         Err(e) => {

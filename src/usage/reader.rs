@@ -146,6 +146,61 @@ pub fn each_line(
     read.map_err(|e| crate::diag::io_words(&e))
 }
 
+/// A whole file's bytes (a JSON document), read into a buffer kept from file to file and
+/// given back when dropped: `fs::read_to_string` asks for the file's size first (a system
+/// call of its own) and allocates for every file, where these agents keep thousands of small
+/// ones.
+pub struct Whole {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+thread_local! {
+    /// [`Whole`]'s buffer. Its length only grows, so its bytes are set once per thread.
+    static WHOLE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Whole {
+    pub fn read(path: &Path) -> Result<Whole, String> {
+        use std::io::Read as _;
+        const CHUNK: usize = 1 << 18;
+        let mut file = std::fs::File::open(path).map_err(|e| crate::diag::io_words(&e))?;
+        let mut whole = Whole {
+            buf: WHOLE.with(|b| b.take()),
+            len: 0,
+        };
+        loop {
+            if whole.buf.len() < whole.len + CHUNK {
+                whole.buf.resize(whole.len + CHUNK, 0);
+            }
+            match file.read(&mut whole.buf[whole.len..]) {
+                Ok(0) => return Ok(whole),
+                Ok(n) => whole.len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(crate::diag::io_words(&e)),
+            }
+        }
+    }
+
+    /// Its text; not UTF-8 is an error, worded as `fs::read_to_string` words it.
+    pub fn text(&self) -> Result<&str, String> {
+        std::str::from_utf8(&self.buf[..self.len]).map_err(|_| {
+            let e = std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            );
+            crate::diag::io_words(&e)
+        })
+    }
+}
+
+impl Drop for Whole {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        WHOLE.with(|b| b.replace(buf));
+    }
+}
+
 /// The files below `dir` (in path order, links to directories not followed) that `keep` keeps.
 pub fn files_below(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
     let mut stamped = Vec::new();
@@ -164,9 +219,13 @@ pub fn files_stamped(
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
+    // Each name made once (`DirEntry::file_name` makes a new one at each call).
+    let mut entries: Vec<_> = rd
+        .filter_map(Result::ok)
+        .map(|e| (e.file_name(), e))
+        .collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (_, e) in entries {
         let p = e.path();
         let ty = e.file_type().ok();
         if ty.is_some_and(|t| t.is_dir()) {

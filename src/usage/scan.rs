@@ -92,16 +92,21 @@ impl Scan {
                 file,
                 ..e
             };
-            match key.and_then(|k| self.by_response.get(&k).copied()) {
-                Some(i) => {
+            use std::collections::hash_map::Entry::{Occupied, Vacant};
+            let Some(k) = key else {
+                self.entries.push(entry);
+                continue;
+            };
+            // One look in the map, whether the response is new or not.
+            match self.by_response.entry(k) {
+                Occupied(o) => {
+                    let i = *o.get();
                     if entry.tokens.total() > self.entries[i].tokens.total() {
                         self.entries[i] = entry;
                     }
                 }
-                None => {
-                    if let Some(k) = key {
-                        self.by_response.insert(k, self.entries.len());
-                    }
+                Vacant(v) => {
+                    v.insert(self.entries.len());
                     self.entries.push(entry);
                 }
             }
@@ -121,18 +126,31 @@ pub struct FilePart {
     pub error: Option<String>,
     /// Records that could not be read (`path:line: why`), the file read nonetheless.
     pub notes: Vec<String>,
+    /// `strings` by string, once there are more than a few (a database names thousands of
+    /// sessions; a session file a handful, searched faster in order).
+    index: HashMap<String, Sym, BuildHasherDefault<Hash64>>,
 }
 
 impl FilePart {
     pub fn sym(&mut self, s: Option<&str>) -> Sym {
+        const FEW: usize = 16;
         let s = s.unwrap_or("");
-        match self.strings.iter().position(|x| x == s) {
-            Some(i) => i as Sym,
-            None => {
-                self.strings.push(s.to_owned());
-                (self.strings.len() - 1) as Sym
+        let found = if self.strings.len() <= FEW {
+            self.strings.iter().position(|x| x == s).map(|i| i as Sym)
+        } else {
+            if self.index.is_empty() {
+                self.index = (self.strings.iter().cloned()).zip(0..).collect();
             }
-        }
+            self.index.get(s).copied()
+        };
+        found.unwrap_or_else(|| {
+            let i = self.strings.len() as Sym;
+            self.strings.push(s.to_owned());
+            if !self.index.is_empty() {
+                self.index.insert(s.to_owned(), i);
+            }
+            i
+        })
     }
 }
 
@@ -145,7 +163,7 @@ pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
 /// [`scan`] of the files `list` gives, in the order it gives them: `list` runs on a thread of
 /// its own (a walk of the agents' folders), and the files are read while it goes on.
 pub fn scan_from(jobs: usize, list: impl FnOnce(&mut dyn FnMut(Found)) + Send) -> Scan {
-    const BATCH: usize = 16;
+    const BATCH: usize = 64;
     let mut scan = Scan::new();
     let listing = &Listing::default();
     let (tx, rx) = mpsc::sync_channel::<Vec<(usize, FilePart)>>(jobs * 2);
@@ -326,19 +344,30 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
     let mut first = agent.is_none();
     // Claude names the project by its folder: `~/.claude/projects/<project>/…`.
     let folder = f.project.clone();
-    let read = split_lines(file, buf, &mut |line| {
-        let Ok(line) = std::str::from_utf8(line) else {
+    let read = split_lines(file, buf, &mut |bytes| {
+        if first {
+            let Some(line) = std::str::from_utf8(bytes).ok().map(str::trim_end) else {
+                return;
+            };
+            if line.is_empty() {
+                return;
+            }
+            agent = Some(Agent::sniff(line));
+            first = false;
+        }
+        let Some(a) = agent else { return };
+        // The lines that cannot tell anything are rejected by their bytes, before the
+        // UTF-8 check.
+        if !line_wanted(a, bytes) {
+            return;
+        }
+        let Ok(line) = std::str::from_utf8(bytes) else {
             return;
         };
         let line = line.trim_end();
         if line.is_empty() {
             return;
         }
-        if first {
-            agent = Some(Agent::sniff(line));
-            first = false;
-        }
-        let Some(a) = agent else { return };
         let Some(facts) = line_facts(a, line, &mut memo) else {
             return;
         };
@@ -413,6 +442,18 @@ fn give_lines(b: &[u8], each: &mut dyn FnMut(&[u8])) -> usize {
         at = n + 1;
     }
     at
+}
+
+/// Whether a line of `agent`'s may tell anything: [`line_facts`] reads only the lines this
+/// takes.
+fn line_wanted(agent: Agent, line: &[u8]) -> bool {
+    match agent {
+        Agent::Claude => crate::providers::claude::line_wanted(line),
+        Agent::Codex => crate::providers::codex_rollout::line_wanted(line),
+        Agent::Gemini => crate::providers::gemini_chat::line_wanted(line),
+        Agent::Qwen => crate::providers::qwen_chat::line_wanted(line),
+        _ => false,
+    }
 }
 
 fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<LineFacts<'a>> {

@@ -84,7 +84,7 @@ use user::user;
 // Paths the Claude-like providers and `insights usage` use.
 pub use assistant::tool_kind;
 pub(crate) use assistant::{plan_priority, plan_status};
-pub(crate) use session_file::line_facts;
+pub(crate) use session_file::{line_facts, line_wanted};
 pub(crate) use system::system;
 pub(crate) use user::creation_diff;
 

@@ -359,15 +359,27 @@ struct FactsMessage<'a> {
     content: Option<&'a RawValue>,
 }
 
+/// Whether a session file's line may tell `usage` anything: [`line_facts`] reads only the
+/// lines this takes, those with a usage or of a person. Most of a session file's bytes are
+/// other lines (`attachment`s, tools' results), rejected by their bytes alone: a tool's
+/// result is a `user` line whose content holds `"type":"tool_result"`, which no text can
+/// hold unescaped.
+pub(crate) fn line_wanted(line: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage":{"#));
+    static USER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"user""#));
+    static RESULT: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(br#""type":"tool_result""#));
+    USAGE.find(line).is_some() || (USER.find(line).is_some() && RESULT.find(line).is_none())
+}
+
 /// What a line of a Claude Code session file (`~/.claude/projects/…/*.jsonl`) tells
 /// `usage` and `sessions`: an assistant line's tokens (the same `usage` the events carry),
 /// keyed by message id and request id, since Claude Code writes one line per content block
-/// of a message and a resumed session repeats earlier messages; a person's prompt.
+/// of a message and a resumed session repeats earlier messages; a person's prompt. It reads
+/// a line [`line_wanted`] took.
 pub(crate) fn line_facts<'a>(line: &'a str) -> Option<crate::usage::LineFacts<'a>> {
-    let has_usage = line.contains(r#""usage":{"#);
-    if !has_usage && !line.contains(r#""type":"user""#) {
-        return None;
-    }
     let w: FactsLine = serde_json::from_str(line).ok()?;
     let mut f = crate::usage::LineFacts {
         time: w.timestamp.as_deref().and_then(crate::time::millis),
@@ -433,6 +445,21 @@ mod tests {
         r#"{"isSidechain":true,"agentId":"a598c8bae7c5a66c7","type":"user","message":{"role":"user","content":"Read README.md and summarise it in one line."},"uuid":"6f7b8e10-584c-4793-b43b-abd340bf6148","timestamp":"2026-11-27T01:48:01.467Z","cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
         r#"{"isSidechain":true,"agentId":"a598c8bae7c5a66c7","type":"assistant","uuid":"3e53a8f9-e950-4abc-811d-e38bc75256e0","timestamp":"2026-11-27T01:48:03.374Z","message":{"id":"217db081-1d7e-460b-9560-7748d7011d4a","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","type":"message","usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"content":[{"type":"text","text":"API Error: 529 Overloaded (scripted). This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:35175)."}]},"requestId":"req_011L7UHipNTxguUP1u3YFvt2ARD","error":"server_error","isApiErrorMessage":true,"apiErrorStatus":529,"cwd":"/home/dev/work","sessionId":"d27cbbff-f99e-4008-99d5-4d476bd8ce85","version":"2.1.197"}"#,
     ];
+
+    /// `usage` reads the lines with a usage and a person's prompts; a tool's result, which
+    /// tells it nothing, is rejected by its bytes.
+    #[test]
+    fn usage_takes_responses_and_prompts() {
+        let wanted = |l: &str| super::line_wanted(l.as_bytes());
+        assert!(wanted(MAIN[0]) == MAIN[0].contains(r#""usage":{"#));
+        assert!(!wanted(MAIN[1]));
+        assert!(super::line_facts(MAIN[1]).is_none());
+        assert!(wanted(SUBAGENT[0]));
+        assert!(wanted(SUBAGENT[1]));
+        let prompt = r#"{"type":"user","message":{"role":"user","content":"Say \"type\":\"tool_result\"."},"sessionId":"s1","timestamp":"2026-11-27T01:48:01.461Z"}"#;
+        assert!(wanted(prompt));
+        assert!(super::line_facts(prompt).is_some_and(|f| f.turn));
+    }
 
     /// The CLI's own user texts are no prompts for `sessions`, and synthetic in the events.
     #[test]
