@@ -163,7 +163,7 @@ pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
 /// [`scan`] of the files `list` gives, in the order it gives them: `list` runs on a thread of
 /// its own (a walk of the agents' folders), and the files are read while it goes on.
 pub fn scan_from(jobs: usize, list: impl FnOnce(&mut dyn FnMut(Found)) + Send) -> Scan {
-    const BATCH: usize = 64;
+    const BATCH: usize = 32;
     let mut scan = Scan::new();
     let listing = &Listing::default();
     let (tx, rx) = mpsc::sync_channel::<Vec<(usize, FilePart)>>(jobs * 2);
