@@ -10,10 +10,11 @@ use std::marker::PhantomData;
 /// Where the value of the member `key` (given quoted, with its colon: `"type":`) starts
 /// among an object's first members, read from its bytes without parsing them: `obj` starts
 /// with `{`, and `key` is found after `{` or `,` before any other brace or bracket. It is
-/// then the object's own member: neither `{"` nor `,"` can stand unescaped in a string, and
-/// nothing is nested before it. `None` when that cannot be told so (the member comes after a
-/// nested value, a string before it holds a brace, whitespace around it); the caller parses
-/// the object then.
+/// then the object's own member: a quote followed by a letter opens a string (in JSON a
+/// closing quote is followed by `:`, `,`, a bracket or a space), one after `{` or `,` opens a
+/// key, and nothing is nested before it. `None` when that cannot be told so (the member comes
+/// after a nested value, a string before it holds a brace, whitespace around it); the caller
+/// parses the object then. Of a key written twice, the first is read.
 pub fn head_member(obj: &[u8], key: &[u8]) -> Option<usize> {
     if obj.first() != Some(&b'{') {
         return None;

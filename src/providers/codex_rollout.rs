@@ -908,11 +908,14 @@ pub(crate) fn line_wanted(line: &[u8]) -> bool {
 
 /// A `session_meta` record's time, session and folder, read from its first keys where that
 /// is certain ([`head_str`]): the record also holds the agent's instructions, tens of
-/// kilobytes that parsing would only skip. `None` when they cannot be read so.
+/// kilobytes that parsing would only skip. `None` when they cannot be read so. The rest of
+/// the line is not checked as a parse checks it: a member of an unexpected type further on
+/// does not hide the session (nor does it from ccusage, whose parse is untyped), and the
+/// line must end its object (`}`), but one cut right after a nested object still names it.
 ///
 /// [`head_str`]: crate::wire::head_str
-fn session_head(line: &str) -> Option<(&str, &str, &str)> {
-    let b = line.as_bytes();
+fn session_head(line: &[u8]) -> Option<(&str, &str, &str)> {
+    let b = line.trim_ascii_end();
     if b.last() != Some(&b'}') {
         return None;
     }
@@ -933,12 +936,13 @@ fn session_head(line: &str) -> Option<(&str, &str, &str)> {
 /// `turn_context`; a turn's start (`task_started`, unless its goal started it); the session's
 /// id and cwd. A running total written again unchanged is no new response, and a response
 /// copied into a forked session's file (same time, model and tokens) is the same response.
-/// It reads a line [`line_wanted`] took.
+/// It reads a line [`line_wanted`] took, as bytes: a `session_meta` read from its first keys
+/// is not checked for UTF-8 beyond them.
 pub(crate) fn line_facts<'a>(
-    line: &'a str,
+    line: &'a [u8],
     memo: &mut crate::usage::FileMemo,
 ) -> Option<crate::usage::LineFacts<'a>> {
-    if top_type(line.as_bytes()) == Some(b"session_meta") {
+    if top_type(line) == Some(b"session_meta") {
         if let Some((time, id, cwd)) = session_head(line) {
             memo.session = Some(id.to_owned());
             memo.cwd = Some(cwd.to_owned());
@@ -950,6 +954,7 @@ pub(crate) fn line_facts<'a>(
             });
         }
     }
+    let line = std::str::from_utf8(line).ok()?;
     let r: FactsRecord = serde_json::from_str(line).ok()?;
     let p = r.payload?;
     let mut f = crate::usage::LineFacts {
@@ -1054,7 +1059,7 @@ mod tests {
         let mut memo = crate::usage::FileMemo::default();
         let item = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","text":"token_count session_meta"}}"#;
         assert!(!line_wanted(item.as_bytes()));
-        assert!(line_facts(item, &mut memo).is_none());
+        assert!(line_facts(item.as_bytes(), &mut memo).is_none());
     }
 
     /// `usage` reads the lines of the types it counts, told by their first keys where that is
@@ -1094,13 +1099,13 @@ mod tests {
             r#"{"timestamp":"2026-10-01T00:00:00.000Z","type":"session_meta","payload":{"git":{"id":"no"},"id":"sess-1","cwd":"/p"}}"#,
             r#"{"timestamp":"2026-10-01T00:00:00.000Z","type":"session_meta","payload":{"id":"sess\u002d1","cwd":"/p"}}"#,
         ];
-        assert!(session_head(heads[0]).is_some());
-        assert!(session_head(heads[1]).is_none());
-        assert!(session_head(heads[2]).is_none());
+        assert!(session_head(heads[0].as_bytes()).is_some());
+        assert!(session_head(heads[1].as_bytes()).is_none());
+        assert!(session_head(heads[2].as_bytes()).is_none());
         for (l, id) in heads.iter().zip(["sess-1", "sess-1", "sess-1"]) {
             assert!(wanted(l));
             let mut memo = crate::usage::FileMemo::default();
-            let f = line_facts(l, &mut memo).expect("facts");
+            let f = line_facts(l.as_bytes(), &mut memo).expect("facts");
             assert_eq!(
                 f.time,
                 crate::time::millis("2026-10-01T00:00:00.000Z"),
@@ -1113,7 +1118,7 @@ mod tests {
         }
         // A line cut short (by a write not finished) is no record.
         let cut = &heads[0][..heads[0].find("long").unwrap_or(0)];
-        assert!(line_facts(cut, &mut crate::usage::FileMemo::default()).is_none());
+        assert!(line_facts(cut.as_bytes(), &mut crate::usage::FileMemo::default()).is_none());
     }
     use crate::test_support::convert_sniffed;
 
@@ -1135,7 +1140,7 @@ mod tests {
             serde_json::json!({"subagent": "review"})
         );
         let mut memo = crate::usage::FileMemo::default();
-        line_facts(meta, &mut memo);
+        line_facts(meta.as_bytes(), &mut memo);
         assert_eq!(memo.session.as_deref(), Some("sess-1"));
         assert_eq!(memo.cwd.as_deref(), Some("/p"));
     }

@@ -854,21 +854,29 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 // usage and sessions
 
 /// Whether a chat file's line may tell `usage` anything: all but the updates of the
-/// header (`$set`).
+/// header (`$set`) and the model's records without tokens (their type read from the first
+/// keys where that is certain, [`crate::wire::head_str`]).
 pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    !line.starts_with(br#"{"$set""#)
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    static TOKENS: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""tokens":"#));
+    if line.starts_with(br#"{"$set""#) {
+        return false;
+    }
+    match crate::wire::head_str(line, br#""type":"#) {
+        Some(b"gemini") => TOKENS.find(line).is_some(),
+        _ => true,
+    }
 }
 
 /// What a chat file's record tells `usage` and `sessions`, read with the same [`Record`]:
 /// a `gemini` record's tokens (a message written again counts once: the session and message
-/// id identify it), a person's prompt, the session of the header.
+/// id identify it), a person's prompt, the session of the header. It reads a line
+/// [`line_wanted`] took.
 pub(crate) fn line_facts<'a>(
     line: &'a str,
     memo: &mut crate::usage::FileMemo,
 ) -> Option<crate::usage::LineFacts<'a>> {
-    if !line_wanted(line.as_bytes()) {
-        return None;
-    }
     let r: Record = serde_json::from_str(line).ok()?;
     if let Some(s) = r.session_id.as_ref().filter(|_| r.ty.is_none()) {
         memo.session = Some(s.to_string());

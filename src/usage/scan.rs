@@ -361,14 +361,7 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
         if !line_wanted(a, bytes) {
             return;
         }
-        let Ok(line) = std::str::from_utf8(bytes) else {
-            return;
-        };
-        let line = line.trim_end();
-        if line.is_empty() {
-            return;
-        }
-        let Some(facts) = line_facts(a, line, &mut memo) else {
+        let Some(facts) = line_facts(a, bytes, &mut memo) else {
             return;
         };
         let key = facts.response;
@@ -456,10 +449,19 @@ fn line_wanted(agent: Agent, line: &[u8]) -> bool {
     }
 }
 
-fn line_facts<'a>(agent: Agent, line: &'a str, memo: &mut FileMemo) -> Option<LineFacts<'a>> {
+/// A line's facts: Codex's read from its bytes ([`crate::providers::codex_rollout::line_facts`]),
+/// the others' once it is checked for UTF-8.
+fn line_facts<'a>(agent: Agent, line: &'a [u8], memo: &mut FileMemo) -> Option<LineFacts<'a>> {
+    if agent == Agent::Codex {
+        return crate::providers::codex_rollout::line_facts(line, memo);
+    }
+    let line = std::str::from_utf8(line).ok()?.trim_end();
+    if line.is_empty() {
+        return None;
+    }
     match agent {
         Agent::Claude => crate::providers::claude::line_facts(line),
-        Agent::Codex => crate::providers::codex_rollout::line_facts(line, memo),
+        Agent::Codex => None,
         Agent::Gemini => crate::providers::gemini_chat::line_facts(line, memo),
         Agent::Qwen => crate::providers::qwen_chat::line_facts(line, memo),
         // OpenCode's database is read by `read_opencode`; the other agents by their readers

@@ -363,7 +363,8 @@ struct FactsMessage<'a> {
 /// lines this takes, those with a usage or of a person. Most of a session file's bytes are
 /// other lines (`attachment`s, tools' results), rejected by their bytes alone: a tool's
 /// result is a `user` line whose content holds `"type":"tool_result"`, which no text can
-/// hold unescaped.
+/// hold unescaped, and which Claude Code writes nowhere else. One that names a usage anyhow
+/// is read.
 pub(crate) fn line_wanted(line: &[u8]) -> bool {
     use memchr::memmem::Finder;
     use std::sync::LazyLock;
@@ -371,7 +372,10 @@ pub(crate) fn line_wanted(line: &[u8]) -> bool {
     static USER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"user""#));
     static RESULT: LazyLock<Finder<'static>> =
         LazyLock::new(|| Finder::new(br#""type":"tool_result""#));
-    USAGE.find(line).is_some() || (USER.find(line).is_some() && RESULT.find(line).is_none())
+    static NAMED: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage""#));
+    USAGE.find(line).is_some()
+        || (USER.find(line).is_some()
+            && (RESULT.find(line).is_none() || NAMED.find(line).is_some()))
 }
 
 /// What a line of a Claude Code session file (`~/.claude/projects/…/*.jsonl`) tells
@@ -459,6 +463,12 @@ mod tests {
         let prompt = r#"{"type":"user","message":{"role":"user","content":"Say \"type\":\"tool_result\"."},"sessionId":"s1","timestamp":"2026-11-27T01:48:01.461Z"}"#;
         assert!(wanted(prompt));
         assert!(super::line_facts(prompt).is_some_and(|f| f.turn));
+        // A tool's result that names a usage (written with a space here) is read.
+        let counted = MAIN[1].replace(
+            r#""toolUseResult":{"#,
+            r#""usage": {"input_tokens":7},"toolUseResult":{"#,
+        );
+        assert!(wanted(&counted));
     }
 
     /// The CLI's own user texts are no prompts for `sessions`, and synthetic in the events.
