@@ -512,6 +512,34 @@ fn push(part: &mut FilePart, agent: Agent, facts: LineFacts<'_>) {
 
 #[cfg(test)]
 mod tests {
+    /// A line that a provider's `line_wanted` rejects tells nothing: on every line of every
+    /// recording under `testdata/` (streams and session files alike), read as each agent's,
+    /// a rejected line has no facts.
+    #[test]
+    fn a_rejected_line_tells_nothing() {
+        use super::{line_facts, line_wanted, Agent, FileMemo};
+        let mut rejected = 0;
+        for path in crate::test_support::testdata_jsonl() {
+            let text = std::fs::read(&path).unwrap_or_default();
+            for line in text.split_inclusive(|&b| b == b'\n') {
+                for a in [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Qwen] {
+                    if line_wanted(a, line) {
+                        continue;
+                    }
+                    rejected += 1;
+                    let facts = line_facts(a, line, &mut FileMemo::default());
+                    assert!(
+                        facts.is_none(),
+                        "{a:?}, {}: {}",
+                        path.display(),
+                        String::from_utf8_lossy(line)
+                    );
+                }
+            }
+        }
+        assert!(rejected > 10_000, "{rejected}");
+    }
+
     /// Lines as `read_until` cuts them, also across chunks and without a last `\n`.
     #[test]
     fn lines_are_cut_as_read_until_cuts_them() {
