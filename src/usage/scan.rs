@@ -40,6 +40,9 @@ pub struct Scan {
     by_string: HashMap<String, Sym, BuildHasherDefault<Hash64>>,
     /// Responses' keys are hashes already ([`crate::ids::hash64`]).
     by_response: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
+    /// The strings interned last: a file names the project and the model the file before it
+    /// named, found here without hashing them and looking through the whole map.
+    recent: [Sym; 4],
 }
 
 impl Scan {
@@ -48,12 +51,23 @@ impl Scan {
     }
 
     fn intern(&mut self, s: &str) -> Sym {
-        if let Some(&i) = self.by_string.get(s) {
+        let strings = &self.strings;
+        if let Some(&i) =
+            (self.recent.iter()).find(|&&i| strings.get(i as usize).is_some_and(|x| x == s))
+        {
             return i;
         }
-        let i = self.strings.len() as Sym;
-        self.strings.push(s.to_owned());
-        self.by_string.insert(s.to_owned(), i);
+        let i = match self.by_string.get(s) {
+            Some(&i) => i,
+            None => {
+                let i = self.strings.len() as Sym;
+                self.strings.push(s.to_owned());
+                self.by_string.insert(s.to_owned(), i);
+                i
+            }
+        };
+        self.recent.rotate_right(1);
+        self.recent[0] = i;
         i
     }
 
