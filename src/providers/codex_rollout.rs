@@ -884,17 +884,14 @@ fn payload_type(line: &[u8]) -> Option<&[u8]> {
 /// types, among the first keys, reject them without reading the rest. A line whose types
 /// cannot be told so is taken when it names one of the types read.
 pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    use std::sync::LazyLock;
-    static MARKS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
-        [
-            "token_count",
-            "turn_context",
-            "session_meta",
-            "task_started",
-        ]
-        .map(|m| memchr::memmem::Finder::new(m.as_bytes()))
-    });
-    let named = || MARKS.iter().any(|m| m.find(line).is_some());
+    use crate::usage::Marks;
+    static MARKS: Marks = Marks::new(&[
+        "token_count",
+        "turn_context",
+        "session_meta",
+        "task_started",
+    ]);
+    let named = || MARKS.any_in(line);
     match top_type(line) {
         Some(b"session_meta" | b"turn_context") => true,
         Some(b"event_msg") => match payload_type(line) {

@@ -857,14 +857,12 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 /// header (`$set`) and the model's records without tokens (their type read from the first
 /// keys where that is certain, [`crate::wire::head_str`]).
 pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    use memchr::memmem::Finder;
-    use std::sync::LazyLock;
-    static TOKENS: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""tokens":"#));
+    static TOKENS: crate::usage::Marks = crate::usage::Marks::new(&[r#""tokens":"#]);
     if line.starts_with(br#"{"$set""#) {
         return false;
     }
     match crate::wire::head_str(line, br#""type":"#) {
-        Some(b"gemini") => TOKENS.find(line).is_some(),
+        Some(b"gemini") => TOKENS.any_in(line),
         _ => true,
     }
 }

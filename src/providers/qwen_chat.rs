@@ -640,11 +640,9 @@ struct FactsRecord<'a> {
 /// Whether a chat file's line may tell `usage` anything: [`line_facts`] reads only the lines
 /// this takes, those with a usage or of a person.
 pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    use memchr::memmem::Finder;
-    use std::sync::LazyLock;
-    static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usageMetadata":"#));
-    static USER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"user""#));
-    USAGE.find(line).is_some() || USER.find(line).is_some()
+    static MARKS: crate::usage::Marks =
+        crate::usage::Marks::new(&[r#""usageMetadata":"#, r#""type":"user""#]);
+    MARKS.any_in(line)
 }
 
 /// What a chat-file record tells `usage` and `sessions`: an `assistant` record's tokens

@@ -76,3 +76,30 @@ pub struct FileMemo {
     /// The last running total, to tell a new response from the same total written again.
     pub totals: Option<Tokens>,
 }
+
+/// Byte strings that a provider's `line_wanted` looks for in every line of a session file,
+/// each searcher built once, at the first search (a searcher built per line costs more than
+/// the search).
+pub struct Marks {
+    marks: &'static [&'static str],
+    finders: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>>,
+}
+
+impl Marks {
+    pub const fn new(marks: &'static [&'static str]) -> Marks {
+        Marks {
+            marks,
+            finders: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether `line` holds any of the marks.
+    pub fn any_in(&self, line: &[u8]) -> bool {
+        let finders = self.finders.get_or_init(|| {
+            (self.marks.iter())
+                .map(|m| memchr::memmem::Finder::new(m.as_bytes()))
+                .collect()
+        });
+        finders.iter().any(|f| f.find(line).is_some())
+    }
+}

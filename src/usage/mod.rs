@@ -25,7 +25,7 @@ pub mod sessions;
 pub mod statusline;
 mod table;
 
-pub use facts::{FileMemo, LineFacts, Tokens};
+pub use facts::{FileMemo, LineFacts, Marks, Tokens};
 pub use homes::Agent;
 
 use crate::ids::Hash64;

@@ -366,16 +366,12 @@ struct FactsMessage<'a> {
 /// hold unescaped, and which Claude Code writes nowhere else. One that names a usage anyhow
 /// is read.
 pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    use memchr::memmem::Finder;
-    use std::sync::LazyLock;
-    static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage":{"#));
-    static USER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"user""#));
-    static RESULT: LazyLock<Finder<'static>> =
-        LazyLock::new(|| Finder::new(br#""type":"tool_result""#));
-    static NAMED: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage""#));
-    USAGE.find(line).is_some()
-        || (USER.find(line).is_some()
-            && (RESULT.find(line).is_none() || NAMED.find(line).is_some()))
+    use crate::usage::Marks;
+    static USAGE: Marks = Marks::new(&[r#""usage":{"#]);
+    static USER: Marks = Marks::new(&[r#""type":"user""#]);
+    static RESULT: Marks = Marks::new(&[r#""type":"tool_result""#]);
+    static NAMED: Marks = Marks::new(&[r#""usage""#]);
+    USAGE.any_in(line) || (USER.any_in(line) && (!RESULT.any_in(line) || NAMED.any_in(line)))
 }
 
 /// What a line of a Claude Code session file (`~/.claude/projects/…/*.jsonl`) tells
