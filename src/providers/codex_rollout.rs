@@ -1042,16 +1042,17 @@ mod tests {
             t(r#"{"timestamp":"x","ordinal":3,"type":"event_msg","payload":{}}"#),
             Some("event_msg")
         );
-        // A nested object, an array or a string with a brace before it: not told.
+        // A nested object or an array before it: not told.
         assert_eq!(
             t(r#"{"payload":{"type":"token_count"},"type":"event_msg"}"#),
             None
         );
         assert_eq!(t(r#"{"a":[1],"type":"event_msg"}"#), None);
-        assert_eq!(t(r#"{"a":"{","type":"event_msg"}"#), None);
-        // An escape in the value, or a key that only ends with `type`: not told.
+        // A string holding a brace, or a key that only ends with `type`, is stepped over.
+        assert_eq!(t(r#"{"a":"{","type":"event_msg"}"#), Some("event_msg"));
+        assert_eq!(t(r#"{"a\"type":"x","type":"event_msg"}"#), Some("event_msg"));
+        // An escape in the value: not told.
         assert_eq!(t(r#"{"type":"event\u005fmsg"}"#), None);
-        assert_eq!(t(r#"{"a\"type":"x","type":"event_msg"}"#), None);
         // What the type rejects, the whole parse rejects too.
         let mut memo = crate::usage::FileMemo::default();
         let item = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","text":"token_count session_meta"}}"#;

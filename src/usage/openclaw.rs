@@ -13,7 +13,7 @@
 
 use super::pi::{response_key, Line};
 use super::reader::{each_line, millis, modified_millis, Env, Reader, Sink};
-use super::{Agent, LineFacts};
+use super::{Agent, LineFacts, Marks};
 use crate::wire::OptStr;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -94,11 +94,14 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
         Some(i) if i > 0 => name[..i].to_owned(),
         _ => name.clone(),
     };
-    let modified = modified_millis(path);
+    // The file's time, asked for only when a record has none.
+    let mut modified = None;
     let mut current: Option<String> = None;
+    static CHANGE: Marks = Marks::new(&[r#""model_change""#, r#""model-snapshot""#]);
+    static USAGE: Marks = Marks::new(&[r#""usage""#]);
     each_line(path, sink, &mut |no, line, sink| {
-        let change = line.contains(r#""model_change""#) || line.contains(r#""model-snapshot""#);
-        if !change && !line.contains(r#""usage""#) {
+        let change = CHANGE.any_in(line.as_bytes());
+        if !change && !USAGE.any_in(line.as_bytes()) {
             return;
         }
         if change {
@@ -149,7 +152,7 @@ fn read(path: &Path, sink: &mut Sink<'_>) -> Result<(), String> {
             .as_ref()
             .or(l.timestamp.as_ref())
             .and_then(millis)
-            .or(modified);
+            .or_else(|| *modified.get_or_insert_with(|| modified_millis(path)));
         let mut f = LineFacts {
             time,
             session: Some(Cow::Borrowed(&session)),

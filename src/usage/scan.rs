@@ -358,6 +358,12 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
     let mut first = agent.is_none();
     // Claude names the project by its folder: `~/.claude/projects/<project>/…`.
     let folder = f.project.clone();
+    // The entries gather in a vector kept from file to file, and the file's part gets them
+    // in one allocation of their size (growing the part's own would copy them a few times).
+    thread_local! {
+        static ENTRIES: std::cell::Cell<Vec<(Entry, Option<u64>)>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let mut entries = ENTRIES.take();
     let read = split_lines(file, buf, &mut |bytes| {
         if first {
             let Some(line) = std::str::from_utf8(bytes).ok().map(str::trim_end) else {
@@ -391,8 +397,10 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
             cost_usd: facts.cost_usd,
             turn: facts.turn,
         };
-        part.entries.push((entry, key));
+        entries.push((entry, key));
     });
+    part.entries = entries.drain(..).collect();
+    ENTRIES.set(entries);
     if let Err(e) = read {
         part.error = Some(format!(
             "{}: {}",
