@@ -276,8 +276,10 @@ pub enum Zone {
     /// A fixed offset from UTC, in milliseconds.
     Fixed(i64),
     /// The C library's zone: `TZ` as set from `--tz NAME`, or the system's for `local` (`TZ`
-    /// when set, else `/etc/localtime`, else UTC).
-    System,
+    /// when set, else `/etc/localtime`, else UTC). It keeps the offset of each hour asked for
+    /// whose offset is the same at both ends: `localtime_r` costs a lock and a search of the
+    /// zone's rules, and `usage` asks for the day of every response.
+    System(std::cell::RefCell<std::collections::HashMap<i64, i64>>),
 }
 
 impl Zone {
@@ -321,7 +323,7 @@ impl Zone {
             }
             // SAFETY: tzset reads TZ; no other thread runs yet.
             unsafe { tzset() };
-            Ok(Zone::System)
+            Ok(Zone::System(Default::default()))
         }
         #[cfg(not(unix))]
         if s == "local" {
@@ -351,19 +353,36 @@ impl Zone {
         match self {
             Zone::Fixed(o) => *o,
             #[cfg(unix)]
-            Zone::System => {
-                let t = ms.div_euclid(1000) as libc::time_t;
-                // SAFETY: localtime_r writes only the tm it is given.
-                let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-                if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-                    0
-                } else {
-                    tm.tm_gmtoff * 1000
+            Zone::System(hours) => {
+                const HOUR: i64 = 3_600_000;
+                let hour = ms.div_euclid(HOUR);
+                if let Some(&o) = hours.borrow().get(&hour) {
+                    return o;
                 }
+                let o = system_offset(ms);
+                // Zones change their offset at most once in an hour: the same offset at both
+                // ends holds all along.
+                if system_offset(hour * HOUR) == o && system_offset(hour * HOUR + HOUR - 1) == o {
+                    hours.borrow_mut().insert(hour, o);
+                }
+                o
             }
             #[cfg(not(unix))]
-            Zone::System => 0,
+            Zone::System(_) => 0,
         }
+    }
+}
+
+/// The C library's offset from UTC at `ms` (the second it falls in), in milliseconds.
+#[cfg(unix)]
+fn system_offset(ms: i64) -> i64 {
+    let t = ms.div_euclid(1000) as libc::time_t;
+    // SAFETY: localtime_r writes only the tm it is given.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        0
+    } else {
+        tm.tm_gmtoff * 1000
     }
 }
 

@@ -217,6 +217,33 @@ fn days_are_local_by_default() {
     }
 }
 
+/// Local times are right on both sides of a change of offset within an hour: Lord Howe
+/// Island moves from +10:30 to +11:00 at 15:30 UTC on 2026-10-03.
+#[test]
+fn local_minutes_follow_a_change_of_offset_within_the_hour() {
+    let d = temp("lord-howe");
+    let line = |session: &str, time: &str, id: &str| {
+        format!(
+            r#"{{"type":"assistant","timestamp":"{time}","sessionId":"{session}","requestId":"r{id}","message":{{"id":"m{id}","model":"claude-sonnet-4-5","usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
+        )
+    };
+    let text = [
+        line("before", "2026-10-03T15:10:00.000Z", "1"),
+        line("after", "2026-10-03T15:50:00.000Z", "2"),
+    ]
+    .join("\n");
+    std::fs::write(d.join("s.jsonl"), text + "\n").unwrap();
+    let out = insights()
+        .env("TZ", "Australia/Lord_Howe")
+        .args(["sessions", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("2026-10-04 01:40"), "{table}");
+    assert!(table.contains("2026-10-04 02:50"), "{table}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// `--root` repeats; a root or path that does not exist is status 2; a home without session
 /// files, or files without usage (stream captures), are status 1 with the places looked in
 /// named, or 0 with --allow-empty; filters that keep nothing are a note and status 0.

@@ -1050,7 +1050,10 @@ mod tests {
         assert_eq!(t(r#"{"a":[1],"type":"event_msg"}"#), None);
         // A string holding a brace, or a key that only ends with `type`, is stepped over.
         assert_eq!(t(r#"{"a":"{","type":"event_msg"}"#), Some("event_msg"));
-        assert_eq!(t(r#"{"a\"type":"x","type":"event_msg"}"#), Some("event_msg"));
+        assert_eq!(
+            t(r#"{"a\"type":"x","type":"event_msg"}"#),
+            Some("event_msg")
+        );
         // An escape in the value: not told.
         assert_eq!(t(r#"{"type":"event\u005fmsg"}"#), None);
         // What the type rejects, the whole parse rejects too.

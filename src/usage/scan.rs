@@ -180,8 +180,9 @@ pub fn scan_from(jobs: usize, list: impl FnOnce(&mut dyn FnMut(Found)) + Send) -
     const BATCH: usize = 32;
     let mut scan = Scan::new();
     let listing = &Listing::default();
-    let (tx, rx) = mpsc::sync_channel::<Vec<(usize, FilePart)>>(jobs * 2);
-    let files = std::thread::scope(|s| {
+    type Read = (usize, Found, FilePart);
+    let (tx, rx) = mpsc::sync_channel::<Vec<Read>>(jobs * 2);
+    std::thread::scope(|s| {
         let lister = s.spawn(move || {
             // Marks the list complete even when `list` panics, so no reader waits for ever.
             struct Done<'a>(&'a Listing);
@@ -200,7 +201,8 @@ pub fn scan_from(jobs: usize, list: impl FnOnce(&mut dyn FnMut(Found)) + Send) -
                 let mut buf = Vec::new();
                 let mut batch = Vec::with_capacity(BATCH);
                 while let Some((i, f)) = listing.take() {
-                    batch.push((i, read_file(&f, &mut buf)));
+                    let part = read_file(&f, &mut buf);
+                    batch.push((i, f, part));
                     if batch.len() == BATCH
                         && tx
                             .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
@@ -215,26 +217,32 @@ pub fn scan_from(jobs: usize, list: impl FnOnce(&mut dyn FnMut(Found)) + Send) -
             });
         }
         drop(tx);
-        // Merged in the order listed, whichever thread finishes first.
-        let mut waiting: HashMap<usize, FilePart> = HashMap::new();
-        let mut at = 0;
+        // Merged in the order listed, whichever thread finishes first: `waiting[k]` is the
+        // file listed `k` after the next one to merge.
+        let mut waiting: std::collections::VecDeque<Option<(Found, FilePart)>> =
+            std::collections::VecDeque::new();
         for batch in rx {
-            waiting.extend(batch);
-            while let Some(p) = waiting.remove(&at) {
-                scan.merge(at as u32, p);
-                at += 1;
+            for (i, f, part) in batch {
+                let k = i - scan.files.len();
+                if waiting.len() <= k {
+                    waiting.resize_with(k + 1, || None);
+                }
+                waiting[k] = Some((f, part));
+            }
+            while let Some(Some((f, part))) = waiting.front_mut().map(Option::take) {
+                waiting.pop_front();
+                scan.add(f, part);
             }
         }
         if let Err(e) = lister.join() {
             std::panic::resume_unwind(e);
         }
-        std::mem::take(&mut listing.state().files)
     });
-    scan.files = files;
     scan
 }
 
-/// The files listed so far (by [`scan_from`]'s `list`), shared with the threads that read them.
+/// The files listed and not yet taken (by [`scan_from`]'s `list`), shared with the threads
+/// that read them.
 #[derive(Default)]
 struct Listing {
     state: std::sync::Mutex<Listed>,
@@ -243,8 +251,8 @@ struct Listing {
 
 #[derive(Default)]
 struct Listed {
-    files: Vec<Found>,
-    /// The next file to read.
+    files: std::collections::VecDeque<Found>,
+    /// The place in the list of the first of `files`.
     next: usize,
     /// Whether the list is complete.
     done: bool,
@@ -260,7 +268,7 @@ impl Listing {
 
     fn give(&self, f: Found) {
         let mut l = self.state();
-        l.files.push(f);
+        l.files.push_back(f);
         let wake = l.waiting > 0;
         drop(l);
         if wake {
@@ -268,13 +276,13 @@ impl Listing {
         }
     }
 
-    /// The next file to read, once it is listed; `None` when every file is taken.
+    /// The next file to read and its place in the list, once it is listed; `None` when every
+    /// file is taken.
     fn take(&self) -> Option<(usize, Found)> {
         let mut l = self.state();
         loop {
-            let i = l.next;
-            if let Some(f) = l.files.get(i) {
-                let f = f.clone();
+            if let Some(f) = l.files.pop_front() {
+                let i = l.next;
                 l.next = i + 1;
                 return Some((i, f));
             }
