@@ -276,10 +276,11 @@ pub enum Zone {
     /// A fixed offset from UTC, in milliseconds.
     Fixed(i64),
     /// The C library's zone: `TZ` as set from `--tz NAME`, or the system's for `local` (`TZ`
-    /// when set, else `/etc/localtime`, else UTC). It keeps the offset of each hour asked for
-    /// whose offset is the same at both ends: `localtime_r` costs a lock and a search of the
-    /// zone's rules, and `usage` asks for the day of every response.
-    System(std::cell::RefCell<std::collections::HashMap<i64, i64>>),
+    /// when set, else `/etc/localtime`, else UTC). For a zone of the time zone database it keeps
+    /// the offset of each hour asked for whose offset is the same at both ends (`None` for a
+    /// POSIX rule in `TZ`, which may change twice in an hour): `localtime_r` costs a lock and
+    /// a search of the zone's rules, and `usage` asks for the day of every response.
+    System(Option<std::cell::RefCell<std::collections::HashMap<i64, i64>>>),
 }
 
 impl Zone {
@@ -323,7 +324,7 @@ impl Zone {
             }
             // SAFETY: tzset reads TZ; no other thread runs yet.
             unsafe { tzset() };
-            Ok(Zone::System(Default::default()))
+            Ok(Zone::System(from_database().then(Default::default)))
         }
         #[cfg(not(unix))]
         if s == "local" {
@@ -353,16 +354,19 @@ impl Zone {
         match self {
             Zone::Fixed(o) => *o,
             #[cfg(unix)]
-            Zone::System(hours) => {
+            Zone::System(None) => system_offset(ms),
+            #[cfg(unix)]
+            Zone::System(Some(hours)) => {
                 const HOUR: i64 = 3_600_000;
                 let hour = ms.div_euclid(HOUR);
                 if let Some(&o) = hours.borrow().get(&hour) {
                     return o;
                 }
                 let o = system_offset(ms);
-                // Zones change their offset at most once in an hour: the same offset at both
-                // ends holds all along.
-                if system_offset(hour * HOUR) == o && system_offset(hour * HOUR + HOUR - 1) == o {
+                // The database's zones change their offset at most once in an hour: the same
+                // offset at both ends holds all along.
+                let start = hour * HOUR;
+                if system_offset(start) == o && system_offset(start.saturating_add(HOUR - 1)) == o {
                     hours.borrow_mut().insert(hour, o);
                 }
                 o
@@ -371,6 +375,25 @@ impl Zone {
             Zone::System(_) => 0,
         }
     }
+}
+
+/// Whether the C library's zone comes from the time zone database: `TZ` unset or empty
+/// (`/etc/localtime`), a file (`:` before it or not), or a name in `/usr/share/zoneinfo`;
+/// not a POSIX rule such as `CET-1CEST,M3.5.0,M10.5.0/3`.
+#[cfg(unix)]
+fn from_database() -> bool {
+    let Some(tz) = std::env::var_os("TZ").filter(|v| !v.is_empty()) else {
+        return true;
+    };
+    let tz = tz.to_string_lossy();
+    let tz = tz.strip_prefix(':').unwrap_or(&tz);
+    let path = std::path::Path::new(tz);
+    path.is_absolute() && path.is_file()
+        || (!tz.is_empty()
+            && !tz.contains("..")
+            && std::path::Path::new("/usr/share/zoneinfo")
+                .join(tz)
+                .is_file())
 }
 
 /// The C library's offset from UTC at `ms` (the second it falls in), in milliseconds.

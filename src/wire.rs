@@ -12,8 +12,11 @@ use std::marker::PhantomData;
 /// with `{`, and its members are stepped over one by one (a string to its closing quote,
 /// escapes skipped; a number or a literal to the next `,` or `}`) until one is `key`. It is
 /// then the object's own member, since nothing is nested before it. `None` when that cannot
-/// be told so (a nested value comes first, the bytes are not JSON, or the object ends): the
-/// caller parses the object then. Of a key written twice, the first is read.
+/// be told so (a nested value comes first, the object or the bytes end, a byte is out of
+/// place where a key, a colon or a comma goes): the caller parses the object then. The
+/// members before it are not checked as a parse checks them (a literal is not spelled out),
+/// so a caller that must reject a line that is not JSON parses it. Of a key written twice,
+/// the first is read.
 pub fn head_member(obj: &[u8], key: &[u8]) -> Option<usize> {
     if obj.first() != Some(&b'{') {
         return None;
@@ -46,7 +49,7 @@ pub fn head_member(obj: &[u8], key: &[u8]) -> Option<usize> {
 
 /// The first byte at or after `at` that is not JSON whitespace; `None` at the end.
 fn skip_space(b: &[u8], mut at: usize) -> Option<usize> {
-    while b.get(at)?.is_ascii_whitespace() {
+    while matches!(b.get(at)?, b' ' | b'\t' | b'\n' | b'\r') {
         at += 1;
     }
     Some(at)
@@ -548,6 +551,11 @@ mod tests {
             Some("x")
         );
         assert_eq!(at(r#"{ "n" : null , "type":"y"}"#).as_deref(), Some("y"));
+        assert_eq!(
+            at("{\x0c\"type\":\"ff\"}"),
+            None,
+            "a form feed is no JSON space"
+        );
         assert_eq!(at(r#"{"p":{"type":"inner"},"type":"z"}"#), None);
         assert_eq!(at(r#"{"p":[1],"type":"z"}"#), None);
         assert_eq!(at(r#"{"other":"v"}"#), None);

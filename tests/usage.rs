@@ -218,7 +218,8 @@ fn days_are_local_by_default() {
 }
 
 /// Local times are right on both sides of a change of offset within an hour: Lord Howe
-/// Island moves from +10:30 to +11:00 at 15:30 UTC on 2026-10-03.
+/// Island moves from +10:30 to +11:00 at 15:30 UTC on 2026-10-03; a POSIX rule in `TZ` may
+/// change it twice.
 #[test]
 fn local_minutes_follow_a_change_of_offset_within_the_hour() {
     let d = temp("lord-howe");
@@ -241,6 +242,22 @@ fn local_minutes_follow_a_change_of_offset_within_the_hour() {
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("2026-10-04 01:40"), "{table}");
     assert!(table.contains("2026-10-04 02:50"), "{table}");
+    // A POSIX rule may change the offset twice in an hour: summer time from 00:10 to 00:40
+    // UTC here.
+    let text = [
+        line("before", "2026-10-03T00:05:00.000Z", "1"),
+        line("after", "2026-10-03T00:20:00.000Z", "2"),
+    ]
+    .join("\n");
+    std::fs::write(d.join("s.jsonl"), text + "\n").unwrap();
+    let out = insights()
+        .env("TZ", "AAA-1BBB,M10.1.6/1:10,M10.1.6/2:40")
+        .args(["sessions", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("2026-10-03 01:05"), "{table}");
+    assert!(table.contains("2026-10-03 02:20"), "{table}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -408,7 +408,10 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
         entries.push((entry, key));
     });
     part.entries = entries.drain(..).collect();
-    ENTRIES.set(entries);
+    // Kept for the next file unless a large one grew it (`store`'s threads live long).
+    if entries.capacity() <= 1 << 14 {
+        ENTRIES.set(entries);
+    }
     if let Err(e) = read {
         part.error = Some(format!(
             "{}: {}",
