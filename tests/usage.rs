@@ -223,41 +223,42 @@ fn days_are_local_by_default() {
 #[test]
 fn local_minutes_follow_a_change_of_offset_within_the_hour() {
     let d = temp("lord-howe");
-    let line = |session: &str, time: &str, id: &str| {
-        format!(
-            r#"{{"type":"assistant","timestamp":"{time}","sessionId":"{session}","requestId":"r{id}","message":{{"id":"m{id}","model":"claude-sonnet-4-5","usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
-        )
+    // The `sessions` table of two sessions, each one response at its time, read in `tz`.
+    let table = |tz: &str, before: &str, after: &str| {
+        let line = |session: &str, time: &str| {
+            format!(
+                r#"{{"type":"assistant","timestamp":"{time}","sessionId":"{session}","requestId":"r-{session}","message":{{"id":"m-{session}","model":"claude-sonnet-4-5","usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
+            )
+        };
+        let text = format!("{}\n{}\n", line("before", before), line("after", after));
+        std::fs::write(d.join("s.jsonl"), text).unwrap();
+        let out = insights()
+            .env("TZ", tz)
+            .args(["sessions", d.to_str().unwrap()])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
     };
-    let text = [
-        line("before", "2026-10-03T15:10:00.000Z", "1"),
-        line("after", "2026-10-03T15:50:00.000Z", "2"),
-    ]
-    .join("\n");
-    std::fs::write(d.join("s.jsonl"), text + "\n").unwrap();
-    let out = insights()
-        .env("TZ", "Australia/Lord_Howe")
-        .args(["sessions", d.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let table = String::from_utf8(out.stdout).unwrap();
-    assert!(table.contains("2026-10-04 01:40"), "{table}");
-    assert!(table.contains("2026-10-04 02:50"), "{table}");
+    let t = table(
+        "Australia/Lord_Howe",
+        "2026-10-03T15:10:00.000Z",
+        "2026-10-03T15:50:00.000Z",
+    );
+    assert!(
+        t.contains("2026-10-04 01:40") && t.contains("2026-10-04 02:50"),
+        "{t}"
+    );
     // A POSIX rule may change the offset twice in an hour: summer time from 00:10 to 00:40
     // UTC here.
-    let text = [
-        line("before", "2026-10-03T00:05:00.000Z", "1"),
-        line("after", "2026-10-03T00:20:00.000Z", "2"),
-    ]
-    .join("\n");
-    std::fs::write(d.join("s.jsonl"), text + "\n").unwrap();
-    let out = insights()
-        .env("TZ", "AAA-1BBB,M10.1.6/1:10,M10.1.6/2:40")
-        .args(["sessions", d.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let table = String::from_utf8(out.stdout).unwrap();
-    assert!(table.contains("2026-10-03 01:05"), "{table}");
-    assert!(table.contains("2026-10-03 02:20"), "{table}");
+    let t = table(
+        "AAA-1BBB,M10.1.6/1:10,M10.1.6/2:40",
+        "2026-10-03T00:05:00.000Z",
+        "2026-10-03T00:20:00.000Z",
+    );
+    assert!(
+        t.contains("2026-10-03 01:05") && t.contains("2026-10-03 02:20"),
+        "{t}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
