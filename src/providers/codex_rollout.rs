@@ -883,8 +883,8 @@ fn payload_type(line: &[u8]) -> Option<&[u8]> {
 /// `world_state`) or events of other types (`item_completed`, `agent_message`): their
 /// types, among the first keys, reject them without reading the rest. A line whose types
 /// cannot be told so is taken when it names one of the types read.
-pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    use crate::usage::Marks;
+pub(crate) fn line_wanted(line: &[u8], wanted: crate::usage::Wanted) -> bool {
+    use crate::usage::{Marks, Wanted};
     static MARKS: Marks = Marks::new(&[
         "token_count",
         "turn_context",
@@ -895,7 +895,9 @@ pub(crate) fn line_wanted(line: &[u8]) -> bool {
     match top_type(line) {
         Some(b"session_meta" | b"turn_context") => true,
         Some(b"event_msg") => match payload_type(line) {
-            Some(t) => matches!(t, b"token_count" | b"task_started"),
+            Some(b"token_count") => true,
+            Some(b"task_started") => wanted == Wanted::ResponsesAndTurns,
+            Some(_) => false,
             None => named(),
         },
         Some(_) => false,
@@ -1059,7 +1061,10 @@ mod tests {
         // What the type rejects, the whole parse rejects too.
         let mut memo = crate::usage::FileMemo::default();
         let item = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","text":"token_count session_meta"}}"#;
-        assert!(!line_wanted(item.as_bytes()));
+        assert!(!line_wanted(
+            item.as_bytes(),
+            crate::usage::Wanted::ResponsesAndTurns
+        ));
         assert!(line_facts(item.as_bytes(), &mut memo).is_none());
     }
 
@@ -1067,7 +1072,7 @@ mod tests {
     /// certain, else by the names in them; what it takes, it reads as the whole parse does.
     #[test]
     fn usage_takes_the_lines_of_the_types_it_counts() {
-        let wanted = |l: &str| line_wanted(l.as_bytes());
+        let wanted = |l: &str| line_wanted(l.as_bytes(), crate::usage::Wanted::ResponsesAndTurns);
         let event = |t: &str| {
             format!(
                 r#"{{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{{"type":"{t}","text":"token_count"}}}}"#

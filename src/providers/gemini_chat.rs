@@ -853,16 +853,18 @@ fn gemini<'a>(r: Record<'a>, cx: &mut Cx<'a>) -> Result<(), Unmapped> {
 // ---------------------------------------------------------------------------------------------
 // usage and sessions
 
-/// Whether a chat file's line may tell `usage` anything: all but the updates of the
-/// header (`$set`) and the model's records without tokens (their type read from the first
-/// keys where that is certain, [`crate::wire::head_str`]).
-pub(crate) fn line_wanted(line: &[u8]) -> bool {
+/// Whether a chat file's line may tell `usage` anything `wanted`: all but the updates of
+/// the header (`$set`), the model's records without tokens and (unless turns are wanted) the
+/// person's, their type read from the first keys where that is certain
+/// ([`crate::wire::head_str`]).
+pub(crate) fn line_wanted(line: &[u8], wanted: crate::usage::Wanted) -> bool {
     static TOKENS: crate::usage::Marks = crate::usage::Marks::new(&[r#""tokens":"#]);
     if line.starts_with(br#"{"$set""#) {
         return false;
     }
     match crate::wire::head_str(line, br#""type":"#) {
         Some(b"gemini") => TOKENS.any_in(line),
+        Some(b"user") => wanted == crate::usage::Wanted::ResponsesAndTurns,
         _ => true,
     }
 }

@@ -637,12 +637,13 @@ struct FactsRecord<'a> {
     usage_metadata: Option<Usage>,
 }
 
-/// Whether a chat file's line may tell `usage` anything: [`line_facts`] reads only the lines
-/// this takes, those with a usage or of a person.
-pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    static MARKS: crate::usage::Marks =
-        crate::usage::Marks::new(&[r#""usageMetadata":"#, r#""type":"user""#]);
-    MARKS.any_in(line)
+/// Whether a chat file's line may tell `usage` anything `wanted`: [`line_facts`] reads only
+/// the lines this takes, those with a usage or (for turns) of a person.
+pub(crate) fn line_wanted(line: &[u8], wanted: crate::usage::Wanted) -> bool {
+    use crate::usage::{Marks, Wanted};
+    static USAGE: Marks = Marks::new(&[r#""usageMetadata":"#]);
+    static USER: Marks = Marks::new(&[r#""type":"user""#]);
+    USAGE.any_in(line) || (wanted == Wanted::ResponsesAndTurns && USER.any_in(line))
 }
 
 /// What a chat-file record tells `usage` and `sessions`: an `assistant` record's tokens

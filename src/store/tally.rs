@@ -28,7 +28,7 @@ pub struct Facts {
 
 /// Reads the file `found` as `usage` reads it (`buf` a buffer for its lines).
 pub fn facts(found: &Found, buf: &mut Vec<u8>) -> Facts {
-    let part = scan::read_file(found, buf);
+    let part = scan::read_file(found, buf, crate::usage::Wanted::ResponsesAndTurns);
     let mut packed = Vec::new();
     pack(&part, &mut packed);
     Facts {

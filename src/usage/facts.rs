@@ -77,6 +77,15 @@ pub struct FileMemo {
     pub totals: Option<Tokens>,
 }
 
+/// What a reading of session files needs of them: the responses' tokens alone (`usage`,
+/// `statusline`), or also the prompts that start turns (`sessions`, the store). Most of a
+/// conversation's lines that a person wrote are prompts: `usage` leaves them unparsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanted {
+    Responses,
+    ResponsesAndTurns,
+}
+
 /// Byte strings that a provider's `line_wanted` looks for in every line of a session file,
 /// each searcher built once, at the first search (a searcher built per line costs more than
 /// the search).

@@ -25,7 +25,7 @@ pub mod sessions;
 pub mod statusline;
 mod table;
 
-pub use facts::{FileMemo, LineFacts, Marks, Tokens};
+pub use facts::{FileMemo, LineFacts, Marks, Tokens, Wanted};
 pub use homes::Agent;
 
 use crate::ids::Hash64;
@@ -245,7 +245,7 @@ pub struct Loaded {
     pub from_db: bool,
 }
 
-pub fn load(src: &Source) -> anyhow::Result<Loaded> {
+pub fn load(src: &Source, wanted: Wanted) -> anyhow::Result<Loaded> {
     let zone = Zone::parse(&src.tz).map_err(|e| anyhow!(e))?;
     let day = |s: &Option<String>| {
         s.as_deref()
@@ -264,7 +264,7 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
             let store = crate::store::query::Db::open(&path)?;
             (crate::store::tally::scan(&store, &src.paths)?, vec![path])
         }
-        None => read_files(src)?,
+        None => read_files(src, wanted)?,
     };
     let mut kept = Vec::new();
     let mut costs = Vec::new();
@@ -328,7 +328,7 @@ pub fn load(src: &Source) -> anyhow::Result<Loaded> {
 }
 
 /// Reads the session files (`usage` without `--db`): the scan, and the places looked in.
-fn read_files(src: &Source) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
+fn read_files(src: &Source, wanted: Wanted) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
     let jobs = src.jobs.map(usize::from).unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(usize::from)
@@ -344,7 +344,7 @@ fn read_files(src: &Source) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
         }
         // The files are read while the places are walked.
         let places = homes::places_of(&src.root, None);
-        let scan = scan::scan_from(jobs, |give| homes::walk_places(&places, None, give));
+        let scan = scan::scan_from(jobs, wanted, |give| homes::walk_places(&places, None, give));
         return Ok((scan, places.into_iter().map(|(dir, _)| dir).collect()));
     }
     if !src.root.is_empty() {
@@ -356,7 +356,7 @@ fn read_files(src: &Source) -> anyhow::Result<(Scan, Vec<PathBuf>)> {
         }
     }
     Ok((
-        scan::scan(homes::given(&src.paths), jobs),
+        scan::scan(homes::given(&src.paths), jobs, wanted),
         src.paths.clone(),
     ))
 }
@@ -508,7 +508,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else if args.active {
         bail!("--active is for --by block");
     }
-    let l = load(&args.source)?;
+    let l = load(&args.source, Wanted::Responses)?;
     if args.by == [Key::Block] {
         let code = run_blocks(args, &l);
         ending(l);

@@ -299,7 +299,7 @@ pub mod sample {
 
     pub fn read(home: &Path) -> Scan {
         let (files, _) = super::super::homes::standard(&[home.to_path_buf()]);
-        scan(files, 1)
+        scan(files, 1, super::super::Wanted::ResponsesAndTurns)
     }
 
     /// `(session, model, time, tokens)` of each response.

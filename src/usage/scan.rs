@@ -2,7 +2,7 @@
 //! independent), each line given to its provider's `line_facts`, the results merged in path
 //! order so the output does not depend on the number of threads.
 
-use super::facts::{FileMemo, LineFacts, Tokens};
+use super::facts::{FileMemo, LineFacts, Tokens, Wanted};
 use super::homes::{Agent, Found};
 use crate::ids::{Hash64, Prehashed};
 use std::collections::HashMap;
@@ -170,13 +170,17 @@ impl FilePart {
 
 /// Reads every file with `jobs` threads. Each thread sends its parts a few files at a time
 /// (`BATCH`), so that the merging thread wakes once per batch rather than once per file.
-pub fn scan(files: Vec<Found>, jobs: usize) -> Scan {
-    scan_from(jobs, move |give| files.into_iter().for_each(give))
+pub fn scan(files: Vec<Found>, jobs: usize, wanted: Wanted) -> Scan {
+    scan_from(jobs, wanted, move |give| files.into_iter().for_each(give))
 }
 
 /// [`scan`] of the files `list` gives, in the order it gives them: `list` runs on a thread of
 /// its own (a walk of the agents' folders), and the files are read while it goes on.
-pub fn scan_from(jobs: usize, list: impl FnOnce(&mut dyn FnMut(Found)) + Send) -> Scan {
+pub fn scan_from(
+    jobs: usize,
+    wanted: Wanted,
+    list: impl FnOnce(&mut dyn FnMut(Found)) + Send,
+) -> Scan {
     const BATCH: usize = 32;
     let mut scan = Scan::new();
     let listing = &Listing::default();
@@ -201,7 +205,7 @@ pub fn scan_from(jobs: usize, list: impl FnOnce(&mut dyn FnMut(Found)) + Send) -
                 let mut buf = Vec::new();
                 let mut batch = Vec::with_capacity(BATCH);
                 while let Some((i, f)) = listing.take() {
-                    let part = read_file(&f, &mut buf);
+                    let part = read_file(&f, &mut buf, wanted);
                     batch.push((i, f, part));
                     if batch.len() == BATCH
                         && tx
@@ -334,8 +338,9 @@ impl Scan {
     }
 }
 
-/// The entries of one file, read as `usage` reads it.
-pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
+/// The entries of one file, read as `usage` reads it: its responses, and its turns when they
+/// are `wanted` (the files read by an agent's own module give their turns either way).
+pub fn read_file(f: &Found, buf: &mut Vec<u8>, wanted: Wanted) -> FilePart {
     let mut part = FilePart::default();
     part.sym(None);
     if f.agent == Some(Agent::OpenCode) {
@@ -386,7 +391,7 @@ pub fn read_file(f: &Found, buf: &mut Vec<u8>) -> FilePart {
         let Some(a) = agent else { return };
         // The lines that cannot tell anything are rejected by their bytes, before the
         // UTF-8 check.
-        if !line_wanted(a, bytes) {
+        if !line_wanted(a, bytes, wanted) {
             return;
         }
         let Some(facts) = line_facts(a, bytes, &mut memo) else {
@@ -470,14 +475,14 @@ fn give_lines(b: &[u8], each: &mut dyn FnMut(&[u8])) -> usize {
     at
 }
 
-/// Whether a line of `agent`'s may tell anything: [`line_facts`] reads only the lines this
-/// takes.
-fn line_wanted(agent: Agent, line: &[u8]) -> bool {
+/// Whether a line of `agent`'s may tell anything `wanted`: [`line_facts`] reads only the
+/// lines this takes.
+fn line_wanted(agent: Agent, line: &[u8], wanted: Wanted) -> bool {
     match agent {
-        Agent::Claude => crate::providers::claude::line_wanted(line),
-        Agent::Codex => crate::providers::codex_rollout::line_wanted(line),
-        Agent::Gemini => crate::providers::gemini_chat::line_wanted(line),
-        Agent::Qwen => crate::providers::qwen_chat::line_wanted(line),
+        Agent::Claude => crate::providers::claude::line_wanted(line, wanted),
+        Agent::Codex => crate::providers::codex_rollout::line_wanted(line, wanted),
+        Agent::Gemini => crate::providers::gemini_chat::line_wanted(line, wanted),
+        Agent::Qwen => crate::providers::qwen_chat::line_wanted(line, wanted),
         _ => false,
     }
 }
@@ -550,13 +555,13 @@ mod tests {
     /// a rejected line has no facts.
     #[test]
     fn a_rejected_line_tells_nothing() {
-        use super::{line_facts, line_wanted, Agent, FileMemo};
+        use super::{line_facts, line_wanted, Agent, FileMemo, Wanted};
         let mut rejected = 0;
         for path in crate::test_support::testdata_jsonl() {
             let text = std::fs::read(&path).unwrap_or_default();
             for line in text.split_inclusive(|&b| b == b'\n') {
                 for a in [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Qwen] {
-                    if line_wanted(a, line) {
+                    if line_wanted(a, line, Wanted::ResponsesAndTurns) {
                         continue;
                     }
                     rejected += 1;
@@ -571,6 +576,48 @@ mod tests {
             }
         }
         assert!(rejected > 10_000, "{rejected}");
+    }
+
+    /// Reading the responses alone gives the responses that reading the turns too gives: on
+    /// every file under `testdata/` (its agent told as `usage` tells it, by its place or its
+    /// first line), the same entries with a usage, the same keys, times, sessions, projects
+    /// and models. Fewer lines are read: the prompts.
+    #[test]
+    fn responses_read_alone_are_the_responses_read_with_the_turns() {
+        use super::{read_file, Wanted};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let found = crate::usage::homes::given(&[root]);
+        assert!(found.len() > 300, "{}", found.len());
+        let (mut responses, mut prompts) = (0, 0);
+        for f in &found {
+            let seen = |wanted| {
+                let part = read_file(f, &mut Vec::new(), wanted);
+                let turns = part.entries.iter().filter(|(e, _)| e.turn).count();
+                let mut kept: Vec<String> = (part.entries.iter())
+                    .filter(|(e, _)| e.response)
+                    .map(|(e, key)| {
+                        let s = |i: super::Sym| part.strings[i as usize].clone();
+                        let (session, project, model) = (s(e.session), s(e.project), s(e.model));
+                        format!(
+                            "{key:?} {:?} {session} {project} {model} {:?} {:?}",
+                            e.time, e.tokens, e.cost_usd
+                        )
+                    })
+                    .collect();
+                kept.sort();
+                (kept, turns, part.error)
+            };
+            let (all, turns, error) = seen(Wanted::ResponsesAndTurns);
+            let (alone, _, error_alone) = seen(Wanted::Responses);
+            assert_eq!(all, alone, "{}", f.path.display());
+            assert_eq!(error, error_alone, "{}", f.path.display());
+            responses += all.len();
+            prompts += turns;
+        }
+        assert!(
+            responses > 400 && prompts > 100,
+            "{responses} responses, {prompts} prompts"
+        );
     }
 
     /// Lines as `read_until` cuts them, also across chunks and without a last `\n`.

@@ -35,7 +35,7 @@ struct Session {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let l = load(&args.source)?;
+    let l = load(&args.source, super::Wanted::ResponsesAndTurns)?;
     let mut sessions: BTreeMap<(Agent, String), Session> = BTreeMap::new();
     for (k, &i) in l.kept.iter().enumerate() {
         let e = &l.scan.entries[i];

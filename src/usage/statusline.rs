@@ -131,7 +131,7 @@ fn line(args: &Args, status: &Status, zone: &Zone, now: i64) -> String {
                 allow_empty: true,
                 ..Source::default()
             };
-            load(&src).ok()
+            load(&src, super::Wanted::Responses).ok()
         })
         .flatten();
     let mut parts = Vec::new();

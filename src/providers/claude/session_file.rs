@@ -359,19 +359,20 @@ struct FactsMessage<'a> {
     content: Option<&'a RawValue>,
 }
 
-/// Whether a session file's line may tell `usage` anything: [`line_facts`] reads only the
-/// lines this takes, those with a usage or of a person. Most of a session file's bytes are
-/// other lines (`attachment`s, tools' results), rejected by their bytes alone: a tool's
-/// result is a `user` line whose content holds `"type":"tool_result"`, which no text can
-/// hold unescaped, and which Claude Code writes nowhere else. One that names a usage anyhow
-/// is read.
-pub(crate) fn line_wanted(line: &[u8]) -> bool {
-    use crate::usage::Marks;
+/// Whether a session file's line may tell `usage` anything `wanted`: [`line_facts`] reads
+/// only the lines this takes, those with a usage or (for turns) of a person. Most of a session
+/// file's bytes are other lines (`attachment`s, tools' results), rejected by their bytes
+/// alone: a tool's result is a `user` line whose content holds `"type":"tool_result"`, which
+/// no text can hold unescaped, and which Claude Code writes nowhere else. A `user` line that
+/// names a usage anyhow is read.
+pub(crate) fn line_wanted(line: &[u8], wanted: crate::usage::Wanted) -> bool {
+    use crate::usage::{Marks, Wanted};
     static USAGE: Marks = Marks::new(&[r#""usage":{"#]);
     static USER: Marks = Marks::new(&[r#""type":"user""#]);
     static RESULT: Marks = Marks::new(&[r#""type":"tool_result""#]);
     static NAMED: Marks = Marks::new(&[r#""usage""#]);
-    USAGE.any_in(line) || (USER.any_in(line) && (!RESULT.any_in(line) || NAMED.any_in(line)))
+    let prompt = |line: &[u8]| wanted == Wanted::ResponsesAndTurns && !RESULT.any_in(line);
+    USAGE.any_in(line) || (USER.any_in(line) && (prompt(line) || NAMED.any_in(line)))
 }
 
 /// What a line of a Claude Code session file (`~/.claude/projects/…/*.jsonl`) tells
@@ -450,7 +451,8 @@ mod tests {
     /// tells it nothing, is rejected by its bytes.
     #[test]
     fn usage_takes_responses_and_prompts() {
-        let wanted = |l: &str| super::line_wanted(l.as_bytes());
+        let wanted =
+            |l: &str| super::line_wanted(l.as_bytes(), crate::usage::Wanted::ResponsesAndTurns);
         assert!(wanted(MAIN[0]) == MAIN[0].contains(r#""usage":{"#));
         assert!(!wanted(MAIN[1]));
         assert!(super::line_facts(MAIN[1]).is_none());
