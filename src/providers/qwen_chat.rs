@@ -638,12 +638,16 @@ struct FactsRecord<'a> {
 }
 
 /// Whether a chat file's line may tell `usage` anything `wanted`: [`line_facts`] reads only
-/// the lines this takes, those with a usage or (for turns) of a person.
+/// the lines this takes, those with a usage or (for turns) of a person. A line that names a
+/// person may name a usage otherwise spelled (`"usageMetadata"` before a space, or with a `\u`
+/// escape): it is read for responses too.
 pub(crate) fn line_wanted(line: &[u8], wanted: crate::usage::Wanted) -> bool {
     use crate::usage::{Marks, Wanted};
     static USAGE: Marks = Marks::new(&[r#""usageMetadata":"#]);
     static USER: Marks = Marks::new(&[r#""type":"user""#]);
-    USAGE.any_in(line) || (wanted == Wanted::ResponsesAndTurns && USER.any_in(line))
+    static NAMED: Marks = Marks::new(&[r#""usageMetadata""#, r"\u"]);
+    USAGE.any_in(line)
+        || (USER.any_in(line) && (wanted == Wanted::ResponsesAndTurns || NAMED.any_in(line)))
 }
 
 /// What a chat-file record tells `usage` and `sessions`: an `assistant` record's tokens

@@ -578,6 +578,60 @@ mod tests {
         assert!(rejected > 10_000, "{rejected}");
     }
 
+    /// A line read for the turns and not for the responses alone tells no response and
+    /// leaves the file's memo as it was: on every line of every recording under `testdata/`,
+    /// read as each agent's, and on lines that spell a usage's key otherwise (a space before
+    /// the colon, an escape), which are read for the responses too.
+    #[test]
+    fn a_line_left_to_the_turns_tells_no_response() {
+        use super::{line_facts, line_wanted, Agent, FileMemo, Wanted};
+        let only_for_turns = |a, line: &[u8]| {
+            line_wanted(a, line, Wanted::ResponsesAndTurns)
+                && !line_wanted(a, line, Wanted::Responses)
+        };
+        let mut left = 0;
+        for path in crate::test_support::testdata_jsonl() {
+            let text = std::fs::read(&path).unwrap_or_default();
+            for line in text.split_inclusive(|&b| b == b'\n') {
+                for a in [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Qwen] {
+                    if !only_for_turns(a, line) {
+                        continue;
+                    }
+                    left += 1;
+                    let mut memo = FileMemo::default();
+                    let facts = line_facts(a, line, &mut memo);
+                    let said = |f: Option<crate::usage::LineFacts>| f.and_then(|f| f.usage);
+                    assert_eq!(said(facts), None, "{a:?}, {}", path.display());
+                    assert_eq!(format!("{memo:?}"), format!("{:?}", FileMemo::default()));
+                }
+            }
+        }
+        assert!(left > 100, "{left}");
+        let spelled = [
+            (
+                Agent::Claude,
+                r#"{"type":"user","message":{"role":"user","content":"hi","id":"msg_1","model":"claude-sonnet-4-5","us\u0061ge":{"input_tokens":100,"output_tokens":50}},"requestId":"req_1","timestamp":"2026-11-27T01:48:01.461Z","sessionId":"s1"}"#,
+            ),
+            (
+                Agent::Claude,
+                r#"{"type":"user","message":{"role":"user","content":"hi","id":"msg_1","model":"claude-sonnet-4-5","usage" : {"input_tokens":100,"output_tokens":50}},"requestId":"req_1","timestamp":"2026-11-27T01:48:01.461Z","sessionId":"s1"}"#,
+            ),
+            (
+                Agent::Qwen,
+                r#"{"uuid":"a1","sessionId":"s2","timestamp":"2026-12-05T22:47:52.090Z","type":"assistant","model":"m","message":{"parts":[{"text":"Hello.","type":"user"}]},"usageMetadata" :{"promptTokenCount":100,"candidatesTokenCount":10,"totalTokenCount":110}}"#,
+            ),
+            (
+                Agent::Qwen,
+                r#"{"uuid":"a1","sessionId":"s2","timestamp":"2026-12-05T22:47:52.090Z","type":"assistant","model":"m","message":{"parts":[{"text":"Hello.","type":"user"}]},"usage\u004detadata":{"promptTokenCount":100,"candidatesTokenCount":10,"totalTokenCount":110}}"#,
+            ),
+        ];
+        for (a, line) in spelled {
+            assert!(line_wanted(a, line.as_bytes(), Wanted::Responses), "{line}");
+            let facts = line_facts(a, line.as_bytes(), &mut FileMemo::default());
+            assert!(facts.and_then(|f| f.usage).is_some(), "{line}");
+        }
+    }
+
     /// Reading the responses alone gives the responses that reading the turns too gives: on
     /// every file under `testdata/` (its agent told as `usage` tells it, by its place or its
     /// first line), the same entries with a usage, the same keys, times, sessions, projects

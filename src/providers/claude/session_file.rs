@@ -364,13 +364,14 @@ struct FactsMessage<'a> {
 /// file's bytes are other lines (`attachment`s, tools' results), rejected by their bytes
 /// alone: a tool's result is a `user` line whose content holds `"type":"tool_result"`, which
 /// no text can hold unescaped, and which Claude Code writes nowhere else. A `user` line that
-/// names a usage anyhow is read.
+/// may name a usage anyhow (`"usage"`, or a `\u` escape, which a key spelled otherwise needs)
+/// is read.
 pub(crate) fn line_wanted(line: &[u8], wanted: crate::usage::Wanted) -> bool {
     use crate::usage::{Marks, Wanted};
     static USAGE: Marks = Marks::new(&[r#""usage":{"#]);
     static USER: Marks = Marks::new(&[r#""type":"user""#]);
     static RESULT: Marks = Marks::new(&[r#""type":"tool_result""#]);
-    static NAMED: Marks = Marks::new(&[r#""usage""#]);
+    static NAMED: Marks = Marks::new(&[r#""usage""#, r"\u"]);
     let prompt = |line: &[u8]| wanted == Wanted::ResponsesAndTurns && !RESULT.any_in(line);
     USAGE.any_in(line) || (USER.any_in(line) && (prompt(line) || NAMED.any_in(line)))
 }
